@@ -1,0 +1,197 @@
+/*
+ * h5shuf.h - the public API of libh5shuf.
+ *
+ * h5shuf globally shuffles the rows (indices along axis 0) of HDF5 datasets that are far larger than
+ * memory, with the 2-pass "piles" algorithm: pass 1 scatters every row into one of M pile datasets in a
+ * scratch HDF5 file, pass 2 loads each pile, sorts it in memory and appends it to the output file.
+ *
+ * The permutation contract (docs/algorithm.md): every input row i = 0 .. N-1 (numbered globally over all
+ * inputs in the order they were added) gets the 64-bit key K(seed, i) = h5shuf_key(seed, i), and the
+ * output is the rows sorted by (key, i).  Nothing else decides the order, so for a given seed and input
+ * the output bytes never depend on the memory budget, the pile count, recursion or restarts.
+ *
+ * Conventions: every function returning int returns an h5shuf_status (H5SHUF_OK = 0 on success).  The
+ * library never prints and never exits; on failure h5shuf_errmsg(job) holds a one-line message naming
+ * the file, the dataset and the cause.  A job is not safe to use from two threads at once; separate jobs
+ * share no state of their own (HDF5 itself serialises calls behind its global lock).
+ */
+#ifndef H5SHUF_H
+#define H5SHUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define H5SHUF_VERSION_MAJOR 0
+#define H5SHUF_VERSION_MINOR 1
+#define H5SHUF_VERSION_PATCH 0
+#define H5SHUF_VERSION_STRING "0.1.0"
+
+#if defined(H5SHUF_STATIC_DEFINE)
+#define H5SHUF_API
+#elif defined(H5SHUF_BUILDING)
+#define H5SHUF_API __attribute__((visibility("default")))
+#else
+#define H5SHUF_API
+#endif
+
+/* Status codes.  The numbers are stable: new codes are only ever appended. */
+#define H5SHUF_STATUS_LIST(X)                                                        \
+    X(H5SHUF_OK, 0, "success")                                                       \
+    X(H5SHUF_EINVAL, 1, "invalid argument")                                          \
+    X(H5SHUF_ENOMEM, 2, "out of memory")                                             \
+    X(H5SHUF_ENOENT, 3, "no such file or dataset")                                   \
+    X(H5SHUF_ENOTHDF5, 4, "not an HDF5 file")                                        \
+    X(H5SHUF_EUNSUPPORTED, 5, "unsupported dataset")                                 \
+    X(H5SHUF_EMISMATCH, 6, "inputs do not match")                                    \
+    X(H5SHUF_EEXIST, 7, "output exists")                                             \
+    X(H5SHUF_EAMBIGUOUS, 8, "ambiguous datasets")                                    \
+    X(H5SHUF_EBUDGET, 9, "memory budget too small")                                  \
+    X(H5SHUF_EIO, 10, "I/O error")                                                   \
+    X(H5SHUF_EHDF5, 11, "HDF5 library error")                                        \
+    X(H5SHUF_ECANCELED, 12, "canceled")                                              \
+    X(H5SHUF_ESAMEFILE, 13, "output is an input")                                    \
+    X(H5SHUF_EINTERNAL, 14, "internal error")
+
+typedef enum h5shuf_status {
+#define H5SHUF_ENUM_(name, value, text) name = value,
+    H5SHUF_STATUS_LIST(H5SHUF_ENUM_)
+#undef H5SHUF_ENUM_
+} h5shuf_status;
+
+/* What to do when a pile exceeds its bound s + 6*sqrt(s) rows after pass 1 (DESIGN.md section 3). */
+typedef enum h5shuf_oversize {
+    H5SHUF_OVERSIZE_RECURSE = 0, /* split that pile's key range into sub-piles, on disk (default) */
+    H5SHUF_OVERSIZE_RESTART = 1  /* redo pass 1 with more piles */
+} h5shuf_oversize;
+
+/* The phases reported to the progress callback. */
+typedef enum h5shuf_phase {
+    H5SHUF_PHASE_SCATTER = 1, /* pass 1: rows read from the inputs into piles */
+    H5SHUF_PHASE_SPLIT = 2,   /* oversize recursion: rows re-scattered into sub-piles */
+    H5SHUF_PHASE_GATHER = 3   /* pass 2: rows sorted and written to the output */
+} h5shuf_phase;
+
+/*
+ * Progress callback: called from the thread running h5shuf_run() after every block of work (a slab of
+ * pass 1, a pile of pass 2), with the rows done so far of the phase's total.  Return 0 to go on; any other
+ * value cancels the run, which then cleans up and returns H5SHUF_ECANCELED (this is how the CLI stops on
+ * SIGINT/SIGTERM).
+ */
+typedef int (*h5shuf_progress_fn)(void *user, h5shuf_phase phase, uint64_t rows_done, uint64_t rows_total);
+
+/* Options of a job.  Initialise with h5shuf_options_init(); h5shuf_job_create() copies it. */
+typedef struct h5shuf_options {
+    uint64_t seed;            /* the permutation's seed; used when seed_set != 0 */
+    int seed_set;             /* 0: draw a random seed from the OS (getrandom) */
+    uint64_t mem_limit_bytes; /* memory budget for buffers of both passes, bytes (default 1 GiB) */
+    const char *tmpdir;       /* directory of the scratch file; NULL: $TMPDIR, else the output's dir */
+    h5shuf_oversize on_oversize; /* default H5SHUF_OVERSIZE_RECURSE */
+    int force;                /* nonzero: replace an existing output file */
+    h5shuf_progress_fn progress; /* may be NULL */
+    void *progress_user;
+    /* Testing knob: when nonzero, the oversize bound of every pile, in rows, replacing s + 6*sqrt(s)
+     * (it may only lower it).  Forces recursion or restarts on small data; the output bytes stay the same. */
+    uint64_t debug_pile_bound_rows;
+} h5shuf_options;
+
+/* The plan of a job (DESIGN.md section 3), filled by h5shuf_job_plan() and kept up to date by a run. */
+typedef struct h5shuf_plan {
+    uint64_t rows;            /* N: rows over all inputs */
+    uint64_t row_bytes;       /* bytes of one row over all shuffled datasets (file datatype sizes) */
+    uint64_t total_bytes;     /* rows * row_bytes: uncompressed data to shuffle */
+    uint64_t ndatasets;       /* datasets shuffled together */
+    uint64_t piles;           /* M, piles of pass 1 (the latest pass 1 if it was restarted) */
+    uint64_t pile_target_rows; /* s: expected rows per pile */
+    uint64_t pile_bound_rows; /* s + 6*sqrt(s) (or the debug bound): the most rows a pile may hold */
+    uint64_t slab_rows;       /* rows read per input slab in pass 1 */
+    uint64_t pile_buffer_rows; /* rows buffered per pile in pass 1 before a flush (= scratch chunk rows) */
+    uint64_t mem_limit_bytes; /* the budget the plan was made for */
+    uint64_t mem_planned_bytes; /* the larger of pass 1's and pass 2's buffer bytes under this plan */
+    uint64_t seed;
+    uint64_t restarts;        /* pass-1 restarts done by the run (on_oversize = restart) */
+    uint64_t splits;          /* piles split by recursion during the run */
+} h5shuf_plan;
+
+/* An opaque job: the inputs, the output and the options of one shuffle. */
+typedef struct h5shuf_job h5shuf_job;
+
+/* Fill *opts with the defaults (random seed, 1 GiB budget, recurse on oversize). */
+H5SHUF_API void h5shuf_options_init(h5shuf_options *opts);
+
+/* Create a job.  opts may be NULL for the defaults; it and tmpdir are copied.
+ * Returns NULL only when out of memory. */
+H5SHUF_API h5shuf_job *h5shuf_job_create(const h5shuf_options *opts);
+
+/* Free a job and everything it owns.  NULL is a no-op. */
+H5SHUF_API void h5shuf_job_free(h5shuf_job *job);
+
+/*
+ * Add an input, in command-line syntax: "FILE.h5" or "FILE.h5:/path[,/path...]".  The file name ends at
+ * the first ":/".  Inputs are concatenated along axis 0 in the order added.  An input without paths uses
+ * the paths of the first input; if the first input has none, its datasets are discovered when the job
+ * runs (every dataset whose dim 0 is the common N; other objects are copied to the output unchanged).
+ * Returns H5SHUF_OK, or H5SHUF_EINVAL for a malformed spec (see h5shuf_errmsg).
+ */
+H5SHUF_API int h5shuf_job_add_input(h5shuf_job *job, const char *spec);
+
+/* Set the output, "FILE.h5" or "FILE.h5:/path[,/path...]" (paths default to the input paths; when given
+ * there must be one per shuffled dataset).  Returns H5SHUF_OK or H5SHUF_EINVAL. */
+H5SHUF_API int h5shuf_job_set_output(h5shuf_job *job, const char *spec);
+
+/*
+ * Open the inputs, check them and make the plan, without writing anything.  *plan is filled on success
+ * (plan may be NULL).  h5shuf_run() calls this itself when it has not been called.
+ * Returns H5SHUF_OK or an error status; the message names the file and dataset.
+ */
+H5SHUF_API int h5shuf_job_plan(h5shuf_job *job, h5shuf_plan *plan);
+
+/*
+ * Run the shuffle: pass 1, oversize handling, pass 2.  The output is written under a temporary name in
+ * its directory and renamed into place only on success; the scratch file is removed on every return.
+ * Inputs are opened read-only.  Returns H5SHUF_OK or an error status (see h5shuf_errmsg).
+ */
+H5SHUF_API int h5shuf_run(h5shuf_job *job);
+
+/* The seed of the job: the one given, or the random one drawn (valid after h5shuf_job_plan/run). */
+H5SHUF_API uint64_t h5shuf_job_seed(const h5shuf_job *job);
+
+/* The names of the shuffled datasets (input paths of the first input), valid after a successful plan:
+ * index 0 .. count-1; returns NULL past the end.  Owned by the job. */
+H5SHUF_API const char *h5shuf_job_dataset(const h5shuf_job *job, size_t index);
+
+/* The last error's one-line message ("FILE:/dataset: what is wrong"), or "" when there was none.
+ * Owned by the job; valid until the next call on it. */
+H5SHUF_API const char *h5shuf_errmsg(const h5shuf_job *job);
+
+/* A short static description of a status code; "unknown status" for a number not in the list. */
+H5SHUF_API const char *h5shuf_strerror(int status);
+
+/* The library's version, "MAJOR.MINOR.PATCH" (static string). */
+H5SHUF_API const char *h5shuf_version(void);
+
+/* The HDF5 library version h5shuf runs with, "MAJOR.MINOR.RELEASE" (static string). */
+H5SHUF_API const char *h5shuf_hdf5_version(void);
+
+/*
+ * The key of row i under seed: word 0 of Philox4x64-10 (Salmon, Moraes, Dror, Shaw, "Parallel random
+ * numbers: as easy as 1, 2, 3", SC'11) with counter (i, 0, 0, 0) and key (seed, 0).  The output is the rows
+ * sorted by (key, i).  numpy reproduces it: Philox(key=seed, counter=i-1).random_raw(4)[0].
+ */
+H5SHUF_API uint64_t h5shuf_key(uint64_t seed, uint64_t i);
+
+/*
+ * Parse a size with an optional binary suffix: "123", "64K", "64KiB", "512M", "2G", "1T" (K = 1024).
+ * Returns H5SHUF_OK and sets *bytes, or H5SHUF_EINVAL for an empty string, an unknown suffix, a sign,
+ * or a value that overflows 64 bits.
+ */
+H5SHUF_API int h5shuf_parse_size(const char *text, uint64_t *bytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* H5SHUF_H */

@@ -1,0 +1,233 @@
+/*
+ * main.c - the h5shuf command-line tool, over the public API only (include/h5shuf.h).
+ *
+ * Parses options with one static getopt_long table, builds a job, runs it and reports: errors as one
+ * line "h5shuf: FILE:/dataset: what is wrong" on stderr; usage errors add "Try 'h5shuf --help'".
+ * Exit status: 0 success, 1 failure, 2 usage, 130/143 when interrupted by SIGINT/SIGTERM (the job's
+ * progress callback sees the signal, the library cleans up, and then we exit).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "h5shuf.h"
+
+enum { EXIT_USAGE = 2 };
+
+static volatile sig_atomic_t g_signal;
+
+static void on_signal(int sig)
+{
+    if (g_signal) {
+        /* A second signal: stop at once, with the default action. */
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+    g_signal = sig;
+}
+
+static int on_progress(void *user, h5shuf_phase phase, uint64_t done, uint64_t total)
+{
+    (void)user, (void)phase, (void)done, (void)total;
+    return g_signal != 0;
+}
+
+static void usage(FILE *to)
+{
+    fputs("Usage: h5shuf [OPTIONS] INPUT... OUTPUT\n"
+          "Shuffle the rows (axis 0) of HDF5 datasets larger than memory, reproducibly from a seed.\n"
+          "\n"
+          "  INPUT   FILE.h5[:/path[,/path...]]  several inputs are concatenated along axis 0\n"
+          "  OUTPUT  FILE.h5[:/path[,/path...]]  dataset paths default to the input paths\n"
+          "\n"
+          "  A FILE.h5 input without paths shuffles together every dataset whose dim 0 is the common N\n"
+          "  and copies the other objects unchanged.\n"
+          "\n"
+          "Options:\n"
+          "  -s, --seed N            seed of the permutation (default: random, printed with -v,\n"
+          "                          stored in the output as the attribute /h5shuf_seed)\n"
+          "  -m, --memory SIZE       memory budget for buffers, K/M/G/T suffixes (default 1G)\n"
+          "  -t, --tmpdir DIR        directory of the scratch file (default $TMPDIR, else the\n"
+          "                          output's directory)\n"
+          "      --on-oversize MODE  a pile over its bound: recurse (split it, default) or restart\n"
+          "      --plan              print the plan and exit without writing anything\n"
+          "  -f, --force             replace an existing output file\n"
+          "  -q, --quiet             print nothing but errors\n"
+          "  -v, --verbose           print the plan and the seed\n"
+          "  -h, --help              print this help and exit\n"
+          "  -V, --version           print the version (and HDF5's) and exit\n"
+          "\n"
+          "Examples:\n"
+          "  h5shuf train.h5 shuffled.h5\n"
+          "  h5shuf -s 42 -m 256M in.h5:/x out.h5:/x\n"
+          "  h5shuf a.h5:/x b.h5:/x c.h5:/x out.h5\n"
+          "\n"
+          "The output is the rows sorted by a per-row key from the seed, so the same seed and input give\n"
+          "the same bytes for any memory budget.  Exit status: 0 success, 1 failure, 2 usage error.\n",
+          to);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fputs("h5shuf: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\nTry 'h5shuf --help' for more information.\n", stderr);
+    return EXIT_USAGE;
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long x = strtoull(s, &end, 0);
+    if (errno || *end)
+        return -1;
+    *v = x;
+    return 0;
+}
+
+static void print_plan(const h5shuf_job *job, const h5shuf_plan *p, FILE *to)
+{
+    fprintf(to, "h5shuf: seed %" PRIu64 "\n", p->seed);
+    fprintf(to, "h5shuf: datasets:");
+    for (size_t d = 0; h5shuf_job_dataset(job, d); d++)
+        fprintf(to, " %s", h5shuf_job_dataset(job, d));
+    fprintf(to, "\n");
+    fprintf(to, "h5shuf: rows %" PRIu64 ", %" PRIu64 " bytes a row, %" PRIu64 " bytes in all\n", p->rows, p->row_bytes,
+            p->total_bytes);
+    fprintf(to, "h5shuf: piles %" PRIu64 ", target %" PRIu64 " rows, bound %" PRIu64 " rows\n", p->piles,
+            p->pile_target_rows, p->pile_bound_rows);
+    fprintf(to, "h5shuf: slab %" PRIu64 " rows, pile buffer %" PRIu64 " rows\n", p->slab_rows, p->pile_buffer_rows);
+    fprintf(to, "h5shuf: memory budget %" PRIu64 " bytes, planned buffers %" PRIu64 " bytes\n", p->mem_limit_bytes,
+            p->mem_planned_bytes);
+    fprintf(to, "h5shuf: scratch and output: about %" PRIu64 " bytes each before compression\n", p->total_bytes);
+}
+
+int main(int argc, char **argv)
+{
+    enum { OPT_ON_OVERSIZE = 256, OPT_PLAN, OPT_DEBUG_PILE_BOUND };
+    static const struct option longopts[] = {
+        {"seed", required_argument, NULL, 's'},
+        {"memory", required_argument, NULL, 'm'},
+        {"tmpdir", required_argument, NULL, 't'},
+        {"on-oversize", required_argument, NULL, OPT_ON_OVERSIZE},
+        {"plan", no_argument, NULL, OPT_PLAN},
+        {"force", no_argument, NULL, 'f'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        /* For tests: lower every pile's oversize bound to force recursion or restarts on small data. */
+        {"debug-pile-bound", required_argument, NULL, OPT_DEBUG_PILE_BOUND},
+        {NULL, 0, NULL, 0},
+    };
+    h5shuf_options opts;
+    h5shuf_options_init(&opts);
+    int verbose = 1, plan_only = 0, c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":s:m:t:fqvhV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            if (parse_u64(optarg, &opts.seed) != 0)
+                return usage_error("invalid seed '%s' (an integer from 0 to 2^64-1)", optarg);
+            opts.seed_set = 1;
+            break;
+        case 'm':
+            if (h5shuf_parse_size(optarg, &opts.mem_limit_bytes) != H5SHUF_OK || opts.mem_limit_bytes == 0)
+                return usage_error("invalid memory size '%s' (e.g. 512M, 2G)", optarg);
+            break;
+        case 't':
+            opts.tmpdir = optarg;
+            break;
+        case OPT_ON_OVERSIZE:
+            if (strcmp(optarg, "recurse") == 0)
+                opts.on_oversize = H5SHUF_OVERSIZE_RECURSE;
+            else if (strcmp(optarg, "restart") == 0)
+                opts.on_oversize = H5SHUF_OVERSIZE_RESTART;
+            else
+                return usage_error("invalid --on-oversize '%s' (recurse or restart)", optarg);
+            break;
+        case OPT_PLAN:
+            plan_only = 1;
+            break;
+        case OPT_DEBUG_PILE_BOUND:
+            if (parse_u64(optarg, &opts.debug_pile_bound_rows) != 0 || opts.debug_pile_bound_rows == 0)
+                return usage_error("invalid --debug-pile-bound '%s'", optarg);
+            break;
+        case 'f':
+            opts.force = 1;
+            break;
+        case 'q':
+            verbose = 0;
+            break;
+        case 'v':
+            verbose = 2;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        case 'V':
+            printf("h5shuf %s (HDF5 %s)\n", h5shuf_version(), h5shuf_hdf5_version());
+            return 0;
+        case ':':
+            return usage_error("option '%s' needs a value", argv[optind - 1]);
+        default:
+            return usage_error("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind < 2)
+        return usage_error("%s", argc - optind == 0 ? "missing INPUT and OUTPUT" : "missing OUTPUT");
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    opts.progress = on_progress;
+
+    h5shuf_job *job = h5shuf_job_create(&opts);
+    if (!job) {
+        fputs("h5shuf: out of memory\n", stderr);
+        return 1;
+    }
+    int st = H5SHUF_OK;
+    for (int i = optind; i < argc - 1 && st == H5SHUF_OK; i++)
+        st = h5shuf_job_add_input(job, argv[i]);
+    if (st == H5SHUF_OK)
+        st = h5shuf_job_set_output(job, argv[argc - 1]);
+    if (st != H5SHUF_OK) {
+        int rc = usage_error("%s", h5shuf_errmsg(job));
+        h5shuf_job_free(job);
+        return rc;
+    }
+    h5shuf_plan plan;
+    st = h5shuf_job_plan(job, &plan);
+    if (st == H5SHUF_OK && (plan_only || verbose > 1))
+        print_plan(job, &plan, plan_only ? stdout : stderr);
+    if (st == H5SHUF_OK && !plan_only)
+        st = h5shuf_run(job);
+    if (st == H5SHUF_OK && verbose > 1 && !plan_only) {
+        h5shuf_job_plan(job, &plan);
+        fprintf(stderr, "h5shuf: done: %" PRIu64 " rows, %" PRIu64 " restarts, %" PRIu64 " piles split\n", plan.rows,
+                plan.restarts, plan.splits);
+    }
+    int rc = 0;
+    if (st == H5SHUF_ECANCELED && g_signal) {
+        rc = 128 + g_signal;
+        if (verbose)
+            fprintf(stderr, "h5shuf: interrupted; scratch and partial output removed\n");
+    } else if (st != H5SHUF_OK) {
+        fprintf(stderr, "h5shuf: %s\n", h5shuf_errmsg(job));
+        rc = 1;
+    }
+    h5shuf_job_free(job);
+    return rc;
+}

@@ -1,0 +1,310 @@
+/*
+ * internal.h - declarations shared by the modules of libh5shuf; never installed.
+ *
+ * The library is split by stage: spec (argument syntax), keys (Philox keys, pile of a key), sort (radix
+ * sort of key/index pairs), plan (sizes of piles and buffers), hdf5_io (opening and checking inputs,
+ * creating the output), piles (the scratch file), scatter (pass 1 and oversize recursion), gather
+ * (pass 2), writer (whole-chunk output bands), error (messages), job (the public entry points).
+ * keys, sort and plan do not use HDF5, so they are unit-tested on their own.
+ */
+#ifndef H5SHUF_INTERNAL_H
+#define H5SHUF_INTERNAL_H
+
+#include <hdf5.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "h5shuf.h"
+
+#define H5SHUF_INTERNAL __attribute__((visibility("hidden")))
+
+typedef unsigned __int128 h5shuf_u128;
+
+/* ---- error.c ------------------------------------------------------------------------------------ */
+
+/* A fixed-size message buffer; errors are formatted "FILE:/dataset: cause". */
+#define H5SHUF_ERRMSG_MAX 1024
+
+struct h5shuf_err {
+    int status;
+    char msg[H5SHUF_ERRMSG_MAX];
+};
+
+/* Record an error (printf-style) unless one is already recorded, and return status.  The first error
+ * wins: it is the cause; later ones are its consequences during cleanup. */
+H5SHUF_INTERNAL int h5shuf__fail(struct h5shuf_err *err, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The innermost message on HDF5's default error stack (e.g. "can't open file"), or "unknown HDF5
+ * error"; written into buf of size cap.  Clears the stack. */
+H5SHUF_INTERNAL const char *h5shuf__hdf5_cause(char *buf, size_t cap);
+
+/* ---- spec.c ------------------------------------------------------------------------------------- */
+
+/* A parsed "FILE[:/path[,/path...]]". */
+struct h5shuf_spec {
+    char *file;
+    char **paths; /* NULL when none were given */
+    size_t npaths;
+};
+
+/* Parse text into *spec (caller frees with h5shuf__spec_clear).  Returns H5SHUF_OK or H5SHUF_EINVAL
+ * with a message in err. */
+H5SHUF_INTERNAL int h5shuf__spec_parse(const char *text, struct h5shuf_spec *spec, struct h5shuf_err *err);
+H5SHUF_INTERNAL void h5shuf__spec_clear(struct h5shuf_spec *spec);
+
+/* ---- keys.c ------------------------------------------------------------------------------------- */
+
+/* Philox4x64-10 block: out[0..3] for counter ctr[0..3] and key key[0..1] (Salmon et al., SC'11). */
+H5SHUF_INTERNAL void h5shuf__philox4x64_10(const uint64_t ctr[4], const uint64_t key[2], uint64_t out[4]);
+
+/* A key range [lo, hi) of piles, hi <= 2^64. */
+struct h5shuf_range {
+    h5shuf_u128 lo, hi;
+};
+
+/* The first key of part j when range r is cut into m parts: lo + ceil(j * (hi - lo) / m).
+ * For r = [0, 2^64) this is the contract's pile boundary: pile(K) = floor(K * m / 2^64). */
+H5SHUF_INTERNAL h5shuf_u128 h5shuf__range_cut(struct h5shuf_range r, uint64_t m, uint64_t j);
+
+/* The part of key k (lo <= k < hi) when range r is cut into m parts: floor((k - lo) * m / (hi - lo)). */
+static inline uint64_t h5shuf__range_part(struct h5shuf_range r, uint64_t m, uint64_t k)
+{
+    h5shuf_u128 width = r.hi - r.lo;
+    h5shuf_u128 off = (h5shuf_u128)k - r.lo;
+    if (width == ((h5shuf_u128)1 << 64))
+        return (uint64_t)((off * m) >> 64); /* the top level: the contract's (K * M) >> 64 */
+    return (uint64_t)(off * m / width);
+}
+
+/* ---- sort.c ------------------------------------------------------------------------------------- */
+
+/* A row's sort record: its key and its index in the pile (indices increase with the global row id). */
+struct h5shuf_keyidx {
+    uint64_t key;
+    uint64_t idx;
+};
+
+/* Stable LSD radix sort of a[0..n) by key, 8 bits a pass, skipping passes whose byte is constant (keys
+ * of one pile share their top bits).  tmp must hold n records.  Stable, so equal keys keep idx order. */
+H5SHUF_INTERNAL void h5shuf__sort_keyidx(struct h5shuf_keyidx *a, struct h5shuf_keyidx *tmp, size_t n);
+
+/* ---- plan.c ------------------------------------------------------------------------------------- */
+
+/* Bytes per row that pass 2 needs besides the row itself: id (8), key/index pair (16), radix tmp (16). */
+#define H5SHUF_PASS2_ROW_OVERHEAD 40u
+/* Bytes per row that pass 1's pile buffers need besides the row itself: the id. */
+#define H5SHUF_PASS1_ROW_OVERHEAD 8u
+/* Fixed buffers outside the per-row arithmetic: the output band of each dataset (at most this many
+ * bytes, or one chunk band if larger), counted inside the budget. */
+#define H5SHUF_BAND_BYTES_MAX (4u << 20)
+/* Pass 1 reads slabs of at most this many bytes (tens of MiB, as DESIGN.md section 3 asks). */
+#define H5SHUF_SLAB_BYTES_MAX (32u << 20)
+/* Scratch chunks (one pile buffer flush) hold at most this many bytes per dataset. */
+#define H5SHUF_PILE_CHUNK_BYTES_MAX (4u << 20)
+
+/* Inputs of the planner. */
+struct h5shuf_plan_in {
+    uint64_t rows;            /* N */
+    uint64_t row_bytes;       /* sum of the datasets' row sizes */
+    uint64_t ndatasets;
+    uint64_t mem_limit_bytes;
+    uint64_t band_bytes;      /* the output writer's buffers (all datasets) */
+    uint64_t slab_align_rows; /* pass 1 slabs are a multiple of this (the first input's chunk rows) */
+    uint64_t debug_pile_bound_rows;
+};
+
+/* The largest s with s + 6*sqrt(s) <= bound: floor((sqrt(bound + 9) - 3)^2), at least 0. */
+H5SHUF_INTERNAL uint64_t h5shuf__pile_target_for_bound(uint64_t bound);
+
+/* The oversize bound of a pile of target s rows: s + ceil(6*sqrt(s)). */
+H5SHUF_INTERNAL uint64_t h5shuf__pile_bound_for_target(uint64_t s);
+
+/* Make the plan (fields of h5shuf_plan other than seed/restarts/splits).  Returns H5SHUF_OK or
+ * H5SHUF_EBUDGET with a message saying the smallest budget that works. */
+H5SHUF_INTERNAL int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct h5shuf_err *err);
+
+/* Pile buffer rows of pass 1 for m piles under the plan's budget (at least 1). */
+H5SHUF_INTERNAL uint64_t h5shuf__plan_pile_buffer_rows(const h5shuf_plan *plan, uint64_t m);
+
+/* ---- hdf5_io.c ---------------------------------------------------------------------------------- */
+
+/* One shuffled dataset of one input file. */
+struct h5shuf_src {
+    hid_t dset;       /* open dataset, or H5I_INVALID_HID */
+    uint64_t rows;    /* dims[0] */
+};
+
+/* One input file. */
+struct h5shuf_input {
+    struct h5shuf_spec spec;
+    hid_t file;
+    uint64_t rows;           /* dims[0] of its datasets */
+    uint64_t first_row;      /* global id of its first row */
+    struct h5shuf_src *src;  /* one per shuffled dataset */
+};
+
+/* What describes a shuffled dataset, from the first input. */
+struct h5shuf_dsinfo {
+    char *in_path;   /* path in the inputs */
+    char *out_path;  /* path in the output */
+    hid_t ftype;     /* file datatype (a copy); rows move as its raw bytes */
+    int rank;
+    hsize_t dims[H5S_MAX_RANK];    /* dims of the first input (dims[0] replaced by N for the output) */
+    hsize_t maxdims[H5S_MAX_RANK];
+    uint64_t row_bytes;            /* H5Tget_size(ftype) * prod(dims[1:]) */
+    hid_t dcpl;                    /* creation properties of the first input (a copy) */
+    uint64_t chunk_rows;           /* chunk dim 0 of the first input, 0 when not chunked */
+};
+
+/* A job (the public opaque type). */
+struct h5shuf_job {
+    h5shuf_options opts;
+    char *tmpdir;
+    struct h5shuf_err err;
+    struct h5shuf_input *inputs;
+    size_t ninputs;
+    struct h5shuf_spec out_spec;
+    int have_output;
+    int whole_file;                /* the first input had no paths: copy the other objects */
+    struct h5shuf_dsinfo *ds;
+    size_t nds;
+    uint64_t rows;                 /* N */
+    uint64_t row_bytes;
+    uint64_t seed;
+    uint64_t band_rows;            /* rows of the output writer's band (h5shuf__writer_band_rows) */
+    int planned;
+    h5shuf_plan plan;
+};
+
+/* Open every input read-only, discover or check the datasets, fill job->ds, job->rows, job->row_bytes.
+ * Errors name the file and dataset. */
+H5SHUF_INTERNAL int h5shuf__inputs_open(h5shuf_job *job);
+H5SHUF_INTERNAL void h5shuf__inputs_close(h5shuf_job *job);
+
+/* Create the output datasets (and, in whole-file mode, copy the other objects of the first input) in
+ * the open file out; sets out_dsets[d].  Does not write the rows. */
+H5SHUF_INTERNAL int h5shuf__output_create(h5shuf_job *job, hid_t out, hid_t *out_dsets);
+
+/* Write the provenance attributes on the output's root group. */
+H5SHUF_INTERNAL int h5shuf__output_provenance(h5shuf_job *job, hid_t out);
+
+/* Read rows [start, start+count) of dataset dset (rank, file type ftype) into buf as raw bytes. */
+H5SHUF_INTERNAL herr_t h5shuf__read_rows(hid_t dset, hid_t ftype, uint64_t start, uint64_t count, void *buf);
+
+/* Write rows [start, start+count) of dset from buf (raw bytes of ftype).  When extend, the dataset is
+ * first extended to start+count rows. */
+H5SHUF_INTERNAL herr_t h5shuf__write_rows(hid_t dset, hid_t ftype, uint64_t start, uint64_t count,
+                                          const void *buf, int extend);
+
+/* ---- piles.c ------------------------------------------------------------------------------------ */
+
+/* A pile on disk: its key range, its group in the scratch file, its rows. */
+struct h5shuf_pile {
+    struct h5shuf_range range;
+    uint64_t number;   /* the group is /piles/<number>, 6 digits or more */
+    uint64_t rows;
+};
+
+/* The scratch file and the piles in it, in key order. */
+struct h5shuf_scratch {
+    char *path;
+    hid_t file;
+    struct h5shuf_pile *piles;
+    size_t npiles, cap;
+    uint64_t next_number;
+};
+
+H5SHUF_INTERNAL int h5shuf__scratch_create(h5shuf_job *job, const char *dir, struct h5shuf_scratch *sc);
+/* Close and remove the scratch file.  Safe on a zeroed or half-made scratch. */
+H5SHUF_INTERNAL void h5shuf__scratch_destroy(struct h5shuf_scratch *sc);
+/* Drop all piles (for a restart of pass 1): unlinks /piles and makes it anew. */
+H5SHUF_INTERNAL int h5shuf__scratch_reset(h5shuf_job *job, struct h5shuf_scratch *sc);
+
+/* A pile being filled: open datasets (one per shuffled dataset + index) and its buffer. */
+struct h5shuf_pile_writer {
+    hid_t group;
+    hid_t *dsets;        /* nds + 1: the last one is "index" */
+    unsigned char **buf; /* nds + 1 buffers of cap rows (index: 8 bytes a row) */
+    uint64_t nbuf;       /* rows in the buffers */
+    uint64_t written;    /* rows on disk */
+};
+
+/* A set of m piles being filled over range, each buffering cap rows (= its chunk rows). */
+struct h5shuf_pileset {
+    struct h5shuf_range range;
+    uint64_t m;
+    uint64_t cap;
+    struct h5shuf_pile_writer *w;
+    uint64_t first_number; /* pile k is number first_number + k */
+};
+
+/* Create m pile groups over range in the scratch file and their buffers. */
+H5SHUF_INTERNAL int h5shuf__pileset_open(h5shuf_job *job, struct h5shuf_scratch *sc, struct h5shuf_range range,
+                                         uint64_t m, uint64_t cap, struct h5shuf_pileset *ps);
+/* Append one row (one pointer per dataset) with global id to pile k; flushes a full buffer. */
+H5SHUF_INTERNAL int h5shuf__pileset_append(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t k,
+                                           const unsigned char *const *rows, uint64_t id);
+/* Flush every buffer, close the datasets, and record the piles (in key order) in out[0..m). */
+H5SHUF_INTERNAL int h5shuf__pileset_finish(h5shuf_job *job, struct h5shuf_pileset *ps, struct h5shuf_pile *out);
+/* Free a pileset's memory and ids (after finish, or on error). */
+H5SHUF_INTERNAL void h5shuf__pileset_free(struct h5shuf_pileset *ps, size_t nds);
+
+/* Open pile p's datasets: dsets[0..nds] (index last).  Caller closes them with h5shuf__pile_close. */
+H5SHUF_INTERNAL int h5shuf__pile_open(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h5shuf_pile *p,
+                                      hid_t *group, hid_t *dsets);
+H5SHUF_INTERNAL void h5shuf__pile_close(hid_t group, hid_t *dsets, size_t n);
+/* Remove pile p's group (after it has been consumed). */
+H5SHUF_INTERNAL int h5shuf__pile_remove(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h5shuf_pile *p);
+
+/* ---- scatter.c ---------------------------------------------------------------------------------- */
+
+/* Pass 1: read every input in slabs and scatter its rows into plan.piles piles.  On return sc->piles
+ * lists them in key order. */
+H5SHUF_INTERNAL int h5shuf__scatter(h5shuf_job *job, struct h5shuf_scratch *sc);
+
+/* Oversize handling: split every pile over the bound into sub-piles by key range (recursively).
+ * Rewrites sc->piles in key order. */
+H5SHUF_INTERNAL int h5shuf__split_oversize(h5shuf_job *job, struct h5shuf_scratch *sc);
+
+/* ---- writer.c ----------------------------------------------------------------------------------- */
+
+/* Buffers rows of every output dataset and writes them in bands of whole output chunks. */
+struct h5shuf_writer {
+    size_t nds;
+    hid_t *dsets;          /* not owned */
+    hid_t *ftypes;         /* not owned */
+    uint64_t *row_bytes;
+    unsigned char **band;  /* nds buffers of band_rows rows */
+    uint64_t band_rows;
+    uint64_t nband;        /* rows in the band */
+    uint64_t next_row;     /* output row of band[0] */
+};
+
+/* Band rows for these datasets: a multiple of every chunked dataset's chunk rows (one such unit at
+ * least) near H5SHUF_BAND_BYTES_MAX bytes of rows, and at most rows (N).  It depends on the datasets only,
+ * never on the budget: the output file's bytes follow from the sequence of writes, which must not
+ * change with the budget. */
+H5SHUF_INTERNAL uint64_t h5shuf__writer_band_rows(const struct h5shuf_dsinfo *ds, size_t nds, uint64_t rows);
+H5SHUF_INTERNAL int h5shuf__writer_init(h5shuf_job *job, struct h5shuf_writer *w, hid_t *dsets);
+/* Append one row (one pointer per dataset); writes the band when full. */
+H5SHUF_INTERNAL int h5shuf__writer_put(h5shuf_job *job, struct h5shuf_writer *w, const unsigned char *const *rows);
+/* Write what is left. */
+H5SHUF_INTERNAL int h5shuf__writer_flush(h5shuf_job *job, struct h5shuf_writer *w);
+H5SHUF_INTERNAL void h5shuf__writer_free(struct h5shuf_writer *w);
+
+/* ---- gather.c ----------------------------------------------------------------------------------- */
+
+/* Pass 2: for each pile in key order, load it, sort it by key and stream its rows to the writer. */
+H5SHUF_INTERNAL int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc, hid_t *out_dsets);
+
+/* ---- job.c -------------------------------------------------------------------------------------- */
+
+/* Report progress; returns H5SHUF_ECANCELED (recorded) when the callback asks to stop. */
+H5SHUF_INTERNAL int h5shuf__progress(h5shuf_job *job, h5shuf_phase phase, uint64_t done, uint64_t total);
+
+/* "file:/path" of dataset d of input f, for messages (static buffer per call site is not allowed: the
+ * caller passes buf). */
+H5SHUF_INTERNAL const char *h5shuf__where(const h5shuf_job *job, size_t f, size_t d, char *buf, size_t cap);
+
+#endif /* H5SHUF_INTERNAL_H */

@@ -1,0 +1,396 @@
+/*
+ * job.c - the public entry points: a job's inputs, output and options, its plan, and the run that
+ * strings the stages together.
+ *
+ * A run never leaves anything half-done behind: the output is written as ".NAME.h5shuf-XXXXXX" in the
+ * output's directory and renamed into place only after the file is closed without error; the scratch file
+ * is removed on every return.  Inputs are opened read-only.  HDF5's automatic error printing is switched
+ * off for the duration of a call and restored after it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define DEFAULT_MEM_LIMIT_BYTES (UINT64_C(1) << 30)
+/* Restarts of pass 1 before giving up (each at least doubles M). */
+#define RESTARTS_MAX 20
+
+const char *h5shuf_version(void)
+{
+    return H5SHUF_VERSION_STRING;
+}
+
+const char *h5shuf_hdf5_version(void)
+{
+    static char buf[32];
+    unsigned maj, min, rel;
+    if (!buf[0] && H5get_libversion(&maj, &min, &rel) >= 0)
+        snprintf(buf, sizeof buf, "%u.%u.%u", maj, min, rel);
+    return buf;
+}
+
+void h5shuf_options_init(h5shuf_options *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->mem_limit_bytes = DEFAULT_MEM_LIMIT_BYTES;
+    opts->on_oversize = H5SHUF_OVERSIZE_RECURSE;
+}
+
+h5shuf_job *h5shuf_job_create(const h5shuf_options *opts)
+{
+    h5shuf_job *job = calloc(1, sizeof *job);
+    if (!job)
+        return NULL;
+    if (opts)
+        job->opts = *opts;
+    else
+        h5shuf_options_init(&job->opts);
+    if (job->opts.tmpdir) {
+        job->tmpdir = strdup(job->opts.tmpdir);
+        if (!job->tmpdir) {
+            free(job);
+            return NULL;
+        }
+    }
+    job->opts.tmpdir = job->tmpdir;
+    return job;
+}
+
+void h5shuf_job_free(h5shuf_job *job)
+{
+    if (!job)
+        return;
+    h5shuf__inputs_close(job);
+    for (size_t f = 0; f < job->ninputs; f++)
+        h5shuf__spec_clear(&job->inputs[f].spec);
+    free(job->inputs);
+    h5shuf__spec_clear(&job->out_spec);
+    free(job->tmpdir);
+    free(job);
+}
+
+const char *h5shuf_errmsg(const h5shuf_job *job)
+{
+    return job ? job->err.msg : "";
+}
+
+uint64_t h5shuf_job_seed(const h5shuf_job *job)
+{
+    return job->seed;
+}
+
+const char *h5shuf_job_dataset(const h5shuf_job *job, size_t index)
+{
+    return job->planned && index < job->nds ? job->ds[index].in_path : NULL;
+}
+
+static void clear_error(h5shuf_job *job)
+{
+    job->err.status = H5SHUF_OK;
+    job->err.msg[0] = '\0';
+}
+
+int h5shuf_job_add_input(h5shuf_job *job, const char *spec)
+{
+    clear_error(job);
+    if (job->planned)
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is already planned");
+    struct h5shuf_input *v = realloc(job->inputs, (job->ninputs + 1) * sizeof *v);
+    if (!v)
+        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    job->inputs = v;
+    struct h5shuf_input *in = &v[job->ninputs];
+    memset(in, 0, sizeof *in);
+    in->file = H5I_INVALID_HID;
+    int st = h5shuf__spec_parse(spec, &in->spec, &job->err);
+    if (st == H5SHUF_OK)
+        job->ninputs++;
+    return st;
+}
+
+int h5shuf_job_set_output(h5shuf_job *job, const char *spec)
+{
+    clear_error(job);
+    if (job->planned)
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is already planned");
+    h5shuf__spec_clear(&job->out_spec);
+    int st = h5shuf__spec_parse(spec, &job->out_spec, &job->err);
+    job->have_output = st == H5SHUF_OK;
+    return st;
+}
+
+int h5shuf__progress(h5shuf_job *job, h5shuf_phase phase, uint64_t done, uint64_t total)
+{
+    if (job->opts.progress && job->opts.progress(job->opts.progress_user, phase, done, total) != 0)
+        return h5shuf__fail(&job->err, H5SHUF_ECANCELED, "canceled");
+    return H5SHUF_OK;
+}
+
+/* Switch HDF5's automatic error printing off for one public call. */
+struct quiet {
+    H5E_auto2_t func;
+    void *data;
+};
+
+static void quiet_begin(struct quiet *q)
+{
+    H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+static void quiet_end(const struct quiet *q)
+{
+    H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
+}
+
+static int make_plan(h5shuf_job *job)
+{
+    if (job->ninputs == 0)
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "no input given");
+    if (!job->have_output)
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "no output given");
+    if (job->opts.mem_limit_bytes == 0)
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "memory budget of 0 bytes");
+    int st = h5shuf__inputs_open(job);
+    if (st != H5SHUF_OK)
+        return st;
+    if (job->opts.seed_set) {
+        job->seed = job->opts.seed;
+    } else if (getrandom(&job->seed, sizeof job->seed, 0) != (ssize_t)sizeof job->seed) {
+        return h5shuf__fail(&job->err, H5SHUF_EIO, "cannot draw a random seed: %s", strerror(errno));
+    }
+    job->band_rows = h5shuf__writer_band_rows(job->ds, job->nds, job->rows);
+    struct h5shuf_plan_in pin = {
+        .rows = job->rows,
+        .row_bytes = job->row_bytes,
+        .ndatasets = job->nds,
+        .mem_limit_bytes = job->opts.mem_limit_bytes,
+        .band_bytes = job->band_rows * job->row_bytes,
+        .slab_align_rows = job->ds[0].chunk_rows,
+        .debug_pile_bound_rows = job->opts.debug_pile_bound_rows,
+    };
+    memset(&job->plan, 0, sizeof job->plan);
+    st = h5shuf__plan_make(&pin, &job->plan, &job->err);
+    if (st != H5SHUF_OK) {
+        /* Say which datasets the rows come from. */
+        char msg[H5SHUF_ERRMSG_MAX];
+        memcpy(msg, job->err.msg, sizeof msg);
+        int n = snprintf(job->err.msg, sizeof job->err.msg, "%s:%s: ", job->inputs[0].spec.file, job->ds[0].in_path);
+        if (n > 0 && (size_t)n < sizeof job->err.msg)
+            snprintf(job->err.msg + n, sizeof job->err.msg - (size_t)n, "%s", msg);
+        return st;
+    }
+    job->plan.seed = job->seed;
+    job->planned = 1;
+    return H5SHUF_OK;
+}
+
+int h5shuf_job_plan(h5shuf_job *job, h5shuf_plan *plan)
+{
+    clear_error(job);
+    if (job->planned) {
+        if (plan)
+            *plan = job->plan;
+        return H5SHUF_OK;
+    }
+    struct quiet q;
+    quiet_begin(&q);
+    int st = make_plan(job);
+    quiet_end(&q);
+    if (st == H5SHUF_OK && plan)
+        *plan = job->plan;
+    return st;
+}
+
+/* The directory part of path ("." when it has none); caller frees. */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    if (slash == path)
+        return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+/* Refuse to overwrite an input, and an existing output without force. */
+static int check_output(h5shuf_job *job)
+{
+    const char *out = job->out_spec.file;
+    struct stat so;
+    if (stat(out, &so) != 0)
+        return errno == ENOENT ? H5SHUF_OK : h5shuf__fail(&job->err, H5SHUF_EIO, "%s: %s", out, strerror(errno));
+    for (size_t f = 0; f < job->ninputs; f++) {
+        struct stat si;
+        if (stat(job->inputs[f].spec.file, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+            return h5shuf__fail(&job->err, H5SHUF_ESAMEFILE, "%s: the output is also input %zu; refusing to overwrite it",
+                                out, f + 1);
+    }
+    if (S_ISDIR(so.st_mode))
+        return h5shuf__fail(&job->err, H5SHUF_EEXIST, "%s: is a directory", out);
+    if (!job->opts.force)
+        return h5shuf__fail(&job->err, H5SHUF_EEXIST, "%s: output file exists (use --force to replace it)", out);
+    return H5SHUF_OK;
+}
+
+/* Create the output under a temporary name next to its final path. */
+static int output_open(h5shuf_job *job, char **tmp_path, hid_t *file)
+{
+    const char *out = job->out_spec.file;
+    char cause[256];
+    char *dir = dir_of(out);
+    const char *base = strrchr(out, '/') ? strrchr(out, '/') + 1 : out;
+    size_t len = (dir ? strlen(dir) : 0) + strlen(base) + 32;
+    *tmp_path = dir ? malloc(len) : NULL;
+    if (!*tmp_path) {
+        free(dir);
+        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    }
+    snprintf(*tmp_path, len, "%s/.%s.h5shuf-XXXXXX", dir, base);
+    int fd = mkstemp(*tmp_path);
+    if (fd < 0) {
+        int e = errno;
+        free(*tmp_path);
+        *tmp_path = NULL;
+        int st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot create the output in %s: %s", out, dir, strerror(e));
+        free(dir);
+        return st;
+    }
+    free(dir);
+    /* mkstemp makes the file 0600; give it the mode a new file gets (0666 less the umask). */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
+    close(fd);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    H5Pset_obj_track_times(fcpl, 0); /* the root group too: no clock in the file */
+    *file = H5Fcreate(*tmp_path, H5F_ACC_TRUNC, fcpl, fapl);
+    H5Pclose(fcpl);
+    H5Pclose(fapl);
+    if (*file < 0)
+        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot create: %s", out, h5shuf__hdf5_cause(cause, sizeof cause));
+    return H5SHUF_OK;
+}
+
+/* Move the finished temporary file into place; without force, never replace a file that appeared. */
+static int output_commit(h5shuf_job *job, const char *tmp_path)
+{
+    const char *out = job->out_spec.file;
+    if (job->opts.force) {
+        if (rename(tmp_path, out) != 0)
+            return h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot rename the finished output into place: %s", out,
+                                strerror(errno));
+        return H5SHUF_OK;
+    }
+    if (link(tmp_path, out) != 0) {
+        int e = errno;
+        return h5shuf__fail(&job->err, e == EEXIST ? H5SHUF_EEXIST : H5SHUF_EIO, "%s: cannot move the output into place: %s",
+                            out, e == EEXIST ? "it appeared while h5shuf ran (use --force to replace it)" : strerror(e));
+    }
+    unlink(tmp_path);
+    return H5SHUF_OK;
+}
+
+static uint64_t most_rows(const struct h5shuf_scratch *sc)
+{
+    uint64_t most = 0;
+    for (size_t j = 0; j < sc->npiles; j++)
+        if (sc->piles[j].rows > most)
+            most = sc->piles[j].rows;
+    return most;
+}
+
+/* Pass 1 and the oversize handling. */
+static int scatter_all(h5shuf_job *job, struct h5shuf_scratch *sc)
+{
+    int st = h5shuf__scatter(job, sc);
+    if (job->opts.on_oversize == H5SHUF_OVERSIZE_RESTART) {
+        while (st == H5SHUF_OK && most_rows(sc) > job->plan.pile_bound_rows) {
+            if (job->plan.restarts == RESTARTS_MAX)
+                return h5shuf__fail(&job->err, H5SHUF_EINTERNAL, "piles still oversize after %d restarts", RESTARTS_MAX);
+            /* More piles: at least twice as many, and enough for the bound's own target. */
+            uint64_t target = h5shuf__pile_target_for_bound(job->plan.pile_bound_rows);
+            uint64_t m = job->rows / (target ? target : 1) + 1;
+            if (m < 2 * job->plan.piles)
+                m = 2 * job->plan.piles;
+            job->plan.piles = m;
+            job->plan.pile_buffer_rows = h5shuf__plan_pile_buffer_rows(&job->plan, m);
+            job->plan.restarts++;
+            st = h5shuf__scratch_reset(job, sc);
+            if (st == H5SHUF_OK)
+                st = h5shuf__scatter(job, sc);
+        }
+        return st;
+    }
+    if (st == H5SHUF_OK && most_rows(sc) > job->plan.pile_bound_rows)
+        st = h5shuf__split_oversize(job, sc);
+    return st;
+}
+
+static int run(h5shuf_job *job)
+{
+    char *tmp_path = NULL, *tmpdir = NULL, cause[256];
+    hid_t out = H5I_INVALID_HID;
+    hid_t *out_dsets = NULL;
+    struct h5shuf_scratch sc = {.file = H5I_INVALID_HID};
+    int st = job->planned ? H5SHUF_OK : make_plan(job);
+    if (st == H5SHUF_OK)
+        st = check_output(job);
+    if (st == H5SHUF_OK)
+        st = output_open(job, &tmp_path, &out);
+    if (st == H5SHUF_OK) {
+        const char *env = getenv("TMPDIR");
+        tmpdir = job->opts.tmpdir ? strdup(job->opts.tmpdir) : env && *env ? strdup(env) : dir_of(job->out_spec.file);
+        st = tmpdir ? h5shuf__scratch_create(job, tmpdir, &sc) : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    }
+    if (st == H5SHUF_OK) {
+        out_dsets = malloc(job->nds * sizeof *out_dsets);
+        if (!out_dsets)
+            st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+        for (size_t d = 0; out_dsets && d < job->nds; d++)
+            out_dsets[d] = H5I_INVALID_HID;
+    }
+    if (st == H5SHUF_OK)
+        st = h5shuf__output_create(job, out, out_dsets);
+    if (st == H5SHUF_OK)
+        st = h5shuf__output_provenance(job, out);
+    if (st == H5SHUF_OK && job->rows > 0) {
+        st = scatter_all(job, &sc);
+        if (st == H5SHUF_OK)
+            st = h5shuf__gather(job, &sc, out_dsets);
+    }
+    for (size_t d = 0; out_dsets && d < job->nds; d++)
+        if (out_dsets[d] >= 0 && H5Dclose(out_dsets[d]) < 0 && st == H5SHUF_OK)
+            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: %s", job->out_spec.file, job->ds[d].out_path,
+                              h5shuf__hdf5_cause(cause, sizeof cause));
+    free(out_dsets);
+    if (out >= 0 && H5Fclose(out) < 0 && st == H5SHUF_OK)
+        st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot finish writing: %s", job->out_spec.file,
+                          h5shuf__hdf5_cause(cause, sizeof cause));
+    h5shuf__scratch_destroy(&sc);
+    if (st == H5SHUF_OK)
+        st = output_commit(job, tmp_path);
+    if (tmp_path && st != H5SHUF_OK)
+        unlink(tmp_path);
+    free(tmp_path);
+    free(tmpdir);
+    return st;
+}
+
+int h5shuf_run(h5shuf_job *job)
+{
+    clear_error(job);
+    struct quiet q;
+    quiet_begin(&q);
+    int st = run(job);
+    quiet_end(&q);
+    return st;
+}

@@ -1,0 +1,299 @@
+/*
+ * piles.c - the scratch HDF5 file and the piles in it.
+ *
+ * Each pile is a group /piles/NNNNNN holding one extendible chunked dataset per shuffled dataset
+ * ("d0", "d1", ...) and "index" (uint64 global row ids, increasing).  A pile being filled buffers exactly
+ * one scratch chunk of rows and writes it when full, so every write is a whole, aligned chunk and the
+ * datasets need no chunk cache.  The list of piles is kept in key order: pass 2 walks it in order.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define PILE_NAME_MAX 64
+
+static void pile_name(uint64_t number, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "/piles/%06" PRIu64, number);
+}
+
+static void pile_dset_name(size_t d, size_t nds, char *buf, size_t cap)
+{
+    if (d == nds)
+        snprintf(buf, cap, "index");
+    else
+        snprintf(buf, cap, "d%zu", d);
+}
+
+int h5shuf__scratch_create(h5shuf_job *job, const char *dir, struct h5shuf_scratch *sc)
+{
+    char cause[256];
+    memset(sc, 0, sizeof *sc);
+    sc->file = H5I_INVALID_HID;
+    size_t len = strlen(dir) + 40;
+    sc->path = malloc(len);
+    if (!sc->path)
+        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    snprintf(sc->path, len, "%s/h5shuf-scratch-XXXXXX", dir);
+    int fd = mkstemp(sc->path);
+    if (fd < 0) {
+        int e = errno;
+        free(sc->path);
+        sc->path = NULL;
+        return h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot create the scratch file: %s", dir, strerror(e));
+    }
+    close(fd);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
+    /* The newest format: extensible-array chunk indexes append cheaply; nobody else reads this file. */
+    H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+    sc->file = H5Fcreate(sc->path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    H5Pclose(fapl);
+    if (sc->file < 0)
+        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot create the scratch file: %s", sc->path,
+                            h5shuf__hdf5_cause(cause, sizeof cause));
+    hid_t g = H5Gcreate2(sc->file, "/piles", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (g < 0)
+        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: %s", sc->path, h5shuf__hdf5_cause(cause, sizeof cause));
+    H5Gclose(g);
+    return H5SHUF_OK;
+}
+
+void h5shuf__scratch_destroy(struct h5shuf_scratch *sc)
+{
+    if (sc->file >= 0)
+        H5Fclose(sc->file);
+    sc->file = H5I_INVALID_HID;
+    if (sc->path)
+        unlink(sc->path);
+    free(sc->path);
+    sc->path = NULL;
+    free(sc->piles);
+    sc->piles = NULL;
+    sc->npiles = sc->cap = 0;
+}
+
+int h5shuf__scratch_reset(h5shuf_job *job, struct h5shuf_scratch *sc)
+{
+    char cause[256];
+    if (H5Ldelete(sc->file, "/piles", H5P_DEFAULT) < 0)
+        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: %s", sc->path, h5shuf__hdf5_cause(cause, sizeof cause));
+    hid_t g = H5Gcreate2(sc->file, "/piles", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (g < 0)
+        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: %s", sc->path, h5shuf__hdf5_cause(cause, sizeof cause));
+    H5Gclose(g);
+    sc->npiles = 0;
+    return H5SHUF_OK;
+}
+
+/* Create pile group number with its datasets, chunked cap rows at a time. */
+static int pile_create(h5shuf_job *job, struct h5shuf_scratch *sc, uint64_t number, uint64_t cap,
+                       struct h5shuf_pile_writer *w)
+{
+    char name[PILE_NAME_MAX], cause[256];
+    int st = H5SHUF_OK;
+    hid_t dcpl = H5I_INVALID_HID, dapl = H5I_INVALID_HID, space = H5I_INVALID_HID;
+    pile_name(number, name, sizeof name);
+    w->group = H5Gcreate2(sc->file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (w->group < 0)
+        goto hdf5_error;
+    dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    H5Pset_chunk_cache(dapl, 521, 0, 1.0); /* whole chunks only: no cache */
+    for (size_t d = 0; d <= job->nds; d++) {
+        hsize_t dims[H5S_MAX_RANK], maxdims[H5S_MAX_RANK], cdims[H5S_MAX_RANK];
+        int rank = 1;
+        hid_t type = H5T_NATIVE_UINT64;
+        if (d < job->nds) {
+            rank = job->ds[d].rank;
+            type = job->ds[d].ftype;
+            memcpy(dims, job->ds[d].dims, sizeof dims);
+        }
+        memcpy(maxdims, dims, sizeof dims);
+        memcpy(cdims, dims, sizeof dims);
+        dims[0] = 0;
+        maxdims[0] = H5S_UNLIMITED;
+        cdims[0] = cap;
+        dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        space = H5Screate_simple(rank, dims, maxdims);
+        if (dcpl < 0 || space < 0 || H5Pset_chunk(dcpl, rank, cdims) < 0 ||
+            H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0)
+            goto hdf5_error;
+        char dname[32];
+        pile_dset_name(d, job->nds, dname, sizeof dname);
+        w->dsets[d] = H5Dcreate2(w->group, dname, type, space, H5P_DEFAULT, dcpl, dapl);
+        if (w->dsets[d] < 0)
+            goto hdf5_error;
+        H5Sclose(space);
+        H5Pclose(dcpl);
+        space = dcpl = H5I_INVALID_HID;
+    }
+    goto out;
+hdf5_error:
+    st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot create pile: %s", sc->path, name,
+                      h5shuf__hdf5_cause(cause, sizeof cause));
+out:
+    if (space >= 0)
+        H5Sclose(space);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (dapl >= 0)
+        H5Pclose(dapl);
+    return st;
+}
+
+void h5shuf__pileset_free(struct h5shuf_pileset *ps, size_t nds)
+{
+    if (!ps->w)
+        return;
+    for (uint64_t k = 0; k < ps->m; k++) {
+        struct h5shuf_pile_writer *w = &ps->w[k];
+        if (w->dsets)
+            for (size_t d = 0; d <= nds; d++)
+                if (w->dsets[d] > 0)
+                    H5Dclose(w->dsets[d]);
+        if (w->group > 0) /* 0: never created (the array is calloc'ed) */
+            H5Gclose(w->group);
+        if (w->buf)
+            for (size_t d = 0; d <= nds; d++)
+                free(w->buf[d]);
+        free(w->buf);
+        free(w->dsets);
+    }
+    free(ps->w);
+    ps->w = NULL;
+}
+
+int h5shuf__pileset_open(h5shuf_job *job, struct h5shuf_scratch *sc, struct h5shuf_range range, uint64_t m,
+                         uint64_t cap, struct h5shuf_pileset *ps)
+{
+    memset(ps, 0, sizeof *ps);
+    ps->range = range;
+    ps->m = m;
+    ps->cap = cap;
+    ps->first_number = sc->next_number;
+    sc->next_number += m;
+    ps->w = calloc(m, sizeof *ps->w);
+    if (!ps->w)
+        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for %llu piles", (unsigned long long)m);
+    for (uint64_t k = 0; k < m; k++) {
+        struct h5shuf_pile_writer *w = &ps->w[k];
+        w->group = H5I_INVALID_HID;
+        w->dsets = malloc((job->nds + 1) * sizeof *w->dsets);
+        w->buf = calloc(job->nds + 1, sizeof *w->buf);
+        if (!w->dsets || !w->buf)
+            return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for %llu piles", (unsigned long long)m);
+        for (size_t d = 0; d <= job->nds; d++)
+            w->dsets[d] = H5I_INVALID_HID;
+        for (size_t d = 0; d <= job->nds; d++) {
+            uint64_t rb = d < job->nds ? job->ds[d].row_bytes : sizeof(uint64_t);
+            w->buf[d] = malloc(cap * rb);
+            if (!w->buf[d])
+                return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for pile buffers of %llu rows",
+                                    (unsigned long long)cap);
+        }
+        int st = pile_create(job, sc, ps->first_number + k, cap, w);
+        if (st != H5SHUF_OK)
+            return st;
+    }
+    return H5SHUF_OK;
+}
+
+static int pile_flush(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t k)
+{
+    struct h5shuf_pile_writer *w = &ps->w[k];
+    char cause[256];
+    if (w->nbuf == 0)
+        return H5SHUF_OK;
+    for (size_t d = 0; d <= job->nds; d++) {
+        hid_t type = d < job->nds ? job->ds[d].ftype : H5T_NATIVE_UINT64;
+        if (h5shuf__write_rows(w->dsets[d], type, w->written, w->nbuf, w->buf[d], 1) < 0) {
+            char name[PILE_NAME_MAX];
+            pile_name(ps->first_number + k, name, sizeof name);
+            return h5shuf__fail(&job->err, H5SHUF_EIO, "scratch file:%s: cannot write: %s", name,
+                                h5shuf__hdf5_cause(cause, sizeof cause));
+        }
+    }
+    w->written += w->nbuf;
+    w->nbuf = 0;
+    return H5SHUF_OK;
+}
+
+int h5shuf__pileset_append(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t k, const unsigned char *const *rows,
+                           uint64_t id)
+{
+    struct h5shuf_pile_writer *w = &ps->w[k];
+    for (size_t d = 0; d < job->nds; d++) {
+        uint64_t rb = job->ds[d].row_bytes;
+        memcpy(w->buf[d] + w->nbuf * rb, rows[d], rb);
+    }
+    memcpy(w->buf[job->nds] + w->nbuf * sizeof id, &id, sizeof id);
+    if (++w->nbuf == ps->cap)
+        return pile_flush(job, ps, k);
+    return H5SHUF_OK;
+}
+
+int h5shuf__pileset_finish(h5shuf_job *job, struct h5shuf_pileset *ps, struct h5shuf_pile *out)
+{
+    for (uint64_t k = 0; k < ps->m; k++) {
+        int st = pile_flush(job, ps, k);
+        if (st != H5SHUF_OK)
+            return st;
+        out[k].range.lo = h5shuf__range_cut(ps->range, ps->m, k);
+        out[k].range.hi = h5shuf__range_cut(ps->range, ps->m, k + 1);
+        out[k].number = ps->first_number + k;
+        out[k].rows = ps->w[k].written;
+    }
+    h5shuf__pileset_free(ps, job->nds);
+    return H5SHUF_OK;
+}
+
+int h5shuf__pile_open(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h5shuf_pile *p, hid_t *group,
+                      hid_t *dsets)
+{
+    char name[PILE_NAME_MAX], cause[256];
+    pile_name(p->number, name, sizeof name);
+    for (size_t d = 0; d <= job->nds; d++)
+        dsets[d] = H5I_INVALID_HID;
+    *group = H5Gopen2(sc->file, name, H5P_DEFAULT);
+    if (*group < 0)
+        goto fail;
+    for (size_t d = 0; d <= job->nds; d++) {
+        char dname[32];
+        pile_dset_name(d, job->nds, dname, sizeof dname);
+        dsets[d] = H5Dopen2(*group, dname, H5P_DEFAULT);
+        if (dsets[d] < 0)
+            goto fail;
+    }
+    return H5SHUF_OK;
+fail:
+    h5shuf__pile_close(*group, dsets, job->nds + 1);
+    *group = H5I_INVALID_HID;
+    return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot open pile: %s", sc->path, name,
+                        h5shuf__hdf5_cause(cause, sizeof cause));
+}
+
+void h5shuf__pile_close(hid_t group, hid_t *dsets, size_t n)
+{
+    for (size_t d = 0; d < n; d++)
+        if (dsets[d] >= 0) {
+            H5Dclose(dsets[d]);
+            dsets[d] = H5I_INVALID_HID;
+        }
+    if (group >= 0)
+        H5Gclose(group);
+}
+
+int h5shuf__pile_remove(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h5shuf_pile *p)
+{
+    char name[PILE_NAME_MAX], cause[256];
+    pile_name(p->number, name, sizeof name);
+    if (H5Ldelete(sc->file, name, H5P_DEFAULT) < 0)
+        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot remove pile: %s", sc->path, name,
+                            h5shuf__hdf5_cause(cause, sizeof cause));
+    return H5SHUF_OK;
+}

@@ -1,0 +1,121 @@
+/*
+ * plan.c - how many piles, how large, and the buffers of both passes, from N, the row size and the
+ * memory budget (DESIGN.md section 3).
+ *
+ * Pass 2 holds one pile: b = pile bound rows, each taking row_bytes + 40 bytes (row, id, key/index
+ * pair, radix scratch), plus the output writer's bands.  The pile target s is the largest with
+ * s + 6*sqrt(s) <= b, and M = ceil(N / s).  Pile sizes are Binomial(N, 1/M): mean <= s, standard
+ * deviation <= sqrt(s), so a 6-sigma bound is exceeded with probability about 1e-9 per pile (normal
+ * tail); such a pile is split or pass 1 is restarted.  Pass 1 holds one input slab and M pile buffers.
+ */
+#include <math.h>
+
+#include "internal.h"
+
+uint64_t h5shuf__pile_target_for_bound(uint64_t bound)
+{
+    double r = sqrt((double)bound + 9.0) - 3.0;
+    uint64_t s = (uint64_t)(r * r);
+    /* Correct the floating point estimate to the exact largest s with bound_for_target(s) <= bound. */
+    while (s > 0 && h5shuf__pile_bound_for_target(s) > bound)
+        s--;
+    while (h5shuf__pile_bound_for_target(s + 1) <= bound)
+        s++;
+    return s;
+}
+
+uint64_t h5shuf__pile_bound_for_target(uint64_t s)
+{
+    /* ceil(6 * sqrt(s)) computed exactly: the smallest t with t*t >= 36*s. */
+    uint64_t t = (uint64_t)ceil(6.0 * sqrt((double)s));
+    while (t > 0 && (h5shuf_u128)(t - 1) * (t - 1) >= (h5shuf_u128)36 * s)
+        t--;
+    while ((h5shuf_u128)t * t < (h5shuf_u128)36 * s)
+        t++;
+    return s + t;
+}
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+uint64_t h5shuf__plan_pile_buffer_rows(const h5shuf_plan *plan, uint64_t m)
+{
+    /* Pass 1: the budget less the slab, shared by m pile buffers; each flush writes one scratch chunk
+     * of at most H5SHUF_PILE_CHUNK_BYTES_MAX bytes per dataset. */
+    uint64_t per_row = plan->row_bytes + H5SHUF_PASS1_ROW_OVERHEAD;
+    uint64_t slab = plan->slab_rows * plan->row_bytes;
+    uint64_t avail = plan->mem_limit_bytes > slab ? plan->mem_limit_bytes - slab : 0;
+    uint64_t rows = avail / (m ? m : 1) / per_row;
+    uint64_t cap = H5SHUF_PILE_CHUNK_BYTES_MAX / (plan->row_bytes / (plan->ndatasets ? plan->ndatasets : 1) + 1);
+    if (rows > cap)
+        rows = cap;
+    if (rows > plan->pile_bound_rows)
+        rows = plan->pile_bound_rows;
+    return rows ? rows : 1;
+}
+
+int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct h5shuf_err *err)
+{
+    uint64_t per_row2 = in->row_bytes + H5SHUF_PASS2_ROW_OVERHEAD;
+    /* The smallest workable plan: piles of one row (bound 7) and a one-row slab. */
+    uint64_t min_bytes = in->band_bytes + h5shuf__pile_bound_for_target(1) * per_row2;
+    plan->rows = in->rows;
+    plan->row_bytes = in->row_bytes;
+    plan->total_bytes = in->rows * in->row_bytes;
+    plan->ndatasets = in->ndatasets;
+    plan->mem_limit_bytes = in->mem_limit_bytes;
+    if (in->mem_limit_bytes < min_bytes)
+        return h5shuf__fail(err, H5SHUF_EBUDGET,
+                            "memory budget of %llu bytes is too small for rows of %llu bytes: "
+                            "at least %llu bytes (%llu KiB) are needed",
+                            (unsigned long long)in->mem_limit_bytes, (unsigned long long)in->row_bytes,
+                            (unsigned long long)min_bytes, (unsigned long long)ceil_div(min_bytes, 1024));
+
+    uint64_t bound = (in->mem_limit_bytes - in->band_bytes) / per_row2;
+    uint64_t s = h5shuf__pile_target_for_bound(bound);
+    if (in->rows > 0 && s > in->rows) {
+        s = in->rows; /* one pile holds everything */
+    }
+    if (s == 0)
+        s = 1;
+    bound = h5shuf__pile_bound_for_target(s);
+    if (in->debug_pile_bound_rows && in->debug_pile_bound_rows < bound) {
+        bound = in->debug_pile_bound_rows;
+    }
+    plan->pile_target_rows = s;
+    plan->pile_bound_rows = bound;
+    plan->piles = in->rows ? ceil_div(in->rows, s) : 1;
+
+    /* Slab: a quarter of the budget, at most H5SHUF_SLAB_BYTES_MAX, a multiple of the chunk rows. */
+    uint64_t align = in->slab_align_rows ? in->slab_align_rows : 1;
+    uint64_t slab_bytes = in->mem_limit_bytes / 4;
+    if (slab_bytes > H5SHUF_SLAB_BYTES_MAX)
+        slab_bytes = H5SHUF_SLAB_BYTES_MAX;
+    uint64_t slab = in->row_bytes ? slab_bytes / in->row_bytes : slab_bytes;
+    if (slab >= align)
+        slab -= slab % align;
+    if (slab > in->rows)
+        slab = in->rows;
+    if (slab == 0)
+        slab = 1;
+    plan->slab_rows = slab;
+    plan->pile_buffer_rows = h5shuf__plan_pile_buffer_rows(plan, plan->piles);
+
+    uint64_t pass1 = slab * in->row_bytes + plan->piles * plan->pile_buffer_rows *
+                                                 (in->row_bytes + H5SHUF_PASS1_ROW_OVERHEAD);
+    uint64_t pass2 = in->band_bytes + bound * per_row2;
+    plan->mem_planned_bytes = pass1 > pass2 ? pass1 : pass2;
+    if (pass1 > in->mem_limit_bytes) {
+        /* M piles of one buffered row each do not fit beside the slab: the 2-pass shuffle needs memory
+         * of about sqrt(N * row_bytes * row_bytes) (M = N / s piles, s = budget / row_bytes). */
+        return h5shuf__fail(err, H5SHUF_EBUDGET,
+                            "memory budget of %llu bytes is too small for %llu rows of %llu bytes: pass 1 needs %llu "
+                            "pile buffers, at least %llu bytes",
+                            (unsigned long long)in->mem_limit_bytes, (unsigned long long)in->rows,
+                            (unsigned long long)in->row_bytes, (unsigned long long)plan->piles,
+                            (unsigned long long)pass1);
+    }
+    return H5SHUF_OK;
+}

@@ -1,0 +1,223 @@
+/*
+ * scatter.c - pass 1 (scatter the inputs into piles) and the oversize recursion.
+ *
+ * Pass 1 reads each input in slabs of whole chunks (DESIGN.md section 3), computes every row's key and
+ * pile, and appends the row to its pile's buffer; the buffers are the buckets of a counting sort by pile,
+ * and each full buffer is one scratch chunk.  Rows reach a pile in increasing global id, which pass 2's
+ * stable sort relies on to break key ties by id.
+ *
+ * Oversize recursion re-scatters a pile whose rows exceed the bound into sub-piles over its own key range,
+ * the same way, and replaces it in the key-ordered list by them.  Because piles are key ranges, neither
+ * recursion nor a restart of pass 1 can change the output.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Give up splitting a pile this many levels down: it cannot happen with uniform keys. */
+#define SPLIT_DEPTH_MAX 16
+
+/* Slab buffers, one per dataset plus ids. */
+struct slab {
+    unsigned char **buf; /* nds + 1 */
+    uint64_t rows;
+};
+
+static int slab_alloc(h5shuf_job *job, struct slab *sl, uint64_t rows)
+{
+    sl->rows = rows;
+    sl->buf = calloc(job->nds + 1, sizeof *sl->buf);
+    if (!sl->buf)
+        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    for (size_t d = 0; d <= job->nds; d++) {
+        uint64_t rb = d < job->nds ? job->ds[d].row_bytes : sizeof(uint64_t);
+        sl->buf[d] = malloc(rows * rb);
+        if (!sl->buf[d])
+            return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for a slab of %llu rows",
+                                (unsigned long long)rows);
+    }
+    return H5SHUF_OK;
+}
+
+static void slab_free(h5shuf_job *job, struct slab *sl)
+{
+    if (sl->buf)
+        for (size_t d = 0; d <= job->nds; d++)
+            free(sl->buf[d]);
+    free(sl->buf);
+    sl->buf = NULL;
+}
+
+/* Append n rows of the slab, with ids ids[0..n), to their piles in ps. */
+static int scatter_rows(h5shuf_job *job, struct h5shuf_pileset *ps, struct slab *sl, const uint64_t *ids, uint64_t n)
+{
+    const unsigned char *rows[64];
+    const unsigned char **rp = job->nds <= 64 ? rows : malloc(job->nds * sizeof *rp);
+    if (!rp)
+        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    int st = H5SHUF_OK;
+    for (uint64_t r = 0; r < n && st == H5SHUF_OK; r++) {
+        uint64_t key = h5shuf_key(job->seed, ids[r]);
+        uint64_t k = h5shuf__range_part(ps->range, ps->m, key);
+        for (size_t d = 0; d < job->nds; d++)
+            rp[d] = sl->buf[d] + r * job->ds[d].row_bytes;
+        st = h5shuf__pileset_append(job, ps, k, rp, ids[r]);
+    }
+    if (rp != rows)
+        free(rp);
+    return st;
+}
+
+static int piles_reserve(h5shuf_job *job, struct h5shuf_scratch *sc, size_t n)
+{
+    if (n <= sc->cap)
+        return H5SHUF_OK;
+    size_t cap = sc->cap ? sc->cap : 64;
+    while (cap < n)
+        cap *= 2;
+    struct h5shuf_pile *p = realloc(sc->piles, cap * sizeof *p);
+    if (!p)
+        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    sc->piles = p;
+    sc->cap = cap;
+    return H5SHUF_OK;
+}
+
+int h5shuf__scatter(h5shuf_job *job, struct h5shuf_scratch *sc)
+{
+    const h5shuf_plan *plan = &job->plan;
+    struct h5shuf_range all = {0, (h5shuf_u128)1 << 64};
+    struct h5shuf_pileset ps = {0};
+    struct slab sl = {0};
+    char where[512], cause[256];
+    int st = piles_reserve(job, sc, plan->piles);
+    if (st == H5SHUF_OK)
+        st = slab_alloc(job, &sl, plan->slab_rows);
+    if (st == H5SHUF_OK)
+        st = h5shuf__pileset_open(job, sc, all, plan->piles, plan->pile_buffer_rows, &ps);
+    uint64_t *ids = (uint64_t *)(sl.buf ? sl.buf[job->nds] : NULL);
+    uint64_t done = 0;
+    for (size_t f = 0; f < job->ninputs && st == H5SHUF_OK; f++) {
+        const struct h5shuf_input *in = &job->inputs[f];
+        for (uint64_t start = 0; start < in->rows && st == H5SHUF_OK; start += sl.rows) {
+            uint64_t n = in->rows - start < sl.rows ? in->rows - start : sl.rows;
+            for (size_t d = 0; d < job->nds; d++)
+                if (h5shuf__read_rows(in->src[d].dset, job->ds[d].ftype, start, n, sl.buf[d]) < 0) {
+                    st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot read rows %llu..%llu: %s",
+                                      h5shuf__where(job, f, d, where, sizeof where), (unsigned long long)start,
+                                      (unsigned long long)(start + n - 1), h5shuf__hdf5_cause(cause, sizeof cause));
+                    break;
+                }
+            if (st != H5SHUF_OK)
+                break;
+            for (uint64_t r = 0; r < n; r++)
+                ids[r] = in->first_row + start + r;
+            st = scatter_rows(job, &ps, &sl, ids, n);
+            done += n;
+            if (st == H5SHUF_OK)
+                st = h5shuf__progress(job, H5SHUF_PHASE_SCATTER, done, job->rows);
+        }
+    }
+    if (st == H5SHUF_OK) {
+        st = h5shuf__pileset_finish(job, &ps, sc->piles);
+        if (st == H5SHUF_OK)
+            sc->npiles = plan->piles;
+    }
+    h5shuf__pileset_free(&ps, job->nds);
+    slab_free(job, &sl);
+    return st;
+}
+
+/* Split pile p (over the bound) into sub-piles, appending the resulting piles, in key order and each
+ * within the bound, to *out (n of cap).  The split pile's group is removed. */
+static int split_pile(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h5shuf_pile *p, int depth,
+                      struct h5shuf_pile **out, size_t *n, size_t *cap, uint64_t *done)
+{
+    const h5shuf_plan *plan = &job->plan;
+    if (p->rows <= plan->pile_bound_rows) {
+        if (*n == *cap) {
+            size_t c = *cap ? 2 * *cap : 64;
+            struct h5shuf_pile *v = realloc(*out, c * sizeof *v);
+            if (!v)
+                return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+            *out = v;
+            *cap = c;
+        }
+        (*out)[(*n)++] = *p;
+        return H5SHUF_OK;
+    }
+    if (depth >= SPLIT_DEPTH_MAX || p->range.hi - p->range.lo < 2)
+        return h5shuf__fail(&job->err, H5SHUF_EINTERNAL, "a pile of %llu rows cannot be split below its bound",
+                            (unsigned long long)p->rows);
+
+    uint64_t target = h5shuf__pile_target_for_bound(plan->pile_bound_rows);
+    if (target == 0)
+        target = 1;
+    uint64_t m = p->rows / target + (p->rows % target != 0);
+    if (m < 2)
+        m = 2;
+    struct h5shuf_pileset ps = {0};
+    struct slab sl = {0};
+    struct h5shuf_pile *sub = calloc(m, sizeof *sub);
+    hid_t group = H5I_INVALID_HID;
+    hid_t *dsets = malloc((job->nds + 1) * sizeof *dsets);
+    char cause[256];
+    int st = sub && dsets ? H5SHUF_OK : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    if (st == H5SHUF_OK)
+        st = slab_alloc(job, &sl, plan->slab_rows < p->rows ? plan->slab_rows : p->rows);
+    if (st == H5SHUF_OK)
+        st = h5shuf__pile_open(job, sc, p, &group, dsets);
+    if (st == H5SHUF_OK)
+        st = h5shuf__pileset_open(job, sc, p->range, m, h5shuf__plan_pile_buffer_rows(plan, m), &ps);
+    for (uint64_t start = 0; start < p->rows && st == H5SHUF_OK; start += sl.rows) {
+        uint64_t cnt = p->rows - start < sl.rows ? p->rows - start : sl.rows;
+        for (size_t d = 0; d <= job->nds; d++) {
+            hid_t type = d < job->nds ? job->ds[d].ftype : H5T_NATIVE_UINT64;
+            if (h5shuf__read_rows(dsets[d], type, start, cnt, sl.buf[d]) < 0) {
+                st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot read pile %llu: %s", sc->path,
+                                  (unsigned long long)p->number, h5shuf__hdf5_cause(cause, sizeof cause));
+                break;
+            }
+        }
+        if (st == H5SHUF_OK)
+            st = scatter_rows(job, &ps, &sl, (const uint64_t *)sl.buf[job->nds], cnt);
+        *done += cnt;
+        if (st == H5SHUF_OK)
+            st = h5shuf__progress(job, H5SHUF_PHASE_SPLIT, *done, job->rows);
+    }
+    if (st == H5SHUF_OK)
+        st = h5shuf__pileset_finish(job, &ps, sub);
+    h5shuf__pileset_free(&ps, job->nds);
+    slab_free(job, &sl);
+    if (dsets)
+        h5shuf__pile_close(group, dsets, job->nds + 1);
+    free(dsets);
+    if (st == H5SHUF_OK) {
+        job->plan.splits++;
+        st = h5shuf__pile_remove(job, sc, p);
+    }
+    for (uint64_t k = 0; k < m && st == H5SHUF_OK; k++)
+        st = split_pile(job, sc, &sub[k], depth + 1, out, n, cap, done);
+    free(sub);
+    return st;
+}
+
+int h5shuf__split_oversize(h5shuf_job *job, struct h5shuf_scratch *sc)
+{
+    struct h5shuf_pile *out = NULL;
+    size_t n = 0, cap = 0;
+    uint64_t done = 0;
+    int st = H5SHUF_OK;
+    for (size_t j = 0; j < sc->npiles && st == H5SHUF_OK; j++)
+        st = split_pile(job, sc, &sc->piles[j], 0, &out, &n, &cap, &done);
+    if (st != H5SHUF_OK) {
+        free(out);
+        return st;
+    }
+    free(sc->piles);
+    sc->piles = out;
+    sc->npiles = n;
+    sc->cap = cap;
+    return H5SHUF_OK;
+}

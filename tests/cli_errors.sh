@@ -1,0 +1,327 @@
+#!/usr/bin/env bash
+# cli_errors.sh — the command-line tool's behaviour on bad input.
+#
+# Usage: bash tests/cli_errors.sh PATH/TO/h5shuf PATH/TO/h5shuf_gendata
+#
+# Every error case pins the contract of STYLE.md ("Errors") and DESIGN.md section 3 ("Output"):
+#   (a) the exit status is exactly 1 (failure) or 2 (usage error);
+#   (b) stderr is one line "h5shuf: ..." naming the file (and the dataset where there is one) and the
+#       cause; usage errors add exactly the line "Try 'h5shuf --help' for more information.";
+#   (c) nothing is written at the output path;
+#   (d) the scratch directory is left empty and no temporary file (".*h5shuf*") is left beside the output;
+#   (e) the input files are byte-identical to before (md5).
+# Three positive controls (--help, --version, a normal shuffle) tell a broken binary from a correct refusal.
+# Each case prints "ok - ..." or "not ok - ..." (with "#" lines saying why); the last line is
+# "N passed, M failed" and the exit status is 1 if any case failed.  Cases that need h5py are reported as
+# skipped ("ok - ... # SKIP", not counted) when /usr/bin/python3 cannot import it.
+# CLI_ERRORS_VERBOSE=1 also shows the stderr of the cases that pass, to review the messages' wording.
+
+set -u
+
+if [ $# -ne 2 ] || [ ! -x "$1" ] || [ ! -x "$2" ]; then
+    echo "usage: bash cli_errors.sh PATH/TO/h5shuf PATH/TO/h5shuf_gendata (both executable)" >&2
+    exit 1
+fi
+H=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+GEN=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+PY=/usr/bin/python3
+USAGE_HINT="Try 'h5shuf --help' for more information."
+
+W=$(mktemp -d "${TMPDIR:-/tmp}/h5shuf_cli_errors.XXXXXX") || exit 1
+trap 'rm -rf "$W"' EXIT
+trap 'exit 130' INT TERM
+
+IN=$W/in      # every input file; the tool runs with this as its working directory
+O=$W/out      # the output directory of the error cases
+mkdir "$IN" "$O"
+
+passed=0
+failed=0
+
+have_h5py=0
+if "$PY" -c 'import h5py, numpy' 2>/dev/null; then have_h5py=1; fi
+
+# ---------------------------------------------------------------------------------------------------------
+# Helpers
+
+# snap DIR: a listing of DIR (names, types) and the md5 of every file in it, hidden ones included.
+snap() {
+    (cd "$1" && find . -mindepth 1 -printf '%y %p\n' | LC_ALL=C sort &&
+        find . -type f -exec md5sum {} + | LC_ALL=C sort -k2)
+}
+
+# report NAME: prints ok/not ok for NAME from the array PROBLEMS, with the stderr seen (file $W/err).
+report() {
+    local name=$1 p
+    if [ ${#PROBLEMS[@]} -eq 0 ]; then
+        echo "ok - $name"
+        [ "${CLI_ERRORS_VERBOSE:-0}" = 1 ] && [ -s "$W/err" ] && sed 's/^/#   stderr| /' "$W/err"
+        passed=$((passed + 1))
+    else
+        echo "not ok - $name"
+        for p in "${PROBLEMS[@]}"; do echo "#   $p"; done
+        echo "#   command: h5shuf ${CMD[*]}"
+        echo "#   exit status: $RC"
+        if [ -s "$W/err" ]; then sed 's/^/#   stderr| /' "$W/err"; else echo "#   stderr: (empty)"; fi
+        failed=$((failed + 1))
+    fi
+}
+
+skip() {
+    echo "ok - $1 # SKIP /usr/bin/python3 cannot import h5py"
+}
+
+# run SCRATCH ARGS...: runs h5shuf in $IN with TMPDIR=SCRATCH and, unless NO_T=1, "-t SCRATCH" first;
+# sets RC, CMD, and leaves stdout in $W/outp and stderr in $W/err.
+NO_T=0
+run() {
+    local scratch=$1; shift
+    if [ "$NO_T" = 1 ]; then CMD=("$@"); else CMD=(-t "$scratch" "$@"); fi
+    (cd "$IN" && TMPDIR=$scratch timeout 120 "$H" "${CMD[@]}") >"$W/outp" 2>"$W/err" </dev/null
+    RC=$?
+    [ "$RC" = 124 ] && PROBLEMS+=("timed out after 120 s")
+}
+
+# leftover_temps DIR: prints the temporary files (".*h5shuf*") left in DIR.
+leftover_temps() {
+    [ -d "$1" ] && find "$1" -maxdepth 1 -name '.*' -name '*h5shuf*' -printf '%f\n'
+}
+
+# check_clean SCRATCH OUTDIR: scratch empty, no temporary file in OUTDIR, $IN and $O as snapshotted.
+check_clean() {
+    local scratch=$1 outdir=$2 left
+    if [ -d "$scratch" ] && [ -n "$(ls -A "$scratch")" ]; then
+        PROBLEMS+=("scratch dir not empty: $(find "$scratch" -mindepth 1 -printf '%f ')")
+    fi
+    for d in "$outdir" "$IN" "$O"; do
+        [ "$d" = "$outdir" ] || [ "$d" != "$(cd "$outdir" 2>/dev/null && pwd)" ] || continue
+        left=$(leftover_temps "$d")
+        [ -n "$left" ] && PROBLEMS+=("temporary files left in $d: $(tr '\n' ' ' <<<"$left")")
+    done
+    if [ "$(snap "$IN")" != "$SNAP_IN" ]; then
+        PROBLEMS+=("input directory changed (input modified, or a file was left beside it):")
+        while IFS= read -r l; do PROBLEMS+=("  $l"); done < <(diff <(echo "$SNAP_IN") <(snap "$IN") | grep '^[<>]')
+    fi
+}
+
+# expect NAME STATUS OUTPUT CAUSE_ERE NEEDLE... -- ARGS...
+#   Runs h5shuf ARGS and checks (a)-(e): exit STATUS (1 or 2); stderr one line (two for STATUS 2) starting
+#   "h5shuf: ", containing every NEEDLE as a fixed string and matching CAUSE_ERE (case-insensitive); nothing
+#   at OUTPUT (an absolute path, or "-" for none); and $O unchanged unless OUTPUT is "-".
+expect() {
+    local name=$1 want=$2 out=$3 cause=$4; shift 4
+    local needles=() n lines first
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do needles+=("$1"); shift; done
+    shift
+    PROBLEMS=()
+    local scratch; scratch=$(mktemp -d "$W/scratch.XXXXXX")
+    SNAP_IN=$(snap "$IN")
+    local snap_o; snap_o=$(snap "$O")
+    run "$scratch" "$@"
+
+    [ "$RC" = "$want" ] || PROBLEMS+=("(a) exit status $RC, expected $want")
+
+    lines=$(awk 'END { print NR }' "$W/err")
+    first=$(head -n 1 "$W/err")
+    local want_lines=1; [ "$want" = 2 ] && want_lines=2
+    [ "$lines" = "$want_lines" ] || PROBLEMS+=("(b) stderr has $lines lines, expected $want_lines")
+    if [ -s "$W/err" ] && [ "$(tail -c 1 "$W/err" | od -An -c | tr -d ' ')" != '\n' ]; then
+        PROBLEMS+=("(b) stderr does not end with a newline")
+    fi
+    case $first in "h5shuf: "*) ;; *) PROBLEMS+=("(b) first stderr line does not start with 'h5shuf: '") ;; esac
+    for n in "${needles[@]}"; do
+        grep -qF -- "$n" <<<"$first" || PROBLEMS+=("(b) message does not name '$n'")
+    done
+    grep -qEi -- "$cause" <<<"$first" || PROBLEMS+=("(b) message does not state the cause (/$cause/)")
+    if [ "$want" = 2 ] && [ "$(sed -n 2p "$W/err")" != "$USAGE_HINT" ]; then
+        PROBLEMS+=("(b) second stderr line is not \"$USAGE_HINT\"")
+    fi
+
+    local outdir=$O
+    if [ "$out" != - ]; then
+        outdir=$(dirname "$out")
+        if [ -e "$out" ] || [ -L "$out" ]; then PROBLEMS+=("(c) a file exists at the output path $out"); fi
+        if [ "$(snap "$O")" != "$snap_o" ]; then
+            PROBLEMS+=("(c/d) output directory $O changed:")
+            while IFS= read -r l; do PROBLEMS+=("  $l"); done < <(diff <(echo "$snap_o") <(snap "$O") | grep '^[<>]')
+        fi
+    fi
+    check_clean "$scratch" "$outdir"
+    report "$name"
+}
+
+# expect_ok NAME OUTPUT ARGS...: a run that must succeed: exit 0, stderr empty, OUTPUT an HDF5 file,
+# scratch empty, no temporary files, inputs unchanged.
+expect_ok() {
+    local name=$1 out=$2; shift 2
+    PROBLEMS=()
+    local scratch; scratch=$(mktemp -d "$W/scratch.XXXXXX")
+    SNAP_IN=$(snap "$IN")
+    run "$scratch" "$@"
+    [ "$RC" = 0 ] || PROBLEMS+=("exit status $RC, expected 0")
+    [ -s "$W/err" ] && PROBLEMS+=("stderr is not empty")
+    if [ ! -f "$out" ]; then
+        PROBLEMS+=("no output file at $out")
+    elif [ "$(head -c 8 "$out" | od -An -tx1 | tr -d ' \n')" != 894844460d0a1a0a ]; then
+        PROBLEMS+=("output $out is not an HDF5 file (no signature at offset 0)")
+    fi
+    check_clean "$scratch" "$(dirname "$out")"
+    report "$name"
+}
+
+# pyfile FILE CODE: runs CODE with h5py as h5, numpy as np and f = h5.File(FILE, "w").
+pyfile() {
+    "$PY" -c "import h5py as h5, numpy as np
+with h5.File('$1', 'w') as f:
+$2"
+}
+
+# ---------------------------------------------------------------------------------------------------------
+# Input files
+
+"$GEN" example "$IN/ex.h5" || { echo "not ok - h5shuf_gendata example failed"; echo "0 passed, 1 failed"; exit 1; }
+printf 'this is a text file, not HDF5\n' >"$IN/text.h5"
+mkdir "$IN/adir.h5"
+if [ "$have_h5py" = 1 ]; then
+    pyfile "$IN/grp.h5" "    f.create_group('g').create_dataset('x', data=np.arange(10))
+    f['x'] = np.arange(10)" &&
+    pyfile "$IN/vlen.h5" "    f.create_dataset('s', (10,), dtype=h5.special_dtype(vlen=str))
+    f['s'][:] = ['row %d' % i for i in range(10)]
+    v = f.create_dataset('v', (10,), dtype=h5.vlen_dtype(np.dtype('int32')))
+    for i in range(10): v[i] = np.arange(i, dtype=np.int32)" &&
+    pyfile "$IN/scalar.h5" "    f['s'] = np.int64(5)" &&
+    pyfile "$IN/a.h5" "    f['x'] = np.arange(30, dtype=np.int32).reshape(10, 3)" &&
+    pyfile "$IN/b.h5" "    f['x'] = np.arange(40, dtype=np.int32).reshape(10, 4)" &&
+    pyfile "$IN/c.h5" "    f['x'] = np.arange(30, dtype=np.float32).reshape(10, 3)" &&
+    pyfile "$IN/m.h5" "    f['a'] = np.arange(10); f['b'] = np.arange(11)" &&
+    pyfile "$IN/amb.h5" "    f['a'] = np.arange(10); f['b'] = np.arange(20)" ||
+        { echo "not ok - making the special input files with h5py"; echo "0 passed, 1 failed"; exit 1; }
+fi
+
+# ---------------------------------------------------------------------------------------------------------
+# Positive controls
+
+PROBLEMS=(); S=$(mktemp -d "$W/scratch.XXXXXX"); run "$S" --help
+[ "$RC" = 0 ] || PROBLEMS+=("exit status $RC, expected 0")
+grep -q 'Usage: h5shuf' "$W/outp" || PROBLEMS+=("stdout has no 'Usage: h5shuf'")
+report "control: --help exits 0 and prints the usage"
+
+PROBLEMS=(); S=$(mktemp -d "$W/scratch.XXXXXX"); run "$S" --version
+[ "$RC" = 0 ] || PROBLEMS+=("exit status $RC, expected 0")
+grep -qE '^h5shuf [0-9]+\.[0-9]+\.[0-9]+.*HDF5 [0-9]+\.[0-9]+' "$W/outp" ||
+    PROBLEMS+=("stdout has no line 'h5shuf X.Y.Z ... HDF5 A.B': $(head -c 200 "$W/outp")")
+report "control: --version prints the version and HDF5's"
+
+expect_ok "control: a normal shuffle of ex.h5 exits 0 with nothing on stderr" "$O/control.h5" \
+    -s 1 ex.h5 "$O/control.h5"
+rm -f "$O/control.h5"
+
+# ---------------------------------------------------------------------------------------------------------
+# Failures: exit 1
+
+expect "1 missing input file" 1 "$O/o.h5" 'no such|not found|does not exist|missing' \
+    nope.h5 -- nope.h5 "$O/o.h5"
+expect "2 input is a text file, not HDF5" 1 "$O/o.h5" 'hdf5|format|signature' \
+    text.h5 -- text.h5 "$O/o.h5"
+expect "3 input is a directory" 1 "$O/o.h5" 'directory|not a (regular )?file' \
+    adir.h5 -- adir.h5 "$O/o.h5"
+expect "4 missing dataset ex.h5:/nope" 1 "$O/o.h5" 'no such|not found|does not exist|missing' \
+    ex.h5 /nope -- ex.h5:/nope "$O/o.h5"
+
+if [ "$have_h5py" = 1 ]; then
+    expect "5 path is a group (grp.h5:/g)" 1 "$O/o.h5" 'group|not a dataset' \
+        grp.h5 /g -- grp.h5:/g "$O/o.h5"
+    expect "6a variable-length string dataset" 1 "$O/o.h5" 'variable-length' \
+        vlen.h5 /s -- vlen.h5:/s "$O/o.h5"
+    expect "6b variable-length int32 dataset" 1 "$O/o.h5" 'variable-length' \
+        vlen.h5 /v -- vlen.h5:/v "$O/o.h5"
+    expect "6c whole-file form on a file of variable-length datasets" 1 "$O/o.h5" 'variable-length' \
+        vlen.h5 -- vlen.h5 "$O/o.h5"
+    expect "7 scalar (rank 0) dataset" 1 "$O/o.h5" 'scalar|rank|no rows|dimension' \
+        scalar.h5 /s -- scalar.h5:/s "$O/o.h5"
+    expect "8a inputs with different row shapes (10,3) vs (10,4)" 1 "$O/o.h5" 'shape|dimension|row' \
+        b.h5 /x -- a.h5:/x b.h5:/x "$O/o.h5"
+    expect "8b inputs with different types int32 vs float32" 1 "$O/o.h5" 'type' \
+        c.h5 /x -- a.h5:/x c.h5:/x "$O/o.h5"
+    expect "8c one file, /a (10,) and /b (11,) named together" 1 "$O/o.h5" 'rows|length|dim|differ|mismatch|same' \
+        m.h5 /b -- m.h5:/a,/b "$O/o.h5"
+    expect "11 whole-file form on an ambiguous file lists both candidates" 1 "$O/o.h5" \
+        'ambiguous|common|which|candidates|choose|name' amb.h5 /a /b -- amb.h5 "$O/o.h5"
+else
+    for c in "5 path is a group" "6 variable-length datasets" "7 scalar dataset" "8 mismatched inputs" \
+        "11 ambiguous whole-file form"; do skip "$c"; done
+fi
+
+# 9: an existing output is never touched without --force; with --force it is replaced.
+printf 'precious\n' >"$O/existing.h5"
+expect "9a existing output without --force (left byte-identical)" 1 - 'exist|force' \
+    existing.h5 -- ex.h5 "$O/existing.h5"
+[ "$(cat "$O/existing.h5")" = precious ] || echo "#   (9a: existing.h5 was changed)"
+before=$(md5sum <"$O/existing.h5")
+expect_ok "9b existing output with --force is replaced" "$O/existing.h5" --force -s 1 ex.h5 "$O/existing.h5"
+if [ "$(md5sum <"$O/existing.h5")" = "$before" ]; then
+    echo "not ok - 9c --force replaced the existing output's content"
+    failed=$((failed + 1))
+else
+    echo "ok - 9c --force replaced the existing output's content"
+    passed=$((passed + 1))
+fi
+rm -f "$O/existing.h5"
+
+# 10: the output is the input file itself, however spelled.
+expect "10a output is the input file" 1 "-" 'same|input|itself|overwrite' \
+    ex.h5 -- ex.h5 ex.h5
+expect "10b output is the input file, with --force" 1 "-" 'same|input|itself|overwrite' \
+    ex.h5 -- --force ex.h5 ex.h5
+expect "10c output is the input file spelled ./ex.h5, with --force" 1 "-" 'same|input|itself|overwrite' \
+    ex.h5 -- --force ex.h5 ./ex.h5
+expect "10d output is the input file named by a dataset spec, with --force" 1 "-" 'same|input|itself|overwrite' \
+    ex.h5 -- --force ex.h5:/X ex.h5:/X2
+
+expect "13 memory budget too small (-m 1K) says what is needed" 1 "$O/o.h5" \
+    '(at least|minimum|needed|need|requires).*[0-9]' ex.h5 -- -m 1K ex.h5 "$O/o.h5"
+expect "14 output directory does not exist" 1 "$W/nodir/o.h5" 'no such|not exist|directory' \
+    nodir -- ex.h5 "$W/nodir/o.h5"
+[ -e "$W/nodir" ] && echo "#   (14: the missing output directory was created)"
+
+NO_T=1
+expect "15 -t names a missing directory" 1 "$O/o.h5" 'no such|not exist|directory' \
+    noscratch -- -t "$W/noscratch" ex.h5 "$O/o.h5"
+NO_T=0
+if [ -e "$W/noscratch" ]; then
+    echo "not ok - 15b the missing -t directory was not created"; failed=$((failed + 1))
+else
+    echo "ok - 15b the missing -t directory was not created"; passed=$((passed + 1))
+fi
+
+# ---------------------------------------------------------------------------------------------------------
+# Usage errors: exit 2
+
+NO_T=1
+expect "12a no arguments at all" 2 "-" 'missing|input|output|argument' --
+NO_T=0
+expect "12b only -t, no INPUT or OUTPUT" 2 "-" 'missing|input|output|argument' --
+expect "12c one argument only" 2 "$O/o.h5" 'missing|output|argument' -- ex.h5
+expect "12d unknown long option" 2 "$O/o.h5" 'unknown|unrecognized|invalid' --bogus -- --bogus ex.h5 "$O/o.h5"
+expect "12e unknown short option" 2 "$O/o.h5" 'unknown|unrecognized|invalid' Z -- -Z ex.h5 "$O/o.h5"
+expect "12f -m 12Q" 2 "$O/o.h5" 'invalid|bad|suffix|unit' 12Q -- -m 12Q ex.h5 "$O/o.h5"
+expect "12g -m -5" 2 "$O/o.h5" 'invalid|negative|bad' -5 -- -m -5 ex.h5 "$O/o.h5"
+expect "12h -m 99999999999T (overflow)" 2 "$O/o.h5" 'invalid|overflow|too (large|big)|range' \
+    99999999999T -- -m 99999999999T ex.h5 "$O/o.h5"
+expect "12i -m with no value" 2 "$O/o.h5" 'requires|needs|missing|argument|value' -m -- ex.h5 "$O/o.h5" -m
+expect "12j -s abc" 2 "$O/o.h5" 'invalid|seed|bad' abc -- -s abc ex.h5 "$O/o.h5"
+expect "12k -s 99999999999999999999999 (over 64 bits)" 2 "$O/o.h5" 'invalid|overflow|too (large|big)|range' \
+    99999999999999999999999 -- -s 99999999999999999999999 ex.h5 "$O/o.h5"
+expect "12l --on-oversize maybe" 2 "$O/o.h5" 'invalid|recurse|restart|mode|unknown' maybe -- \
+    --on-oversize maybe ex.h5 "$O/o.h5"
+expect "12m input spec with an empty path list 'ex.h5:'" 2 "$O/o.h5" 'empty|path|missing' ex.h5 -- \
+    ex.h5: "$O/o.h5"
+expect "12n input spec with a trailing comma 'ex.h5:/X,'" 2 "$O/o.h5" 'empty|path|missing' ex.h5 -- \
+    ex.h5:/X, "$O/o.h5"
+expect "12o input spec with an empty path between commas 'ex.h5:/X,,/y'" 2 "$O/o.h5" 'empty|path|missing' \
+    ex.h5 -- ex.h5:/X,,/y "$O/o.h5"
+expect "12p output spec with an empty path list 'o.h5:'" 2 "$O/o.h5" 'empty|path|missing' o.h5 -- \
+    ex.h5:/X "$O/o.h5:"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,76 @@
+/*
+ * test_spec.c - the FILE[:/path,...] syntax and sizes with K/M/G/T suffixes.
+ */
+#include <string.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+static void test_spec_forms(void)
+{
+    struct h5shuf_spec s;
+    struct h5shuf_err e = {0};
+    CU_ASSERT_EQUAL(h5shuf__spec_parse("train.h5", &s, &e), H5SHUF_OK);
+    CU_ASSERT_STRING_EQUAL(s.file, "train.h5");
+    CU_ASSERT_EQUAL(s.npaths, 0);
+    h5shuf__spec_clear(&s);
+
+    CU_ASSERT_EQUAL(h5shuf__spec_parse("dir/a:b.h5:/x,/g/y", &s, &e), H5SHUF_OK);
+    CU_ASSERT_STRING_EQUAL(s.file, "dir/a:b.h5");
+    CU_ASSERT_EQUAL_FATAL(s.npaths, 2);
+    CU_ASSERT_STRING_EQUAL(s.paths[0], "/x");
+    CU_ASSERT_STRING_EQUAL(s.paths[1], "/g/y");
+    h5shuf__spec_clear(&s);
+}
+
+static void test_spec_errors(void)
+{
+    const char *bad[] = {"", ":/x", "a.h5:", "dir/a.h5:", "a.h5:/x,", "a.h5:/x,y", "a.h5:/", "a.h5:/x,/x", "a.h5:/x,,/y"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        struct h5shuf_spec s;
+        struct h5shuf_err e = {0};
+        CU_ASSERT_EQUAL(h5shuf__spec_parse(bad[i], &s, &e), H5SHUF_EINVAL);
+        CU_ASSERT(strlen(e.msg) > 0);
+    }
+}
+
+static void test_sizes(void)
+{
+    static const struct {
+        const char *text;
+        uint64_t bytes;
+    } ok[] = {{"0", 0},          {"123", 123},         {"64K", 65536},        {"64k", 65536},
+              {"64KiB", 65536},  {"64KB", 65536},      {"512M", 512ULL << 20}, {"2G", 2ULL << 30},
+              {"1T", 1ULL << 40}, {"100B", 100},       {"16777215T", 16777215ULL << 40}};
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        uint64_t v = 1;
+        CU_ASSERT_EQUAL(h5shuf_parse_size(ok[i].text, &v), H5SHUF_OK);
+        CU_ASSERT_EQUAL(v, ok[i].bytes);
+    }
+    const char *bad[] = {"", "-5", "+5", " 5", "5Q", "5 M", "16777216T", "99999999999999999999", "M", "5MiBs",
+                         "1.5G"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        uint64_t v;
+        CU_ASSERT_EQUAL(h5shuf_parse_size(bad[i], &v), H5SHUF_EINVAL);
+    }
+}
+
+static void test_strerror(void)
+{
+    CU_ASSERT_STRING_EQUAL(h5shuf_strerror(H5SHUF_OK), "success");
+    CU_ASSERT_STRING_EQUAL(h5shuf_strerror(H5SHUF_EEXIST), "output exists");
+    CU_ASSERT_STRING_EQUAL(h5shuf_strerror(-1), "unknown status");
+    CU_ASSERT_STRING_EQUAL(h5shuf_strerror(9999), "unknown status");
+}
+
+int main(void)
+{
+    static const struct tu_test tests[] = {
+        {"spec forms", test_spec_forms},
+        {"spec errors", test_spec_errors},
+        {"sizes with suffixes and overflow", test_sizes},
+        {"status texts", test_strerror},
+        {NULL, NULL},
+    };
+    return tu_main("spec", tests);
+}

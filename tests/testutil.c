@@ -1,0 +1,236 @@
+/*
+ * testutil.c - see testutil.h.
+ */
+#include "testutil.h"
+
+#include <CUnit/Basic.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+uint64_t tu_splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+char *tu_mkdtemp(void)
+{
+    const char *t = getenv("TMPDIR");
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s/h5shuf-test-XXXXXX", t && *t ? t : "/tmp");
+    if (!mkdtemp(buf))
+        return NULL;
+    return strdup(buf);
+}
+
+void tu_rmtree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+            tu_rmtree(p);
+        else
+            unlink(p);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+int tu_count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return n;
+}
+
+const char *tu_path(const char *dir, const char *name)
+{
+    static char slots[8][4096];
+    static int next;
+    char *p = slots[next++ % 8];
+    snprintf(p, 4096, "%s/%s", dir, name);
+    return p;
+}
+
+int tu_write(const char *file, int create, const char *path, hid_t ftype, int rank, const hsize_t *dims,
+             const struct tu_layout *lay, const void *data)
+{
+    hid_t f = create ? H5Fcreate(file, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT) : H5Fopen(file, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (f < 0)
+        return -1;
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    hsize_t maxdims[H5S_MAX_RANK];
+    memcpy(maxdims, dims, (size_t)rank * sizeof *dims);
+    if (lay && lay->layout == H5D_CHUNKED) {
+        hsize_t c[H5S_MAX_RANK];
+        memcpy(c, dims, (size_t)rank * sizeof *dims);
+        c[0] = lay->chunk_rows;
+        for (int k = 1; k < rank; k++)
+            if (c[k] == 0)
+                c[k] = 1;
+        H5Pset_chunk(dcpl, rank, c);
+        maxdims[0] = H5S_UNLIMITED;
+        if (lay->shuffle)
+            H5Pset_shuffle(dcpl);
+        if (lay->deflate)
+            H5Pset_deflate(dcpl, (unsigned)lay->deflate);
+        if (lay->fletcher32)
+            H5Pset_fletcher32(dcpl);
+    } else if (lay && lay->layout == H5D_COMPACT) {
+        H5Pset_layout(dcpl, H5D_COMPACT);
+    }
+    hid_t s = H5Screate_simple(rank, dims, maxdims);
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(lcpl, 1);
+    hid_t d = H5Dcreate2(f, path, ftype, s, lcpl, dcpl, H5P_DEFAULT);
+    herr_t r = d < 0 ? -1 : 0;
+    hssize_t n = H5Sget_simple_extent_npoints(s);
+    if (r >= 0 && n > 0)
+        r = H5Dwrite(d, ftype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
+    if (d >= 0)
+        H5Dclose(d);
+    H5Pclose(lcpl);
+    H5Sclose(s);
+    H5Pclose(dcpl);
+    if (H5Fclose(f) < 0)
+        r = -1;
+    return r < 0 ? -1 : 0;
+}
+
+void *tu_read(const char *file, const char *path, uint64_t *rows, uint64_t *row_bytes)
+{
+    hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0)
+        return NULL;
+    void *buf = NULL;
+    hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
+    if (d >= 0) {
+        hid_t t = H5Dget_type(d), s = H5Dget_space(d);
+        hsize_t dims[H5S_MAX_RANK];
+        int rank = H5Sget_simple_extent_ndims(s);
+        H5Sget_simple_extent_dims(s, dims, NULL);
+        uint64_t rb = H5Tget_size(t);
+        for (int k = 1; k < rank; k++)
+            rb *= dims[k];
+        *rows = dims[0];
+        *row_bytes = rb;
+        buf = malloc(dims[0] * rb + 1);
+        if (buf && dims[0] > 0 && H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+            free(buf);
+            buf = NULL;
+        }
+        H5Tclose(t);
+        H5Sclose(s);
+        H5Dclose(d);
+    }
+    H5Fclose(f);
+    return buf;
+}
+
+void tu_fill(void *buf, size_t n, uint64_t state)
+{
+    unsigned char *p = buf;
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t v = tu_splitmix64(&state);
+        memcpy(p + i, &v, n - i < 8 ? n - i : 8);
+    }
+}
+
+struct ref_key {
+    uint64_t key, i;
+};
+
+static int ref_cmp(const void *a, const void *b)
+{
+    const struct ref_key *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+void tu_reference(uint64_t seed, const void *in, uint64_t rows, uint64_t row_bytes, void *out)
+{
+    struct ref_key *k = malloc((rows ? rows : 1) * sizeof *k);
+    for (uint64_t i = 0; i < rows; i++) {
+        k[i].key = h5shuf_key(seed, i);
+        k[i].i = i;
+    }
+    qsort(k, rows, sizeof *k, ref_cmp);
+    for (uint64_t r = 0; r < rows; r++)
+        memcpy((unsigned char *)out + r * row_bytes, (const unsigned char *)in + k[r].i * row_bytes, row_bytes);
+    free(k);
+}
+
+int tu_shuffle(const char *const *inputs, size_t n, const char *output, const h5shuf_options *opts, char *msg,
+               size_t cap)
+{
+    h5shuf_job *job = h5shuf_job_create(opts);
+    if (!job)
+        return H5SHUF_ENOMEM;
+    int st = H5SHUF_OK;
+    for (size_t i = 0; i < n && st == H5SHUF_OK; i++)
+        st = h5shuf_job_add_input(job, inputs[i]);
+    if (st == H5SHUF_OK)
+        st = h5shuf_job_set_output(job, output);
+    if (st == H5SHUF_OK)
+        st = h5shuf_run(job);
+    if (msg)
+        snprintf(msg, cap, "%s", h5shuf_errmsg(job));
+    h5shuf_job_free(job);
+    return st;
+}
+
+int tu_same_bytes(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int same = fa && fb;
+    while (same) {
+        char x[65536], y[65536];
+        size_t na = fread(x, 1, sizeof x, fa), nb = fread(y, 1, sizeof y, fb);
+        if (na != nb || memcmp(x, y, na) != 0)
+            same = 0;
+        if (na == 0)
+            break;
+    }
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    return same;
+}
+
+int tu_main(const char *suite, const struct tu_test *tests)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* the tests provoke HDF5 errors on purpose */
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite(suite, NULL, NULL);
+    for (const struct tu_test *t = tests; t->name; t++)
+        CU_add_test(s, t->name, t->fn);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    CU_cleanup_registry();
+    H5close();
+    return failed ? 1 : 0;
+}
