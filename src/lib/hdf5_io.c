@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -46,6 +47,8 @@ static int open_file(h5shuf_job *job, struct h5shuf_input *in)
                             strerror(errno));
     if (S_ISDIR(st.st_mode))
         return h5shuf__fail(&job->err, H5SHUF_ENOTHDF5, "%s: is a directory, not an HDF5 file", in->spec.file);
+    if (access(in->spec.file, R_OK) != 0)
+        return h5shuf__fail(&job->err, H5SHUF_EIO, "%s: %s", in->spec.file, strerror(errno));
     htri_t is = H5Fis_hdf5(in->spec.file);
     if (is <= 0) {
         H5Eclear2(H5E_DEFAULT);

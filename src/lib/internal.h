@@ -221,13 +221,13 @@ H5SHUF_INTERNAL void h5shuf__scratch_destroy(struct h5shuf_scratch *sc);
 /* Drop all piles (for a restart of pass 1): unlinks /piles and makes it anew. */
 H5SHUF_INTERNAL int h5shuf__scratch_reset(h5shuf_job *job, struct h5shuf_scratch *sc);
 
-/* A pile being filled: open datasets (one per shuffled dataset + index) and its buffer. */
+/* A pile being filled: its buffer.  Its group and datasets are opened only while a full buffer is
+ * written (created at the first write), so HDF5 holds no state per pile between flushes: memory stays
+ * flat however many piles there are. */
 struct h5shuf_pile_writer {
-    hid_t group;
-    hid_t *dsets;        /* nds + 1: the last one is "index" */
     unsigned char **buf; /* nds + 1 buffers of cap rows (index: 8 bytes a row) */
     uint64_t nbuf;       /* rows in the buffers */
-    uint64_t written;    /* rows on disk */
+    uint64_t written;    /* rows on disk; 0: the group does not exist yet */
 };
 
 /* A set of m piles being filled over range, each buffering cap rows (= its chunk rows). */
@@ -236,10 +236,11 @@ struct h5shuf_pileset {
     uint64_t m;
     uint64_t cap;
     struct h5shuf_pile_writer *w;
+    struct h5shuf_scratch *sc;
     uint64_t first_number; /* pile k is number first_number + k */
 };
 
-/* Create m pile groups over range in the scratch file and their buffers. */
+/* Prepare m piles over range (numbers reserved, buffers allocated; groups made at their first flush). */
 H5SHUF_INTERNAL int h5shuf__pileset_open(h5shuf_job *job, struct h5shuf_scratch *sc, struct h5shuf_range range,
                                          uint64_t m, uint64_t cap, struct h5shuf_pileset *ps);
 /* Append one row (one pointer per dataset) with global id to pile k; flushes a full buffer. */
@@ -247,7 +248,7 @@ H5SHUF_INTERNAL int h5shuf__pileset_append(h5shuf_job *job, struct h5shuf_pilese
                                            const unsigned char *const *rows, uint64_t id);
 /* Flush every buffer, close the datasets, and record the piles (in key order) in out[0..m). */
 H5SHUF_INTERNAL int h5shuf__pileset_finish(h5shuf_job *job, struct h5shuf_pileset *ps, struct h5shuf_pile *out);
-/* Free a pileset's memory and ids (after finish, or on error). */
+/* Free a pileset's buffers (after finish, or on error). */
 H5SHUF_INTERNAL void h5shuf__pileset_free(struct h5shuf_pileset *ps, size_t nds);
 
 /* Open pile p's datasets: dsets[0..nds] (index last).  Caller closes them with h5shuf__pile_close. */

@@ -182,8 +182,11 @@ static int make_plan(h5shuf_job *job)
         char msg[H5SHUF_ERRMSG_MAX];
         memcpy(msg, job->err.msg, sizeof msg);
         int n = snprintf(job->err.msg, sizeof job->err.msg, "%s:%s: ", job->inputs[0].spec.file, job->ds[0].in_path);
-        if (n > 0 && (size_t)n < sizeof job->err.msg)
-            snprintf(job->err.msg + n, sizeof job->err.msg - (size_t)n, "%s", msg);
+        if (n > 0 && (size_t)n < sizeof job->err.msg) {
+            size_t len = strnlen(msg, sizeof job->err.msg - (size_t)n - 1);
+            memcpy(job->err.msg + n, msg, len);
+            job->err.msg[(size_t)n + len] = '\0';
+        }
         return st;
     }
     job->plan.seed = job->seed;
