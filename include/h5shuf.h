@@ -77,7 +77,8 @@ typedef enum h5shuf_phase {
 
 /*
  * Progress callback: called from the thread running h5shuf_run() after every block of work (a slab of
- * pass 1, a pile of pass 2), with the rows done so far of the phase's total.  Return 0 to go on; any other
+ * pass 1 or of a pile being split, a band of output rows in pass 2: a few MiB each), with the rows done
+ * so far of the phase's total.  Return 0 to go on; any other
  * value cancels the run, which then cleans up and returns H5SHUF_ECANCELED (this is how the CLI stops on
  * SIGINT/SIGTERM).
  */

@@ -34,7 +34,6 @@ int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc, hid_t *out_dsets)
                               (unsigned long long)most);
     }
 
-    uint64_t done = 0;
     for (size_t j = 0; j < sc->npiles && st == H5SHUF_OK; j++) {
         const struct h5shuf_pile *p = &sc->piles[j];
         if (p->rows == 0)
@@ -64,9 +63,6 @@ int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc, hid_t *out_dsets)
                 rows[d] = buf[d] + i * job->ds[d].row_bytes;
             st = h5shuf__writer_put(job, &w, rows);
         }
-        done += p->rows;
-        if (st == H5SHUF_OK)
-            st = h5shuf__progress(job, H5SHUF_PHASE_GATHER, done, job->rows);
     }
     if (st == H5SHUF_OK)
         st = h5shuf__writer_flush(job, &w);

@@ -70,7 +70,9 @@ int h5shuf__writer_flush(h5shuf_job *job, struct h5shuf_writer *w)
                                 h5shuf__hdf5_cause(cause, sizeof cause));
     w->next_row += w->nband;
     w->nband = 0;
-    return H5SHUF_OK;
+    /* Reported per band (a few MiB), not per pile: a pile can take seconds to compress, and the CLI
+     * stops on SIGINT at the next report. */
+    return h5shuf__progress(job, H5SHUF_PHASE_GATHER, w->next_row, job->rows);
 }
 
 int h5shuf__writer_put(h5shuf_job *job, struct h5shuf_writer *w, const unsigned char *const *rows)
