@@ -18,7 +18,7 @@ int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc, hid_t *out_dsets)
             most = sc->piles[j].rows;
 
     /* Buffers for the largest pile: rows of each dataset, ids, key/index pairs and radix scratch. */
-    unsigned char **buf = calloc(job->nds + 1, sizeof *buf);
+    unsigned char **buf = h5shuf__bufs_alloc(job, most);
     struct h5shuf_keyidx *pairs = malloc((most ? most : 1) * sizeof *pairs);
     struct h5shuf_keyidx *tmp = malloc((most ? most : 1) * sizeof *tmp);
     const unsigned char **rows = calloc(job->nds ? job->nds : 1, sizeof *rows);
@@ -26,13 +26,6 @@ int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc, hid_t *out_dsets)
     int st = h5shuf__writer_init(job, &w, out_dsets);
     if (st == H5SHUF_OK && (!buf || !pairs || !tmp || !rows || !dsets))
         st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for a pile of %llu rows", (unsigned long long)most);
-    for (size_t d = 0; d <= job->nds && st == H5SHUF_OK; d++) {
-        uint64_t rb = d < job->nds ? job->ds[d].row_bytes : sizeof(uint64_t);
-        buf[d] = malloc((most ? most : 1) * rb);
-        if (!buf[d])
-            st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for a pile of %llu rows",
-                              (unsigned long long)most);
-    }
 
     for (size_t j = 0; j < sc->npiles && st == H5SHUF_OK; j++) {
         const struct h5shuf_pile *p = &sc->piles[j];
@@ -43,8 +36,7 @@ int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc, hid_t *out_dsets)
         if (st != H5SHUF_OK)
             break;
         for (size_t d = 0; d <= job->nds && st == H5SHUF_OK; d++) {
-            hid_t type = d < job->nds ? job->ds[d].ftype : H5T_NATIVE_UINT64;
-            if (h5shuf__read_rows(dsets[d], type, 0, p->rows, buf[d]) < 0)
+            if (h5shuf__read_rows(dsets[d], h5shuf__buf_type(job, d), 0, p->rows, buf[d]) < 0)
                 st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot read pile %llu: %s", sc->path,
                                   (unsigned long long)p->number, h5shuf__hdf5_cause(cause, sizeof cause));
         }
@@ -70,10 +62,7 @@ int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc, hid_t *out_dsets)
         st = h5shuf__fail(&job->err, H5SHUF_EINTERNAL, "wrote %llu rows of %llu", (unsigned long long)w.next_row,
                           (unsigned long long)job->rows);
     h5shuf__writer_free(&w);
-    if (buf)
-        for (size_t d = 0; d <= job->nds; d++)
-            free(buf[d]);
-    free(buf);
+    h5shuf__bufs_free(job, buf);
     free(pairs);
     free(tmp);
     free(rows);

@@ -199,6 +199,22 @@ H5SHUF_INTERNAL herr_t h5shuf__write_rows(hid_t dset, hid_t ftype, uint64_t star
 
 /* ---- piles.c ------------------------------------------------------------------------------------ */
 
+/* Buffer d of a pile, slab or pass-2 load: d < nds holds rows of shuffled dataset d (its file type),
+ * d == nds the global row ids (uint64). */
+static inline hid_t h5shuf__buf_type(const h5shuf_job *job, size_t d)
+{
+    return d < job->nds ? job->ds[d].ftype : H5T_NATIVE_UINT64;
+}
+static inline uint64_t h5shuf__buf_row_bytes(const h5shuf_job *job, size_t d)
+{
+    return d < job->nds ? job->ds[d].row_bytes : sizeof(uint64_t);
+}
+
+/* nds + 1 buffers of rows rows each (see h5shuf__buf_type); NULL when out of memory (message
+ * recorded).  Free with h5shuf__bufs_free, which accepts NULL. */
+H5SHUF_INTERNAL unsigned char **h5shuf__bufs_alloc(h5shuf_job *job, uint64_t rows);
+H5SHUF_INTERNAL void h5shuf__bufs_free(const h5shuf_job *job, unsigned char **bufs);
+
 /* A pile on disk: its key range, its group in the scratch file, its rows. */
 struct h5shuf_pile {
     struct h5shuf_range range;
@@ -249,7 +265,7 @@ H5SHUF_INTERNAL int h5shuf__pileset_append(h5shuf_job *job, struct h5shuf_pilese
 /* Flush every buffer, close the datasets, and record the piles (in key order) in out[0..m). */
 H5SHUF_INTERNAL int h5shuf__pileset_finish(h5shuf_job *job, struct h5shuf_pileset *ps, struct h5shuf_pile *out);
 /* Free a pileset's buffers (after finish, or on error). */
-H5SHUF_INTERNAL void h5shuf__pileset_free(struct h5shuf_pileset *ps, size_t nds);
+H5SHUF_INTERNAL void h5shuf__pileset_free(const h5shuf_job *job, struct h5shuf_pileset *ps);
 
 /* Open pile p's datasets: dsets[0..nds] (index last).  Caller closes them with h5shuf__pile_close. */
 H5SHUF_INTERNAL int h5shuf__pile_open(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h5shuf_pile *p,

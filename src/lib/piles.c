@@ -162,17 +162,36 @@ out:
     return st;
 }
 
-void h5shuf__pileset_free(struct h5shuf_pileset *ps, size_t nds)
+unsigned char **h5shuf__bufs_alloc(h5shuf_job *job, uint64_t rows)
+{
+    unsigned char **bufs = calloc(job->nds + 1, sizeof *bufs);
+    for (size_t d = 0; bufs && d <= job->nds; d++) {
+        bufs[d] = malloc((rows ? rows : 1) * h5shuf__buf_row_bytes(job, d));
+        if (!bufs[d]) {
+            h5shuf__bufs_free(job, bufs);
+            bufs = NULL;
+        }
+    }
+    if (!bufs)
+        h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for buffers of %llu rows", (unsigned long long)rows);
+    return bufs;
+}
+
+void h5shuf__bufs_free(const h5shuf_job *job, unsigned char **bufs)
+{
+    if (!bufs)
+        return;
+    for (size_t d = 0; d <= job->nds; d++)
+        free(bufs[d]);
+    free(bufs);
+}
+
+void h5shuf__pileset_free(const h5shuf_job *job, struct h5shuf_pileset *ps)
 {
     if (!ps->w)
         return;
-    for (uint64_t k = 0; k < ps->m; k++) {
-        struct h5shuf_pile_writer *w = &ps->w[k];
-        if (w->buf)
-            for (size_t d = 0; d <= nds; d++)
-                free(w->buf[d]);
-        free(w->buf);
-    }
+    for (uint64_t k = 0; k < ps->m; k++)
+        h5shuf__bufs_free(job, ps->w[k].buf);
     free(ps->w);
     ps->w = NULL;
 }
@@ -190,19 +209,9 @@ int h5shuf__pileset_open(h5shuf_job *job, struct h5shuf_scratch *sc, struct h5sh
     ps->w = calloc(m, sizeof *ps->w);
     if (!ps->w)
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for %llu piles", (unsigned long long)m);
-    for (uint64_t k = 0; k < m; k++) {
-        struct h5shuf_pile_writer *w = &ps->w[k];
-        w->buf = calloc(job->nds + 1, sizeof *w->buf);
-        if (!w->buf)
-            return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for %llu piles", (unsigned long long)m);
-        for (size_t d = 0; d <= job->nds; d++) {
-            uint64_t rb = d < job->nds ? job->ds[d].row_bytes : sizeof(uint64_t);
-            w->buf[d] = malloc(cap * rb);
-            if (!w->buf[d])
-                return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for pile buffers of %llu rows",
-                                    (unsigned long long)cap);
-        }
-    }
+    for (uint64_t k = 0; k < m; k++)
+        if (!(ps->w[k].buf = h5shuf__bufs_alloc(job, cap)))
+            return job->err.status;
     return H5SHUF_OK;
 }
 
@@ -223,8 +232,7 @@ static int pile_flush(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t k)
     int st = w->written == 0 ? pile_create(job, ps->sc, p.number, ps->cap, &group, dsets)
                              : h5shuf__pile_open(job, ps->sc, &p, &group, dsets);
     for (size_t d = 0; d <= job->nds && st == H5SHUF_OK; d++) {
-        hid_t type = d < job->nds ? job->ds[d].ftype : H5T_NATIVE_UINT64;
-        if (h5shuf__write_rows(dsets[d], type, w->written, w->nbuf, w->buf[d], 1) < 0) {
+        if (h5shuf__write_rows(dsets[d], h5shuf__buf_type(job, d), w->written, w->nbuf, w->buf[d], 1) < 0) {
             char name[PILE_NAME_MAX];
             pile_name(p.number, name, sizeof name);
             st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot write: %s", ps->sc->path, name,
@@ -265,7 +273,7 @@ int h5shuf__pileset_finish(h5shuf_job *job, struct h5shuf_pileset *ps, struct h5
         out[k].number = ps->first_number + k;
         out[k].rows = ps->w[k].written;
     }
-    h5shuf__pileset_free(ps, job->nds);
+    h5shuf__pileset_free(job, ps);
     return H5SHUF_OK;
 }
 

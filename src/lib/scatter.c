@@ -18,35 +18,17 @@
 /* Give up splitting a pile this many levels down: it cannot happen with uniform keys. */
 #define SPLIT_DEPTH_MAX 16
 
-/* Slab buffers, one per dataset plus ids. */
+/* Slab buffers, one per dataset plus ids (h5shuf__bufs_alloc). */
 struct slab {
-    unsigned char **buf; /* nds + 1 */
+    unsigned char **buf;
     uint64_t rows;
 };
 
 static int slab_alloc(h5shuf_job *job, struct slab *sl, uint64_t rows)
 {
     sl->rows = rows;
-    sl->buf = calloc(job->nds + 1, sizeof *sl->buf);
-    if (!sl->buf)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    for (size_t d = 0; d <= job->nds; d++) {
-        uint64_t rb = d < job->nds ? job->ds[d].row_bytes : sizeof(uint64_t);
-        sl->buf[d] = malloc(rows * rb);
-        if (!sl->buf[d])
-            return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for a slab of %llu rows",
-                                (unsigned long long)rows);
-    }
-    return H5SHUF_OK;
-}
-
-static void slab_free(h5shuf_job *job, struct slab *sl)
-{
-    if (sl->buf)
-        for (size_t d = 0; d <= job->nds; d++)
-            free(sl->buf[d]);
-    free(sl->buf);
-    sl->buf = NULL;
+    sl->buf = h5shuf__bufs_alloc(job, rows);
+    return sl->buf ? H5SHUF_OK : job->err.status;
 }
 
 /* Append n rows of the slab, with ids ids[0..n), to their piles in ps. */
@@ -124,8 +106,8 @@ int h5shuf__scatter(h5shuf_job *job, struct h5shuf_scratch *sc)
         if (st == H5SHUF_OK)
             sc->npiles = plan->piles;
     }
-    h5shuf__pileset_free(&ps, job->nds);
-    slab_free(job, &sl);
+    h5shuf__pileset_free(job, &ps);
+    h5shuf__bufs_free(job, sl.buf);
     return st;
 }
 
@@ -173,8 +155,7 @@ static int split_pile(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h
     for (uint64_t start = 0; start < p->rows && st == H5SHUF_OK; start += sl.rows) {
         uint64_t cnt = p->rows - start < sl.rows ? p->rows - start : sl.rows;
         for (size_t d = 0; d <= job->nds; d++) {
-            hid_t type = d < job->nds ? job->ds[d].ftype : H5T_NATIVE_UINT64;
-            if (h5shuf__read_rows(dsets[d], type, start, cnt, sl.buf[d]) < 0) {
+            if (h5shuf__read_rows(dsets[d], h5shuf__buf_type(job, d), start, cnt, sl.buf[d]) < 0) {
                 st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot read pile %llu: %s", sc->path,
                                   (unsigned long long)p->number, h5shuf__hdf5_cause(cause, sizeof cause));
                 break;
@@ -188,8 +169,8 @@ static int split_pile(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h
     }
     if (st == H5SHUF_OK)
         st = h5shuf__pileset_finish(job, &ps, sub);
-    h5shuf__pileset_free(&ps, job->nds);
-    slab_free(job, &sl);
+    h5shuf__pileset_free(job, &ps);
+    h5shuf__bufs_free(job, sl.buf);
     if (dsets)
         h5shuf__pile_close(group, dsets, job->nds + 1);
     free(dsets);
