@@ -97,6 +97,18 @@ typedef struct h5shuf_options {
     /* Testing knob: when nonzero, the oversize bound of every pile, in rows, replacing s + 6*sqrt(s)
      * (it may only lower it).  Forces recursion or restarts on small data; the output bytes stay the same. */
     uint64_t debug_pile_bound_rows;
+    /* Filters of the output datasets: NULL or "keep" (the first input's), "none", or '+'-joined parts:
+     * one codec "gzip[:LEVEL]" (deflate, 0-9, default 4) or "zstd[:LEVEL]" (filter 32015, zstd's levels,
+     * default 3), "shuffle" (byte shuffle, applied first), "fletcher32" (checksum, applied last).
+     * E.g. "zstd:3+shuffle".  Invalid specs make h5shuf_job_plan fail with H5SHUF_EINVAL. */
+    const char *compression;
+    /* Chunk shape of the output datasets: NULL (the first input's; an unchunked input that gets filters
+     * is chunked in about 1 MiB of rows), "ROWS" (rows per chunk, other chunk dims kept or full), or the
+     * whole shape "D0xD1x..." (rank must match every dataset's).  Copied by h5shuf_job_create. */
+    const char *chunk_shape;
+    /* Filters of the scratch piles, same syntax as compression ("keep" excluded); NULL: "zstd:1".
+     * Scratch is written once and read once, so a fast codec pays for itself on compressible data. */
+    const char *scratch_compression;
 } h5shuf_options;
 
 /* The plan of a job (DESIGN.md section 3), filled by h5shuf_job_plan() and kept up to date by a run. */
@@ -115,6 +127,7 @@ typedef struct h5shuf_plan {
     uint64_t seed;
     uint64_t restarts;        /* pass-1 restarts done by the run (on_oversize = restart) */
     uint64_t splits;          /* piles split by recursion during the run */
+    uint64_t scratch_bytes;   /* size of the scratch file after pass 1 and any splits (its peak), bytes */
 } h5shuf_plan;
 
 /* An opaque job: the inputs, the output and the options of one shuffle. */
@@ -171,11 +184,21 @@ H5SHUF_API const char *h5shuf_errmsg(const h5shuf_job *job);
 /* A short static description of a status code; "unknown status" for a number not in the list. */
 H5SHUF_API const char *h5shuf_strerror(int status);
 
+/*
+ * Register h5shuf's Zstandard filter (id 32015, see src/lib/filter_zstd.h) with the HDF5 library of this
+ * process, so that its own HDF5 calls read and write zstd datasets without a plugin.  h5shuf_run does it
+ * itself.  Returns H5SHUF_OK or H5SHUF_EHDF5.
+ */
+H5SHUF_API int h5shuf_register_zstd(void);
+
 /* The library's version, "MAJOR.MINOR.PATCH" (static string). */
 H5SHUF_API const char *h5shuf_version(void);
 
 /* The HDF5 library version h5shuf runs with, "MAJOR.MINOR.RELEASE" (static string). */
 H5SHUF_API const char *h5shuf_hdf5_version(void);
+
+/* The libzstd version h5shuf runs with, "MAJOR.MINOR.RELEASE" (static string). */
+H5SHUF_API const char *h5shuf_zstd_version(void);
 
 /*
  * The key of row i under seed: word 0 of Philox4x64-10 (Salmon, Moraes, Dror, Shaw, "Parallel random

@@ -55,6 +55,13 @@ static void usage(FILE *to)
           "  -t, --tmpdir DIR        directory of the scratch file (default $TMPDIR, else the\n"
           "                          output's directory)\n"
           "      --on-oversize MODE  a pile over its bound: recurse (split it, default) or restart\n"
+          "  -c, --compression SPEC  output filters: keep (default: the first input's), none, or\n"
+          "                          gzip[:0-9] / zstd[:LEVEL], with +shuffle and +fletcher32,\n"
+          "                          e.g. zstd:3+shuffle (zstd is HDF5 filter 32015)\n"
+          "      --chunk-rows N      rows per output chunk (default: keep; else about 1 MiB)\n"
+          "      --scratch-compression SPEC  filters of the scratch piles (default zstd:1; none)\n"
+          "  -f FILTER, -l CHUNK=DIMS  h5repack's spellings, also accepted: -f SHUF, -f GZIP=4,\n"
+          "                          -f UD=32015,0,1,3 (zstd level 3), -f FLET, -f NONE, -l CHUNK=64x256\n"
           "      --plan              print the plan and exit without writing anything\n"
           "  -f, --force             replace an existing output file\n"
           "  -q, --quiet             print nothing but errors\n"
@@ -93,6 +100,61 @@ static int parse_u64(const char *s, uint64_t *v)
     return 0;
 }
 
+/*
+ * h5repack's filter spellings, translated to a --compression spec: SHUF, FLET, NONE, GZIP=L and
+ * UD=ID,FLAGS,N,V... for ids 1 (deflate), 2 (shuffle), 3 (fletcher32) and 32015 (zstd).  Accumulates into
+ * *spec ("" at first); returns 0, or -1 for what we do not support.
+ */
+struct repack_filters {
+    int none, shuffle, fletcher32;
+    char codec[32];
+};
+
+static int repack_filter(const char *arg, struct repack_filters *rf)
+{
+    unsigned long v[8];
+    int n = 0;
+    if (strcmp(arg, "SHUF") == 0)
+        return rf->shuffle = 1, 0;
+    if (strcmp(arg, "FLET") == 0)
+        return rf->fletcher32 = 1, 0;
+    if (strcmp(arg, "NONE") == 0)
+        return rf->none = 1, 0;
+    if (strncmp(arg, "GZIP=", 5) == 0) {
+        char *end;
+        unsigned long level = strtoul(arg + 5, &end, 10);
+        if (!arg[5] || *end || level > 9)
+            return -1;
+        snprintf(rf->codec, sizeof rf->codec, "gzip:%lu", level);
+        return 0;
+    }
+    if (strncmp(arg, "UD=", 3) != 0)
+        return -1;
+    for (const char *p = arg + 3; *p && n < 8;) {
+        char *end;
+        errno = 0;
+        v[n++] = strtoul(p, &end, 10);
+        if (errno || end == p || (*end && *end != ','))
+            return -1;
+        p = *end ? end + 1 : end;
+    }
+    /* UD=ID,FLAGS,COUNT,VALUES... */
+    if (n < 3 || (unsigned long)n != 3 + v[2])
+        return -1;
+    if (v[0] == 32015) {
+        snprintf(rf->codec, sizeof rf->codec, "zstd:%d", v[2] ? (int)(unsigned)v[3] : 3);
+    } else if (v[0] == 1) {
+        snprintf(rf->codec, sizeof rf->codec, "gzip:%lu", v[2] ? v[3] : 4);
+    } else if (v[0] == 2) {
+        rf->shuffle = 1;
+    } else if (v[0] == 3) {
+        rf->fletcher32 = 1;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
 static void print_plan(const h5shuf_job *job, const h5shuf_plan *p, FILE *to)
 {
     fprintf(to, "h5shuf: seed %" PRIu64 "\n", p->seed);
@@ -112,13 +174,18 @@ static void print_plan(const h5shuf_job *job, const h5shuf_plan *p, FILE *to)
 
 int main(int argc, char **argv)
 {
-    enum { OPT_ON_OVERSIZE = 256, OPT_PLAN, OPT_DEBUG_PILE_BOUND };
+    enum { OPT_ON_OVERSIZE = 256, OPT_PLAN, OPT_DEBUG_PILE_BOUND, OPT_CHUNK_ROWS, OPT_SCRATCH, OPT_FILTER };
     static const struct option longopts[] = {
         {"seed", required_argument, NULL, 's'},
         {"memory", required_argument, NULL, 'm'},
         {"tmpdir", required_argument, NULL, 't'},
         {"on-oversize", required_argument, NULL, OPT_ON_OVERSIZE},
         {"plan", no_argument, NULL, OPT_PLAN},
+        {"compression", required_argument, NULL, 'c'},
+        {"chunk-rows", required_argument, NULL, OPT_CHUNK_ROWS},
+        {"scratch-compression", required_argument, NULL, OPT_SCRATCH},
+        {"filter", required_argument, NULL, OPT_FILTER},
+        {"layout", required_argument, NULL, 'l'},
         {"force", no_argument, NULL, 'f'},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
@@ -131,8 +198,24 @@ int main(int argc, char **argv)
     h5shuf_options opts;
     h5shuf_options_init(&opts);
     int verbose = 1, plan_only = 0, c;
+    struct repack_filters rf = {0};
+    int have_rf = 0;
+    char chunk_rows[32];
+    /* "-f FILTER" is h5repack's; our -f is --force.  An -f followed by an h5repack filter word is the
+     * former: rewrite it as --filter=FILTER before getopt sees it. */
+    for (int i = 1; i + 1 < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        const char *n = argv[i + 1];
+        if (strcmp(argv[i], "-f") == 0 &&
+            (!strcmp(n, "SHUF") || !strcmp(n, "FLET") || !strcmp(n, "NONE") || !strncmp(n, "GZIP=", 5) ||
+             !strncmp(n, "UD=", 3) || !strncmp(n, "SZIP=", 5) || !strcmp(n, "NBIT") || !strncmp(n, "SOFF=", 5))) {
+            argv[i] = "--filter";
+            i++;
+        }
+    }
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":s:m:t:fqvhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":s:m:t:c:l:fqvhV", longopts, NULL)) != -1) {
         switch (c) {
         case 's':
             if (parse_u64(optarg, &opts.seed) != 0)
@@ -157,6 +240,32 @@ int main(int argc, char **argv)
         case OPT_PLAN:
             plan_only = 1;
             break;
+        case 'c':
+            opts.compression = optarg;
+            break;
+        case OPT_SCRATCH:
+            opts.scratch_compression = optarg;
+            break;
+        case OPT_CHUNK_ROWS: {
+            uint64_t rows;
+            if (parse_u64(optarg, &rows) != 0 || rows == 0 || rows > UINT32_MAX)
+                return usage_error("invalid --chunk-rows '%s' (1 to 2^32-1)", optarg);
+            snprintf(chunk_rows, sizeof chunk_rows, "%" PRIu64, rows);
+            opts.chunk_shape = chunk_rows;
+            break;
+        }
+        case 'l':
+            if (strncmp(optarg, "CHUNK=", 6) != 0 || !optarg[6])
+                return usage_error("unsupported layout '%s' (only h5repack's CHUNK=DIMxDIM...)", optarg);
+            opts.chunk_shape = optarg + 6;
+            break;
+        case OPT_FILTER:
+            if (repack_filter(optarg, &rf) != 0)
+                return usage_error("unsupported filter '%s' (SHUF, FLET, NONE, GZIP=0-9, "
+                                   "UD=32015,0,1,LEVEL or UD=1|2|3,...)",
+                                   optarg);
+            have_rf = 1;
+            break;
         case OPT_DEBUG_PILE_BOUND:
             if (parse_u64(optarg, &opts.debug_pile_bound_rows) != 0 || opts.debug_pile_bound_rows == 0)
                 return usage_error("invalid --debug-pile-bound '%s'", optarg);
@@ -174,13 +283,24 @@ int main(int argc, char **argv)
             usage(stdout);
             return 0;
         case 'V':
-            printf("h5shuf %s (HDF5 %s)\n", h5shuf_version(), h5shuf_hdf5_version());
+            printf("h5shuf %s (HDF5 %s, zstd %s)\n", h5shuf_version(), h5shuf_hdf5_version(), h5shuf_zstd_version());
             return 0;
         case ':':
             return usage_error("option '%s' needs a value", argv[optind - 1]);
         default:
             return usage_error("unknown option '%s'", argv[optind - 1]);
         }
+    }
+    char repack_spec[96];
+    if (have_rf) {
+        if (opts.compression)
+            return usage_error("%s", "give either -c or h5repack's -f filters, not both");
+        if (rf.none && (rf.shuffle || rf.fletcher32 || rf.codec[0]))
+            return usage_error("%s", "-f NONE cannot be combined with other filters");
+        snprintf(repack_spec, sizeof repack_spec, "%s%s%s%s%s", rf.none ? "none" : rf.codec,
+                 rf.shuffle && (rf.codec[0]) ? "+" : "", rf.shuffle ? "shuffle" : "",
+                 rf.fletcher32 && (rf.codec[0] || rf.shuffle) ? "+" : "", rf.fletcher32 ? "fletcher32" : "");
+        opts.compression = repack_spec;
     }
     if (argc - optind < 2)
         return usage_error("%s", argc - optind == 0 ? "missing INPUT and OUTPUT" : "missing OUTPUT");
@@ -210,14 +330,19 @@ int main(int argc, char **argv)
     }
     h5shuf_plan plan;
     st = h5shuf_job_plan(job, &plan);
+    if (st == H5SHUF_EINVAL) { /* a bad option value, found once the datasets are known */
+        int rc = usage_error("%s", h5shuf_errmsg(job));
+        h5shuf_job_free(job);
+        return rc;
+    }
     if (st == H5SHUF_OK && (plan_only || verbose > 1))
         print_plan(job, &plan, plan_only ? stdout : stderr);
     if (st == H5SHUF_OK && !plan_only)
         st = h5shuf_run(job);
     if (st == H5SHUF_OK && verbose > 1 && !plan_only) {
         h5shuf_job_plan(job, &plan);
-        fprintf(stderr, "h5shuf: done: %" PRIu64 " rows, %" PRIu64 " restarts, %" PRIu64 " piles split\n", plan.rows,
-                plan.restarts, plan.splits);
+        fprintf(stderr, "h5shuf: done: %" PRIu64 " rows, %" PRIu64 " restarts, %" PRIu64 " piles split, %" PRIu64
+                " scratch bytes\n", plan.rows, plan.restarts, plan.splits, plan.scratch_bytes);
     }
     int rc = 0;
     if (st == H5SHUF_ECANCELED && g_signal) {

@@ -373,7 +373,7 @@ int h5shuf__inputs_open(h5shuf_job *job)
     if (!job->ds)
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     for (size_t d = 0; d < job->nds; d++) {
-        job->ds[d].ftype = job->ds[d].dcpl = H5I_INVALID_HID;
+        job->ds[d].ftype = job->ds[d].dcpl = job->ds[d].out_dcpl = H5I_INVALID_HID;
         job->ds[d].in_path = xstrdup(first->spec.paths[d]);
         const char *o = job->out_spec.npaths ? job->out_spec.paths[d] : first->spec.paths[d];
         if (job->out_spec.npaths && job->out_spec.npaths != job->nds)
@@ -435,6 +435,8 @@ void h5shuf__inputs_close(h5shuf_job *job)
             H5Tclose(job->ds[d].ftype);
         if (job->ds[d].dcpl >= 0)
             H5Pclose(job->ds[d].dcpl);
+        if (job->ds[d].out_dcpl >= 0)
+            H5Pclose(job->ds[d].out_dcpl);
         free(job->ds[d].in_path);
         free(job->ds[d].out_path);
     }
@@ -674,30 +676,74 @@ static int copy_group(h5shuf_job *job, hid_t src, hid_t dst, const char *prefix)
     return tc.st;
 }
 
-/* Creation properties of an output dataset: the first input's layout, chunk shape and filters, without
- * what must not be carried over (external raw data files, virtual mappings). */
-static hid_t output_dcpl(h5shuf_job *job, const struct h5shuf_dsinfo *ds, hsize_t *maxdims)
+/* Creation properties of an output dataset: the first input's layout, chunk shape and filters, or
+ * those the options ask for, without what must not be carried over (external raw data files, virtual
+ * mappings).  Sets ds->out_maxdims and ds->out_chunk_rows. */
+static int output_dcpl(h5shuf_job *job, struct h5shuf_dsinfo *ds)
 {
+    char where[600];
+    snprintf(where, sizeof where, "%s:%s", job->out_spec.file, ds->out_path);
+    const struct h5shuf_filters *f = &job->out_filters;
+    hsize_t *maxdims = ds->out_maxdims;
+    memcpy(maxdims, ds->maxdims, sizeof ds->maxdims);
+    if (maxdims[0] != H5S_UNLIMITED && maxdims[0] < job->rows)
+        maxdims[0] = job->rows;
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     if (dcpl < 0)
-        return dcpl;
+        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot make creation properties", where);
+    ds->out_dcpl = dcpl;
     H5D_layout_t layout = H5Pget_layout(ds->dcpl);
+    int in_chunked = layout == H5D_CHUNKED;
+    int want_filters = !f->keep && (f->shuffle || f->fletcher32 || f->codec != H5SHUF_CODEC_NONE);
     uint64_t total = job->rows * ds->row_bytes;
-    if (layout == H5D_CHUNKED) {
+
+    if (in_chunked || want_filters || job->chunk_shape) {
         hsize_t cdims[H5S_MAX_RANK];
-        H5Pget_chunk(ds->dcpl, H5S_MAX_RANK, cdims);
-        H5Pset_chunk(dcpl, ds->rank, cdims);
-        int nf = H5Pget_nfilters(ds->dcpl);
-        for (int i = 0; i < nf; i++) {
-            unsigned flags, cd[32];
-            size_t ncd = 32;
-            char name[64];
-            unsigned cfg;
-            H5Z_filter_t id = H5Pget_filter2(ds->dcpl, (unsigned)i, &flags, &ncd, cd, sizeof name, name, &cfg);
-            if (id < 0 || H5Pset_filter(dcpl, id, flags, ncd, cd) < 0) {
-                H5Pclose(dcpl);
-                return H5I_INVALID_HID;
+        if (in_chunked) {
+            H5Pget_chunk(ds->dcpl, H5S_MAX_RANK, cdims);
+        } else {
+            memcpy(cdims, ds->dims, sizeof cdims);
+            /* about 1 MiB of rows, as h5py and h5repack pick chunks of that order */
+            uint64_t rows = (UINT64_C(1) << 20) / ds->row_bytes;
+            if (rows > job->rows)
+                rows = job->rows; /* no chunk larger than the data (it would also raise maxdims) */
+            cdims[0] = rows ? rows : 1;
+        }
+        if (job->chunk_shape) {
+            hsize_t given[H5S_MAX_RANK];
+            int rank;
+            int st = h5shuf__chunk_parse(job->chunk_shape, given, &rank, &job->err);
+            if (st != H5SHUF_OK)
+                return st;
+            if (rank > 1 && rank != ds->rank)
+                return h5shuf__fail(&job->err, H5SHUF_EINVAL, "%s: chunk shape %s has rank %d but the dataset has rank %d (--chunk-rows sets rows only)",
+                                    where, job->chunk_shape, rank, ds->rank);
+            memcpy(cdims, given, (size_t)rank * sizeof *given);
+        }
+        for (int k = 1; k < ds->rank; k++) {
+            if (cdims[k] > ds->dims[k])
+                return h5shuf__fail(&job->err, H5SHUF_EINVAL, "%s: chunk dimension %d (%llu) exceeds the dataset's (%llu)",
+                                    where, k, (unsigned long long)cdims[k], (unsigned long long)ds->dims[k]);
+            if (cdims[k] == 0)
+                cdims[k] = 1;
+        }
+        if (H5Pset_chunk(dcpl, ds->rank, cdims) < 0)
+            return h5shuf__fail(&job->err, H5SHUF_EINVAL, "%s: invalid chunk shape", where);
+        ds->out_chunk_rows = cdims[0];
+        if (f->keep) {
+            int nf = H5Pget_nfilters(ds->dcpl);
+            for (int i = 0; i < nf; i++) {
+                unsigned flags, cd[32], cfg;
+                size_t ncd = 32;
+                char name[64];
+                H5Z_filter_t id = H5Pget_filter2(ds->dcpl, (unsigned)i, &flags, &ncd, cd, sizeof name, name, &cfg);
+                if (id < 0 || H5Pset_filter(dcpl, id, flags, ncd, cd) < 0)
+                    return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot copy filter %d of the input", where, i);
             }
+        } else if (h5shuf__filters_apply(f, dcpl) < 0) {
+            char cause[256];
+            return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot set the filters: %s", where,
+                                h5shuf__hdf5_cause(cause, sizeof cause));
         }
         if (maxdims[0] != H5S_UNLIMITED && maxdims[0] < cdims[0])
             maxdims[0] = cdims[0]; /* a fixed dimension may not be smaller than its chunk */
@@ -719,7 +765,17 @@ static hid_t output_dcpl(h5shuf_job *job, const struct h5shuf_dsinfo *ds, hsize_
     }
     H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
     H5Pset_obj_track_times(dcpl, 0); /* no clock in the file: same input and seed, same bytes */
-    return dcpl;
+    return H5SHUF_OK;
+}
+
+int h5shuf__output_plan(h5shuf_job *job)
+{
+    for (size_t d = 0; d < job->nds; d++) {
+        int st = output_dcpl(job, &job->ds[d]);
+        if (st != H5SHUF_OK)
+            return st;
+    }
+    return H5SHUF_OK;
 }
 
 /* Create the missing groups on the way to path, without timestamps (H5Pset_create_intermediate_group
@@ -766,14 +822,11 @@ int h5shuf__output_create(h5shuf_job *job, hid_t out, hid_t *out_dsets)
     st = H5SHUF_OK;
     for (size_t d = 0; d < job->nds && st == H5SHUF_OK; d++) {
         const struct h5shuf_dsinfo *ds = &job->ds[d];
-        hsize_t dims[H5S_MAX_RANK], maxdims[H5S_MAX_RANK];
+        hsize_t dims[H5S_MAX_RANK];
         memcpy(dims, ds->dims, sizeof dims);
-        memcpy(maxdims, ds->maxdims, sizeof maxdims);
         dims[0] = job->rows;
-        if (maxdims[0] != H5S_UNLIMITED && maxdims[0] < job->rows)
-            maxdims[0] = job->rows;
-        hid_t dcpl = output_dcpl(job, ds, maxdims);
-        hid_t space = dcpl >= 0 ? H5Screate_simple(ds->rank, dims, maxdims) : H5I_INVALID_HID;
+        hid_t dcpl = ds->out_dcpl;
+        hid_t space = H5Screate_simple(ds->rank, dims, ds->out_maxdims);
         hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
         /* Bands cover whole chunks, which HDF5 writes without caching; no cache needed. */
         H5Pset_chunk_cache(dapl, 521, 0, 1.0);
@@ -792,8 +845,6 @@ int h5shuf__output_create(h5shuf_job *job, hid_t out, hid_t *out_dsets)
             H5Pclose(dapl);
         if (space >= 0)
             H5Sclose(space);
-        if (dcpl >= 0)
-            H5Pclose(dcpl);
     }
     return st;
 }

@@ -53,6 +53,30 @@ struct h5shuf_spec {
 H5SHUF_INTERNAL int h5shuf__spec_parse(const char *text, struct h5shuf_spec *spec, struct h5shuf_err *err);
 H5SHUF_INTERNAL void h5shuf__spec_clear(struct h5shuf_spec *spec);
 
+/* A parsed filter spec (h5shuf_options.compression). */
+enum h5shuf_codec { H5SHUF_CODEC_NONE = 0, H5SHUF_CODEC_GZIP, H5SHUF_CODEC_ZSTD };
+struct h5shuf_filters {
+    int keep;               /* "keep": the first input's pipeline */
+    int shuffle, fletcher32;
+    enum h5shuf_codec codec;
+    int level;
+};
+
+/* Parse a filter spec ("keep" allowed when allow_keep); NULL parses as dflt.  Returns H5SHUF_OK or
+ * H5SHUF_EINVAL with a message naming what (e.g. "--compression") is wrong. */
+H5SHUF_INTERNAL int h5shuf__filters_parse(const char *text, const char *dflt, int allow_keep, const char *what,
+                                          struct h5shuf_filters *f, struct h5shuf_err *err);
+
+/* Add the pipeline f (not keep) to dcpl: shuffle, codec, fletcher32, in that order.  Returns < 0 on error. */
+H5SHUF_INTERNAL herr_t h5shuf__filters_apply(const struct h5shuf_filters *f, hid_t dcpl);
+
+/* Parse a chunk shape "ROWS" or "D0xD1x..." into dims (at most H5S_MAX_RANK); *rank = number given.
+ * Returns H5SHUF_OK or H5SHUF_EINVAL. */
+H5SHUF_INTERNAL int h5shuf__chunk_parse(const char *text, hsize_t *dims, int *rank, struct h5shuf_err *err);
+
+/* Register the zstd filter in this process (idempotent). */
+H5SHUF_INTERNAL int h5shuf__zstd_register(void);
+
 /* ---- keys.c ------------------------------------------------------------------------------------- */
 
 /* Philox4x64-10 block: out[0..3] for counter ctr[0..3] and key key[0..1] (Salmon et al., SC'11). */
@@ -155,6 +179,9 @@ struct h5shuf_dsinfo {
     uint64_t row_bytes;            /* H5Tget_size(ftype) * prod(dims[1:]) */
     hid_t dcpl;                    /* creation properties of the first input (a copy) */
     uint64_t chunk_rows;           /* chunk dim 0 of the first input, 0 when not chunked */
+    hid_t out_dcpl;                /* creation properties of the output dataset (h5shuf__output_plan) */
+    hsize_t out_maxdims[H5S_MAX_RANK];
+    uint64_t out_chunk_rows;       /* chunk dim 0 of the output, 0 when not chunked */
 };
 
 /* A job (the public opaque type). */
@@ -173,6 +200,8 @@ struct h5shuf_job {
     uint64_t row_bytes;
     uint64_t seed;
     uint64_t band_rows;            /* rows of the output writer's band (h5shuf__writer_band_rows) */
+    char *compression, *chunk_shape, *scratch_compression; /* copies of the options' strings */
+    struct h5shuf_filters out_filters, scratch_filters;
     int planned;
     h5shuf_plan plan;
 };
@@ -181,6 +210,10 @@ struct h5shuf_job {
  * Errors name the file and dataset. */
 H5SHUF_INTERNAL int h5shuf__inputs_open(h5shuf_job *job);
 H5SHUF_INTERNAL void h5shuf__inputs_close(h5shuf_job *job);
+
+/* Decide each output dataset's layout, chunk shape and filters (ds[d].out_dcpl, out_maxdims,
+ * out_chunk_rows) from the first input and the options; errors name the dataset. */
+H5SHUF_INTERNAL int h5shuf__output_plan(h5shuf_job *job);
 
 /* Create the output datasets (and, in whole-file mode, copy the other objects of the first input) in
  * the open file out; sets out_dsets[d].  Does not write the rows. */

@@ -15,6 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <zstd.h>
+
+#include "filter_zstd.h"
 #include "internal.h"
 
 #define DEFAULT_MEM_LIMIT_BYTES (UINT64_C(1) << 30)
@@ -35,6 +38,22 @@ const char *h5shuf_hdf5_version(void)
     return buf;
 }
 
+const char *h5shuf_zstd_version(void)
+{
+    return ZSTD_versionString();
+}
+
+int h5shuf__zstd_register(void)
+{
+    /* Ours replaces any 32015 filter registered before: same stream, same cd_values. */
+    return H5Zregister(&h5shuf_zstd_class) < 0 ? H5SHUF_EHDF5 : H5SHUF_OK;
+}
+
+int h5shuf_register_zstd(void)
+{
+    return h5shuf__zstd_register();
+}
+
 void h5shuf_options_init(h5shuf_options *opts)
 {
     memset(opts, 0, sizeof *opts);
@@ -51,14 +70,21 @@ h5shuf_job *h5shuf_job_create(const h5shuf_options *opts)
         job->opts = *opts;
     else
         h5shuf_options_init(&job->opts);
-    if (job->opts.tmpdir) {
-        job->tmpdir = strdup(job->opts.tmpdir);
-        if (!job->tmpdir) {
-            free(job);
+    /* The options' strings are the caller's: keep copies. */
+    struct {
+        const char **from;
+        char **to;
+    } strs[] = {{&job->opts.tmpdir, &job->tmpdir},
+                {&job->opts.compression, &job->compression},
+                {&job->opts.chunk_shape, &job->chunk_shape},
+                {&job->opts.scratch_compression, &job->scratch_compression}};
+    for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
+        if (*strs[i].from && !(*strs[i].to = strdup(*strs[i].from))) {
+            h5shuf_job_free(job);
             return NULL;
         }
+        *strs[i].from = *strs[i].to;
     }
-    job->opts.tmpdir = job->tmpdir;
     return job;
 }
 
@@ -72,6 +98,9 @@ void h5shuf_job_free(h5shuf_job *job)
     free(job->inputs);
     h5shuf__spec_clear(&job->out_spec);
     free(job->tmpdir);
+    free(job->compression);
+    free(job->chunk_shape);
+    free(job->scratch_compression);
     free(job);
 }
 
@@ -157,7 +186,22 @@ static int make_plan(h5shuf_job *job)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "no output given");
     if (job->opts.mem_limit_bytes == 0)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "memory budget of 0 bytes");
-    int st = h5shuf__inputs_open(job);
+    int st = h5shuf__zstd_register();
+    if (st != H5SHUF_OK)
+        return h5shuf__fail(&job->err, st, "cannot register the zstd filter with HDF5");
+    st = h5shuf__filters_parse(job->compression, "keep", 1, "--compression", &job->out_filters, &job->err);
+    if (st == H5SHUF_OK)
+        st = h5shuf__filters_parse(job->scratch_compression, "zstd:1", 0, "--scratch-compression",
+                                   &job->scratch_filters, &job->err);
+    if (st == H5SHUF_OK && job->chunk_shape) {
+        hsize_t dims[H5S_MAX_RANK];
+        int rank;
+        st = h5shuf__chunk_parse(job->chunk_shape, dims, &rank, &job->err);
+    }
+    if (st == H5SHUF_OK)
+        st = h5shuf__inputs_open(job);
+    if (st == H5SHUF_OK)
+        st = h5shuf__output_plan(job);
     if (st != H5SHUF_OK)
         return st;
     if (job->opts.seed_set) {
@@ -367,6 +411,9 @@ static int run(h5shuf_job *job)
         st = h5shuf__output_provenance(job, out);
     if (st == H5SHUF_OK && job->rows > 0) {
         st = scatter_all(job, &sc);
+        hsize_t size = 0;
+        if (st == H5SHUF_OK && H5Fget_filesize(sc.file, &size) >= 0)
+            job->plan.scratch_bytes = size;
         if (st == H5SHUF_OK)
             st = h5shuf__gather(job, &sc, out_dsets);
     }

@@ -120,6 +120,11 @@ static int pile_create(h5shuf_job *job, struct h5shuf_scratch *sc, uint64_t numb
         goto hdf5_error;
     dapl = H5Pcreate(H5P_DATASET_ACCESS);
     H5Pset_chunk_cache(dapl, 521, 0, 1.0); /* whole chunks only: no cache */
+    /* [0]: the data's scratch filters; [1]: the ids', which increase by about M from row to row, so
+     * byte shuffle + zstd shrinks them to a few bits a row whenever scratch compression is on. */
+    const struct h5shuf_filters *sf = &job->scratch_filters;
+    const int compress = sf->codec != H5SHUF_CODEC_NONE;
+    const struct h5shuf_filters index_filters[2] = {*sf, {.shuffle = compress, .codec = compress ? H5SHUF_CODEC_ZSTD : H5SHUF_CODEC_NONE, .level = 1}};
     for (size_t d = 0; d <= job->nds; d++) {
         hsize_t dims[H5S_MAX_RANK], maxdims[H5S_MAX_RANK], cdims[H5S_MAX_RANK];
         int rank = 1;
@@ -137,7 +142,7 @@ static int pile_create(h5shuf_job *job, struct h5shuf_scratch *sc, uint64_t numb
         dcpl = H5Pcreate(H5P_DATASET_CREATE);
         space = H5Screate_simple(rank, dims, maxdims);
         if (dcpl < 0 || space < 0 || H5Pset_chunk(dcpl, rank, cdims) < 0 ||
-            H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0)
+            H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 || h5shuf__filters_apply(&index_filters[d == job->nds], dcpl) < 0)
             goto hdf5_error;
         char dname[32];
         pile_dset_name(d, job->nds, dname, sizeof dname);

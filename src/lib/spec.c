@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "filter_zstd.h"
 #include "internal.h"
 
 void h5shuf__spec_clear(struct h5shuf_spec *spec)
@@ -116,5 +117,107 @@ int h5shuf_parse_size(const char *text, uint64_t *bytes)
     if (shift && v > (UINT64_MAX >> shift))
         return H5SHUF_EINVAL;
     *bytes = (uint64_t)v << shift;
+    return H5SHUF_OK;
+}
+
+/* ---- filter and chunk specs ---------------------------------------------------------------------- */
+
+static int parse_level(const char *p, int lo, int hi, int *level)
+{
+    if (!*p)
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(p, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -1;
+    *level = (int)v;
+    return 0;
+}
+
+int h5shuf__filters_parse(const char *text, const char *dflt, int allow_keep, const char *what,
+                          struct h5shuf_filters *f, struct h5shuf_err *err)
+{
+    memset(f, 0, sizeof *f);
+    if (!text)
+        text = dflt;
+    if (allow_keep && strcmp(text, "keep") == 0) {
+        f->keep = 1;
+        return H5SHUF_OK;
+    }
+    if (strcmp(text, "none") == 0)
+        return H5SHUF_OK;
+    char *copy = strdup(text);
+    if (!copy)
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    int st = H5SHUF_OK;
+    char *save = NULL;
+    int parts = 0;
+    for (char *part = strtok_r(copy, "+", &save); part && st == H5SHUF_OK; part = strtok_r(NULL, "+", &save)) {
+        parts++;
+        if (strcmp(part, "shuffle") == 0 && !f->shuffle) {
+            f->shuffle = 1;
+        } else if (strcmp(part, "fletcher32") == 0 && !f->fletcher32) {
+            f->fletcher32 = 1;
+        } else if ((strncmp(part, "gzip", 4) == 0 || strncmp(part, "zstd", 4) == 0) && f->codec == H5SHUF_CODEC_NONE &&
+                   (part[4] == '\0' || part[4] == ':')) {
+            int gz = part[0] == 'g';
+            f->codec = gz ? H5SHUF_CODEC_GZIP : H5SHUF_CODEC_ZSTD;
+            f->level = gz ? 4 : 3;
+            /* zstd accepts negative ("fast") levels down to -131072 and up to 22 (ZSTD_maxCLevel). */
+            if (part[4] == ':' && parse_level(part + 5, gz ? 0 : -131072, gz ? 9 : 22, &f->level) != 0)
+                st = h5shuf__fail(err, H5SHUF_EINVAL, "%s '%s': bad level '%s' (%s)", what, text, part + 5,
+                                  gz ? "gzip: 0 to 9" : "zstd: -131072 to 22");
+        } else {
+            st = h5shuf__fail(err, H5SHUF_EINVAL,
+                              "%s '%s': unknown or repeated part '%s' (use keep, none, or gzip[:L] / zstd[:L] "
+                              "with +shuffle, +fletcher32)",
+                              what, text, part);
+        }
+    }
+    if (st == H5SHUF_OK && parts == 0)
+        st = h5shuf__fail(err, H5SHUF_EINVAL, "%s: empty filter spec", what);
+    free(copy);
+    return st;
+}
+
+herr_t h5shuf__filters_apply(const struct h5shuf_filters *f, hid_t dcpl)
+{
+    herr_t r = 0;
+    if (f->shuffle)
+        r = H5Pset_shuffle(dcpl);
+    if (r >= 0 && f->codec == H5SHUF_CODEC_GZIP)
+        r = H5Pset_deflate(dcpl, (unsigned)f->level);
+    if (r >= 0 && f->codec == H5SHUF_CODEC_ZSTD) {
+        const unsigned cd[1] = {(unsigned)f->level}; /* a negative level travels as its two's complement */
+        r = H5Pset_filter(dcpl, H5SHUF_FILTER_ZSTD, H5Z_FLAG_MANDATORY, 1, cd);
+    }
+    if (r >= 0 && f->fletcher32)
+        r = H5Pset_fletcher32(dcpl);
+    return r;
+}
+
+int h5shuf__chunk_parse(const char *text, hsize_t *dims, int *rank, struct h5shuf_err *err)
+{
+    *rank = 0;
+    const char *p = text;
+    while (*p) {
+        char *end;
+        if (!isdigit((unsigned char)*p) || *rank == H5S_MAX_RANK)
+            break;
+        errno = 0;
+        unsigned long long v = strtoull(p, &end, 10);
+        if (errno || v == 0 || v > UINT32_MAX) /* HDF5 chunk dims are 32-bit */
+            break;
+        dims[(*rank)++] = v;
+        p = end;
+        if (*p == 'x' && isdigit((unsigned char)p[1]))
+            p++;
+        else
+            break;
+    }
+    if (*p || *rank == 0)
+        return h5shuf__fail(err, H5SHUF_EINVAL,
+                            "chunk shape '%s': expected ROWS or D0xD1x... of positive integers below 2^32", text);
     return H5SHUF_OK;
 }

@@ -26,8 +26,8 @@ uint64_t h5shuf__writer_band_rows(const struct h5shuf_dsinfo *ds, size_t nds, ui
     uint64_t unit = 1, row_bytes = 0;
     for (size_t d = 0; d < nds; d++) {
         row_bytes += ds[d].row_bytes;
-        if (H5Pget_layout(ds[d].dcpl) == H5D_CHUNKED && ds[d].chunk_rows) {
-            uint64_t c = ds[d].chunk_rows;
+        if (ds[d].out_chunk_rows) {
+            uint64_t c = ds[d].out_chunk_rows;
             uint64_t l = unit / gcd(unit, c) * c;
             unit = l <= (UINT64_C(1) << 24) ? l : (unit > c ? unit : c);
         }
