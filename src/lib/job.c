@@ -191,7 +191,7 @@ static int make_plan(h5shuf_job *job)
         return h5shuf__fail(&job->err, st, "cannot register the zstd filter with HDF5");
     st = h5shuf__filters_parse(job->compression, "keep", 1, "--compression", &job->out_filters, &job->err);
     if (st == H5SHUF_OK)
-        st = h5shuf__filters_parse(job->scratch_compression, "zstd:1", 0, "--scratch-compression",
+        st = h5shuf__filters_parse(job->scratch_compression, "zstd:1+shuffle", 0, "--scratch-compression",
                                    &job->scratch_filters, &job->err);
     if (st == H5SHUF_OK && job->chunk_shape) {
         hsize_t dims[H5S_MAX_RANK];
