@@ -54,7 +54,8 @@ extern "C" {
     X(H5SHUF_EHDF5, 11, "HDF5 library error")                                        \
     X(H5SHUF_ECANCELED, 12, "canceled")                                              \
     X(H5SHUF_ESAMEFILE, 13, "output is an input")                                    \
-    X(H5SHUF_EINTERNAL, 14, "internal error")
+    X(H5SHUF_EINTERNAL, 14, "internal error")                                       \
+    X(H5SHUF_ENOSPC, 15, "not enough disk space")
 
 typedef enum h5shuf_status {
 #define H5SHUF_ENUM_(name, value, text) name = value,
@@ -129,6 +130,15 @@ typedef struct h5shuf_plan {
     uint64_t restarts;        /* pass-1 restarts done by the run (on_oversize = restart) */
     uint64_t splits;          /* piles split by recursion during the run */
     uint64_t scratch_bytes;   /* size of the scratch file after pass 1 and any splits (its peak), bytes */
+    /* Disk estimates, bytes: the inputs' stored (compressed) size; the scratch file (the data, stored size
+     * when scratch is compressed, plus 8-byte ids) and the output (stored size when the filters are kept,
+     * else the raw size): upper-bound-minded guesses, since compression ratios are unknown in advance. */
+    uint64_t input_stored_bytes;
+    uint64_t scratch_estimate_bytes;
+    uint64_t output_estimate_bytes;
+    uint64_t scratch_free_bytes; /* free space (for unprivileged users) where the scratch file goes */
+    uint64_t output_free_bytes;  /* and where the output goes */
+    int same_filesystem;         /* both on one filesystem: they need the sum */
 } h5shuf_plan;
 
 /* An opaque job: the inputs, the output and the options of one shuffle. */
@@ -167,9 +177,20 @@ H5SHUF_API int h5shuf_job_plan(h5shuf_job *job, h5shuf_plan *plan);
 /*
  * Run the shuffle: pass 1, oversize handling, pass 2.  The output is written under a temporary name in
  * its directory and renamed into place only on success; the scratch file is removed on every return.
- * Inputs are opened read-only.  Returns H5SHUF_OK or an error status (see h5shuf_errmsg).
+ * Inputs are opened read-only.  Before writing anything the plan's disk estimates are checked against
+ * the free space (H5SHUF_ENOSPC).  Returns H5SHUF_OK or an error status (see h5shuf_errmsg).
  */
 H5SHUF_API int h5shuf_run(h5shuf_job *job);
+
+/*
+ * Verify instead of shuffling: check that the job's output (an existing file, set with
+ * h5shuf_job_set_output) holds a permutation of the rows of its inputs, and that datasets shuffled
+ * together are still aligned row by row.  One streamed pass over inputs and output with 128-bit additive
+ * multiset hashes (XXH3), memory bounded by mem_limit_bytes; it does not check the order itself.
+ * Call it on a job that has not been planned or run.  Returns H5SHUF_OK, H5SHUF_EMISMATCH with a one-line
+ * reason naming the dataset ("rows differ", "misaligned", row counts, types), or another error.
+ */
+H5SHUF_API int h5shuf_verify(h5shuf_job *job);
 
 /* The seed of the job: the one given, or the random one drawn (valid after h5shuf_job_plan/run). */
 H5SHUF_API uint64_t h5shuf_job_seed(const h5shuf_job *job);

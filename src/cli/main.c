@@ -14,12 +14,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "h5shuf.h"
+#include "progress.h"
+#include "report.h"
 
 enum { EXIT_USAGE = 2 };
 
 static volatile sig_atomic_t g_signal;
+static struct progress *g_progress; /* the display of the run in progress, for the callback */
 
 static void on_signal(int sig)
 {
@@ -33,8 +37,20 @@ static void on_signal(int sig)
 
 static int on_progress(void *user, h5shuf_phase phase, uint64_t done, uint64_t total)
 {
-    (void)user, (void)phase, (void)done, (void)total;
+    (void)user;
+    if (g_progress)
+        progress_update(g_progress, phase, done, total);
     return g_signal != 0;
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
 }
 
 static void usage(FILE *to)
@@ -49,7 +65,8 @@ static void usage(FILE *to)
           "  and copies the other objects unchanged.\n"
           "\n"
           "Options:\n"
-          "  -s, --seed N            seed of the permutation (default: random, printed with -v,\n"
+          "  -s, --seed N            seed of the permutation, decimal or 0x hex (default: random,\n"
+          "                          printed with -v,\n"
           "                          stored in the output as the attribute /h5shuf_seed)\n"
           "  -m, --memory SIZE       memory budget for buffers, K/M/G/T suffixes (default 1G)\n"
           "  -t, --tmpdir DIR        directory of the scratch file (default $TMPDIR, else the\n"
@@ -63,12 +80,21 @@ static void usage(FILE *to)
           "                          (default zstd:1+shuffle; none)\n"
           "  -f FILTER, -l CHUNK=DIMS  h5repack's spellings, also accepted: -f SHUF, -f GZIP=4,\n"
           "                          -f UD=32015,0,1,3 (zstd level 3), -f FLET, -f NONE, -l CHUNK=64x256\n"
-          "      --plan              print the plan and exit without writing anything\n"
+          "      --plan              print the plan (piles, memory, disk) and exit without writing\n"
+          "      --progress=WHEN     a live progress bar on stderr: auto (when it is a terminal),\n"
+          "                          always, never\n"
+          "      --json              print a machine-readable report of the run on stdout\n"
+          "      --check             verify the output against the inputs after the shuffle\n"
           "  -f, --force             replace an existing output file\n"
           "  -q, --quiet             print nothing but errors\n"
-          "  -v, --verbose           print the plan and the seed\n"
+          "  -v, --verbose           print the plan, the seed and a summary of each pass\n"
           "  -h, --help              print this help and exit\n"
-          "  -V, --version           print the version (and HDF5's) and exit\n"
+          "  -V, --version           print the version (with HDF5's and zstd's) and exit\n"
+          "\n"
+          "\n"
+          "  h5shuf verify [-m SIZE] [-q] INPUT... OUTPUT\n"
+          "                          check that OUTPUT holds a permutation of the inputs' rows, with\n"
+          "                          datasets shuffled together still aligned (exit 0, else 1)\n"
           "\n"
           "Examples:\n"
           "  h5shuf train.h5 shuffled.h5\n"
@@ -94,7 +120,11 @@ static int parse_u64(const char *s, uint64_t *v)
         return -1;
     errno = 0;
     char *end;
-    unsigned long long x = strtoull(s, &end, 0);
+    /* decimal, or hexadecimal with 0x; never octal: "010" is ten, not eight */
+    int hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+    unsigned long long x = strtoull(hex ? s + 2 : s, &end, hex ? 16 : 10);
+    if (hex && !s[2])
+        return -1;
     if (errno || *end)
         return -1;
     *v = x;
@@ -156,26 +186,81 @@ static int repack_filter(const char *arg, struct repack_filters *rf)
     return 0;
 }
 
-static void print_plan(const h5shuf_job *job, const h5shuf_plan *p, FILE *to)
+/* Run job with the progress display as the callback's user data. */
+static int run_with_progress(h5shuf_job *job, struct progress *prog)
 {
-    fprintf(to, "h5shuf: seed %" PRIu64 "\n", p->seed);
-    fprintf(to, "h5shuf: datasets:");
-    for (size_t d = 0; h5shuf_job_dataset(job, d); d++)
-        fprintf(to, " %s", h5shuf_job_dataset(job, d));
-    fprintf(to, "\n");
-    fprintf(to, "h5shuf: rows %" PRIu64 ", %" PRIu64 " bytes a row, %" PRIu64 " bytes in all\n", p->rows, p->row_bytes,
-            p->total_bytes);
-    fprintf(to, "h5shuf: piles %" PRIu64 ", target %" PRIu64 " rows, bound %" PRIu64 " rows\n", p->piles,
-            p->pile_target_rows, p->pile_bound_rows);
-    fprintf(to, "h5shuf: slab %" PRIu64 " rows, pile buffer %" PRIu64 " rows\n", p->slab_rows, p->pile_buffer_rows);
-    fprintf(to, "h5shuf: memory budget %" PRIu64 " bytes, planned buffers %" PRIu64 " bytes\n", p->mem_limit_bytes,
-            p->mem_planned_bytes);
-    fprintf(to, "h5shuf: scratch and output: about %" PRIu64 " bytes each before compression\n", p->total_bytes);
+    g_progress = prog;
+    int st = h5shuf_run(job);
+    g_progress = NULL;
+    return st;
+}
+
+/* h5shuf verify over files given as specs; prints the outcome; returns 0 ok, 1 mismatch/failure. */
+static int verify_files(char *const *inputs, int ninputs, const char *output, uint64_t mem, int verbose)
+{
+    h5shuf_options o;
+    h5shuf_options_init(&o);
+    o.mem_limit_bytes = mem;
+    h5shuf_job *job = h5shuf_job_create(&o);
+    if (!job) {
+        fputs("h5shuf: out of memory\n", stderr);
+        return 1;
+    }
+    int st = H5SHUF_OK;
+    for (int i = 0; i < ninputs && st == H5SHUF_OK; i++)
+        st = h5shuf_job_add_input(job, inputs[i]);
+    if (st == H5SHUF_OK)
+        st = h5shuf_job_set_output(job, output);
+    if (st == H5SHUF_OK)
+        st = h5shuf_verify(job);
+    if (st != H5SHUF_OK)
+        fprintf(stderr, "h5shuf: verify: %s\n", h5shuf_errmsg(job));
+    else if (verbose)
+        fprintf(stderr, "h5shuf: verify: %s: a permutation of the inputs' rows, datasets aligned\n", output);
+    h5shuf_job_free(job);
+    return st == H5SHUF_OK ? 0 : 1;
+}
+
+/* h5shuf verify [-m SIZE] [-q] [-h] INPUT... OUTPUT */
+static int verify_main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"memory", required_argument, NULL, 'm'}, {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+    };
+    uint64_t mem = UINT64_C(1) << 30;
+    int verbose = 1, c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":m:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'm':
+            if (h5shuf_parse_size(optarg, &mem) != H5SHUF_OK || mem == 0)
+                return usage_error("invalid memory size '%s' (e.g. 512M, 2G)", optarg);
+            break;
+        case 'q':
+            verbose = 0;
+            break;
+        case 'h':
+            puts("Usage: h5shuf verify [-m SIZE] [-q] INPUT... OUTPUT\n"
+                 "Check that OUTPUT holds a permutation of the rows of the INPUTs (same syntax as the shuffle),\n"
+                 "with datasets shuffled together still aligned.  Exit 0 when it does, 1 otherwise.");
+            return 0;
+        case ':':
+            return usage_error("option '%s' needs a value", argv[optind - 1]);
+        default:
+            return usage_error("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind < 2)
+        return usage_error("%s", "verify: missing INPUT or OUTPUT");
+    catch_signals();
+    return verify_files(argv + optind, argc - optind - 1, argv[argc - 1], mem, verbose);
 }
 
 int main(int argc, char **argv)
 {
-    enum { OPT_ON_OVERSIZE = 256, OPT_PLAN, OPT_DEBUG_PILE_BOUND, OPT_CHUNK_ROWS, OPT_SCRATCH, OPT_FILTER };
+    enum { OPT_ON_OVERSIZE = 256, OPT_PLAN, OPT_DEBUG_PILE_BOUND, OPT_CHUNK_ROWS, OPT_SCRATCH, OPT_FILTER,
+           OPT_PROGRESS, OPT_JSON, OPT_CHECK };
     static const struct option longopts[] = {
         {"seed", required_argument, NULL, 's'},
         {"memory", required_argument, NULL, 'm'},
@@ -187,6 +272,9 @@ int main(int argc, char **argv)
         {"scratch-compression", required_argument, NULL, OPT_SCRATCH},
         {"filter", required_argument, NULL, OPT_FILTER},
         {"layout", required_argument, NULL, 'l'},
+        {"progress", required_argument, NULL, OPT_PROGRESS},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"check", no_argument, NULL, OPT_CHECK},
         {"force", no_argument, NULL, 'f'},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
@@ -198,7 +286,10 @@ int main(int argc, char **argv)
     };
     h5shuf_options opts;
     h5shuf_options_init(&opts);
-    int verbose = 1, plan_only = 0, c;
+    opts.progress = on_progress;
+    if (argc > 1 && strcmp(argv[1], "verify") == 0)
+        return verify_main(argc - 1, argv + 1);
+    int verbose = 1, plan_only = 0, json = 0, check = 0, progress_when = 0, c; /* 0 auto, 1 always, 2 never */
     struct repack_filters rf = {0};
     int have_rf = 0;
     char chunk_rows[32];
@@ -240,6 +331,22 @@ int main(int argc, char **argv)
             break;
         case OPT_PLAN:
             plan_only = 1;
+            break;
+        case OPT_JSON:
+            json = 1;
+            break;
+        case OPT_CHECK:
+            check = 1;
+            break;
+        case OPT_PROGRESS:
+            if (strcmp(optarg, "auto") == 0)
+                progress_when = 0;
+            else if (strcmp(optarg, "always") == 0)
+                progress_when = 1;
+            else if (strcmp(optarg, "never") == 0)
+                progress_when = 2;
+            else
+                return usage_error("invalid --progress '%s' (auto, always or never)", optarg);
             break;
         case 'c':
             opts.compression = optarg;
@@ -306,14 +413,7 @@ int main(int argc, char **argv)
     if (argc - optind < 2)
         return usage_error("%s", argc - optind == 0 ? "missing INPUT and OUTPUT" : "missing OUTPUT");
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    opts.progress = on_progress;
-
+    catch_signals();
     h5shuf_job *job = h5shuf_job_create(&opts);
     if (!job) {
         fputs("h5shuf: out of memory\n", stderr);
@@ -329,6 +429,7 @@ int main(int argc, char **argv)
         h5shuf_job_free(job);
         return rc;
     }
+    double t0 = progress_now();
     h5shuf_plan plan;
     st = h5shuf_job_plan(job, &plan);
     if (st == H5SHUF_EINVAL) { /* a bad option value, found once the datasets are known */
@@ -336,14 +437,27 @@ int main(int argc, char **argv)
         h5shuf_job_free(job);
         return rc;
     }
-    if (st == H5SHUF_OK && (plan_only || verbose > 1))
-        print_plan(job, &plan, plan_only ? stdout : stderr);
-    if (st == H5SHUF_OK && !plan_only)
-        st = h5shuf_run(job);
-    if (st == H5SHUF_OK && verbose > 1 && !plan_only) {
-        h5shuf_job_plan(job, &plan);
-        fprintf(stderr, "h5shuf: done: %" PRIu64 " rows, %" PRIu64 " restarts, %" PRIu64 " piles split, %" PRIu64
-                " scratch bytes\n", plan.rows, plan.restarts, plan.splits, plan.scratch_bytes);
+    if (st == H5SHUF_OK && !json && (plan_only || verbose > 1))
+        report_plan_text(plan_only ? stdout : stderr, job, &plan);
+
+    /* The bar only on a terminal (or when asked), never with -q; summaries with the bar or -v. */
+    int draw = verbose && (progress_when == 1 || (progress_when == 0 && isatty(STDERR_FILENO)));
+    struct progress prog;
+    progress_init(&prog, stderr, draw, verbose > 1 || draw, st == H5SHUF_OK ? plan.row_bytes : 0);
+    int check_st = -1;
+    if (st == H5SHUF_OK && !plan_only) {
+        /* The callback gets the display through the job's options: set it on a job made for the run. */
+        st = run_with_progress(job, &prog);
+        progress_finish(&prog);
+        if (st == H5SHUF_OK) /* the run's figures (restarts, splits, scratch bytes); keeps an error intact */
+            h5shuf_job_plan(job, &plan);
+        if (st == H5SHUF_OK && verbose > 1)
+            fprintf(stderr, "h5shuf: done: %" PRIu64 " rows, %" PRIu64 " restarts, %" PRIu64 " piles split, %" PRIu64
+                            " scratch bytes\n",
+                    plan.rows, plan.restarts, plan.splits, plan.scratch_bytes);
+        if (st == H5SHUF_OK && check) {
+            check_st = verify_files(argv + optind, argc - optind - 1, argv[argc - 1], opts.mem_limit_bytes, verbose);
+        }
     }
     int rc = 0;
     if (st == H5SHUF_ECANCELED && g_signal) {
@@ -353,7 +467,12 @@ int main(int argc, char **argv)
     } else if (st != H5SHUF_OK) {
         fprintf(stderr, "h5shuf: %s\n", h5shuf_errmsg(job));
         rc = 1;
+    } else if (check_st > 0) {
+        rc = 1;
     }
+    if (json)
+        report_json(stdout, job, st == H5SHUF_OK || plan_only ? &plan : NULL, argv + optind, argc - optind - 1,
+                    argv[argc - 1], plan_only ? NULL : &prog, progress_now() - t0, st, h5shuf_errmsg(job), check_st);
     h5shuf_job_free(job);
     return rc;
 }

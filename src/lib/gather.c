@@ -10,7 +10,7 @@
 
 int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc, hid_t *out_dsets)
 {
-    struct h5shuf_writer w;
+    struct h5shuf_writer w = {0};
     char cause[256];
     uint64_t most = 0;
     for (size_t j = 0; j < sc->npiles; j++)
@@ -58,9 +58,10 @@ int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc, hid_t *out_dsets)
     }
     if (st == H5SHUF_OK)
         st = h5shuf__writer_flush(job, &w);
-    if (st == H5SHUF_OK && w.next_row != job->rows)
-        st = h5shuf__fail(&job->err, H5SHUF_EINTERNAL, "wrote %llu rows of %llu", (unsigned long long)w.next_row,
-                          (unsigned long long)job->rows);
+    for (size_t d = 0; st == H5SHUF_OK && d < job->nds; d++)
+        if (w.band[d].next_row != job->rows)
+            st = h5shuf__fail(&job->err, H5SHUF_EINTERNAL, "wrote %llu rows of %llu", (unsigned long long)w.band[d].next_row,
+                              (unsigned long long)job->rows);
     h5shuf__writer_free(&w);
     h5shuf__bufs_free(job, buf);
     free(pairs);

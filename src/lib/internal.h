@@ -199,8 +199,8 @@ struct h5shuf_job {
     uint64_t rows;                 /* N */
     uint64_t row_bytes;
     uint64_t seed;
-    uint64_t band_rows;            /* rows of the output writer's band (h5shuf__writer_band_rows) */
     char *compression, *chunk_shape, *scratch_compression; /* copies of the options' strings */
+    char *scratch_dir;             /* where the scratch file goes: tmpdir, $TMPDIR or the output's dir */
     struct h5shuf_filters out_filters, scratch_filters;
     int planned;
     h5shuf_plan plan;
@@ -319,25 +319,34 @@ H5SHUF_INTERNAL int h5shuf__split_oversize(h5shuf_job *job, struct h5shuf_scratc
 
 /* ---- writer.c ----------------------------------------------------------------------------------- */
 
-/* Buffers rows of every output dataset and writes them in bands of whole output chunks. */
-struct h5shuf_writer {
-    size_t nds;
-    hid_t *dsets;          /* not owned */
-    hid_t *ftypes;         /* not owned */
-    uint64_t *row_bytes;
-    unsigned char **band;  /* nds buffers of band_rows rows */
-    uint64_t band_rows;
-    uint64_t nband;        /* rows in the band */
-    uint64_t next_row;     /* output row of band[0] */
+/* One output dataset's band: rows collected until they fill whole output chunks, then written. */
+struct h5shuf_band {
+    hid_t dset;            /* not owned */
+    hid_t ftype;           /* not owned */
+    uint64_t row_bytes;
+    unsigned char *buf;    /* rows rows */
+    uint64_t rows;         /* capacity: a multiple of the dataset's chunk rows (h5shuf__band_rows) */
+    uint64_t n;            /* rows in buf */
+    uint64_t next_row;     /* output row of buf's first row */
 };
 
-/* Band rows for these datasets: a multiple of every chunked dataset's chunk rows (one such unit at
- * least) near H5SHUF_BAND_BYTES_MAX bytes of rows, and at most rows (N).  It depends on the datasets only,
- * never on the budget: the output file's bytes follow from the sequence of writes, which must not
- * change with the budget. */
-H5SHUF_INTERNAL uint64_t h5shuf__writer_band_rows(const struct h5shuf_dsinfo *ds, size_t nds, uint64_t rows);
+/* Buffers rows of every output dataset and writes them in bands of whole output chunks, each dataset
+ * on its own: datasets chunked very differently (a /y of 65536-row chunks beside an /X of 100-row
+ * chunks) then cost the sum of their bands, not a band of their least common multiple. */
+struct h5shuf_writer {
+    size_t nds;
+    struct h5shuf_band *band;
+};
+
+/* Band rows of one output dataset: a multiple of its chunk rows (one chunk at least) near its share of
+ * H5SHUF_BAND_BYTES_MAX (row_bytes / all_row_bytes of it), at most rows (N).  It depends on the datasets
+ * only, never on the budget:
+ * the output file's bytes follow from the sequence of writes, which must not change with the budget. */
+H5SHUF_INTERNAL uint64_t h5shuf__band_rows(const struct h5shuf_dsinfo *ds, uint64_t all_row_bytes, uint64_t rows);
+/* Bytes of all the writer's bands (counted in the pass-2 budget). */
+H5SHUF_INTERNAL uint64_t h5shuf__writer_bytes(const h5shuf_job *job);
 H5SHUF_INTERNAL int h5shuf__writer_init(h5shuf_job *job, struct h5shuf_writer *w, hid_t *dsets);
-/* Append one row (one pointer per dataset); writes the band when full. */
+/* Append one row (one pointer per dataset); writes a dataset's band when it is full. */
 H5SHUF_INTERNAL int h5shuf__writer_put(h5shuf_job *job, struct h5shuf_writer *w, const unsigned char *const *rows);
 /* Write what is left. */
 H5SHUF_INTERNAL int h5shuf__writer_flush(h5shuf_job *job, struct h5shuf_writer *w);
@@ -349,6 +358,17 @@ H5SHUF_INTERNAL void h5shuf__writer_free(struct h5shuf_writer *w);
 H5SHUF_INTERNAL int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc, hid_t *out_dsets);
 
 /* ---- job.c -------------------------------------------------------------------------------------- */
+
+/* Clear the job's recorded error (each public call starts clean). */
+H5SHUF_INTERNAL void h5shuf__err_clear(h5shuf_job *job);
+
+/* HDF5's automatic error printing, switched off for the span of one public call and restored. */
+struct h5shuf_quiet {
+    H5E_auto2_t func;
+    void *data;
+};
+H5SHUF_INTERNAL void h5shuf__quiet_begin(struct h5shuf_quiet *q);
+H5SHUF_INTERNAL void h5shuf__quiet_end(const struct h5shuf_quiet *q);
 
 /* Report progress; returns H5SHUF_ECANCELED (recorded) when the callback asks to stop. */
 H5SHUF_INTERNAL int h5shuf__progress(h5shuf_job *job, h5shuf_phase phase, uint64_t done, uint64_t total);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <zstd.h>
@@ -101,6 +102,7 @@ void h5shuf_job_free(h5shuf_job *job)
     free(job->compression);
     free(job->chunk_shape);
     free(job->scratch_compression);
+    free(job->scratch_dir);
     free(job);
 }
 
@@ -119,7 +121,7 @@ const char *h5shuf_job_dataset(const h5shuf_job *job, size_t index)
     return job->planned && index < job->nds ? job->ds[index].in_path : NULL;
 }
 
-static void clear_error(h5shuf_job *job)
+void h5shuf__err_clear(h5shuf_job *job)
 {
     job->err.status = H5SHUF_OK;
     job->err.msg[0] = '\0';
@@ -127,7 +129,7 @@ static void clear_error(h5shuf_job *job)
 
 int h5shuf_job_add_input(h5shuf_job *job, const char *spec)
 {
-    clear_error(job);
+    h5shuf__err_clear(job);
     if (job->planned)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is already planned");
     struct h5shuf_input *v = realloc(job->inputs, (job->ninputs + 1) * sizeof *v);
@@ -145,7 +147,7 @@ int h5shuf_job_add_input(h5shuf_job *job, const char *spec)
 
 int h5shuf_job_set_output(h5shuf_job *job, const char *spec)
 {
-    clear_error(job);
+    h5shuf__err_clear(job);
     if (job->planned)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is already planned");
     h5shuf__spec_clear(&job->out_spec);
@@ -161,21 +163,87 @@ int h5shuf__progress(h5shuf_job *job, h5shuf_phase phase, uint64_t done, uint64_
     return H5SHUF_OK;
 }
 
-/* Switch HDF5's automatic error printing off for one public call. */
-struct quiet {
-    H5E_auto2_t func;
-    void *data;
-};
-
-static void quiet_begin(struct quiet *q)
+void h5shuf__quiet_begin(struct h5shuf_quiet *q)
 {
     H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 }
 
-static void quiet_end(const struct quiet *q)
+void h5shuf__quiet_end(const struct h5shuf_quiet *q)
 {
     H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
+}
+
+/* The directory part of path ("." when it has none); caller frees. */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    if (slash == path)
+        return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+/* Free bytes for unprivileged users on dir's filesystem, and its device; 0 when unknown. */
+static uint64_t free_bytes(const char *dir, dev_t *dev)
+{
+    struct statvfs v;
+    struct stat st;
+    *dev = stat(dir, &st) == 0 ? st.st_dev : 0;
+    return statvfs(dir, &v) == 0 ? (uint64_t)v.f_bavail * v.f_frsize : 0;
+}
+
+/* Fill the plan's disk estimates and free space (see h5shuf_plan). */
+static int plan_disk(h5shuf_job *job)
+{
+    h5shuf_plan *p = &job->plan;
+    const char *env = getenv("TMPDIR");
+    job->scratch_dir = job->opts.tmpdir ? strdup(job->opts.tmpdir) : env && *env ? strdup(env) : dir_of(job->out_spec.file);
+    char *out_dir = dir_of(job->out_spec.file);
+    if (!job->scratch_dir || !out_dir) {
+        free(out_dir);
+        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    }
+    for (size_t f = 0; f < job->ninputs; f++)
+        for (size_t d = 0; d < job->nds; d++)
+            p->input_stored_bytes += H5Dget_storage_size(job->inputs[f].src[d].dset);
+    uint64_t stored = p->input_stored_bytes < p->total_bytes ? p->input_stored_bytes : p->total_bytes;
+    int scratch_packed = job->scratch_filters.codec != H5SHUF_CODEC_NONE;
+    p->scratch_estimate_bytes = (scratch_packed ? stored : p->total_bytes) + 8 * p->rows;
+    /* Kept filters: about the input's stored size.  No codec: the raw size.  A new codec: the stored
+     * size when the input was compressed too, else (no ratio to go by) the raw size. */
+    p->output_estimate_bytes = job->out_filters.keep || job->out_filters.codec != H5SHUF_CODEC_NONE ? stored : p->total_bytes;
+    dev_t ds, dout;
+    p->scratch_free_bytes = free_bytes(job->scratch_dir, &ds);
+    p->output_free_bytes = free_bytes(out_dir, &dout);
+    p->same_filesystem = ds != 0 && ds == dout;
+    free(out_dir);
+    return H5SHUF_OK;
+}
+
+/* Refuse to start when the estimates do not fit the free space (a statvfs failure counts as room). */
+static int check_disk(h5shuf_job *job)
+{
+    const h5shuf_plan *p = &job->plan;
+    uint64_t need_scratch = p->scratch_estimate_bytes, need_out = p->output_estimate_bytes;
+    if (p->same_filesystem && p->scratch_free_bytes && need_scratch + need_out > p->scratch_free_bytes)
+        return h5shuf__fail(&job->err, H5SHUF_ENOSPC,
+                            "%s: not enough free space: scratch and output need about %llu MiB together, %llu MiB free "
+                            "(put the scratch elsewhere with -t DIR)",
+                            job->scratch_dir, (unsigned long long)((need_scratch + need_out) >> 20),
+                            (unsigned long long)(p->scratch_free_bytes >> 20));
+    if (!p->same_filesystem && p->scratch_free_bytes && need_scratch > p->scratch_free_bytes)
+        return h5shuf__fail(&job->err, H5SHUF_ENOSPC,
+                            "%s: not enough free space for the scratch file: about %llu MiB needed, %llu MiB free (use -t DIR)",
+                            job->scratch_dir, (unsigned long long)(need_scratch >> 20),
+                            (unsigned long long)(p->scratch_free_bytes >> 20));
+    if (!p->same_filesystem && p->output_free_bytes && need_out > p->output_free_bytes)
+        return h5shuf__fail(&job->err, H5SHUF_ENOSPC,
+                            "%s: not enough free space for the output: about %llu MiB needed, %llu MiB free",
+                            job->out_spec.file, (unsigned long long)(need_out >> 20),
+                            (unsigned long long)(p->output_free_bytes >> 20));
+    return H5SHUF_OK;
 }
 
 static int make_plan(h5shuf_job *job)
@@ -209,13 +277,12 @@ static int make_plan(h5shuf_job *job)
     } else if (getrandom(&job->seed, sizeof job->seed, 0) != (ssize_t)sizeof job->seed) {
         return h5shuf__fail(&job->err, H5SHUF_EIO, "cannot draw a random seed: %s", strerror(errno));
     }
-    job->band_rows = h5shuf__writer_band_rows(job->ds, job->nds, job->rows);
     struct h5shuf_plan_in pin = {
         .rows = job->rows,
         .row_bytes = job->row_bytes,
         .ndatasets = job->nds,
         .mem_limit_bytes = job->opts.mem_limit_bytes,
-        .band_bytes = job->band_rows * job->row_bytes,
+        .band_bytes = h5shuf__writer_bytes(job),
         .slab_align_rows = job->ds[0].chunk_rows,
         .debug_pile_bound_rows = job->opts.debug_pile_bound_rows,
     };
@@ -234,36 +301,27 @@ static int make_plan(h5shuf_job *job)
         return st;
     }
     job->plan.seed = job->seed;
+    if ((st = plan_disk(job)) != H5SHUF_OK)
+        return st;
     job->planned = 1;
     return H5SHUF_OK;
 }
 
 int h5shuf_job_plan(h5shuf_job *job, h5shuf_plan *plan)
 {
-    clear_error(job);
+    h5shuf__err_clear(job);
     if (job->planned) {
         if (plan)
             *plan = job->plan;
         return H5SHUF_OK;
     }
-    struct quiet q;
-    quiet_begin(&q);
+    struct h5shuf_quiet q;
+    h5shuf__quiet_begin(&q);
     int st = make_plan(job);
-    quiet_end(&q);
+    h5shuf__quiet_end(&q);
     if (st == H5SHUF_OK && plan)
         *plan = job->plan;
     return st;
-}
-
-/* The directory part of path ("." when it has none); caller frees. */
-static char *dir_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        return strdup(".");
-    if (slash == path)
-        return strdup("/");
-    return strndup(path, (size_t)(slash - path));
 }
 
 /* Refuse to overwrite an input, and an existing output without force. */
@@ -384,7 +442,7 @@ static int scatter_all(h5shuf_job *job, struct h5shuf_scratch *sc)
 
 static int run(h5shuf_job *job)
 {
-    char *tmp_path = NULL, *tmpdir = NULL, cause[256];
+    char *tmp_path = NULL, cause[256];
     hid_t out = H5I_INVALID_HID;
     hid_t *out_dsets = NULL;
     struct h5shuf_scratch sc = {.file = H5I_INVALID_HID};
@@ -392,12 +450,11 @@ static int run(h5shuf_job *job)
     if (st == H5SHUF_OK)
         st = check_output(job);
     if (st == H5SHUF_OK)
+        st = check_disk(job);
+    if (st == H5SHUF_OK)
         st = output_open(job, &tmp_path, &out);
-    if (st == H5SHUF_OK) {
-        const char *env = getenv("TMPDIR");
-        tmpdir = job->opts.tmpdir ? strdup(job->opts.tmpdir) : env && *env ? strdup(env) : dir_of(job->out_spec.file);
-        st = tmpdir ? h5shuf__scratch_create(job, tmpdir, &sc) : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    }
+    if (st == H5SHUF_OK)
+        st = h5shuf__scratch_create(job, job->scratch_dir, &sc);
     if (st == H5SHUF_OK) {
         out_dsets = malloc(job->nds * sizeof *out_dsets);
         if (!out_dsets)
@@ -431,16 +488,15 @@ static int run(h5shuf_job *job)
     if (tmp_path && st != H5SHUF_OK)
         unlink(tmp_path);
     free(tmp_path);
-    free(tmpdir);
     return st;
 }
 
 int h5shuf_run(h5shuf_job *job)
 {
-    clear_error(job);
-    struct quiet q;
-    quiet_begin(&q);
+    h5shuf__err_clear(job);
+    struct h5shuf_quiet q;
+    h5shuf__quiet_begin(&q);
     int st = run(job);
-    quiet_end(&q);
+    h5shuf__quiet_end(&q);
     return st;
 }

@@ -1,86 +1,89 @@
 /*
  * writer.c - the output writer of pass 2.
  *
- * Pile boundaries do not line up with output chunks, so rows are collected in a band of whole output
- * chunks per dataset and written one band at a time: every chunk is written, and compressed, exactly
- * once, and HDF5 never reads a chunk back to merge a partial write.
+ * Pile boundaries do not line up with output chunks, so each output dataset collects its rows in a band
+ * of whole chunks and writes one band at a time: every chunk is written, and compressed, exactly once,
+ * and HDF5 never reads a chunk back to merge a partial write.  Progress is reported after each write of
+ * the first dataset (a few MiB), so an interrupt is seen promptly.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-static uint64_t gcd(uint64_t a, uint64_t b)
+uint64_t h5shuf__band_rows(const struct h5shuf_dsinfo *ds, uint64_t all_row_bytes, uint64_t rows)
 {
-    while (b) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
-uint64_t h5shuf__writer_band_rows(const struct h5shuf_dsinfo *ds, size_t nds, uint64_t rows)
-{
-    /* The least common multiple of the chunk rows (capped), then as many of those as fit the bytes. */
-    uint64_t unit = 1, row_bytes = 0;
-    for (size_t d = 0; d < nds; d++) {
-        row_bytes += ds[d].row_bytes;
-        if (ds[d].out_chunk_rows) {
-            uint64_t c = ds[d].out_chunk_rows;
-            uint64_t l = unit / gcd(unit, c) * c;
-            unit = l <= (UINT64_C(1) << 24) ? l : (unit > c ? unit : c);
-        }
-    }
-    uint64_t fit = row_bytes ? H5SHUF_BAND_BYTES_MAX / (unit * row_bytes) : 1;
+    /* The dataset's share of H5SHUF_BAND_BYTES_MAX, in proportion to its part of a row. */
+    uint64_t unit = ds->out_chunk_rows ? ds->out_chunk_rows : 1;
+    uint64_t share = (uint64_t)((double)H5SHUF_BAND_BYTES_MAX * (double)ds->row_bytes / (double)all_row_bytes);
+    uint64_t fit = share / (unit * ds->row_bytes);
     uint64_t band = unit * (fit ? fit : 1);
     return band > rows && rows > 0 ? rows : band;
 }
 
+uint64_t h5shuf__writer_bytes(const h5shuf_job *job)
+{
+    uint64_t bytes = 0;
+    for (size_t d = 0; d < job->nds; d++)
+        bytes += h5shuf__band_rows(&job->ds[d], job->row_bytes, job->rows) * job->ds[d].row_bytes;
+    return bytes;
+}
+
 int h5shuf__writer_init(h5shuf_job *job, struct h5shuf_writer *w, hid_t *dsets)
 {
-    memset(w, 0, sizeof *w);
     w->nds = job->nds;
-    w->dsets = dsets;
-    w->band_rows = job->band_rows;
-    w->band = calloc(job->nds, sizeof *w->band);
-    w->ftypes = calloc(job->nds, sizeof *w->ftypes);
-    w->row_bytes = calloc(job->nds, sizeof *w->row_bytes);
-    if (!w->band || !w->ftypes || !w->row_bytes)
+    w->band = calloc(job->nds ? job->nds : 1, sizeof *w->band);
+    if (!w->band)
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     for (size_t d = 0; d < job->nds; d++) {
-        w->ftypes[d] = job->ds[d].ftype;
-        w->row_bytes[d] = job->ds[d].row_bytes;
-        w->band[d] = malloc(w->band_rows * w->row_bytes[d]);
-        if (!w->band[d])
+        struct h5shuf_band *b = &w->band[d];
+        b->dset = dsets[d];
+        b->ftype = job->ds[d].ftype;
+        b->row_bytes = job->ds[d].row_bytes;
+        b->rows = h5shuf__band_rows(&job->ds[d], job->row_bytes, job->rows);
+        b->buf = malloc(b->rows * b->row_bytes);
+        if (!b->buf)
             return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for an output band of %llu rows",
-                                (unsigned long long)w->band_rows);
+                                (unsigned long long)b->rows);
     }
+    return H5SHUF_OK;
+}
+
+static int band_write(h5shuf_job *job, size_t d, struct h5shuf_band *b)
+{
+    char cause[256];
+    if (h5shuf__write_rows(b->dset, b->ftype, b->next_row, b->n, b->buf, 0) < 0)
+        return h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot write rows %llu..%llu: %s", job->out_spec.file,
+                            job->ds[d].out_path, (unsigned long long)b->next_row,
+                            (unsigned long long)(b->next_row + b->n - 1), h5shuf__hdf5_cause(cause, sizeof cause));
+    b->next_row += b->n;
+    b->n = 0;
+    if (d == 0)
+        return h5shuf__progress(job, H5SHUF_PHASE_GATHER, b->next_row, job->rows);
     return H5SHUF_OK;
 }
 
 int h5shuf__writer_flush(h5shuf_job *job, struct h5shuf_writer *w)
 {
-    char cause[256];
-    for (size_t d = 0; d < w->nds; d++)
-        if (h5shuf__write_rows(w->dsets[d], w->ftypes[d], w->next_row, w->nband, w->band[d], 0) < 0)
-            return h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot write rows %llu..%llu: %s", job->out_spec.file,
-                                job->ds[d].out_path, (unsigned long long)w->next_row,
-                                (unsigned long long)(w->next_row + w->nband - 1),
-                                h5shuf__hdf5_cause(cause, sizeof cause));
-    w->next_row += w->nband;
-    w->nband = 0;
-    /* Reported per band (a few MiB), not per pile: a pile can take seconds to compress, and the CLI
-     * stops on SIGINT at the next report. */
-    return h5shuf__progress(job, H5SHUF_PHASE_GATHER, w->next_row, job->rows);
+    for (size_t d = 0; d < w->nds; d++) {
+        int st = w->band[d].n ? band_write(job, d, &w->band[d]) : H5SHUF_OK;
+        if (st != H5SHUF_OK)
+            return st;
+    }
+    return H5SHUF_OK;
 }
 
 int h5shuf__writer_put(h5shuf_job *job, struct h5shuf_writer *w, const unsigned char *const *rows)
 {
-    for (size_t d = 0; d < w->nds; d++)
-        memcpy(w->band[d] + w->nband * w->row_bytes[d], rows[d], w->row_bytes[d]);
-    if (++w->nband == w->band_rows)
-        return h5shuf__writer_flush(job, w);
+    for (size_t d = 0; d < w->nds; d++) {
+        struct h5shuf_band *b = &w->band[d];
+        memcpy(b->buf + b->n * b->row_bytes, rows[d], b->row_bytes);
+        if (++b->n == b->rows) {
+            int st = band_write(job, d, b);
+            if (st != H5SHUF_OK)
+                return st;
+        }
+    }
     return H5SHUF_OK;
 }
 
@@ -88,9 +91,7 @@ void h5shuf__writer_free(struct h5shuf_writer *w)
 {
     if (w->band)
         for (size_t d = 0; d < w->nds; d++)
-            free(w->band[d]);
+            free(w->band[d].buf);
     free(w->band);
-    free(w->ftypes);
-    free(w->row_bytes);
     memset(w, 0, sizeof *w);
 }

@@ -1,0 +1,104 @@
+/*
+ * report.c - the plan as text and the run as JSON (for pipelines: one object on stdout, parseable by
+ * any JSON reader; numbers are plain integers or decimals, strings escaped per RFC 8259).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "report.h"
+
+#include <inttypes.h>
+#include <sys/resource.h>
+
+static double mib(uint64_t b)
+{
+    return (double)b / (1024.0 * 1024.0);
+}
+
+void report_plan_text(FILE *out, const h5shuf_job *job, const h5shuf_plan *p)
+{
+    fprintf(out, "h5shuf: seed %" PRIu64 "\n", p->seed);
+    fprintf(out, "h5shuf: datasets:");
+    for (size_t d = 0; h5shuf_job_dataset(job, d); d++)
+        fprintf(out, " %s", h5shuf_job_dataset(job, d));
+    fprintf(out, "\n");
+    fprintf(out, "h5shuf: rows %" PRIu64 ", %" PRIu64 " bytes a row, %" PRIu64 " bytes (%.1f MiB) in all\n", p->rows,
+            p->row_bytes, p->total_bytes, mib(p->total_bytes));
+    fprintf(out, "h5shuf: piles %" PRIu64 ", target %" PRIu64 " rows, bound %" PRIu64 " rows (s + 6 sqrt(s))\n", p->piles,
+            p->pile_target_rows, p->pile_bound_rows);
+    fprintf(out, "h5shuf: slab %" PRIu64 " rows, pile buffer %" PRIu64 " rows\n", p->slab_rows, p->pile_buffer_rows);
+    fprintf(out, "h5shuf: memory budget %.1f MiB, planned buffers %.1f MiB\n", mib(p->mem_limit_bytes),
+            mib(p->mem_planned_bytes));
+    fprintf(out, "h5shuf: scratch about %.1f MiB, %.1f MiB free%s\n", mib(p->scratch_estimate_bytes),
+            mib(p->scratch_free_bytes), p->same_filesystem ? " (same filesystem as the output)" : "");
+    fprintf(out, "h5shuf: output about %.1f MiB, %.1f MiB free (inputs store %.1f MiB)\n", mib(p->output_estimate_bytes),
+            mib(p->output_free_bytes), mib(p->input_stored_bytes));
+}
+
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *c = (const unsigned char *)s; c && *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fprintf(out, "\\%c", *c);
+        else if (*c < 0x20)
+            fprintf(out, "\\u%04x", *c);
+        else
+            fputc(*c, out);
+    }
+    fputc('"', out);
+}
+
+void report_json(FILE *out, const h5shuf_job *job, const h5shuf_plan *p, char *const *inputs, int ninputs,
+                 const char *output, const struct progress *prog, double seconds, int status, const char *errmsg,
+                 int check_status)
+{
+    fprintf(out, "{\"h5shuf_version\": ");
+    json_string(out, h5shuf_version());
+    fprintf(out, ", \"status\": ");
+    json_string(out, status == H5SHUF_OK ? "ok" : h5shuf_strerror(status));
+    if (status != H5SHUF_OK) {
+        fprintf(out, ", \"error\": ");
+        json_string(out, errmsg);
+    }
+    fprintf(out, ", \"inputs\": [");
+    for (int i = 0; i < ninputs; i++) {
+        fputs(i ? ", " : "", out);
+        json_string(out, inputs[i]);
+    }
+    fprintf(out, "], \"output\": ");
+    json_string(out, output);
+    if (p) {
+        fprintf(out, ", \"seed\": %" PRIu64 ", \"datasets\": [", p->seed);
+        for (size_t d = 0; h5shuf_job_dataset(job, d); d++) {
+            fputs(d ? ", " : "", out);
+            json_string(out, h5shuf_job_dataset(job, d));
+        }
+        fprintf(out,
+                "], \"plan\": {\"rows\": %" PRIu64 ", \"row_bytes\": %" PRIu64 ", \"total_bytes\": %" PRIu64
+                ", \"piles\": %" PRIu64 ", \"pile_target_rows\": %" PRIu64 ", \"pile_bound_rows\": %" PRIu64
+                ", \"slab_rows\": %" PRIu64 ", \"pile_buffer_rows\": %" PRIu64 ", \"mem_limit_bytes\": %" PRIu64
+                ", \"mem_planned_bytes\": %" PRIu64 ", \"input_stored_bytes\": %" PRIu64
+                ", \"scratch_estimate_bytes\": %" PRIu64 ", \"output_estimate_bytes\": %" PRIu64
+                ", \"scratch_free_bytes\": %" PRIu64 ", \"output_free_bytes\": %" PRIu64 "}",
+                p->rows, p->row_bytes, p->total_bytes, p->piles, p->pile_target_rows, p->pile_bound_rows,
+                p->slab_rows, p->pile_buffer_rows, p->mem_limit_bytes, p->mem_planned_bytes, p->input_stored_bytes,
+                p->scratch_estimate_bytes, p->output_estimate_bytes, p->scratch_free_bytes, p->output_free_bytes);
+    }
+    if (prog) {
+        fprintf(out, ", \"passes\": [");
+        for (int i = 0; i < prog->npasses; i++) {
+            const struct pass_record *r = &prog->passes[i];
+            fprintf(out, "%s{\"name\": \"%s\", \"rows\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"seconds\": %.3f}",
+                    i ? ", " : "", progress_phase_name(r->phase), r->rows, r->bytes, r->seconds);
+        }
+        fprintf(out, "], \"seconds\": %.3f", seconds);
+        if (p)
+            fprintf(out, ", \"restarts\": %" PRIu64 ", \"piles_split\": %" PRIu64 ", \"scratch_bytes\": %" PRIu64,
+                    p->restarts, p->splits, p->scratch_bytes);
+        struct rusage ru;
+        if (getrusage(RUSAGE_SELF, &ru) == 0)
+            fprintf(out, ", \"peak_rss_bytes\": %lld", (long long)ru.ru_maxrss * 1024);
+        if (check_status >= 0)
+            fprintf(out, ", \"check\": \"%s\"", check_status == H5SHUF_OK ? "ok" : "failed");
+    }
+    fprintf(out, "}\n");
+}

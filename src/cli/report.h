@@ -1,0 +1,20 @@
+/*
+ * report.h - what the tool prints about a job: the plan as text (-v, --plan) and the --json report.
+ */
+#ifndef H5SHUF_CLI_REPORT_H
+#define H5SHUF_CLI_REPORT_H
+
+#include <stdio.h>
+
+#include "h5shuf.h"
+#include "progress.h"
+
+void report_plan_text(FILE *out, const h5shuf_job *job, const h5shuf_plan *p);
+
+/* The --json report: one JSON object on out.  inputs[0..ninputs) and output as given on the command
+ * line; prog may be NULL (plan only); status/errmsg: the result. */
+void report_json(FILE *out, const h5shuf_job *job, const h5shuf_plan *p, char *const *inputs, int ninputs,
+                 const char *output, const struct progress *prog, double seconds, int status, const char *errmsg,
+                 int check_status);
+
+#endif

@@ -1,0 +1,174 @@
+/*
+ * verify.c - is an output a permutation of its inputs, with the datasets shuffled together still
+ * aligned?  Checked in one streamed pass over each side, in bounded memory, with multiset hashes:
+ * for every row the 128-bit XXH3 hash of each dataset's row bytes (seeded by the dataset's index) and of
+ * the row's tuple of those hashes; the sums of these (mod 2^64, per half) do not depend on the order.
+ * A changed, missing or duplicated row changes its dataset's sum; a pairing broken between datasets
+ * leaves those sums alone and changes the tuple sum.  Sums of random 128-bit values collide for two
+ * different multisets with probability about 2^-64 per half (Clarke et al., "Incremental multiset hash
+ * functions", ASIACRYPT 2003, the additive construction).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "internal.h"
+
+struct sums {
+    uint64_t lo, hi;
+};
+
+static void add(struct sums *s, XXH128_hash_t h)
+{
+    s->lo += h.low64;
+    s->hi += h.high64;
+}
+
+/* Hash rows [0, rows) of dsets[0..nds) in slabs into per[d] and *tuple. */
+static int hash_rows(h5shuf_job *job, const hid_t *dsets, uint64_t rows, uint64_t slab, struct sums *per,
+                     struct sums *tuple, const char *file, const char *const *paths)
+{
+    char cause[256];
+    unsigned char **buf = h5shuf__bufs_alloc(job, slab);
+    XXH128_hash_t *h = malloc((job->nds ? job->nds : 1) * sizeof *h);
+    int st = buf && h ? H5SHUF_OK : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    for (uint64_t start = 0; start < rows && st == H5SHUF_OK; start += slab) {
+        uint64_t n = rows - start < slab ? rows - start : slab;
+        for (size_t d = 0; d < job->nds && st == H5SHUF_OK; d++)
+            if (h5shuf__read_rows(dsets[d], job->ds[d].ftype, start, n, buf[d]) < 0)
+                st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot read rows %llu..%llu: %s", file, paths[d],
+                                  (unsigned long long)start, (unsigned long long)(start + n - 1),
+                                  h5shuf__hdf5_cause(cause, sizeof cause));
+        for (uint64_t r = 0; r < n && st == H5SHUF_OK; r++) {
+            for (size_t d = 0; d < job->nds; d++) {
+                uint64_t rb = job->ds[d].row_bytes;
+                h[d] = XXH3_128bits_withSeed(buf[d] + r * rb, rb, d + 1);
+                add(&per[d], h[d]);
+            }
+            add(tuple, XXH3_128bits(h, job->nds * sizeof *h));
+        }
+    }
+    h5shuf__bufs_free(job, buf);
+    free(h);
+    return st;
+}
+
+/* Open the output's datasets and check their type and shape against the inputs'. */
+static int open_output(h5shuf_job *job, hid_t file, hid_t *dsets)
+{
+    const char *out = job->out_spec.file;
+    char cause[256];
+    for (size_t d = 0; d < job->nds; d++) {
+        const struct h5shuf_dsinfo *ds = &job->ds[d];
+        if (H5Lexists(file, ds->out_path, H5P_DEFAULT) <= 0) {
+            H5Eclear2(H5E_DEFAULT);
+            return h5shuf__fail(&job->err, H5SHUF_EMISMATCH, "%s:%s: no such dataset in the output", out, ds->out_path);
+        }
+        dsets[d] = H5Dopen2(file, ds->out_path, H5P_DEFAULT);
+        if (dsets[d] < 0)
+            return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot open: %s", out, ds->out_path,
+                                h5shuf__hdf5_cause(cause, sizeof cause));
+        hid_t t = H5Dget_type(dsets[d]), s = H5Dget_space(dsets[d]);
+        hsize_t dims[H5S_MAX_RANK];
+        int rank = H5Sget_simple_extent_ndims(s);
+        int same = H5Tequal(t, ds->ftype) > 0 && rank == ds->rank;
+        if (same) {
+            H5Sget_simple_extent_dims(s, dims, NULL);
+            for (int k = 1; k < rank; k++)
+                same &= dims[k] == ds->dims[k];
+        }
+        H5Tclose(t);
+        H5Sclose(s);
+        if (!same)
+            return h5shuf__fail(&job->err, H5SHUF_EMISMATCH, "%s:%s: datatype or row shape differs from the input's", out,
+                                ds->out_path);
+        if (dims[0] != job->rows)
+            return h5shuf__fail(&job->err, H5SHUF_EMISMATCH, "%s:%s: has %llu rows, the inputs %llu", out, ds->out_path,
+                                (unsigned long long)dims[0], (unsigned long long)job->rows);
+    }
+    return H5SHUF_OK;
+}
+
+static int verify(h5shuf_job *job)
+{
+    char cause[256];
+    int st = h5shuf__zstd_register();
+    if (st != H5SHUF_OK)
+        return h5shuf__fail(&job->err, st, "cannot register the zstd filter with HDF5");
+    if (!job->have_output || job->ninputs == 0)
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "verify needs inputs and an output");
+    if ((st = h5shuf__inputs_open(job)) != H5SHUF_OK)
+        return st;
+    uint64_t slab_bytes = job->opts.mem_limit_bytes / 2 < H5SHUF_SLAB_BYTES_MAX ? job->opts.mem_limit_bytes / 2
+                                                                                 : H5SHUF_SLAB_BYTES_MAX;
+    uint64_t slab = slab_bytes / (job->row_bytes + sizeof(uint64_t));
+    if (slab == 0)
+        slab = 1;
+    struct sums *in = calloc(job->nds + 1, sizeof *in), *out = calloc(job->nds + 1, sizeof *out);
+    hid_t *dsets = malloc(job->nds * sizeof *dsets);
+    const char **paths = malloc(job->nds * sizeof *paths);
+    hid_t file = H5I_INVALID_HID;
+    if (!in || !out || !dsets || !paths)
+        st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    for (size_t f = 0; f < job->ninputs && st == H5SHUF_OK; f++) {
+        const struct h5shuf_input *inp = &job->inputs[f];
+        const struct h5shuf_spec *names = inp->spec.npaths ? &inp->spec : &job->inputs[0].spec;
+        for (size_t d = 0; d < job->nds; d++) {
+            dsets[d] = inp->src[d].dset;
+            paths[d] = names->paths[d];
+        }
+        st = hash_rows(job, dsets, inp->rows, slab, in, &in[job->nds], inp->spec.file, paths);
+    }
+    for (size_t d = 0; dsets && d < job->nds; d++)
+        dsets[d] = H5I_INVALID_HID;
+    if (st == H5SHUF_OK) {
+        hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+        H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
+        if (H5Fis_hdf5(job->out_spec.file) <= 0) {
+            H5Eclear2(H5E_DEFAULT);
+            st = h5shuf__fail(&job->err, H5SHUF_ENOTHDF5, "%s: missing or not an HDF5 file", job->out_spec.file);
+        } else if ((file = H5Fopen(job->out_spec.file, H5F_ACC_RDONLY, fapl)) < 0) {
+            st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot open: %s", job->out_spec.file,
+                              h5shuf__hdf5_cause(cause, sizeof cause));
+        }
+        H5Pclose(fapl);
+    }
+    if (st == H5SHUF_OK)
+        st = open_output(job, file, dsets);
+    if (st == H5SHUF_OK) {
+        for (size_t d = 0; d < job->nds; d++)
+            paths[d] = job->ds[d].out_path;
+        st = hash_rows(job, dsets, job->rows, slab, out, &out[job->nds], job->out_spec.file, paths);
+    }
+    for (size_t d = 0; st == H5SHUF_OK && d < job->nds; d++)
+        if (in[d].lo != out[d].lo || in[d].hi != out[d].hi)
+            st = h5shuf__fail(&job->err, H5SHUF_EMISMATCH,
+                              "%s:%s: rows differ from the inputs' (a row altered, missing or duplicated)",
+                              job->out_spec.file, job->ds[d].out_path);
+    if (st == H5SHUF_OK && (in[job->nds].lo != out[job->nds].lo || in[job->nds].hi != out[job->nds].hi))
+        st = h5shuf__fail(&job->err, H5SHUF_EMISMATCH,
+                          "%s: datasets misaligned: each dataset's rows match the inputs', but not row by row across "
+                          "%s and the others",
+                          job->out_spec.file, job->ds[0].out_path);
+    for (size_t d = 0; dsets && d < job->nds; d++)
+        if (dsets[d] >= 0)
+            H5Dclose(dsets[d]);
+    if (file >= 0)
+        H5Fclose(file);
+    free(in);
+    free(out);
+    free(dsets);
+    free(paths);
+    return st;
+}
+
+int h5shuf_verify(h5shuf_job *job)
+{
+    h5shuf__err_clear(job);
+    struct h5shuf_quiet q;
+    h5shuf__quiet_begin(&q);
+    int st = job->planned ? h5shuf__fail(&job->err, H5SHUF_EINVAL, "verify needs a job that was not planned")
+                          : verify(job);
+    h5shuf__quiet_end(&q);
+    return st;
+}

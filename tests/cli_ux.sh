@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# cli_ux.sh - the tool's behaviour on long jobs: the progress bar only on a terminal (checked under a
+# pseudo-terminal made by script(1)), plain stderr otherwise, --json that parses, --plan and the refusal
+# to start when the scratch does not fit (a 2 MiB tmpfs, skipped where mounting is not allowed), and
+# verify catching an altered row, a duplicated row and misaligned datasets.
+# Usage: bash tests/cli_ux.sh PATH/TO/h5shuf PATH/TO/h5shuf_gendata
+set -u
+H=$1 GEN=$2 PY=/usr/bin/python3
+W=$(mktemp -d "${TMPDIR:-/tmp}/h5shuf-ux.XXXXXX")
+cleanup() { mountpoint -q "$W/tiny" 2>/dev/null && umount "$W/tiny"; rm -rf "$W"; }
+trap cleanup EXIT
+passed=0 failed=0
+ok() { echo "ok - $1"; passed=$((passed + 1)); }
+bad() { echo "not ok - $1"; [ -n "${2:-}" ] && sed 's/^/#   /' <<<"$2" | head -20; failed=$((failed + 1)); }
+has_ctl() { LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$1"; } # any control character but \t and \n
+
+"$GEN" example "$W/ex.h5" || exit 1
+# ~24 MB of rows so that both passes report several times
+"$GEN" floats "$W/f.h5" 100000 64 1 || exit 1
+
+# --- progress ------------------------------------------------------------------------------------------
+if command -v script >/dev/null; then
+    script -qfec "'$H' -f -s 1 -m 8M '$W/f.h5' '$W/p.h5'" /dev/null >"$W/tty.txt" 2>&1
+    if grep -q $'\r' "$W/tty.txt" && grep -q "MB/s" "$W/tty.txt" && grep -q "ETA" "$W/tty.txt" && grep -q "scatter" "$W/tty.txt" \
+        && grep -q "gather" "$W/tty.txt" && grep -q $'\033\\[K' "$W/tty.txt"; then
+        ok "a terminal gets a live bar: pass, MB/s, ETA, redrawn in place"
+    else bad "bar under a pseudo-terminal" "$(cat -v "$W/tty.txt")"; fi
+    grep -q "h5shuf: gather: 100000 rows" "$W/tty.txt" && ok "a summary line per pass" || bad "summary line" "$(cat -v "$W/tty.txt")"
+else
+    echo "ok - progress under a terminal # SKIP script(1) not installed"
+fi
+"$H" -f -s 1 -m 8M "$W/f.h5" "$W/p.h5" 2>"$W/err.txt"
+if [ ! -s "$W/err.txt" ]; then ok "stderr not a terminal: nothing printed"; else bad "non-terminal stderr" "$(cat -v "$W/err.txt")"; fi
+"$H" -f -v -s 1 -m 8M "$W/f.h5" "$W/p.h5" 2>"$W/err.txt"
+if ! has_ctl "$W/err.txt" && grep -q "h5shuf: scatter:" "$W/err.txt"; then ok "-v to a file: plain text, no control characters"
+else bad "-v to a file" "$(cat -v "$W/err.txt")"; fi
+"$H" -f -s 1 --progress=always "$W/ex.h5" "$W/p.h5" 2>"$W/err.txt"
+grep -q $'\r' "$W/err.txt" && ok "--progress=always draws even into a file" || bad "--progress=always" "$(cat -v "$W/err.txt")"
+script -qfec "'$H' -q -f -s 1 '$W/ex.h5' '$W/p.h5'" /dev/null >"$W/tty.txt" 2>&1
+[ ! -s "$W/tty.txt" ] && ok "-q on a terminal: silent" || bad "-q on a terminal" "$(cat -v "$W/tty.txt")"
+
+# --- --json --------------------------------------------------------------------------------------------
+if "$H" -f -s 1 --json -m 8M "$W/f.h5" "$W/p.h5" >"$W/r.json" 2>"$W/err.txt" && "$PY" - "$W/r.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["status"] == "ok" and r["seed"] == 1 and r["plan"]["rows"] == 100000, r
+names = [p["name"] for p in r["passes"]]
+assert names[0] == "scatter" and names[-1] == "gather", names
+assert all(p["rows"] == 100000 and p["seconds"] >= 0 for p in r["passes"]), r["passes"]
+assert r["peak_rss_bytes"] > 0 and r["scratch_bytes"] > 0 and r["seconds"] > 0
+PY
+then ok "--json: a report that parses, with plan, passes, memory"; else bad "--json" "$(cat "$W/r.json" "$W/err.txt")"; fi
+"$H" --plan --json "$W/ex.h5" "$W/p2.h5" | "$PY" -m json.tool >/dev/null && [ ! -e "$W/p2.h5" ] \
+    && ok "--plan --json parses, writes nothing" || bad "--plan --json"
+"$H" --json "$W/missing.h5" "$W/p3.h5" >"$W/e.json" 2>/dev/null
+"$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["status"]!="ok" and "missing.h5" in r["error"]' "$W/e.json" \
+    && ok "--json on failure: status and error" || bad "--json on failure" "$(cat "$W/e.json")"
+
+# --- --plan and the free-space check -------------------------------------------------------------------
+out=$("$H" --plan -m 8M "$W/f.h5" "$W/p4.h5")
+if grep -q "piles" <<<"$out" && grep -q "scratch about" <<<"$out" && grep -q "free" <<<"$out" && [ ! -e "$W/p4.h5" ]
+then ok "--plan: piles, scratch estimate, free space; writes nothing"; else bad "--plan" "$out"; fi
+mkdir "$W/tiny"
+if mount -t tmpfs -o size=2m tmpfs "$W/tiny" 2>/dev/null; then
+    out=$("$H" --plan --scratch-compression none -t "$W/tiny" "$W/f.h5" "$W/p5.h5")
+    grep -q "scratch about 2[0-9].* MiB, [0-9.]* MiB free" <<<"$out" && ok "--plan shows the scratch larger than the free space" \
+        || bad "--plan on a small tmpdir" "$out"
+    "$H" --scratch-compression none -t "$W/tiny" "$W/f.h5" "$W/p5.h5" 2>"$W/err.txt"
+    rc=$?
+    if [ $rc = 1 ] && grep -q "not enough free space" "$W/err.txt" && grep -q "$W/tiny" "$W/err.txt" \
+        && [ "$(wc -l <"$W/err.txt")" = 1 ] && [ ! -e "$W/p5.h5" ] && [ -z "$(ls -A "$W/tiny")" ]; then
+        ok "a run that would not fit refuses to start, leaves nothing"
+    else bad "refusal on a small tmpdir (rc $rc)" "$(cat "$W/err.txt"; ls -A "$W/tiny")"; fi
+    umount "$W/tiny"
+else
+    echo "ok - free-space refusal on a tiny tmpfs # SKIP cannot mount here"
+fi
+
+# --- verify --------------------------------------------------------------------------------------------
+"$H" -f -s 3 "$W/ex.h5" "$W/good.h5"
+"$H" verify -q "$W/ex.h5" "$W/good.h5" && ok "verify accepts a real shuffle" || bad "verify on a good output"
+"$H" -f -s 3 --check "$W/ex.h5" "$W/good2.h5" 2>/dev/null && ok "--check passes on a good run" || bad "--check"
+"$PY" - "$W" <<'PY'
+import h5py, shutil, sys, numpy as np
+w = sys.argv[1]
+def variant(name, fn):
+    shutil.copy(f"{w}/good.h5", f"{w}/{name}.h5")
+    with h5py.File(f"{w}/{name}.h5", "r+") as f:
+        fn(f)
+def alter(f):
+    x = f["X"][5]; x[0, 0, 0] ^= 1; f["X"][5] = x
+def duplicate(f):
+    f["X"][7] = f["X"][8]; f["y"][7] = f["y"][8]; f["ids"][7] = f["ids"][8]
+def misalign(f):
+    y = f["y"][...]; y[[3, 4]] = y[[4, 3]]; f["y"][...] = y
+    if y[3] == y[4]:  # labels equal: swap ids instead, which are unique
+        i = f["ids"][...]; i[[3, 4]] = i[[4, 3]]; f["ids"][...] = i
+variant("altered", alter); variant("duplicated", duplicate); variant("misaligned", misalign)
+PY
+for v in altered duplicated misaligned; do
+    "$H" verify "$W/ex.h5" "$W/$v.h5" 2>"$W/err.txt"
+    rc=$?
+    want="rows differ"; [ $v = misaligned ] && want="misaligned"
+    if [ $rc = 1 ] && grep -q "$want" "$W/err.txt" && [ "$(wc -l <"$W/err.txt")" = 1 ]; then ok "verify catches a $v row ($want)"
+    else bad "verify on $v (rc $rc)" "$(cat "$W/err.txt")"; fi
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
