@@ -121,8 +121,8 @@ static size_t decompress_chunk(size_t nbytes, size_t *buf_size, void **buf)
     }
     if (size == ZSTD_CONTENTSIZE_UNKNOWN || frame != nbytes)
         return decompress_stream(nbytes, buf_size, buf);
-    if (size > SIZE_MAX) {
-        ZSTD_ERR("zstd: frame claims %llu bytes", size);
+    if (size > UINT32_MAX) { /* HDF5 chunks are at most 4 GiB: a larger claim is a corrupt header */
+        ZSTD_ERR("zstd: frame claims %llu bytes, more than an HDF5 chunk holds (corrupt chunk)", size);
         return 0;
     }
     void *out = H5allocate_memory(size ? (size_t)size : 1, 0);
