@@ -199,6 +199,14 @@ H5SHUF_API uint64_t h5shuf_job_seed(const h5shuf_job *job);
  * index 0 .. count-1; returns NULL past the end.  Owned by the job. */
 H5SHUF_API const char *h5shuf_job_dataset(const h5shuf_job *job, size_t index);
 
+/*
+ * The job's temporary files while h5shuf_run runs: which = 0, the output under its temporary name; 1, the
+ * scratch file.  NULL when it does not exist (yet, or any more).  The strings stay unchanged while they
+ * exist, so a program may copy them (in its progress callback) for a signal handler that has to remove
+ * them and exit at once (unlink is async-signal-safe); h5shuf_run removes them itself otherwise.
+ */
+H5SHUF_API const char *h5shuf_job_temp_file(const h5shuf_job *job, int which);
+
 /* The last error's one-line message ("FILE:/dataset: what is wrong"), or "" when there was none.
  * Owned by the job; valid until the next call on it. */
 H5SHUF_API const char *h5shuf_errmsg(const h5shuf_job *job);

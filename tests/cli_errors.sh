@@ -298,6 +298,33 @@ fi
 # Usage errors: exit 2
 
 NO_T=1
+# Damaged inputs: the message carries HDF5's own cause, not "unknown HDF5 error".
+if [ "$have_h5py" = 1 ]; then
+    "$PY" - "$IN" <<'PYEOF'
+import sys, h5py, numpy as np
+d = sys.argv[1]
+with h5py.File(f"{d}/gz.h5", "w") as f:
+    f.create_dataset("x", data=np.random.default_rng(0).random((20000, 8)), chunks=(1000, 8), compression="gzip")
+with h5py.File(f"{d}/gz.h5", "r") as f:
+    off = f["x"].id.get_chunk_info(3).byte_offset
+with open(f"{d}/gz.h5", "r+b") as fp:       # bytes in the middle of a deflate stream
+    fp.seek(off + 100); fp.write(b"\xde\xad\xbe\xef" * 4)
+data = open(f"{d}/gz.h5", "rb").read()
+open(f"{d}/trunc.h5", "wb").write(data[:30000])
+PYEOF
+    expect "16a corrupt deflate chunk: HDF5's cause, the dataset named" 1 "$O/o.h5" 'inflate' \
+        gz.h5:/x -- gz.h5:/x "$O/o.h5:/x"
+    expect "16b truncated HDF5 file: HDF5's cause" 1 "$O/o.h5" 'truncated' trunc.h5 -- trunc.h5 "$O/o.h5"
+else
+    skip "16 damaged inputs"
+fi
+
+mkfifo "$O/fifo.h5"
+SNAP_O_FIFO=1
+expect "17 a FIFO at the output path is not replaced, even with --force" 1 "-" 'not a regular file' \
+    fifo.h5 -- -f ex.h5 "$O/fifo.h5"
+[ -p "$O/fifo.h5" ] && rm -f "$O/fifo.h5"
+
 expect "12a no arguments at all" 2 "-" 'missing|input|output|argument' --
 NO_T=0
 expect "12b only -t, no INPUT or OUTPUT" 2 "-" 'missing|input|output|argument' --
@@ -322,6 +349,8 @@ expect "12o input spec with an empty path between commas 'ex.h5:/X,,/y'" 2 "$O/o
     ex.h5 -- ex.h5:/X,,/y "$O/o.h5"
 expect "12p output spec with an empty path list 'o.h5:'" 2 "$O/o.h5" 'empty|path|missing' o.h5 -- \
     ex.h5:/X "$O/o.h5:"
+expect "12q an empty --tmpdir" 2 "$O/o.h5" 'empty|tmpdir' tmpdir -- -t "" ex.h5 "$O/o.h5"
+expect "12r unknown short option bundled after a good one (-fz)" 2 "$O/o.h5" 'unknown' "'-z'" -- -fz ex.h5 "$O/o.h5"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

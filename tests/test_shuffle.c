@@ -289,6 +289,55 @@ static void test_whole_file_aligned(void)
     free(dir);
 }
 
+/* Whole file with several hard links to one object (h5py: f['alias'] = f['x']): every name of a
+ * shuffled dataset, and of a group holding one, must lead to the shuffled data, still aligned. */
+static void test_whole_file_hard_links(void)
+{
+    char *dir = tu_mkdtemp();
+    const uint64_t n = 300;
+    char *train = make_training_file(dir, n);
+    int64_t *z = malloc(n * sizeof *z);
+    for (uint64_t i = 0; i < n; i++)
+        z[i] = 10 * (int64_t)i;
+    hsize_t zd[] = {n};
+    struct tu_layout contig = {H5D_CONTIGUOUS, 0, 0, 0, 0};
+    CU_ASSERT_EQUAL_FATAL(tu_write(train, 0, "/g/z", H5T_STD_I64LE, 1, zd, &contig, z), 0);
+    hid_t f = H5Fopen(train, H5F_ACC_RDWR, H5P_DEFAULT);
+    CU_ASSERT(H5Lcreate_hard(f, "/X", f, "/alias", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    CU_ASSERT(H5Lcreate_hard(f, "/g", f, "/g2", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    CU_ASSERT(H5Lcreate_hard(f, "/X", f, "/meta/x_again", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    const char *out = tu_path(dir, "out.h5");
+    h5shuf_options o = seeded(9);
+    const char *inputs[] = {train};
+    char msg[1024];
+    CU_ASSERT_EQUAL_FATAL(tu_shuffle(inputs, 1, out, &o, msg, sizeof msg), H5SHUF_OK);
+    uint64_t rows, rb;
+    int64_t *y = tu_read(out, "/y", &rows, &rb);
+    int32_t *X = tu_read(out, "/X", &rows, &rb), *alias = tu_read(out, "/alias", &rows, &rb),
+            *again = tu_read(out, "/meta/x_again", &rows, &rb);
+    int64_t *gz = tu_read(out, "/g/z", &rows, &rb), *g2z = tu_read(out, "/g2/z", &rows, &rb);
+    CU_ASSERT_FATAL(y && X && alias && again && gz && g2z);
+    int aligned = 1, moved = 0;
+    for (uint64_t r = 0; r < n; r++) {
+        aligned &= X[3 * r] == y[r] && alias[3 * r] == y[r] && again[3 * r] == y[r];
+        aligned &= gz[r] == 10 * y[r] && g2z[r] == 10 * y[r];
+        moved += y[r] != (int64_t)r;
+    }
+    CU_ASSERT(aligned);
+    CU_ASSERT(moved > (int)n / 2);
+    /* and the aliases are links to the one shuffled dataset, not copies */
+    f = H5Fopen(out, H5F_ACC_RDONLY, H5P_DEFAULT);
+    H5O_info_t a, b;
+    H5Oget_info_by_name(f, "/X", &a, H5P_DEFAULT);
+    H5Oget_info_by_name(f, "/alias", &b, H5P_DEFAULT);
+    CU_ASSERT_EQUAL(a.addr, b.addr);
+    H5Fclose(f);
+    free(y), free(X), free(alias), free(again), free(gz), free(g2z), free(z), free(train);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 /* The contract: the same seed gives the same output file, byte for byte, for every budget, for
  * recursion and for restarts; the input is never modified. */
 static void test_identical_across_budgets(void)
@@ -520,6 +569,7 @@ int main(void)
         {"N = 0 and N = 1", test_n0_n1},
         {"three inputs concatenated", test_multiple_inputs},
         {"whole file: X and y aligned, rest copied", test_whole_file_aligned},
+        {"whole file: hard links to shuffled objects stay aligned", test_whole_file_hard_links},
         {"same bytes for every budget, recurse, restart", test_identical_across_budgets},
         {"different seeds, different orders", test_seeds_differ},
         {"random seed stored and reproducible", test_random_seed_stored},

@@ -24,19 +24,33 @@ enum { EXIT_USAGE = 2 };
 
 static volatile sig_atomic_t g_signal;
 static struct progress *g_progress; /* the display of the run in progress, for the callback */
+static const h5shuf_job *g_job;     /* the job being run, for its temporary files */
+
+/* The run's temporary files, copied from the job on the first progress report, for the handler. */
+static char g_temp[2][4096];
+static volatile sig_atomic_t g_temp_ready;
 
 static void on_signal(int sig)
 {
     if (g_signal) {
-        /* A second signal: stop at once, with the default action. */
-        signal(sig, SIG_DFL);
-        raise(sig);
+        /* A second signal: stop at once, removing what the library would have removed. */
+        if (g_temp_ready) {
+            unlink(g_temp[0]);
+            unlink(g_temp[1]);
+        }
+        _exit(128 + sig);
     }
     g_signal = sig;
 }
 
 static int on_progress(void *user, h5shuf_phase phase, uint64_t done, uint64_t total)
 {
+    const h5shuf_job *job = g_job;
+    if (job && !g_temp_ready && h5shuf_job_temp_file(job, 0) && h5shuf_job_temp_file(job, 1)) {
+        snprintf(g_temp[0], sizeof g_temp[0], "%s", h5shuf_job_temp_file(job, 0));
+        snprintf(g_temp[1], sizeof g_temp[1], "%s", h5shuf_job_temp_file(job, 1));
+        g_temp_ready = 1;
+    }
     (void)user;
     if (g_progress)
         progress_update(g_progress, phase, done, total);
@@ -45,12 +59,15 @@ static int on_progress(void *user, h5shuf_phase phase, uint64_t done, uint64_t t
 
 static void catch_signals(void)
 {
-    struct sigaction sa;
+    struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    const int sigs[] = {SIGINT, SIGTERM};
+    for (int i = 0; i < 2; i++)
+        /* a signal the caller ignores (nohup, a background job's SIGINT) stays ignored */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
 }
 
 static void usage(FILE *to)
@@ -112,6 +129,19 @@ static int usage_error(const char *fmt, const char *arg)
     fprintf(stderr, fmt, arg);
     fputs("\nTry 'h5shuf --help' for more information.\n", stderr);
     return EXIT_USAGE;
+}
+
+/* getopt's '?': an unknown short option (optopt), or a long one unknown or given a value it takes not. */
+static int bad_option(const char *arg)
+{
+    char text[8];
+    if (optopt > 0 && optopt < 128 && arg[0] == '-' && arg[1] != '-') {
+        snprintf(text, sizeof text, "-%c", optopt);
+        arg = text;
+    }
+    if (strncmp(arg, "--", 2) == 0 && strchr(arg, '='))
+        return usage_error("unknown option, or one that takes no value: '%s'", arg);
+    return usage_error("unknown option '%s'", arg);
 }
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -190,7 +220,10 @@ static int repack_filter(const char *arg, struct repack_filters *rf)
 static int run_with_progress(h5shuf_job *job, struct progress *prog)
 {
     g_progress = prog;
+    g_job = job;
     int st = h5shuf_run(job);
+    g_job = NULL;
+    g_temp_ready = 0;
     g_progress = NULL;
     return st;
 }
@@ -248,7 +281,7 @@ static int verify_main(int argc, char **argv)
         case ':':
             return usage_error("option '%s' needs a value", argv[optind - 1]);
         default:
-            return usage_error("unknown option '%s'", argv[optind - 1]);
+            return bad_option(argv[optind - 1]);
         }
     }
     if (argc - optind < 2)
@@ -396,7 +429,7 @@ int main(int argc, char **argv)
         case ':':
             return usage_error("option '%s' needs a value", argv[optind - 1]);
         default:
-            return usage_error("unknown option '%s'", argv[optind - 1]);
+            return bad_option(argv[optind - 1]);
         }
     }
     char repack_spec[96];

@@ -57,10 +57,11 @@ static int open_file(h5shuf_job *job, struct h5shuf_input *in)
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
     in->file = H5Fopen(in->spec.file, H5F_ACC_RDONLY, fapl);
+    if (in->file < 0)
+        h5shuf__hdf5_cause(cause, sizeof cause); /* before H5Pclose clears the stack */
     H5Pclose(fapl);
     if (in->file < 0)
-        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot open: %s", in->spec.file,
-                            h5shuf__hdf5_cause(cause, sizeof cause));
+        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot open: %s", in->spec.file, cause);
     return H5SHUF_OK;
 }
 
@@ -411,25 +412,20 @@ int h5shuf__inputs_open(h5shuf_job *job)
             return h5shuf__fail(&job->err, H5SHUF_EINVAL, "%s: too many rows", h5shuf__where(job, f, 0, where, sizeof where));
         job->rows += in->rows;
     }
-    for (size_t d = 0; d < job->nds; d++)
+    for (size_t d = 0; d < job->nds; d++) {
+        if (job->row_bytes + job->ds[d].row_bytes < job->row_bytes)
+            return h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s: rows of more than 2^64 bytes", job->inputs[0].spec.file);
         job->row_bytes += job->ds[d].row_bytes;
+    }
+    if (job->row_bytes && job->rows > UINT64_MAX / job->row_bytes)
+        return h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s: more than 2^64 bytes of rows", job->inputs[0].spec.file);
     return H5SHUF_OK;
 }
 
 void h5shuf__inputs_close(h5shuf_job *job)
 {
-    for (size_t f = 0; f < job->ninputs; f++) {
-        struct h5shuf_input *in = &job->inputs[f];
-        if (in->src)
-            for (size_t d = 0; d < job->nds; d++)
-                if (in->src[d].dset >= 0)
-                    H5Dclose(in->src[d].dset);
-        free(in->src);
-        in->src = NULL;
-        if (in->file >= 0)
-            H5Fclose(in->file);
-        in->file = H5I_INVALID_HID;
-    }
+    /* Types and property lists first: closing a file with H5F_CLOSE_STRONG also closes a committed
+     * datatype opened from it, and a second H5Tclose would then fail (and print, outside a call). */
     for (size_t d = 0; d < job->nds; d++) {
         if (job->ds[d].ftype >= 0)
             H5Tclose(job->ds[d].ftype);
@@ -442,6 +438,18 @@ void h5shuf__inputs_close(h5shuf_job *job)
     }
     free(job->ds);
     job->ds = NULL;
+    for (size_t f = 0; f < job->ninputs; f++) {
+        struct h5shuf_input *in = &job->inputs[f];
+        if (in->src)
+            for (size_t d = 0; d < job->nds; d++)
+                if (in->src[d].dset >= 0)
+                    H5Dclose(in->src[d].dset);
+        free(in->src);
+        in->src = NULL;
+        if (in->file >= 0)
+            H5Fclose(in->file);
+        in->file = H5I_INVALID_HID;
+    }
     job->nds = 0;
 }
 
@@ -481,10 +489,14 @@ herr_t h5shuf__read_rows(hid_t dset, hid_t ftype, uint64_t start, uint64_t count
     herr_t r = select_rows(dset, start, count, &fs, &ms, 0);
     if (r >= 0)
         r = H5Dread(dset, ftype, ms, fs, H5P_DEFAULT, buf);
+    /* Every HDF5 call clears the error stack: keep the failure's for the caller's message. */
+    hid_t stack = r < 0 ? H5Eget_current_stack() : H5I_INVALID_HID;
     if (fs >= 0)
         H5Sclose(fs);
     if (ms >= 0)
         H5Sclose(ms);
+    if (stack >= 0)
+        H5Eset_current_stack(stack);
     return r;
 }
 
@@ -496,10 +508,13 @@ herr_t h5shuf__write_rows(hid_t dset, hid_t ftype, uint64_t start, uint64_t coun
     herr_t r = select_rows(dset, start, count, &fs, &ms, extend);
     if (r >= 0)
         r = H5Dwrite(dset, ftype, ms, fs, H5P_DEFAULT, buf);
+    hid_t stack = r < 0 ? H5Eget_current_stack() : H5I_INVALID_HID; /* see h5shuf__read_rows */
     if (fs >= 0)
         H5Sclose(fs);
     if (ms >= 0)
         H5Sclose(ms);
+    if (stack >= 0)
+        H5Eset_current_stack(stack);
     return r;
 }
 
@@ -578,40 +593,129 @@ static int copy_attrs(h5shuf_job *job, hid_t src, hid_t dst, const char *what)
     return H5SHUF_OK;
 }
 
-/* Is path a shuffled dataset, or a group on the way to one? 2: dataset, 1: group above one, 0: no. */
-static int shuffled_role(const h5shuf_job *job, const char *path)
-{
-    size_t len = strlen(path);
-    int role = 0;
-    for (size_t d = 0; d < job->nds; d++) {
-        const char *p = job->ds[d].in_path;
-        if (strcmp(p, path) == 0)
-            return 2;
-        if (strncmp(p, path, len) == 0 && (p[len] == '/' || len == 1))
-            role = 1;
-    }
-    return role;
-}
+/* ---- whole-file copy ------------------------------------------------------------------------------
+ * Objects are matched by their address in the first input, not by path: a file may reach one object
+ * through several hard links (h5py: f['alias'] = f['x']).  Every group is recreated and walked, so no
+ * link inside a blindly copied subtree can reach a shuffled dataset; each other object is copied once
+ * (H5Ocopy); every further hard link to an object seen before, and every link to a shuffled dataset
+ * other than its own path, is recreated as a hard link once the shuffled datasets exist.  Addresses go
+ * through a small open-addressing table, so files of many objects stay linear. */
 
-struct tree_ctx {
+struct objref {
+    haddr_t addr;   /* HADDR_UNDEF: empty slot */
+    char *out_path; /* where the object is in the output (owned), or NULL for shuffled dataset d */
+    size_t d;
+};
+
+struct copy_state {
     h5shuf_job *job;
-    hid_t dst;
-    const char *prefix; /* path of the group being copied, "/" for the root */
+    struct objref *slot;
+    size_t cap, used;
+    char **link_from, **link_to; /* deferred hard links: link_from[k] -> existing link_to[k] */
+    size_t nlinks, links_cap;
     int st;
 };
 
-static int copy_group(h5shuf_job *job, hid_t src, hid_t dst, const char *prefix);
+static size_t slot_of(const struct copy_state *cs, haddr_t addr)
+{
+    uint64_t h = (uint64_t)addr * UINT64_C(0x9E3779B97F4A7C15);
+    size_t i = (size_t)(h >> 17) & (cs->cap - 1);
+    while (cs->slot[i].addr != HADDR_UNDEF && cs->slot[i].addr != addr)
+        i = (i + 1) & (cs->cap - 1);
+    return i;
+}
+
+static struct objref *obj_find(const struct copy_state *cs, haddr_t addr)
+{
+    size_t i = slot_of(cs, addr);
+    return cs->slot[i].addr == addr ? &cs->slot[i] : NULL;
+}
+
+static int obj_add(struct copy_state *cs, haddr_t addr, const char *out_path, size_t d)
+{
+    if (2 * (cs->used + 1) > cs->cap) { /* keep the table at most half full */
+        size_t cap = cs->cap ? 2 * cs->cap : 64;
+        struct objref *old = cs->slot, *slot = malloc(cap * sizeof *slot);
+        if (!slot)
+            return h5shuf__fail(&cs->job->err, H5SHUF_ENOMEM, "out of memory");
+        for (size_t i = 0; i < cap; i++)
+            slot[i].addr = HADDR_UNDEF;
+        size_t oldcap = cs->cap;
+        cs->slot = slot;
+        cs->cap = cap;
+        for (size_t i = 0; i < oldcap; i++)
+            if (old[i].addr != HADDR_UNDEF)
+                cs->slot[slot_of(cs, old[i].addr)] = old[i];
+        free(old);
+    }
+    char *p = out_path ? strdup(out_path) : NULL;
+    if (out_path && !p)
+        return h5shuf__fail(&cs->job->err, H5SHUF_ENOMEM, "out of memory");
+    struct objref *r = &cs->slot[slot_of(cs, addr)];
+    r->addr = addr;
+    r->out_path = p;
+    r->d = d;
+    cs->used++;
+    return H5SHUF_OK;
+}
+
+static int defer_link(struct copy_state *cs, const char *from, const char *to)
+{
+    if (cs->nlinks == cs->links_cap) {
+        size_t cap = cs->links_cap ? 2 * cs->links_cap : 16;
+        char **a = realloc(cs->link_from, cap * sizeof *a), **b = a ? realloc(cs->link_to, cap * sizeof *b) : NULL;
+        if (a)
+            cs->link_from = a;
+        if (b)
+            cs->link_to = b;
+        if (!a || !b)
+            return h5shuf__fail(&cs->job->err, H5SHUF_ENOMEM, "out of memory");
+        cs->links_cap = cap;
+    }
+    cs->link_from[cs->nlinks] = strdup(from);
+    cs->link_to[cs->nlinks] = strdup(to);
+    if (!cs->link_from[cs->nlinks] || !cs->link_to[cs->nlinks]) {
+        free(cs->link_from[cs->nlinks]);
+        free(cs->link_to[cs->nlinks]);
+        return h5shuf__fail(&cs->job->err, H5SHUF_ENOMEM, "out of memory");
+    }
+    cs->nlinks++;
+    return H5SHUF_OK;
+}
+
+static void copy_state_free(struct copy_state *cs)
+{
+    for (size_t i = 0; i < cs->cap; i++)
+        if (cs->slot[i].addr != HADDR_UNDEF)
+            free(cs->slot[i].out_path);
+    free(cs->slot);
+    for (size_t k = 0; k < cs->nlinks; k++) {
+        free(cs->link_from[k]);
+        free(cs->link_to[k]);
+    }
+    free(cs->link_from);
+    free(cs->link_to);
+}
+
+struct tree_ctx {
+    struct copy_state *cs;
+    hid_t dst;
+    const char *prefix; /* path of the group being copied, "/" for the root */
+};
+
+static int copy_group(struct copy_state *cs, hid_t src, hid_t dst, const char *prefix);
 
 static herr_t copy_link_cb(hid_t src, const char *name, const H5L_info_t *li, void *data)
 {
     struct tree_ctx *tc = data;
-    h5shuf_job *job = tc->job;
+    struct copy_state *cs = tc->cs;
+    h5shuf_job *job = cs->job;
     const char *file = job->inputs[0].spec.file;
     char cause[256];
     size_t plen = strlen(tc->prefix);
     char *path = malloc(plen + strlen(name) + 2);
     if (!path) {
-        tc->st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+        cs->st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
         return -1;
     }
     sprintf(path, "%s%s%s", tc->prefix, plen > 1 ? "/" : "", name);
@@ -633,10 +737,17 @@ static herr_t copy_link_cb(hid_t src, const char *name, const H5L_info_t *li, vo
         }
         free(val);
     } else if (li->type == H5L_TYPE_HARD) {
-        int role = shuffled_role(job, path);
-        if (role == 2) {
-            r = 0; /* made by the shuffle itself */
-        } else if (role == 1) {
+        H5O_info_t oi;
+        const struct objref *seen = NULL;
+        if (H5Oget_info_by_name(src, name, &oi, H5P_DEFAULT) < 0) {
+            r = -1;
+        } else if ((seen = obj_find(cs, oi.addr)) != NULL) {
+            const char *target = seen->out_path ? seen->out_path : job->ds[seen->d].out_path;
+            /* a shuffled dataset under its own name is made by the shuffle; any other link is a link */
+            if (seen->out_path || strcmp(path, job->ds[seen->d].in_path) != 0)
+                cs->st = defer_link(cs, path, target);
+            r = cs->st == H5SHUF_OK ? 0 : -2;
+        } else if (oi.type == H5O_TYPE_GROUP) {
             hid_t g = H5Gopen2(src, name, H5P_DEFAULT);
             hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
             H5Pset_obj_track_times(gcpl, 0);
@@ -644,7 +755,7 @@ static herr_t copy_link_cb(hid_t src, const char *name, const H5L_info_t *li, vo
             H5Pclose(gcpl);
             if (g < 0 || h < 0)
                 r = -1;
-            else if ((tc->st = copy_group(job, g, h, path)) != H5SHUF_OK)
+            else if ((cs->st = obj_add(cs, oi.addr, path, 0)) != H5SHUF_OK || (cs->st = copy_group(cs, g, h, path)) != H5SHUF_OK)
                 r = -2;
             if (h >= 0)
                 H5Gclose(h);
@@ -652,28 +763,30 @@ static herr_t copy_link_cb(hid_t src, const char *name, const H5L_info_t *li, vo
                 H5Gclose(g);
         } else {
             r = H5Ocopy(src, name, tc->dst, name, H5P_DEFAULT, H5P_DEFAULT);
+            if (r >= 0 && (cs->st = obj_add(cs, oi.addr, path, 0)) != H5SHUF_OK)
+                r = -2;
         }
     }
     if (r == -1)
-        tc->st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot copy to the output: %s", file, path,
+        cs->st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot copy to the output: %s", file, path,
                               h5shuf__hdf5_cause(cause, sizeof cause));
     free(path);
     return r < 0 ? -1 : 0;
 }
 
-static int copy_group(h5shuf_job *job, hid_t src, hid_t dst, const char *prefix)
+static int copy_group(struct copy_state *cs, hid_t src, hid_t dst, const char *prefix)
 {
-    int st = copy_attrs(job, src, dst, job->inputs[0].spec.file);
+    int st = copy_attrs(cs->job, src, dst, cs->job->inputs[0].spec.file);
     if (st != H5SHUF_OK)
         return st;
-    struct tree_ctx tc = {job, dst, prefix, H5SHUF_OK};
+    struct tree_ctx tc = {cs, dst, prefix};
     hsize_t idx = 0;
-    if (H5Literate(src, H5_INDEX_NAME, H5_ITER_INC, &idx, copy_link_cb, &tc) < 0 && tc.st == H5SHUF_OK) {
+    if (H5Literate(src, H5_INDEX_NAME, H5_ITER_INC, &idx, copy_link_cb, &tc) < 0 && cs->st == H5SHUF_OK) {
         char cause[256];
-        tc.st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot list: %s", job->inputs[0].spec.file, prefix,
-                             h5shuf__hdf5_cause(cause, sizeof cause));
+        cs->st = h5shuf__fail(&cs->job->err, H5SHUF_EHDF5, "%s:%s: cannot list: %s", cs->job->inputs[0].spec.file, prefix,
+                              h5shuf__hdf5_cause(cause, sizeof cause));
     }
-    return tc.st;
+    return cs->st;
 }
 
 /* Creation properties of an output dataset: the first input's layout, chunk shape and filters, or
@@ -805,33 +918,38 @@ int h5shuf__output_create(h5shuf_job *job, hid_t out, hid_t *out_dsets)
 {
     const char *ofile = job->out_spec.file;
     char cause[256];
-    int st;
+    int st = H5SHUF_OK;
+    struct copy_state cs = {.job = job};
     if (job->whole_file) {
+        /* The shuffled datasets first, by address: any other link to them becomes a link. */
+        for (size_t d = 0; d < job->nds && st == H5SHUF_OK; d++) {
+            H5O_info_t oi;
+            st = H5Oget_info(job->inputs[0].src[d].dset, &oi) < 0
+                     ? h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: %s", ofile, h5shuf__hdf5_cause(cause, sizeof cause))
+                     : obj_add(&cs, oi.addr, NULL, d);
+        }
         hid_t root = H5Gopen2(job->inputs[0].file, "/", H5P_DEFAULT);
         hid_t oroot = H5Gopen2(out, "/", H5P_DEFAULT);
-        st = root < 0 || oroot < 0 ? h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: %s", ofile,
-                                                  h5shuf__hdf5_cause(cause, sizeof cause))
-                                   : copy_group(job, root, oroot, "/");
+        if (st == H5SHUF_OK)
+            st = root < 0 || oroot < 0 ? h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: %s", ofile,
+                                                      h5shuf__hdf5_cause(cause, sizeof cause))
+                                       : copy_group(&cs, root, oroot, "/");
         if (root >= 0)
             H5Gclose(root);
         if (oroot >= 0)
             H5Gclose(oroot);
-        if (st != H5SHUF_OK)
-            return st;
     }
-    st = H5SHUF_OK;
     for (size_t d = 0; d < job->nds && st == H5SHUF_OK; d++) {
         const struct h5shuf_dsinfo *ds = &job->ds[d];
         hsize_t dims[H5S_MAX_RANK];
         memcpy(dims, ds->dims, sizeof dims);
         dims[0] = job->rows;
-        hid_t dcpl = ds->out_dcpl;
         hid_t space = H5Screate_simple(ds->rank, dims, ds->out_maxdims);
         hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
         /* Bands cover whole chunks, which HDF5 writes without caching; no cache needed. */
         H5Pset_chunk_cache(dapl, 521, 0, 1.0);
         out_dsets[d] = space >= 0 && make_parents(out, ds->out_path) >= 0
-                           ? H5Dcreate2(out, ds->out_path, ds->ftype, space, H5P_DEFAULT, dcpl, dapl)
+                           ? H5Dcreate2(out, ds->out_path, ds->ftype, space, H5P_DEFAULT, ds->out_dcpl, dapl)
                            : H5I_INVALID_HID;
         if (out_dsets[d] < 0) {
             st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot create dataset: %s", ofile, ds->out_path,
@@ -846,6 +964,11 @@ int h5shuf__output_create(h5shuf_job *job, hid_t out, hid_t *out_dsets)
         if (space >= 0)
             H5Sclose(space);
     }
+    for (size_t k = 0; k < cs.nlinks && st == H5SHUF_OK; k++)
+        if (H5Lcreate_hard(out, cs.link_to[k], out, cs.link_from[k], H5P_DEFAULT, H5P_DEFAULT) < 0)
+            st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot link to %s: %s", ofile, cs.link_from[k],
+                              cs.link_to[k], h5shuf__hdf5_cause(cause, sizeof cause));
+    copy_state_free(&cs);
     return st;
 }
 

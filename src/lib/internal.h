@@ -119,6 +119,10 @@ H5SHUF_INTERNAL void h5shuf__sort_keyidx(struct h5shuf_keyidx *a, struct h5shuf_
 #define H5SHUF_PASS2_ROW_OVERHEAD 40u
 /* Bytes per row that pass 1's pile buffers need besides the row itself: the id. */
 #define H5SHUF_PASS1_ROW_OVERHEAD 8u
+/* Bytes each pile costs in pass 1 besides its buffered rows (writer, buffer pointers, malloc headers,
+ * its record in the pile list), per pile plus per dataset; an upper bound, measured with malloc_usable_size. */
+#define H5SHUF_PILE_OVERHEAD 160u
+#define H5SHUF_PILE_OVERHEAD_PER_DATASET 24u
 /* Fixed buffers outside the per-row arithmetic: the output band of each dataset (at most this many
  * bytes, or one chunk band if larger), counted inside the budget. */
 #define H5SHUF_BAND_BYTES_MAX (4u << 20)
@@ -147,6 +151,12 @@ H5SHUF_INTERNAL uint64_t h5shuf__pile_bound_for_target(uint64_t s);
 /* Make the plan (fields of h5shuf_plan other than seed/restarts/splits).  Returns H5SHUF_OK or
  * H5SHUF_EBUDGET with a message saying the smallest budget that works. */
 H5SHUF_INTERNAL int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct h5shuf_err *err);
+
+/* Bytes one pile costs in pass 1 besides its rows (H5SHUF_PILE_OVERHEAD...). */
+H5SHUF_INTERNAL uint64_t h5shuf__pile_overhead(uint64_t ndatasets);
+
+/* Bytes of pass 1's m piles under the plan: buffers (h5shuf__plan_pile_buffer_rows) and overhead. */
+H5SHUF_INTERNAL uint64_t h5shuf__plan_pass1_pile_bytes(const h5shuf_plan *plan, uint64_t m);
 
 /* Pile buffer rows of pass 1 for m piles under the plan's budget (at least 1). */
 H5SHUF_INTERNAL uint64_t h5shuf__plan_pile_buffer_rows(const h5shuf_plan *plan, uint64_t m);
@@ -201,6 +211,7 @@ struct h5shuf_job {
     uint64_t seed;
     char *compression, *chunk_shape, *scratch_compression; /* copies of the options' strings */
     char *scratch_dir;             /* where the scratch file goes: tmpdir, $TMPDIR or the output's dir */
+    const char *temp_file[2];      /* during a run: the output's temporary name, the scratch file */
     struct h5shuf_filters out_filters, scratch_filters;
     int planned;
     h5shuf_plan plan;

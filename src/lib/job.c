@@ -106,6 +106,11 @@ void h5shuf_job_free(h5shuf_job *job)
     free(job);
 }
 
+const char *h5shuf_job_temp_file(const h5shuf_job *job, int which)
+{
+    return job && (which == 0 || which == 1) ? job->temp_file[which] : NULL;
+}
+
 const char *h5shuf_errmsg(const h5shuf_job *job)
 {
     return job ? job->err.msg : "";
@@ -254,6 +259,8 @@ static int make_plan(h5shuf_job *job)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "no output given");
     if (job->opts.mem_limit_bytes == 0)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "memory budget of 0 bytes");
+    if (job->opts.tmpdir && !*job->opts.tmpdir)
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "empty scratch directory name (--tmpdir)");
     int st = h5shuf__zstd_register();
     if (st != H5SHUF_OK)
         return h5shuf__fail(&job->err, st, "cannot register the zstd filter with HDF5");
@@ -337,8 +344,8 @@ static int check_output(h5shuf_job *job)
             return h5shuf__fail(&job->err, H5SHUF_ESAMEFILE, "%s: the output is also input %zu; refusing to overwrite it",
                                 out, f + 1);
     }
-    if (S_ISDIR(so.st_mode))
-        return h5shuf__fail(&job->err, H5SHUF_EEXIST, "%s: is a directory", out);
+    if (!S_ISREG(so.st_mode))
+        return h5shuf__fail(&job->err, H5SHUF_EEXIST, "%s: exists and is not a regular file; not replacing it", out);
     if (!job->opts.force)
         return h5shuf__fail(&job->err, H5SHUF_EEXIST, "%s: output file exists (use --force to replace it)", out);
     return H5SHUF_OK;
@@ -378,10 +385,12 @@ static int output_open(h5shuf_job *job, char **tmp_path, hid_t *file)
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
     H5Pset_obj_track_times(fcpl, 0); /* the root group too: no clock in the file */
     *file = H5Fcreate(*tmp_path, H5F_ACC_TRUNC, fcpl, fapl);
+    if (*file < 0)
+        h5shuf__hdf5_cause(cause, sizeof cause); /* before H5Pclose clears the stack */
     H5Pclose(fcpl);
     H5Pclose(fapl);
     if (*file < 0)
-        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot create: %s", out, h5shuf__hdf5_cause(cause, sizeof cause));
+        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot create: %s", out, cause);
     return H5SHUF_OK;
 }
 
@@ -395,13 +404,24 @@ static int output_commit(h5shuf_job *job, const char *tmp_path)
                                 strerror(errno));
         return H5SHUF_OK;
     }
-    if (link(tmp_path, out) != 0) {
-        int e = errno;
-        return h5shuf__fail(&job->err, e == EEXIST ? H5SHUF_EEXIST : H5SHUF_EIO, "%s: cannot move the output into place: %s",
-                            out, e == EEXIST ? "it appeared while h5shuf ran (use --force to replace it)" : strerror(e));
+    if (link(tmp_path, out) == 0) { /* fails if a file appeared at out meanwhile: never replace it */
+        unlink(tmp_path);
+        return H5SHUF_OK;
     }
-    unlink(tmp_path);
-    return H5SHUF_OK;
+    int e = errno;
+    if (e == EEXIST)
+        return h5shuf__fail(&job->err, H5SHUF_EEXIST, "%s: it appeared while h5shuf ran (use --force to replace it)", out);
+    if (e == EPERM || e == ENOTSUP || e == EOPNOTSUPP) {
+        /* a filesystem without hard links: check, then rename (a file appearing in between is replaced) */
+        struct stat st;
+        if (stat(out, &st) == 0)
+            return h5shuf__fail(&job->err, H5SHUF_EEXIST, "%s: it appeared while h5shuf ran (use --force to replace it)",
+                                out);
+        if (rename(tmp_path, out) == 0)
+            return H5SHUF_OK;
+        e = errno;
+    }
+    return h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot move the output into place: %s", out, strerror(e));
 }
 
 static uint64_t most_rows(const struct h5shuf_scratch *sc)
@@ -426,6 +446,11 @@ static int scatter_all(h5shuf_job *job, struct h5shuf_scratch *sc)
             uint64_t m = job->rows / (target ? target : 1) + 1;
             if (m < 2 * job->plan.piles)
                 m = 2 * job->plan.piles;
+            /* Pass 1 keeps a buffer of at least one row per pile: when M piles no longer fit the budget,
+             * split the oversize piles instead (the output is the same either way). */
+            if (job->plan.slab_rows * job->row_bytes + h5shuf__plan_pass1_pile_bytes(&job->plan, m) >
+                job->plan.mem_limit_bytes)
+                return h5shuf__split_oversize(job, sc);
             job->plan.piles = m;
             job->plan.pile_buffer_rows = h5shuf__plan_pile_buffer_rows(&job->plan, m);
             job->plan.restarts++;
@@ -453,8 +478,10 @@ static int run(h5shuf_job *job)
         st = check_disk(job);
     if (st == H5SHUF_OK)
         st = output_open(job, &tmp_path, &out);
+    job->temp_file[0] = tmp_path;
     if (st == H5SHUF_OK)
         st = h5shuf__scratch_create(job, job->scratch_dir, &sc);
+    job->temp_file[1] = sc.path;
     if (st == H5SHUF_OK) {
         out_dsets = malloc(job->nds * sizeof *out_dsets);
         if (!out_dsets)
@@ -482,9 +509,11 @@ static int run(h5shuf_job *job)
     if (out >= 0 && H5Fclose(out) < 0 && st == H5SHUF_OK)
         st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot finish writing: %s", job->out_spec.file,
                           h5shuf__hdf5_cause(cause, sizeof cause));
+    job->temp_file[1] = NULL;
     h5shuf__scratch_destroy(&sc);
     if (st == H5SHUF_OK)
         st = output_commit(job, tmp_path);
+    job->temp_file[0] = NULL;
     if (tmp_path && st != H5SHUF_OK)
         unlink(tmp_path);
     free(tmp_path);

@@ -67,10 +67,11 @@ int h5shuf__scratch_create(h5shuf_job *job, const char *dir, struct h5shuf_scrat
         H5Pset_mdc_config(fapl, &mdc);
     }
     sc->file = H5Fcreate(sc->path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    if (sc->file < 0)
+        h5shuf__hdf5_cause(cause, sizeof cause); /* before H5Pclose clears the stack */
     H5Pclose(fapl);
     if (sc->file < 0)
-        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot create the scratch file: %s", sc->path,
-                            h5shuf__hdf5_cause(cause, sizeof cause));
+        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot create the scratch file: %s", sc->path, cause);
     hid_t g = H5Gcreate2(sc->file, "/piles", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (g < 0)
         return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: %s", sc->path, h5shuf__hdf5_cause(cause, sizeof cause));

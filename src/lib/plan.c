@@ -35,6 +35,18 @@ uint64_t h5shuf__pile_bound_for_target(uint64_t s)
     return s + t;
 }
 
+uint64_t h5shuf__pile_overhead(uint64_t ndatasets)
+{
+    return H5SHUF_PILE_OVERHEAD + H5SHUF_PILE_OVERHEAD_PER_DATASET * ndatasets;
+}
+
+uint64_t h5shuf__plan_pass1_pile_bytes(const h5shuf_plan *plan, uint64_t m)
+{
+    h5shuf_u128 b = (h5shuf_u128)m * (h5shuf__plan_pile_buffer_rows(plan, m) * (plan->row_bytes + H5SHUF_PASS1_ROW_OVERHEAD) +
+                                       h5shuf__pile_overhead(plan->ndatasets));
+    return b > UINT64_MAX ? UINT64_MAX : (uint64_t)b;
+}
+
 static uint64_t ceil_div(uint64_t a, uint64_t b)
 {
     return a / b + (a % b != 0);
@@ -46,7 +58,8 @@ uint64_t h5shuf__plan_pile_buffer_rows(const h5shuf_plan *plan, uint64_t m)
      * of at most H5SHUF_PILE_CHUNK_BYTES_MAX bytes per dataset. */
     uint64_t per_row = plan->row_bytes + H5SHUF_PASS1_ROW_OVERHEAD;
     uint64_t slab = plan->slab_rows * plan->row_bytes;
-    uint64_t avail = plan->mem_limit_bytes > slab ? plan->mem_limit_bytes - slab : 0;
+    uint64_t fixed = slab + m * h5shuf__pile_overhead(plan->ndatasets);
+    uint64_t avail = plan->mem_limit_bytes > fixed ? plan->mem_limit_bytes - fixed : 0;
     uint64_t rows = avail / (m ? m : 1) / per_row;
     uint64_t cap = H5SHUF_PILE_CHUNK_BYTES_MAX / (plan->row_bytes / (plan->ndatasets ? plan->ndatasets : 1) + 1);
     if (rows > cap)
@@ -60,7 +73,8 @@ int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct
 {
     uint64_t per_row2 = in->row_bytes + H5SHUF_PASS2_ROW_OVERHEAD;
     /* The smallest workable plan: piles of one row (bound 7) and a one-row slab. */
-    uint64_t min_bytes = in->band_bytes + h5shuf__pile_bound_for_target(1) * per_row2;
+    h5shuf_u128 min_wide = (h5shuf_u128)in->band_bytes + (h5shuf_u128)h5shuf__pile_bound_for_target(1) * per_row2;
+    uint64_t min_bytes = min_wide > UINT64_MAX ? UINT64_MAX : (uint64_t)min_wide;
     plan->rows = in->rows;
     plan->row_bytes = in->row_bytes;
     plan->total_bytes = in->rows * in->row_bytes;
@@ -103,8 +117,7 @@ int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct
     plan->slab_rows = slab;
     plan->pile_buffer_rows = h5shuf__plan_pile_buffer_rows(plan, plan->piles);
 
-    uint64_t pass1 = slab * in->row_bytes + plan->piles * plan->pile_buffer_rows *
-                                                 (in->row_bytes + H5SHUF_PASS1_ROW_OVERHEAD);
+    uint64_t pass1 = slab * in->row_bytes + h5shuf__plan_pass1_pile_bytes(plan, plan->piles);
     uint64_t pass2 = in->band_bytes + bound * per_row2;
     plan->mem_planned_bytes = pass1 > pass2 ? pass1 : pass2;
     if (pass1 > in->mem_limit_bytes) {

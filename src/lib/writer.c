@@ -15,6 +15,8 @@ uint64_t h5shuf__band_rows(const struct h5shuf_dsinfo *ds, uint64_t all_row_byte
 {
     /* The dataset's share of H5SHUF_BAND_BYTES_MAX, in proportion to its part of a row. */
     uint64_t unit = ds->out_chunk_rows ? ds->out_chunk_rows : 1;
+    if (unit > UINT64_MAX / ds->row_bytes) /* absurd chunk: one chunk; the plan refuses its bytes */
+        return unit > rows && rows > 0 ? rows : unit;
     uint64_t share = (uint64_t)((double)H5SHUF_BAND_BYTES_MAX * (double)ds->row_bytes / (double)all_row_bytes);
     uint64_t fit = share / (unit * ds->row_bytes);
     uint64_t band = unit * (fit ? fit : 1);
@@ -23,9 +25,12 @@ uint64_t h5shuf__band_rows(const struct h5shuf_dsinfo *ds, uint64_t all_row_byte
 
 uint64_t h5shuf__writer_bytes(const h5shuf_job *job)
 {
+    /* saturating: a band that overflows 64 bits makes the plan refuse the budget, not wrap */
     uint64_t bytes = 0;
-    for (size_t d = 0; d < job->nds; d++)
-        bytes += h5shuf__band_rows(&job->ds[d], job->row_bytes, job->rows) * job->ds[d].row_bytes;
+    for (size_t d = 0; d < job->nds; d++) {
+        h5shuf_u128 b = (h5shuf_u128)h5shuf__band_rows(&job->ds[d], job->row_bytes, job->rows) * job->ds[d].row_bytes;
+        bytes = b > UINT64_MAX - bytes ? UINT64_MAX : bytes + (uint64_t)b;
+    }
     return bytes;
 }
 
