@@ -98,6 +98,8 @@ typedef struct h5shuf_options {
     /* Testing knob: when nonzero, the oversize bound of every pile, in rows, replacing s + 6*sqrt(s)
      * (it may only lower it).  Forces recursion or restarts on small data; the output bytes stay the same. */
     uint64_t debug_pile_bound_rows;
+    /* Testing knob: nonzero skips the free-space check before a run, so tests can fill a disk mid-pass. */
+    int debug_skip_space_check;
     /* Filters of the output datasets: NULL or "keep" (the first input's), "none", or '+'-joined parts:
      * one codec "gzip[:LEVEL]" (deflate, 0-9, default 4) or "zstd[:LEVEL]" (filter 32015, zstd's levels,
      * default 3), "shuffle" (byte shuffle, applied first), "fletcher32" (checksum, applied last).

@@ -293,7 +293,7 @@ static int verify_main(int argc, char **argv)
 int main(int argc, char **argv)
 {
     enum { OPT_ON_OVERSIZE = 256, OPT_PLAN, OPT_DEBUG_PILE_BOUND, OPT_CHUNK_ROWS, OPT_SCRATCH, OPT_FILTER,
-           OPT_PROGRESS, OPT_JSON, OPT_CHECK };
+           OPT_PROGRESS, OPT_JSON, OPT_CHECK, OPT_DEBUG_NO_SPACE_CHECK };
     static const struct option longopts[] = {
         {"seed", required_argument, NULL, 's'},
         {"memory", required_argument, NULL, 'm'},
@@ -315,6 +315,7 @@ int main(int argc, char **argv)
         {"version", no_argument, NULL, 'V'},
         /* For tests: lower every pile's oversize bound to force recursion or restarts on small data. */
         {"debug-pile-bound", required_argument, NULL, OPT_DEBUG_PILE_BOUND},
+        {"debug-no-space-check", no_argument, NULL, OPT_DEBUG_NO_SPACE_CHECK},
         {NULL, 0, NULL, 0},
     };
     h5shuf_options opts;
@@ -367,6 +368,9 @@ int main(int argc, char **argv)
             break;
         case OPT_JSON:
             json = 1;
+            break;
+        case OPT_DEBUG_NO_SPACE_CHECK:
+            opts.debug_skip_space_check = 1;
             break;
         case OPT_CHECK:
             check = 1;

@@ -210,8 +210,23 @@ static int open_dataset(h5shuf_job *job, size_t f, size_t d, const char *path)
         }
     }
 
-    /* Reopen with a chunk cache of one chunk band, now that the layout is known. */
+    /* Every filter must be loadable to read the chunks: say which one is missing, and where. */
     dcpl = H5Dget_create_plist(dset);
+    for (int i = 0, nf = dcpl >= 0 ? H5Pget_nfilters(dcpl) : 0; i < nf; i++) {
+        unsigned flags, cfg, cd[16];
+        size_t ncd = 16;
+        char fname[128] = "";
+        H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, sizeof fname, fname, &cfg);
+        if (id >= 0 && H5Zfilter_avail(id) <= 0) {
+            H5Eclear2(H5E_DEFAULT);
+            st = h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED,
+                              "%s:%s: needs HDF5 filter %d%s%s%s, which cannot be loaded here (set HDF5_PLUGIN_PATH "
+                              "to the directory of its plugin)",
+                              file, path, (int)id, *fname ? " (" : "", fname, *fname ? ")" : "");
+            goto out;
+        }
+    }
+    /* Reopen with a chunk cache of one chunk band, now that the layout is known. */
     if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED) {
         hsize_t cdims[H5S_MAX_RANK];
         H5Pget_chunk(dcpl, H5S_MAX_RANK, cdims);

@@ -81,6 +81,10 @@ int h5shuf__scratch_create(h5shuf_job *job, const char *dir, struct h5shuf_scrat
 
 void h5shuf__scratch_destroy(struct h5shuf_scratch *sc)
 {
+    /* The scratch is discarded: empty it before HDF5's flush at close, which then needs no room on a full
+     * disk (a failed H5Fclose leaves HDF5 1.10 unable to close the file, even at exit) and writes little. */
+    if (sc->file >= 0 && sc->path)
+        truncate(sc->path, 0);
     if (sc->file >= 0)
         H5Fclose(sc->file);
     sc->file = H5I_INVALID_HID;
