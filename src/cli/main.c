@@ -461,8 +461,8 @@ int main(int argc, char **argv)
         st = h5shuf_job_add_input(job, argv[i]);
     if (st == H5SHUF_OK)
         st = h5shuf_job_set_output(job, argv[argc - 1]);
-    if (st != H5SHUF_OK) {
-        int rc = usage_error("%s", h5shuf_errmsg(job));
+    if (st != H5SHUF_OK) { /* a malformed spec is a usage error; running out of memory is not */
+        int rc = st == H5SHUF_EINVAL ? usage_error("%s", h5shuf_errmsg(job)) : (fprintf(stderr, "h5shuf: %s\n", h5shuf_errmsg(job)), 1);
         h5shuf_job_free(job);
         return rc;
     }

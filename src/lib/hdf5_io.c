@@ -384,12 +384,13 @@ int h5shuf__inputs_open(h5shuf_job *job)
     job->whole_file = first->spec.npaths == 0;
     if (job->whole_file && (st = discover(job)) != H5SHUF_OK)
         return st;
-    job->nds = first->spec.npaths;
-    job->ds = calloc(job->nds, sizeof *job->ds);
+    job->ds = calloc(first->spec.npaths, sizeof *job->ds);
     if (!job->ds)
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    for (size_t d = 0; d < job->nds; d++) {
+    job->nds = first->spec.npaths;
+    for (size_t d = 0; d < job->nds; d++) /* every id invalid before anything can fail: cleanup closes them */
         job->ds[d].ftype = job->ds[d].dcpl = job->ds[d].out_dcpl = H5I_INVALID_HID;
+    for (size_t d = 0; d < job->nds; d++) {
         job->ds[d].in_path = xstrdup(first->spec.paths[d]);
         const char *o = job->out_spec.npaths ? job->out_spec.paths[d] : first->spec.paths[d];
         if (job->out_spec.npaths && job->out_spec.npaths != job->nds)
@@ -441,7 +442,7 @@ void h5shuf__inputs_close(h5shuf_job *job)
 {
     /* Types and property lists first: closing a file with H5F_CLOSE_STRONG also closes a committed
      * datatype opened from it, and a second H5Tclose would then fail (and print, outside a call). */
-    for (size_t d = 0; d < job->nds; d++) {
+    for (size_t d = 0; job->ds && d < job->nds; d++) {
         if (job->ds[d].ftype >= 0)
             H5Tclose(job->ds[d].ftype);
         if (job->ds[d].dcpl >= 0)
@@ -503,7 +504,7 @@ herr_t h5shuf__read_rows(hid_t dset, hid_t ftype, uint64_t start, uint64_t count
     hid_t fs = H5I_INVALID_HID, ms = H5I_INVALID_HID;
     herr_t r = select_rows(dset, start, count, &fs, &ms, 0);
     if (r >= 0)
-        r = H5Dread(dset, ftype, ms, fs, H5P_DEFAULT, buf);
+        r = H5SHUF_FAULT() ? -1 : H5Dread(dset, ftype, ms, fs, H5P_DEFAULT, buf);
     /* Every HDF5 call clears the error stack: keep the failure's for the caller's message. */
     hid_t stack = r < 0 ? H5Eget_current_stack() : H5I_INVALID_HID;
     if (fs >= 0)
@@ -522,7 +523,7 @@ herr_t h5shuf__write_rows(hid_t dset, hid_t ftype, uint64_t start, uint64_t coun
     hid_t fs = H5I_INVALID_HID, ms = H5I_INVALID_HID;
     herr_t r = select_rows(dset, start, count, &fs, &ms, extend);
     if (r >= 0)
-        r = H5Dwrite(dset, ftype, ms, fs, H5P_DEFAULT, buf);
+        r = H5SHUF_FAULT() ? -1 : H5Dwrite(dset, ftype, ms, fs, H5P_DEFAULT, buf);
     hid_t stack = r < 0 ? H5Eget_current_stack() : H5I_INVALID_HID; /* see h5shuf__read_rows */
     if (fs >= 0)
         H5Sclose(fs);
@@ -572,7 +573,7 @@ static herr_t copy_attr_cb(hid_t src, const char *name, const H5A_info_t *ainfo,
         goto out;
     if (H5Aexists(cx->dst, name) > 0)
         H5Adelete(cx->dst, name);
-    b = H5Acreate2(cx->dst, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
+    b = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Acreate2(cx->dst, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
     if (b < 0 || H5Awrite(b, mt, buf) < 0)
         goto out;
     ok = 1;
@@ -777,7 +778,7 @@ static herr_t copy_link_cb(hid_t src, const char *name, const H5L_info_t *li, vo
             if (g >= 0)
                 H5Gclose(g);
         } else {
-            r = H5Ocopy(src, name, tc->dst, name, H5P_DEFAULT, H5P_DEFAULT);
+            r = H5SHUF_FAULT() ? -1 : H5Ocopy(src, name, tc->dst, name, H5P_DEFAULT, H5P_DEFAULT);
             if (r >= 0 && (cs->st = obj_add(cs, oi.addr, path, 0)) != H5SHUF_OK)
                 r = -2;
         }
@@ -964,7 +965,8 @@ int h5shuf__output_create(h5shuf_job *job, hid_t out, hid_t *out_dsets)
         /* Bands cover whole chunks, which HDF5 writes without caching; no cache needed. */
         H5Pset_chunk_cache(dapl, 521, 0, 1.0);
         out_dsets[d] = space >= 0 && make_parents(out, ds->out_path) >= 0
-                           ? H5Dcreate2(out, ds->out_path, ds->ftype, space, H5P_DEFAULT, ds->out_dcpl, dapl)
+                           ? (H5SHUF_FAULT() ? H5I_INVALID_HID
+                                             : H5Dcreate2(out, ds->out_path, ds->ftype, space, H5P_DEFAULT, ds->out_dcpl, dapl))
                            : H5I_INVALID_HID;
         if (out_dsets[d] < 0) {
             st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot create dataset: %s", ofile, ds->out_path,

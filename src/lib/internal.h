@@ -20,6 +20,27 @@
 
 typedef unsigned __int128 h5shuf_u128;
 
+/* ---- fault.c (test builds only: H5SHUF_FAULT_INJECTION) ---------------------------------------- */
+#ifdef H5SHUF_FAULT_INJECTION
+H5SHUF_INTERNAL int h5shuf__fault(void);
+H5SHUF_INTERNAL int h5shuf__fault_hdf5(void); /* also pushes "injected fault" on HDF5's error stack */
+H5SHUF_INTERNAL void *h5shuf__fault_malloc(size_t n);
+H5SHUF_INTERNAL void *h5shuf__fault_calloc(size_t n, size_t size);
+H5SHUF_INTERNAL void *h5shuf__fault_realloc(void *p, size_t n);
+H5SHUF_INTERNAL char *h5shuf__fault_strdup(const char *s);
+H5SHUF_INTERNAL char *h5shuf__fault_strndup(const char *s, size_t n);
+#ifndef H5SHUF_FAULT_IMPL
+#define malloc(n) h5shuf__fault_malloc(n)
+#define calloc(n, s) h5shuf__fault_calloc(n, s)
+#define realloc(p, n) h5shuf__fault_realloc(p, n)
+#define strdup(s) h5shuf__fault_strdup(s)
+#define strndup(s, n) h5shuf__fault_strndup(s, n)
+#endif
+#define H5SHUF_FAULT() h5shuf__fault_hdf5() /* at an HDF5 I/O or creation call: fail it */
+#else
+#define H5SHUF_FAULT() 0
+#endif
+
 /* ---- error.c ------------------------------------------------------------------------------------ */
 
 /* A fixed-size message buffer; errors are formatted "FILE:/dataset: cause". */

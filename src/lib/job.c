@@ -384,7 +384,7 @@ static int output_open(h5shuf_job *job, char **tmp_path, hid_t *file)
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
     H5Pset_obj_track_times(fcpl, 0); /* the root group too: no clock in the file */
-    *file = H5Fcreate(*tmp_path, H5F_ACC_TRUNC, fcpl, fapl);
+    *file = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Fcreate(*tmp_path, H5F_ACC_TRUNC, fcpl, fapl);
     if (*file < 0)
         h5shuf__hdf5_cause(cause, sizeof cause); /* before H5Pclose clears the stack */
     H5Pclose(fcpl);

@@ -66,7 +66,7 @@ int h5shuf__scratch_create(h5shuf_job *job, const char *dir, struct h5shuf_scrat
         mdc.max_size = SCRATCH_MDC_BYTES;
         H5Pset_mdc_config(fapl, &mdc);
     }
-    sc->file = H5Fcreate(sc->path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    sc->file = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Fcreate(sc->path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     if (sc->file < 0)
         h5shuf__hdf5_cause(cause, sizeof cause); /* before H5Pclose clears the stack */
     H5Pclose(fapl);
@@ -120,7 +120,7 @@ static int pile_create(h5shuf_job *job, struct h5shuf_scratch *sc, uint64_t numb
     int st = H5SHUF_OK;
     hid_t dcpl = H5I_INVALID_HID, dapl = H5I_INVALID_HID, space = H5I_INVALID_HID;
     pile_name(number, name, sizeof name);
-    *group = H5Gcreate2(sc->file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    *group = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Gcreate2(sc->file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (*group < 0)
         goto hdf5_error;
     dapl = H5Pcreate(H5P_DATASET_ACCESS);
