@@ -497,14 +497,19 @@ static herr_t select_rows(hid_t dset, uint64_t start, uint64_t count, hid_t *fsp
     return *mspace < 0 ? -1 : 0;
 }
 
-herr_t h5shuf__read_rows(hid_t dset, hid_t ftype, uint64_t start, uint64_t count, void *buf)
+/* Move rows [start, start+count) between dset and buf (raw bytes of ftype): write when buf_in, else read
+ * into buf_out. */
+static herr_t transfer_rows(hid_t dset, hid_t ftype, uint64_t start, uint64_t count, void *buf_out,
+                            const void *buf_in, int extend)
 {
     if (count == 0)
         return 0;
     hid_t fs = H5I_INVALID_HID, ms = H5I_INVALID_HID;
-    herr_t r = select_rows(dset, start, count, &fs, &ms, 0);
-    if (r >= 0)
-        r = H5SHUF_FAULT() ? -1 : H5Dread(dset, ftype, ms, fs, H5P_DEFAULT, buf);
+    herr_t r = select_rows(dset, start, count, &fs, &ms, extend);
+    if (r >= 0 && H5SHUF_FAULT())
+        r = -1;
+    else if (r >= 0)
+        r = buf_in ? H5Dwrite(dset, ftype, ms, fs, H5P_DEFAULT, buf_in) : H5Dread(dset, ftype, ms, fs, H5P_DEFAULT, buf_out);
     /* Every HDF5 call clears the error stack: keep the failure's for the caller's message. */
     hid_t stack = r < 0 ? H5Eget_current_stack() : H5I_INVALID_HID;
     if (fs >= 0)
@@ -516,22 +521,14 @@ herr_t h5shuf__read_rows(hid_t dset, hid_t ftype, uint64_t start, uint64_t count
     return r;
 }
 
+herr_t h5shuf__read_rows(hid_t dset, hid_t ftype, uint64_t start, uint64_t count, void *buf)
+{
+    return transfer_rows(dset, ftype, start, count, buf, NULL, 0);
+}
+
 herr_t h5shuf__write_rows(hid_t dset, hid_t ftype, uint64_t start, uint64_t count, const void *buf, int extend)
 {
-    if (count == 0)
-        return 0;
-    hid_t fs = H5I_INVALID_HID, ms = H5I_INVALID_HID;
-    herr_t r = select_rows(dset, start, count, &fs, &ms, extend);
-    if (r >= 0)
-        r = H5SHUF_FAULT() ? -1 : H5Dwrite(dset, ftype, ms, fs, H5P_DEFAULT, buf);
-    hid_t stack = r < 0 ? H5Eget_current_stack() : H5I_INVALID_HID; /* see h5shuf__read_rows */
-    if (fs >= 0)
-        H5Sclose(fs);
-    if (ms >= 0)
-        H5Sclose(ms);
-    if (stack >= 0)
-        H5Eset_current_stack(stack);
-    return r;
+    return transfer_rows(dset, ftype, start, count, NULL, buf, extend);
 }
 
 /* ---- output -------------------------------------------------------------------------------------- */
