@@ -506,6 +506,10 @@ static int run(h5shuf_job *job)
             st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: %s", job->out_spec.file, job->ds[d].out_path,
                               h5shuf__hdf5_cause(cause, sizeof cause));
     free(out_dsets);
+    /* Flush first: a full disk then fails here, not in H5Fclose (see below). */
+    if (out >= 0 && st == H5SHUF_OK && H5Fflush(out, H5F_SCOPE_LOCAL) < 0)
+        st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot finish writing: %s", job->out_spec.file,
+                          h5shuf__hdf5_cause(cause, sizeof cause));
     /* A failed run discards the output: empty it first, so that HDF5's flush at close finds room even on
      * a full disk.  (HDF5 1.10 cannot recover from a failed H5Fclose: the file stays half-closed and the
      * library crashes closing it again at exit.) */
