@@ -109,6 +109,10 @@ typedef struct h5shuf_options {
      * is chunked in about 1 MiB of rows), "ROWS" (rows per chunk, other chunk dims kept or full), or the
      * whole shape "D0xD1x..." (rank must match every dataset's).  Copied by h5shuf_job_create. */
     const char *chunk_shape;
+    /* When not NULL: the path of a dataset (N,) uint64 written in the output, index[r] = the global input row
+     * (0 .. N-1 over all inputs in order) that output row r came from; its path is stored in the root
+     * attribute h5shuf_index, and h5shuf_verify then also checks that the order is exactly the seed's. */
+    const char *index_path;
     /* Filters of the scratch piles, same syntax as compression ("keep" excluded); NULL: "zstd:1+shuffle".
      * Scratch is half of all I/O, written once and read once: on 1 GiB of float32 features zstd-1 with
      * byte shuffle made it 2.45x smaller for about 10% more time on a page-cache-speed disk. */
@@ -188,7 +192,9 @@ H5SHUF_API int h5shuf_run(h5shuf_job *job);
  * Verify instead of shuffling: check that the job's output (an existing file, set with
  * h5shuf_job_set_output) holds a permutation of the rows of its inputs, and that datasets shuffled
  * together are still aligned row by row.  One streamed pass over inputs and output with 128-bit additive
- * multiset hashes (XXH3), memory bounded by mem_limit_bytes; it does not check the order itself.
+ * multiset hashes (XXH3), memory bounded by mem_limit_bytes.  When the output carries its seed and an
+ * index (h5shuf_options.index_path), it also checks that the order is exactly the one the seed defines:
+ * the index sorted by (key, id), and each output row equal to the input row its index names.
  * Call it on a job that has not been planned or run.  Returns H5SHUF_OK, H5SHUF_EMISMATCH with a one-line
  * reason naming the dataset ("rows differ", "misaligned", row counts, types), or another error.
  */

@@ -105,5 +105,38 @@ for v in altered duplicated misaligned; do
     else bad "verify on $v (rc $rc)" "$(cat "$W/err.txt")"; fi
 done
 
+# --- --index and the exact order -----------------------------------------------------------------------
+"$H" -f -s 11 -m 5M --index /meta/index "$W/ex.h5" "$W/ix.h5"
+if "$PY" - "$W/ex.h5" "$W/ix.h5" <<'PY'
+import sys, h5py, numpy as np
+from numpy.random import Philox
+i, o = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
+n = i["X"].shape[0]
+order = np.lexsort((np.arange(n), Philox(key=11, counter=2**256 - 1).random_raw(4 * n)[::4]))
+idx = o["meta/index"][...]
+assert o.attrs["h5shuf_index"] == "/meta/index" and idx.dtype == np.uint64
+assert (idx == order).all() and (o["X"][...] == i["X"][...][idx]).all() and (o["y"][...] == i["y"][...][idx]).all()
+PY
+then ok "--index: index[r] is the input row of output row r, the seed's order"; else bad "--index"; fi
+"$H" verify -q "$W/ex.h5" "$W/ix.h5" && ok "verify with an index accepts the seed's order" || bad "verify with index"
+"$PY" - "$W" <<'PY'
+import h5py, shutil, sys
+w = sys.argv[1]
+shutil.copy(f"{w}/ix.h5", f"{w}/reordered.h5")   # two whole rows swapped, index too: a valid permutation
+with h5py.File(f"{w}/reordered.h5", "r+") as f:
+    for name in ("X", "y", "ids", "meta/index"):
+        a = f[name][...]; a[[10, 20]] = a[[20, 10]]; f[name][...] = a
+shutil.copy(f"{w}/ix.h5", f"{w}/unindexed.h5")   # rows swapped, index left: rows no longer match it
+with h5py.File(f"{w}/unindexed.h5", "r+") as f:
+    for name in ("X", "y", "ids"):
+        a = f[name][...]; a[[10, 20]] = a[[20, 10]]; f[name][...] = a
+PY
+for v in reordered:"order differs" unindexed:"do not match their index"; do
+    "$H" verify "$W/ex.h5" "$W/${v%%:*}.h5" 2>"$W/err.txt"
+    rc=$?
+    if [ $rc = 1 ] && grep -q "${v#*:}" "$W/err.txt"; then ok "verify with an index catches ${v%%:*} rows (${v#*:})"
+    else bad "verify on ${v%%:*} (rc $rc)" "$(cat "$W/err.txt")"; fi
+done
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -12,7 +12,7 @@ trap 'rm -rf "$W"' EXIT
 sum=$(md5sum <"$W/ex.h5")
 mkdir "$W/scratch" "$W/out"
 # a whole file (copies, attributes), a few piles, and a split: most code paths in a few hundred points
-args=(-s 7 -m 5M --debug-pile-bound 300 -c zstd:1+shuffle -t "$W/scratch" "$W/ex.h5" "$W/out/o.h5")
+args=(-s 7 -m 5M --debug-pile-bound 300 -c zstd:1+shuffle --index /index -t "$W/scratch" "$W/ex.h5" "$W/out/o.h5")
 passed=0 failed=0 n=1
 while :; do
     H5SHUF_FAULT_AT=$n "$H" "${args[@]}" >/dev/null 2>"$W/err"

@@ -102,6 +102,8 @@ static void usage(FILE *to)
           "                          always, never\n"
           "      --json              print a machine-readable report of the run on stdout\n"
           "      --check             verify the output against the inputs after the shuffle\n"
+          "      --index PATH        also write dataset PATH (N,) uint64: the input row of each output\n"
+          "                          row (rows numbered over all inputs); verify then checks the order\n"
           "  -f, --force             replace an existing output file\n"
           "  -q, --quiet             print nothing but errors\n"
           "  -v, --verbose           print the plan, the seed and a summary of each pass\n"
@@ -293,7 +295,7 @@ static int verify_main(int argc, char **argv)
 int main(int argc, char **argv)
 {
     enum { OPT_ON_OVERSIZE = 256, OPT_PLAN, OPT_DEBUG_PILE_BOUND, OPT_CHUNK_ROWS, OPT_SCRATCH, OPT_FILTER,
-           OPT_PROGRESS, OPT_JSON, OPT_CHECK, OPT_DEBUG_NO_SPACE_CHECK };
+           OPT_PROGRESS, OPT_JSON, OPT_CHECK, OPT_DEBUG_NO_SPACE_CHECK, OPT_INDEX };
     static const struct option longopts[] = {
         {"seed", required_argument, NULL, 's'},
         {"memory", required_argument, NULL, 'm'},
@@ -308,6 +310,7 @@ int main(int argc, char **argv)
         {"progress", required_argument, NULL, OPT_PROGRESS},
         {"json", no_argument, NULL, OPT_JSON},
         {"check", no_argument, NULL, OPT_CHECK},
+        {"index", required_argument, NULL, OPT_INDEX},
         {"force", no_argument, NULL, 'f'},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
@@ -374,6 +377,9 @@ int main(int argc, char **argv)
             break;
         case OPT_CHECK:
             check = 1;
+            break;
+        case OPT_INDEX:
+            opts.index_path = optarg;
             break;
         case OPT_PROGRESS:
             if (strcmp(optarg, "auto") == 0)

@@ -53,12 +53,12 @@ int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc, hid_t *out_dsets)
             uint64_t i = pairs[r].idx;
             for (size_t d = 0; d < job->nds; d++)
                 rows[d] = buf[d] + i * job->ds[d].row_bytes;
-            st = h5shuf__writer_put(job, &w, rows);
+            st = h5shuf__writer_put(job, &w, rows, ids[i]);
         }
     }
     if (st == H5SHUF_OK)
         st = h5shuf__writer_flush(job, &w);
-    for (size_t d = 0; st == H5SHUF_OK && d < job->nds; d++)
+    for (size_t d = 0; st == H5SHUF_OK && d < job->nds + (size_t)w.has_index; d++)
         if (w.band[d].next_row != job->rows)
             st = h5shuf__fail(&job->err, H5SHUF_EINTERNAL, "wrote %llu rows of %llu", (unsigned long long)w.band[d].next_row,
                               (unsigned long long)job->rows);

@@ -978,6 +978,24 @@ int h5shuf__output_create(h5shuf_job *job, hid_t out, hid_t *out_dsets)
         if (space >= 0)
             H5Sclose(space);
     }
+    if (st == H5SHUF_OK && job->index_path) {
+        /* index[r]: the input row of output row r; uint64, shuffle + deflate (readable everywhere) */
+        hsize_t n = job->rows, chunk = n == 0 ? 1 : n < H5SHUF_INDEX_CHUNK_ROWS ? n : H5SHUF_INDEX_CHUNK_ROWS;
+        hsize_t maxn = n > chunk ? n : chunk;
+        hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        hid_t space = H5Screate_simple(1, &n, &maxn);
+        if (dcpl >= 0 && space >= 0 && H5Pset_chunk(dcpl, 1, &chunk) >= 0 && H5Pset_shuffle(dcpl) >= 0 &&
+            H5Pset_deflate(dcpl, 4) >= 0 && H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0 &&
+            H5Pset_obj_track_times(dcpl, 0) >= 0 && make_parents(out, job->index_path) >= 0 && !H5SHUF_FAULT())
+            out_dsets[job->nds] = H5Dcreate2(out, job->index_path, H5T_STD_U64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        if (out_dsets[job->nds] < 0)
+            st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot create the index dataset: %s", ofile,
+                              job->index_path, h5shuf__hdf5_cause(cause, sizeof cause));
+        if (space >= 0)
+            H5Sclose(space);
+        if (dcpl >= 0)
+            H5Pclose(dcpl);
+    }
     for (size_t k = 0; k < cs.nlinks && st == H5SHUF_OK; k++)
         if (H5Lcreate_hard(out, cs.link_to[k], out, cs.link_from[k], H5P_DEFAULT, H5P_DEFAULT) < 0)
             st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot link to %s: %s", ofile, cs.link_from[k],
@@ -1029,6 +1047,8 @@ int h5shuf__output_provenance(h5shuf_job *job, hid_t out)
         r = put_string_attr(root, "h5shuf_version", H5SHUF_VERSION_STRING);
     if (r >= 0)
         r = put_string_attr(root, "h5shuf_inputs", inputs);
+    if (r >= 0 && job->index_path)
+        r = put_string_attr(root, "h5shuf_index", job->index_path);
     if (r >= 0)
         r = put_string_attr(root, "h5shuf_key",
                             "Philox4x64-10 word 0, counter (i,0,0,0), key (seed,0); rows sorted by (key, i)");

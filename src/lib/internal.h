@@ -147,6 +147,8 @@ H5SHUF_INTERNAL void h5shuf__sort_keyidx(struct h5shuf_keyidx *a, struct h5shuf_
 /* Fixed buffers outside the per-row arithmetic: the output band of each dataset (at most this many
  * bytes, or one chunk band if larger), counted inside the budget. */
 #define H5SHUF_BAND_BYTES_MAX (4u << 20)
+/* Rows per chunk of the --index dataset (1 MiB of uint64). */
+#define H5SHUF_INDEX_CHUNK_ROWS (UINT64_C(1) << 17)
 /* Pass 1 reads slabs of at most this many bytes (tens of MiB, as DESIGN.md section 3 asks). */
 #define H5SHUF_SLAB_BYTES_MAX (32u << 20)
 /* Scratch chunks (one pile buffer flush) hold at most this many bytes per dataset. */
@@ -230,7 +232,7 @@ struct h5shuf_job {
     uint64_t rows;                 /* N */
     uint64_t row_bytes;
     uint64_t seed;
-    char *compression, *chunk_shape, *scratch_compression; /* copies of the options' strings */
+    char *compression, *chunk_shape, *scratch_compression, *index_path; /* copies of the options' strings */
     char *scratch_dir;             /* where the scratch file goes: tmpdir, $TMPDIR or the output's dir */
     const char *temp_file[2];      /* during a run: the output's temporary name, the scratch file */
     struct h5shuf_filters out_filters, scratch_filters;
@@ -248,7 +250,8 @@ H5SHUF_INTERNAL void h5shuf__inputs_close(h5shuf_job *job);
 H5SHUF_INTERNAL int h5shuf__output_plan(h5shuf_job *job);
 
 /* Create the output datasets (and, in whole-file mode, copy the other objects of the first input) in
- * the open file out; sets out_dsets[d].  Does not write the rows. */
+ * the open file out; sets out_dsets[0..nds), and out_dsets[nds] to the index dataset when
+ * index_path is set.  Does not write the rows. */
 H5SHUF_INTERNAL int h5shuf__output_create(h5shuf_job *job, hid_t out, hid_t *out_dsets);
 
 /* Write the provenance attributes on the output's root group. */
@@ -367,7 +370,8 @@ struct h5shuf_band {
  * chunks) then cost the sum of their bands, not a band of their least common multiple. */
 struct h5shuf_writer {
     size_t nds;
-    struct h5shuf_band *band;
+    struct h5shuf_band *band; /* nds bands, then the index's when has_index */
+    int has_index;
 };
 
 /* Band rows of one output dataset: a multiple of its chunk rows (one chunk at least) near its share of
@@ -377,9 +381,11 @@ struct h5shuf_writer {
 H5SHUF_INTERNAL uint64_t h5shuf__band_rows(const struct h5shuf_dsinfo *ds, uint64_t all_row_bytes, uint64_t rows);
 /* Bytes of all the writer's bands (counted in the pass-2 budget). */
 H5SHUF_INTERNAL uint64_t h5shuf__writer_bytes(const h5shuf_job *job);
+/* dsets[0..nds) the output datasets, dsets[nds] the index dataset or H5I_INVALID_HID. */
 H5SHUF_INTERNAL int h5shuf__writer_init(h5shuf_job *job, struct h5shuf_writer *w, hid_t *dsets);
-/* Append one row (one pointer per dataset); writes a dataset's band when it is full. */
-H5SHUF_INTERNAL int h5shuf__writer_put(h5shuf_job *job, struct h5shuf_writer *w, const unsigned char *const *rows);
+/* Append one row (one pointer per dataset) and its global input row id; writes a band when it is full. */
+H5SHUF_INTERNAL int h5shuf__writer_put(h5shuf_job *job, struct h5shuf_writer *w, const unsigned char *const *rows,
+                                       uint64_t id);
 /* Write what is left. */
 H5SHUF_INTERNAL int h5shuf__writer_flush(h5shuf_job *job, struct h5shuf_writer *w);
 H5SHUF_INTERNAL void h5shuf__writer_free(struct h5shuf_writer *w);

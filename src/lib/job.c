@@ -78,7 +78,8 @@ h5shuf_job *h5shuf_job_create(const h5shuf_options *opts)
     } strs[] = {{&job->opts.tmpdir, &job->tmpdir},
                 {&job->opts.compression, &job->compression},
                 {&job->opts.chunk_shape, &job->chunk_shape},
-                {&job->opts.scratch_compression, &job->scratch_compression}};
+                {&job->opts.scratch_compression, &job->scratch_compression},
+                {&job->opts.index_path, &job->index_path}};
     for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
         if (*strs[i].from && !(*strs[i].to = strdup(*strs[i].from))) {
             h5shuf_job_free(job);
@@ -102,6 +103,7 @@ void h5shuf_job_free(h5shuf_job *job)
     free(job->compression);
     free(job->chunk_shape);
     free(job->scratch_compression);
+    free(job->index_path);
     free(job->scratch_dir);
     free(job);
 }
@@ -259,6 +261,8 @@ static int make_plan(h5shuf_job *job)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "no output given");
     if (job->opts.mem_limit_bytes == 0)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "memory budget of 0 bytes");
+    if (job->index_path && job->index_path[0] != '/')
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "--index '%s': a dataset path must start with '/'", job->index_path);
     if (job->opts.tmpdir && !*job->opts.tmpdir)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "empty scratch directory name (--tmpdir)");
     int st = h5shuf__zstd_register();
@@ -483,10 +487,10 @@ static int run(h5shuf_job *job)
         st = h5shuf__scratch_create(job, job->scratch_dir, &sc);
     job->temp_file[1] = sc.path;
     if (st == H5SHUF_OK) {
-        out_dsets = malloc(job->nds * sizeof *out_dsets);
+        out_dsets = malloc((job->nds + 1) * sizeof *out_dsets); /* [nds]: the index, if asked for */
         if (!out_dsets)
             st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-        for (size_t d = 0; out_dsets && d < job->nds; d++)
+        for (size_t d = 0; out_dsets && d <= job->nds; d++)
             out_dsets[d] = H5I_INVALID_HID;
     }
     if (st == H5SHUF_OK)
@@ -501,10 +505,10 @@ static int run(h5shuf_job *job)
         if (st == H5SHUF_OK)
             st = h5shuf__gather(job, &sc, out_dsets);
     }
-    for (size_t d = 0; out_dsets && d < job->nds; d++)
+    for (size_t d = 0; out_dsets && d <= job->nds; d++)
         if (out_dsets[d] >= 0 && H5Dclose(out_dsets[d]) < 0 && st == H5SHUF_OK)
-            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: %s", job->out_spec.file, job->ds[d].out_path,
-                              h5shuf__hdf5_cause(cause, sizeof cause));
+            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: %s", job->out_spec.file,
+                              d < job->nds ? job->ds[d].out_path : job->index_path, h5shuf__hdf5_cause(cause, sizeof cause));
     free(out_dsets);
     /* Flush first: a full disk then fails here, not in H5Fclose (see below). */
     if (out >= 0 && st == H5SHUF_OK && H5Fflush(out, H5F_SCOPE_LOCAL) < 0)

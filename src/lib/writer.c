@@ -31,22 +31,31 @@ uint64_t h5shuf__writer_bytes(const h5shuf_job *job)
         h5shuf_u128 b = (h5shuf_u128)h5shuf__band_rows(&job->ds[d], job->row_bytes, job->rows) * job->ds[d].row_bytes;
         bytes = b > UINT64_MAX - bytes ? UINT64_MAX : bytes + (uint64_t)b;
     }
+    if (job->index_path) /* the index's band */
+        bytes += (job->rows < H5SHUF_INDEX_CHUNK_ROWS ? job->rows : H5SHUF_INDEX_CHUNK_ROWS) * sizeof(uint64_t);
     return bytes;
 }
 
 int h5shuf__writer_init(h5shuf_job *job, struct h5shuf_writer *w, hid_t *dsets)
 {
     w->nds = job->nds;
-    w->band = calloc(job->nds ? job->nds : 1, sizeof *w->band);
+    w->has_index = dsets[job->nds] >= 0;
+    w->band = calloc(job->nds + 1, sizeof *w->band);
     if (!w->band)
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    for (size_t d = 0; d < job->nds; d++) {
+    for (size_t d = 0; d < job->nds + (size_t)w->has_index; d++) {
         struct h5shuf_band *b = &w->band[d];
         b->dset = dsets[d];
-        b->ftype = job->ds[d].ftype;
-        b->row_bytes = job->ds[d].row_bytes;
-        b->rows = h5shuf__band_rows(&job->ds[d], job->row_bytes, job->rows);
-        b->buf = malloc(b->rows * b->row_bytes);
+        if (d < job->nds) {
+            b->ftype = job->ds[d].ftype;
+            b->row_bytes = job->ds[d].row_bytes;
+            b->rows = h5shuf__band_rows(&job->ds[d], job->row_bytes, job->rows);
+        } else { /* the index: whole chunks of H5SHUF_INDEX_CHUNK_ROWS */
+            b->ftype = H5T_NATIVE_UINT64;
+            b->row_bytes = sizeof(uint64_t);
+            b->rows = job->rows < H5SHUF_INDEX_CHUNK_ROWS ? job->rows : H5SHUF_INDEX_CHUNK_ROWS;
+        }
+        b->buf = malloc((b->rows ? b->rows : 1) * b->row_bytes);
         if (!b->buf)
             return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for an output band of %llu rows",
                                 (unsigned long long)b->rows);
@@ -59,7 +68,7 @@ static int band_write(h5shuf_job *job, size_t d, struct h5shuf_band *b)
     char cause[256];
     if (h5shuf__write_rows(b->dset, b->ftype, b->next_row, b->n, b->buf, 0) < 0)
         return h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot write rows %llu..%llu: %s", job->out_spec.file,
-                            job->ds[d].out_path, (unsigned long long)b->next_row,
+                            d < job->nds ? job->ds[d].out_path : job->index_path, (unsigned long long)b->next_row,
                             (unsigned long long)(b->next_row + b->n - 1), h5shuf__hdf5_cause(cause, sizeof cause));
     b->next_row += b->n;
     b->n = 0;
@@ -70,7 +79,7 @@ static int band_write(h5shuf_job *job, size_t d, struct h5shuf_band *b)
 
 int h5shuf__writer_flush(h5shuf_job *job, struct h5shuf_writer *w)
 {
-    for (size_t d = 0; d < w->nds; d++) {
+    for (size_t d = 0; d < w->nds + (size_t)w->has_index; d++) {
         int st = w->band[d].n ? band_write(job, d, &w->band[d]) : H5SHUF_OK;
         if (st != H5SHUF_OK)
             return st;
@@ -78,24 +87,26 @@ int h5shuf__writer_flush(h5shuf_job *job, struct h5shuf_writer *w)
     return H5SHUF_OK;
 }
 
-int h5shuf__writer_put(h5shuf_job *job, struct h5shuf_writer *w, const unsigned char *const *rows)
+static int band_put(h5shuf_job *job, size_t d, struct h5shuf_band *b, const void *row)
 {
-    for (size_t d = 0; d < w->nds; d++) {
-        struct h5shuf_band *b = &w->band[d];
-        memcpy(b->buf + b->n * b->row_bytes, rows[d], b->row_bytes);
-        if (++b->n == b->rows) {
-            int st = band_write(job, d, b);
-            if (st != H5SHUF_OK)
-                return st;
-        }
-    }
-    return H5SHUF_OK;
+    memcpy(b->buf + b->n * b->row_bytes, row, b->row_bytes);
+    return ++b->n == b->rows ? band_write(job, d, b) : H5SHUF_OK;
+}
+
+int h5shuf__writer_put(h5shuf_job *job, struct h5shuf_writer *w, const unsigned char *const *rows, uint64_t id)
+{
+    int st = H5SHUF_OK;
+    for (size_t d = 0; d < w->nds && st == H5SHUF_OK; d++)
+        st = band_put(job, d, &w->band[d], rows[d]);
+    if (st == H5SHUF_OK && w->has_index)
+        st = band_put(job, w->nds, &w->band[w->nds], &id);
+    return st;
 }
 
 void h5shuf__writer_free(struct h5shuf_writer *w)
 {
     if (w->band)
-        for (size_t d = 0; d < w->nds; d++)
+        for (size_t d = 0; d <= w->nds; d++)
             free(w->band[d].buf);
     free(w->band);
     memset(w, 0, sizeof *w);
