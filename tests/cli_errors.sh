@@ -381,6 +381,9 @@ expect "12o input spec with an empty path between commas 'ex.h5:/X,,/y'" 2 "$O/o
     ex.h5 -- ex.h5:/X,,/y "$O/o.h5"
 expect "12p output spec with an empty path list 'o.h5:'" 2 "$O/o.h5" 'empty|path|missing' o.h5 -- \
     ex.h5:/X "$O/o.h5:"
+NO_T=1
+expect "12s verify with a malformed spec is a usage error" 2 "-" 'empty' ex.h5 -- verify ex.h5: "$O/o.h5"
+NO_T=0
 expect "12q an empty --tmpdir" 2 "$O/o.h5" 'empty|tmpdir' tmpdir -- -t "" ex.h5 "$O/o.h5"
 expect "12r unknown short option bundled after a good one (-fz)" 2 "$O/o.h5" 'unknown' "'-z'" -- -fz ex.h5 "$O/o.h5"
 

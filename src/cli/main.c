@@ -230,16 +230,15 @@ static int run_with_progress(h5shuf_job *job, struct progress *prog)
     return st;
 }
 
-/* h5shuf verify over files given as specs; prints the outcome; returns 0 ok, 1 mismatch/failure. */
-static int verify_files(char *const *inputs, int ninputs, const char *output, uint64_t mem, int verbose)
+/* A job over INPUT... OUTPUT specs.  Returns it, or NULL after printing why and setting *rc (2 for a
+ * malformed spec, 1 otherwise). */
+static h5shuf_job *make_job(const h5shuf_options *opts, char *const *inputs, int ninputs, const char *output, int *rc)
 {
-    h5shuf_options o;
-    h5shuf_options_init(&o);
-    o.mem_limit_bytes = mem;
-    h5shuf_job *job = h5shuf_job_create(&o);
+    h5shuf_job *job = h5shuf_job_create(opts);
     if (!job) {
         fputs("h5shuf: out of memory\n", stderr);
-        return 1;
+        *rc = 1;
+        return NULL;
     }
     int st = H5SHUF_OK;
     for (int i = 0; i < ninputs && st == H5SHUF_OK; i++)
@@ -247,7 +246,28 @@ static int verify_files(char *const *inputs, int ninputs, const char *output, ui
     if (st == H5SHUF_OK)
         st = h5shuf_job_set_output(job, output);
     if (st == H5SHUF_OK)
-        st = h5shuf_verify(job);
+        return job;
+    if (st == H5SHUF_EINVAL) { /* a malformed spec is a usage error; running out of memory is not */
+        *rc = usage_error("%s", h5shuf_errmsg(job));
+    } else {
+        fprintf(stderr, "h5shuf: %s\n", h5shuf_errmsg(job));
+        *rc = 1;
+    }
+    h5shuf_job_free(job);
+    return NULL;
+}
+
+/* h5shuf verify over files given as specs; prints the outcome; returns 0 ok, 1 mismatch/failure, 2 usage. */
+static int verify_files(char *const *inputs, int ninputs, const char *output, uint64_t mem, int verbose)
+{
+    h5shuf_options o;
+    h5shuf_options_init(&o);
+    o.mem_limit_bytes = mem;
+    int rc;
+    h5shuf_job *job = make_job(&o, inputs, ninputs, output, &rc);
+    if (!job)
+        return rc;
+    int st = h5shuf_verify(job);
     if (st != H5SHUF_OK)
         fprintf(stderr, "h5shuf: verify: %s\n", h5shuf_errmsg(job));
     else if (verbose)
@@ -457,21 +477,11 @@ int main(int argc, char **argv)
         return usage_error("%s", argc - optind == 0 ? "missing INPUT and OUTPUT" : "missing OUTPUT");
 
     catch_signals();
-    h5shuf_job *job = h5shuf_job_create(&opts);
-    if (!job) {
-        fputs("h5shuf: out of memory\n", stderr);
-        return 1;
-    }
-    int st = H5SHUF_OK;
-    for (int i = optind; i < argc - 1 && st == H5SHUF_OK; i++)
-        st = h5shuf_job_add_input(job, argv[i]);
-    if (st == H5SHUF_OK)
-        st = h5shuf_job_set_output(job, argv[argc - 1]);
-    if (st != H5SHUF_OK) { /* a malformed spec is a usage error; running out of memory is not */
-        int rc = st == H5SHUF_EINVAL ? usage_error("%s", h5shuf_errmsg(job)) : (fprintf(stderr, "h5shuf: %s\n", h5shuf_errmsg(job)), 1);
-        h5shuf_job_free(job);
+    int rc = 0;
+    h5shuf_job *job = make_job(&opts, argv + optind, argc - optind - 1, argv[argc - 1], &rc);
+    if (!job)
         return rc;
-    }
+    int st;
     double t0 = progress_now();
     h5shuf_plan plan;
     st = h5shuf_job_plan(job, &plan);
@@ -502,7 +512,6 @@ int main(int argc, char **argv)
             check_st = verify_files(argv + optind, argc - optind - 1, argv[argc - 1], opts.mem_limit_bytes, verbose);
         }
     }
-    int rc = 0;
     if (st == H5SHUF_ECANCELED && g_signal) {
         rc = 128 + g_signal;
         if (verbose)

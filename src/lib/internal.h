@@ -224,8 +224,7 @@ struct h5shuf_job {
     struct h5shuf_err err;
     struct h5shuf_input *inputs;
     size_t ninputs;
-    struct h5shuf_spec out_spec;
-    int have_output;
+    struct h5shuf_spec out_spec;   /* out_spec.file is NULL until an output is set */
     int whole_file;                /* the first input had no paths: copy the other objects */
     struct h5shuf_dsinfo *ds;
     size_t nds;

@@ -158,9 +158,7 @@ int h5shuf_job_set_output(h5shuf_job *job, const char *spec)
     if (job->planned)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is already planned");
     h5shuf__spec_clear(&job->out_spec);
-    int st = h5shuf__spec_parse(spec, &job->out_spec, &job->err);
-    job->have_output = st == H5SHUF_OK;
-    return st;
+    return h5shuf__spec_parse(spec, &job->out_spec, &job->err);
 }
 
 int h5shuf__progress(h5shuf_job *job, h5shuf_phase phase, uint64_t done, uint64_t total)
@@ -257,7 +255,7 @@ static int make_plan(h5shuf_job *job)
 {
     if (job->ninputs == 0)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "no input given");
-    if (!job->have_output)
+    if (!job->out_spec.file)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "no output given");
     if (job->opts.mem_limit_bytes == 0)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "memory budget of 0 bytes");

@@ -175,7 +175,7 @@ static int verify(h5shuf_job *job)
     int st = h5shuf__zstd_register();
     if (st != H5SHUF_OK)
         return h5shuf__fail(&job->err, st, "cannot register the zstd filter with HDF5");
-    if (!job->have_output || job->ninputs == 0)
+    if (!job->out_spec.file || job->ninputs == 0)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "verify needs inputs and an output");
     if ((st = h5shuf__inputs_open(job)) != H5SHUF_OK)
         return st;
