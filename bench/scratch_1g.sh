@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Issue 3's measurement: scratch bytes and wall time with and without scratch compression on the 1 GiB
-# benchmark data (bench/core_1g.sh's file), output -c zstd:3+shuffle, interleaved, following
-# ../shared/BENCHMARKING.md; also checks the output through h5py + the plugin (a permutation, the
-# contract's order) and reads it whole with h5dump.
+# benchmark data (bench/run.sh's 1G:gzip4:1K file, generated here when missing), output -c zstd:3+shuffle,
+# interleaved, following ../shared/BENCHMARKING.md; also checks the output through h5py + the plugin (a
+# permutation, the contract's order) and reads it whole with h5dump.
 #   bash bench/scratch_1g.sh [WORKDIR] [ROUNDS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-/tmp/h5shuf-bench}
 rounds=${2:-2}
-in=$work/floats-1g-gzip4.h5
-mkdir -p "$work"
-[ -f "$in" ] || "$here/build/h5shuf_gendata" floats "$in" 1048576 256 4
+in=$work/data/floats-1G-1K-gzip4.h5
+mkdir -p "$work/data"
+[ -f "$in" ] || { "$here/build/h5shuf_gendata" floats "$in.tmp" 1048576 256 4 && mv "$in.tmp" "$in"; }
 settle() { rm -f "$work"/out-*.h5; sync; sleep 25; cat "$in" >/dev/null; sync; }
 for r in $(seq 1 "$rounds"); do
   for scratch in none zstd:1 zstd:1+shuffle; do

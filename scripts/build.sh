@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config libhdf5-dev hdf5-tools libzstd-dev libxxhash-dev libcunit1-dev
-          python3-h5py python3-numpy)
+          python3-h5py python3-numpy time)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
