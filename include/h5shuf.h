@@ -200,6 +200,50 @@ H5SHUF_API int h5shuf_run(h5shuf_job *job);
  */
 H5SHUF_API int h5shuf_verify(h5shuf_job *job);
 
+/*
+ * The lazy second pass: a shuffle's two passes as two runs through a pile file (docs/lazy.md).
+ *
+ * Scatter: a job with inputs and options (no output), h5shuf_job_set_piles(job, "piles.h5"), then
+ * h5shuf_run_scatter(job) runs pass 1 and the oversize handling, exactly as h5shuf_run does, and leaves
+ * the pile file: pile j (j = 0 .. M-1, in key order) is the group /piles/NNNNNN (j in 6 digits or more)
+ * holding "d0", "d1", ... (rows of the shuffled datasets, in increasing global row id) and "index" (those
+ * ids, uint64); root attributes record the seed, N, M, the inputs and datasets, and /pile_table each
+ * pile's key range and rows.  Sorting pile j by (h5shuf_key(seed, id), id) gives output rows
+ * offset_j .. offset_j + rows_j - 1 of the one-shot shuffle.
+ *
+ * Gather: a job with no inputs, h5shuf_job_set_piles(job, "piles.h5") and an output
+ * (h5shuf_job_set_output), then h5shuf_run_gather(job) runs pass 2 and writes the output, byte for byte
+ * the one h5shuf_run writes with the same inputs, seed and output options.  The inputs, seed, and the
+ * output options the scatter was given (compression, chunk_shape, index_path) come from the pile file;
+ * output options set on the gather job replace the recorded ones.  A seed set on the gather job must be
+ * the pile file's.  The inputs must still be in place, unchanged (size, modification time and rows are
+ * checked: H5SHUF_EMISMATCH otherwise): the output's metadata is read from them, its rows from the piles.
+ * The pile file is opened read-only and may be gathered any number of times.
+ *
+ * h5shuf_job_plan works on both kinds of job; h5shuf_run refuses them (H5SHUF_EINVAL).
+ */
+
+/* Set the pile file a scatter writes (the job has inputs) or a gather reads (the job has none), before
+ * the job is planned.  path is copied.  Returns H5SHUF_OK, H5SHUF_EINVAL (empty, or already planned) or
+ * H5SHUF_ENOMEM. */
+H5SHUF_API int h5shuf_job_set_piles(h5shuf_job *job, const char *path);
+
+/*
+ * Run pass 1 into the pile file.  It is written as ".NAME.h5shuf-XXXXXX" beside its final name and
+ * renamed into place on success (an existing file is replaced only with force, never an input); nothing
+ * is left on failure.  Every pile it leaves holds at most the plan's pile_bound_rows rows.
+ * Returns H5SHUF_OK or an error status (see h5shuf_errmsg).
+ */
+H5SHUF_API int h5shuf_run_scatter(h5shuf_job *job);
+
+/*
+ * Run pass 2 from the pile file into the output (written and renamed into place as by h5shuf_run).
+ * Errors: H5SHUF_ENOENT/H5SHUF_ENOTHDF5 (no pile file), H5SHUF_EUNSUPPORTED (not a pile file, a damaged
+ * one, or one of another format version), H5SHUF_EMISMATCH (inputs changed since the scatter),
+ * H5SHUF_EBUDGET (the largest pile does not fit mem_limit_bytes), or any error of h5shuf_run.
+ */
+H5SHUF_API int h5shuf_run_gather(h5shuf_job *job);
+
 /* The seed of the job: the one given, or the random one drawn (valid after h5shuf_job_plan/run). */
 H5SHUF_API uint64_t h5shuf_job_seed(const h5shuf_job *job);
 
@@ -209,7 +253,8 @@ H5SHUF_API const char *h5shuf_job_dataset(const h5shuf_job *job, size_t index);
 
 /*
  * The job's temporary files while h5shuf_run runs: which = 0, the output under its temporary name; 1, the
- * scratch file.  NULL when it does not exist (yet, or any more).  The strings stay unchanged while they
+ * scratch file (h5shuf_run_scatter: both are the pile file under its temporary name; h5shuf_run_gather:
+ * 1 is NULL).  NULL when it does not exist (yet, or any more).  The strings stay unchanged while they
  * exist, so a program may copy them (in its progress callback) for a signal handler that has to remove
  * them and exit at once (unlink is async-signal-safe); h5shuf_run removes them itself otherwise.
  */

@@ -46,9 +46,10 @@ static void on_signal(int sig)
 static int on_progress(void *user, h5shuf_phase phase, uint64_t done, uint64_t total)
 {
     const h5shuf_job *job = g_job;
-    if (job && !g_temp_ready && h5shuf_job_temp_file(job, 0) && h5shuf_job_temp_file(job, 1)) {
+    if (job && !g_temp_ready && h5shuf_job_temp_file(job, 0)) {
+        /* a gather has no scratch file: [1] is "", which unlink refuses harmlessly */
         snprintf(g_temp[0], sizeof g_temp[0], "%s", h5shuf_job_temp_file(job, 0));
-        snprintf(g_temp[1], sizeof g_temp[1], "%s", h5shuf_job_temp_file(job, 1));
+        snprintf(g_temp[1], sizeof g_temp[1], "%s", h5shuf_job_temp_file(job, 1) ? h5shuf_job_temp_file(job, 1) : "");
         g_temp_ready = 1;
     }
     (void)user;
@@ -73,6 +74,8 @@ static void catch_signals(void)
 static void usage(FILE *to)
 {
     fputs("Usage: h5shuf [OPTIONS] INPUT... OUTPUT\n"
+          "       h5shuf scatter [OPTIONS] INPUT... PILES.h5\n"
+          "       h5shuf gather [OPTIONS] PILES.h5 OUTPUT\n"
           "Shuffle the rows (axis 0) of HDF5 datasets larger than memory, reproducibly from a seed.\n"
           "\n"
           "  INPUT   FILE.h5[:/path[,/path...]]  several inputs are concatenated along axis 0\n"
@@ -111,6 +114,13 @@ static void usage(FILE *to)
           "  -V, --version           print the version (with HDF5's and zstd's) and exit\n"
           "\n"
           "\n"
+          "  h5shuf scatter [OPTIONS] INPUT... PILES.h5\n"
+          "                          pass 1 only: leave the piles in PILES.h5 (a self-describing pile\n"
+          "                          file: docs/lazy.md); the output options are recorded for gather\n"
+          "  h5shuf gather [OPTIONS] PILES.h5 OUTPUT\n"
+          "                          pass 2 only: write OUTPUT from the piles (the inputs must still be\n"
+          "                          there, unchanged); scatter + gather = the one-shot output, byte for\n"
+          "                          byte; PILES.h5 is only read\n"
           "  h5shuf verify [-m SIZE] [-q] INPUT... OUTPUT\n"
           "                          check that OUTPUT holds a permutation of the inputs' rows, with\n"
           "                          datasets shuffled together still aligned (exit 0, else 1)\n"
@@ -218,21 +228,24 @@ static int repack_filter(const char *arg, struct repack_filters *rf)
     return 0;
 }
 
+enum command { CMD_SHUFFLE, CMD_SCATTER, CMD_GATHER };
+
 /* Run job with the progress display as the callback's user data. */
-static int run_with_progress(h5shuf_job *job, struct progress *prog)
+static int run_with_progress(h5shuf_job *job, struct progress *prog, enum command cmd)
 {
     g_progress = prog;
     g_job = job;
-    int st = h5shuf_run(job);
+    int st = cmd == CMD_SCATTER ? h5shuf_run_scatter(job) : cmd == CMD_GATHER ? h5shuf_run_gather(job) : h5shuf_run(job);
     g_job = NULL;
     g_temp_ready = 0;
     g_progress = NULL;
     return st;
 }
 
-/* A job over INPUT... OUTPUT specs.  Returns it, or NULL after printing why and setting *rc (2 for a
- * malformed spec, 1 otherwise). */
-static h5shuf_job *make_job(const h5shuf_options *opts, char *const *inputs, int ninputs, const char *output, int *rc)
+/* A job over INPUT... OUTPUT specs (output or piles may be NULL: a scatter has no output, a gather no
+ * inputs).  Returns it, or NULL after printing why and setting *rc (2 for a malformed spec, 1 otherwise). */
+static h5shuf_job *make_job(const h5shuf_options *opts, char *const *inputs, int ninputs, const char *output,
+                            const char *piles, int *rc)
 {
     h5shuf_job *job = h5shuf_job_create(opts);
     if (!job) {
@@ -243,8 +256,10 @@ static h5shuf_job *make_job(const h5shuf_options *opts, char *const *inputs, int
     int st = H5SHUF_OK;
     for (int i = 0; i < ninputs && st == H5SHUF_OK; i++)
         st = h5shuf_job_add_input(job, inputs[i]);
-    if (st == H5SHUF_OK)
+    if (st == H5SHUF_OK && output)
         st = h5shuf_job_set_output(job, output);
+    if (st == H5SHUF_OK && piles)
+        st = h5shuf_job_set_piles(job, piles);
     if (st == H5SHUF_OK)
         return job;
     if (st == H5SHUF_EINVAL) { /* a malformed spec is a usage error; running out of memory is not */
@@ -264,7 +279,7 @@ static int verify_files(char *const *inputs, int ninputs, const char *output, ui
     h5shuf_options_init(&o);
     o.mem_limit_bytes = mem;
     int rc;
-    h5shuf_job *job = make_job(&o, inputs, ninputs, output, &rc);
+    h5shuf_job *job = make_job(&o, inputs, ninputs, output, NULL, &rc);
     if (!job)
         return rc;
     int st = h5shuf_verify(job);
@@ -346,6 +361,15 @@ int main(int argc, char **argv)
     opts.progress = on_progress;
     if (argc > 1 && strcmp(argv[1], "verify") == 0)
         return verify_main(argc - 1, argv + 1);
+    /* scatter and gather take the shuffle's options: parse them with the same table, after the word */
+    enum command cmd = CMD_SHUFFLE;
+    const char *cmd_name = "";
+    if (argc > 1 && (strcmp(argv[1], "scatter") == 0 || strcmp(argv[1], "gather") == 0)) {
+        cmd = argv[1][0] == 's' ? CMD_SCATTER : CMD_GATHER;
+        cmd_name = cmd == CMD_SCATTER ? "scatter: " : "gather: ";
+        argc--;
+        argv++;
+    }
     int verbose = 1, plan_only = 0, json = 0, check = 0, progress_when = 0, c; /* 0 auto, 1 always, 2 never */
     struct repack_filters rf = {0};
     int have_rf = 0;
@@ -473,12 +497,21 @@ int main(int argc, char **argv)
                  rf.fletcher32 && (rf.codec[0] || rf.shuffle) ? "+" : "", rf.fletcher32 ? "fletcher32" : "");
         opts.compression = repack_spec;
     }
-    if (argc - optind < 2)
-        return usage_error("%s", argc - optind == 0 ? "missing INPUT and OUTPUT" : "missing OUTPUT");
+    int npos = argc - optind;
+    if (cmd == CMD_SHUFFLE && npos < 2)
+        return usage_error("%s", npos == 0 ? "missing INPUT and OUTPUT" : "missing OUTPUT");
+    if (cmd == CMD_SCATTER && npos < 2)
+        return usage_error("%s", npos == 0 ? "scatter: missing INPUT and PILES.h5" : "scatter: missing PILES.h5");
+    if (cmd == CMD_GATHER && npos != 2)
+        return usage_error("%s", npos < 2 ? "gather: needs PILES.h5 and OUTPUT" : "gather: takes only PILES.h5 and OUTPUT");
+    if (cmd != CMD_SHUFFLE && check)
+        return usage_error("%s--check: run h5shuf verify on the gathered output", cmd_name);
 
     catch_signals();
     int rc = 0;
-    h5shuf_job *job = make_job(&opts, argv + optind, argc - optind - 1, argv[argc - 1], &rc);
+    h5shuf_job *job = cmd == CMD_SCATTER  ? make_job(&opts, argv + optind, npos - 1, NULL, argv[argc - 1], &rc)
+                      : cmd == CMD_GATHER ? make_job(&opts, NULL, 0, argv[argc - 1], argv[optind], &rc)
+                                          : make_job(&opts, argv + optind, npos - 1, argv[argc - 1], NULL, &rc);
     if (!job)
         return rc;
     int st;
@@ -500,14 +533,15 @@ int main(int argc, char **argv)
     int check_st = -1;
     if (st == H5SHUF_OK && !plan_only) {
         /* The callback gets the display through the job's options: set it on a job made for the run. */
-        st = run_with_progress(job, &prog);
+        st = run_with_progress(job, &prog, cmd);
         progress_finish(&prog);
         if (st == H5SHUF_OK) /* the run's figures (restarts, splits, scratch bytes); keeps an error intact */
             h5shuf_job_plan(job, &plan);
         if (st == H5SHUF_OK && verbose > 1)
-            fprintf(stderr, "h5shuf: done: %" PRIu64 " rows, %" PRIu64 " restarts, %" PRIu64 " piles split, %" PRIu64
-                            " scratch bytes\n",
-                    plan.rows, plan.restarts, plan.splits, plan.scratch_bytes);
+            fprintf(stderr, "h5shuf: %sdone: %" PRIu64 " rows, %" PRIu64 " piles, %" PRIu64 " restarts, %" PRIu64
+                            " piles split, %" PRIu64 " %s bytes\n",
+                    cmd_name, plan.rows, plan.piles, plan.restarts, plan.splits, plan.scratch_bytes,
+                    cmd == CMD_SHUFFLE ? "scratch" : "pile file");
         if (st == H5SHUF_OK && check) {
             check_st = verify_files(argv + optind, argc - optind - 1, argv[argc - 1], opts.mem_limit_bytes, verbose);
         }

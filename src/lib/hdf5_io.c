@@ -42,21 +42,22 @@ static int open_file(h5shuf_job *job, struct h5shuf_input *in)
 {
     struct stat st;
     char cause[256];
-    if (stat(in->spec.file, &st) != 0)
+    const char *path = h5shuf__input_path(in);
+    if (stat(path, &st) != 0)
         return h5shuf__fail(&job->err, errno == ENOENT ? H5SHUF_ENOENT : H5SHUF_EIO, "%s: %s", in->spec.file,
                             strerror(errno));
     if (S_ISDIR(st.st_mode))
         return h5shuf__fail(&job->err, H5SHUF_ENOTHDF5, "%s: is a directory, not an HDF5 file", in->spec.file);
-    if (access(in->spec.file, R_OK) != 0)
+    if (access(path, R_OK) != 0)
         return h5shuf__fail(&job->err, H5SHUF_EIO, "%s: %s", in->spec.file, strerror(errno));
-    htri_t is = H5Fis_hdf5(in->spec.file);
+    htri_t is = H5Fis_hdf5(path);
     if (is <= 0) {
         H5Eclear2(H5E_DEFAULT);
         return h5shuf__fail(&job->err, H5SHUF_ENOTHDF5, "%s: not an HDF5 file", in->spec.file);
     }
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-    in->file = H5Fopen(in->spec.file, H5F_ACC_RDONLY, fapl);
+    in->file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
     if (in->file < 0)
         h5shuf__hdf5_cause(cause, sizeof cause); /* before H5Pclose clears the stack */
     H5Pclose(fapl);

@@ -195,6 +195,8 @@ struct h5shuf_src {
 /* One input file. */
 struct h5shuf_input {
     struct h5shuf_spec spec;
+    char *open_path;         /* where the file is opened when not NULL (a gather: the name resolved at
+                              * scatter time); spec.file stays as given, for provenance and messages */
     hid_t file;
     uint64_t rows;           /* dims[0] of its datasets */
     uint64_t first_row;      /* global id of its first row */
@@ -217,9 +219,17 @@ struct h5shuf_dsinfo {
     uint64_t out_chunk_rows;       /* chunk dim 0 of the output, 0 when not chunked */
 };
 
+/* What a job does: the one-shot shuffle, or one of its two passes through a pile file (lazy.c). */
+enum h5shuf_mode { H5SHUF_MODE_RUN = 0, H5SHUF_MODE_SCATTER, H5SHUF_MODE_GATHER };
+
+struct h5shuf_pilefile; /* lazy.c: what a gather read from its pile file */
+
 /* A job (the public opaque type). */
 struct h5shuf_job {
     h5shuf_options opts;
+    enum h5shuf_mode mode;         /* set when planned, from piles_path and the inputs */
+    char *piles_path;              /* h5shuf_job_set_piles: the pile file a scatter writes or a gather reads */
+    struct h5shuf_pilefile *pf;    /* a gather's pile file, open while the job lives */
     char *tmpdir;
     struct h5shuf_err err;
     struct h5shuf_input *inputs;
@@ -238,6 +248,12 @@ struct h5shuf_job {
     int planned;
     h5shuf_plan plan;
 };
+
+/* The path an input is opened by. */
+static inline const char *h5shuf__input_path(const struct h5shuf_input *in)
+{
+    return in->open_path ? in->open_path : in->spec.file;
+}
 
 /* Open every input read-only, discover or check the datasets, fill job->ds, job->rows, job->row_bytes.
  * Errors name the file and dataset. */
@@ -299,6 +315,8 @@ struct h5shuf_scratch {
 };
 
 H5SHUF_INTERNAL int h5shuf__scratch_create(h5shuf_job *job, const char *dir, struct h5shuf_scratch *sc);
+/* The same at a path made from template (ending in XXXXXX, as for mkstemp). */
+H5SHUF_INTERNAL int h5shuf__scratch_create_at(h5shuf_job *job, const char *template_path, struct h5shuf_scratch *sc);
 /* Close and remove the scratch file.  Safe on a zeroed or half-made scratch. */
 H5SHUF_INTERNAL void h5shuf__scratch_destroy(struct h5shuf_scratch *sc);
 /* Drop all piles (for a restart of pass 1): unlinks /piles and makes it anew. */
@@ -338,6 +356,8 @@ H5SHUF_INTERNAL void h5shuf__pileset_free(const h5shuf_job *job, struct h5shuf_p
 H5SHUF_INTERNAL int h5shuf__pile_open(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h5shuf_pile *p,
                                       hid_t *group, hid_t *dsets);
 H5SHUF_INTERNAL void h5shuf__pile_close(hid_t group, hid_t *dsets, size_t n);
+/* Create pile number's group with empty datasets (a pile that received no row has none). */
+H5SHUF_INTERNAL int h5shuf__pile_create_empty(h5shuf_job *job, struct h5shuf_scratch *sc, uint64_t number);
 /* Remove pile p's group (after it has been consumed). */
 H5SHUF_INTERNAL int h5shuf__pile_remove(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h5shuf_pile *p);
 
@@ -395,6 +415,41 @@ H5SHUF_INTERNAL void h5shuf__writer_free(struct h5shuf_writer *w);
 H5SHUF_INTERNAL int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc, hid_t *out_dsets);
 
 /* ---- job.c -------------------------------------------------------------------------------------- */
+
+/* The phases of a run, shared by h5shuf_run, h5shuf_run_scatter and h5shuf_run_gather. */
+
+/* Plan (if not done), refuse an output that is an input or exists (without force), check free space. */
+H5SHUF_INTERNAL int h5shuf__run_prepare(h5shuf_job *job);
+
+/* The output file of a run, while it is written under its temporary name. */
+struct h5shuf_outfile {
+    char *tmp_path;
+    hid_t file;
+    hid_t *dsets; /* nds output datasets, then the index dataset or H5I_INVALID_HID */
+};
+/* Create the output under a temporary name, its datasets (and copied objects) and provenance. */
+H5SHUF_INTERNAL int h5shuf__output_begin(h5shuf_job *job, struct h5shuf_outfile *o);
+/* Close the output; when st is H5SHUF_OK move it into place, else remove it.  Returns the final status. */
+H5SHUF_INTERNAL int h5shuf__output_end(h5shuf_job *job, struct h5shuf_outfile *o, int st);
+/* Move the finished file tmp_path to the output's name; without force, never replace a file that appeared. */
+H5SHUF_INTERNAL int h5shuf__output_commit(h5shuf_job *job, const char *tmp_path);
+/* Pass 1 and the oversize handling (recursion or restarts): on return every pile is within its bound. */
+H5SHUF_INTERNAL int h5shuf__scatter_all(h5shuf_job *job, struct h5shuf_scratch *sc);
+/* The directory part of path ("." when it has none); caller frees; NULL when out of memory. */
+H5SHUF_INTERNAL char *h5shuf__dir_of(const char *path);
+
+/* ---- lazy.c ------------------------------------------------------------------------------------- */
+
+/* Planning a scatter: the pile file takes the output's place (out_spec.file). */
+H5SHUF_INTERNAL int h5shuf__piles_scatter_setup(h5shuf_job *job);
+/* Planning a gather, before the inputs are opened: read the pile file, add its inputs, seed and output
+ * options.  Errors name the pile file. */
+H5SHUF_INTERNAL int h5shuf__piles_load(h5shuf_job *job);
+/* Planning a gather, after the inputs are opened: check they are the ones scattered, unchanged, and that
+ * the largest pile fits the budget; put the pile file's figures in the plan. */
+H5SHUF_INTERNAL int h5shuf__piles_check(h5shuf_job *job);
+/* Release what h5shuf__piles_load kept (the open pile file).  Safe when there is none. */
+H5SHUF_INTERNAL void h5shuf__piles_free(h5shuf_job *job);
 
 /* Clear the job's recorded error (each public call starts clean). */
 H5SHUF_INTERNAL void h5shuf__err_clear(h5shuf_job *job);

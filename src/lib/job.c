@@ -95,8 +95,10 @@ void h5shuf_job_free(h5shuf_job *job)
     if (!job)
         return;
     h5shuf__inputs_close(job);
-    for (size_t f = 0; f < job->ninputs; f++)
+    for (size_t f = 0; f < job->ninputs; f++) {
         h5shuf__spec_clear(&job->inputs[f].spec);
+        free(job->inputs[f].open_path);
+    }
     free(job->inputs);
     h5shuf__spec_clear(&job->out_spec);
     free(job->tmpdir);
@@ -105,6 +107,7 @@ void h5shuf_job_free(h5shuf_job *job)
     free(job->scratch_compression);
     free(job->index_path);
     free(job->scratch_dir);
+    h5shuf__piles_free(job);
     free(job);
 }
 
@@ -179,8 +182,7 @@ void h5shuf__quiet_end(const struct h5shuf_quiet *q)
     H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
 }
 
-/* The directory part of path ("." when it has none); caller frees. */
-static char *dir_of(const char *path)
+char *h5shuf__dir_of(const char *path)
 {
     const char *slash = strrchr(path, '/');
     if (!slash)
@@ -204,8 +206,12 @@ static int plan_disk(h5shuf_job *job)
 {
     h5shuf_plan *p = &job->plan;
     const char *env = getenv("TMPDIR");
-    job->scratch_dir = job->opts.tmpdir ? strdup(job->opts.tmpdir) : env && *env ? strdup(env) : dir_of(job->out_spec.file);
-    char *out_dir = dir_of(job->out_spec.file);
+    /* A scatter's scratch file is the pile file itself, written next to its final name. */
+    job->scratch_dir = job->mode == H5SHUF_MODE_SCATTER ? h5shuf__dir_of(job->out_spec.file)
+                       : job->opts.tmpdir                ? strdup(job->opts.tmpdir)
+                       : env && *env                     ? strdup(env)
+                                                         : h5shuf__dir_of(job->out_spec.file);
+    char *out_dir = h5shuf__dir_of(job->out_spec.file);
     if (!job->scratch_dir || !out_dir) {
         free(out_dir);
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
@@ -219,6 +225,10 @@ static int plan_disk(h5shuf_job *job)
     /* Kept filters: about the input's stored size.  No codec: the raw size.  A new codec: the stored
      * size when the input was compressed too, else (no ratio to go by) the raw size. */
     p->output_estimate_bytes = job->out_filters.keep || job->out_filters.codec != H5SHUF_CODEC_NONE ? stored : p->total_bytes;
+    if (job->mode == H5SHUF_MODE_SCATTER) /* the pile file is the scatter's only output */
+        p->output_estimate_bytes = 0;
+    if (job->mode == H5SHUF_MODE_GATHER) /* the piles exist already */
+        p->scratch_estimate_bytes = 0;
     dev_t ds, dout;
     p->scratch_free_bytes = free_bytes(job->scratch_dir, &ds);
     p->output_free_bytes = free_bytes(out_dir, &dout);
@@ -253,6 +263,13 @@ static int check_disk(h5shuf_job *job)
 
 static int make_plan(h5shuf_job *job)
 {
+    int st = H5SHUF_OK;
+    if (job->piles_path) { /* a scatter writes the pile file, a gather reads it (lazy.c) */
+        job->mode = job->ninputs ? H5SHUF_MODE_SCATTER : H5SHUF_MODE_GATHER;
+        st = job->mode == H5SHUF_MODE_SCATTER ? h5shuf__piles_scatter_setup(job) : h5shuf__piles_load(job);
+        if (st != H5SHUF_OK)
+            return st;
+    }
     if (job->ninputs == 0)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "no input given");
     if (!job->out_spec.file)
@@ -263,7 +280,7 @@ static int make_plan(h5shuf_job *job)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "--index '%s': a dataset path must start with '/'", job->index_path);
     if (job->opts.tmpdir && !*job->opts.tmpdir)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "empty scratch directory name (--tmpdir)");
-    int st = h5shuf__zstd_register();
+    st = h5shuf__zstd_register();
     if (st != H5SHUF_OK)
         return h5shuf__fail(&job->err, st, "cannot register the zstd filter with HDF5");
     st = h5shuf__filters_parse(job->compression, "keep", 1, "--compression", &job->out_filters, &job->err);
@@ -310,6 +327,8 @@ static int make_plan(h5shuf_job *job)
         return st;
     }
     job->plan.seed = job->seed;
+    if (job->mode == H5SHUF_MODE_GATHER && (st = h5shuf__piles_check(job)) != H5SHUF_OK)
+        return st;
     if ((st = plan_disk(job)) != H5SHUF_OK)
         return st;
     job->planned = 1;
@@ -342,10 +361,14 @@ static int check_output(h5shuf_job *job)
         return errno == ENOENT ? H5SHUF_OK : h5shuf__fail(&job->err, H5SHUF_EIO, "%s: %s", out, strerror(errno));
     for (size_t f = 0; f < job->ninputs; f++) {
         struct stat si;
-        if (stat(job->inputs[f].spec.file, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+        if (stat(h5shuf__input_path(&job->inputs[f]), &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
             return h5shuf__fail(&job->err, H5SHUF_ESAMEFILE, "%s: the output is also input %zu; refusing to overwrite it",
                                 out, f + 1);
     }
+    struct stat sp;
+    if (job->mode == H5SHUF_MODE_GATHER && stat(job->piles_path, &sp) == 0 && sp.st_dev == so.st_dev &&
+        sp.st_ino == so.st_ino)
+        return h5shuf__fail(&job->err, H5SHUF_ESAMEFILE, "%s: the output is the pile file; refusing to overwrite it", out);
     if (!S_ISREG(so.st_mode))
         return h5shuf__fail(&job->err, H5SHUF_EEXIST, "%s: exists and is not a regular file; not replacing it", out);
     if (!job->opts.force)
@@ -358,7 +381,7 @@ static int output_open(h5shuf_job *job, char **tmp_path, hid_t *file)
 {
     const char *out = job->out_spec.file;
     char cause[256];
-    char *dir = dir_of(out);
+    char *dir = h5shuf__dir_of(out);
     const char *base = strrchr(out, '/') ? strrchr(out, '/') + 1 : out;
     size_t len = (dir ? strlen(dir) : 0) + strlen(base) + 32;
     *tmp_path = dir ? malloc(len) : NULL;
@@ -396,8 +419,7 @@ static int output_open(h5shuf_job *job, char **tmp_path, hid_t *file)
     return H5SHUF_OK;
 }
 
-/* Move the finished temporary file into place; without force, never replace a file that appeared. */
-static int output_commit(h5shuf_job *job, const char *tmp_path)
+int h5shuf__output_commit(h5shuf_job *job, const char *tmp_path)
 {
     const char *out = job->out_spec.file;
     if (job->opts.force) {
@@ -435,8 +457,7 @@ static uint64_t most_rows(const struct h5shuf_scratch *sc)
     return most;
 }
 
-/* Pass 1 and the oversize handling. */
-static int scatter_all(h5shuf_job *job, struct h5shuf_scratch *sc)
+int h5shuf__scatter_all(h5shuf_job *job, struct h5shuf_scratch *sc)
 {
     int st = h5shuf__scatter(job, sc);
     if (job->opts.on_oversize == H5SHUF_OVERSIZE_RESTART) {
@@ -467,68 +488,94 @@ static int scatter_all(h5shuf_job *job, struct h5shuf_scratch *sc)
     return st;
 }
 
-static int run(h5shuf_job *job)
+int h5shuf__run_prepare(h5shuf_job *job)
 {
-    char *tmp_path = NULL, cause[256];
-    hid_t out = H5I_INVALID_HID;
-    hid_t *out_dsets = NULL;
-    struct h5shuf_scratch sc = {.file = H5I_INVALID_HID};
     int st = job->planned ? H5SHUF_OK : make_plan(job);
     if (st == H5SHUF_OK)
         st = check_output(job);
     if (st == H5SHUF_OK && !job->opts.debug_skip_space_check)
         st = check_disk(job);
-    if (st == H5SHUF_OK)
-        st = output_open(job, &tmp_path, &out);
-    job->temp_file[0] = tmp_path;
-    if (st == H5SHUF_OK)
-        st = h5shuf__scratch_create(job, job->scratch_dir, &sc);
-    job->temp_file[1] = sc.path;
+    return st;
+}
+
+int h5shuf__output_begin(h5shuf_job *job, struct h5shuf_outfile *o)
+{
+    o->tmp_path = NULL;
+    o->file = H5I_INVALID_HID;
+    o->dsets = NULL;
+    int st = output_open(job, &o->tmp_path, &o->file);
+    job->temp_file[0] = o->tmp_path;
     if (st == H5SHUF_OK) {
-        out_dsets = malloc((job->nds + 1) * sizeof *out_dsets); /* [nds]: the index, if asked for */
-        if (!out_dsets)
+        o->dsets = malloc((job->nds + 1) * sizeof *o->dsets); /* [nds]: the index, if asked for */
+        if (!o->dsets)
             st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-        for (size_t d = 0; out_dsets && d <= job->nds; d++)
-            out_dsets[d] = H5I_INVALID_HID;
+        for (size_t d = 0; o->dsets && d <= job->nds; d++)
+            o->dsets[d] = H5I_INVALID_HID;
     }
     if (st == H5SHUF_OK)
-        st = h5shuf__output_create(job, out, out_dsets);
+        st = h5shuf__output_create(job, o->file, o->dsets);
     if (st == H5SHUF_OK)
-        st = h5shuf__output_provenance(job, out);
-    if (st == H5SHUF_OK && job->rows > 0) {
-        st = scatter_all(job, &sc);
-        hsize_t size = 0;
-        if (st == H5SHUF_OK && H5Fget_filesize(sc.file, &size) >= 0)
-            job->plan.scratch_bytes = size;
-        if (st == H5SHUF_OK)
-            st = h5shuf__gather(job, &sc, out_dsets);
-    }
-    for (size_t d = 0; out_dsets && d <= job->nds; d++)
-        if (out_dsets[d] >= 0 && H5Dclose(out_dsets[d]) < 0 && st == H5SHUF_OK)
+        st = h5shuf__output_provenance(job, o->file);
+    return st;
+}
+
+int h5shuf__output_end(h5shuf_job *job, struct h5shuf_outfile *o, int st)
+{
+    char cause[256];
+    for (size_t d = 0; o->dsets && d <= job->nds; d++)
+        if (o->dsets[d] >= 0 && H5Dclose(o->dsets[d]) < 0 && st == H5SHUF_OK)
             st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: %s", job->out_spec.file,
                               d < job->nds ? job->ds[d].out_path : job->index_path, h5shuf__hdf5_cause(cause, sizeof cause));
-    free(out_dsets);
+    free(o->dsets);
+    o->dsets = NULL;
     /* Flush first: a full disk then fails here, not in H5Fclose (see below). */
-    if (out >= 0 && st == H5SHUF_OK && H5Fflush(out, H5F_SCOPE_LOCAL) < 0)
+    if (o->file >= 0 && st == H5SHUF_OK && H5Fflush(o->file, H5F_SCOPE_LOCAL) < 0)
         st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot finish writing: %s", job->out_spec.file,
                           h5shuf__hdf5_cause(cause, sizeof cause));
     /* A failed run discards the output: empty it first, so that HDF5's flush at close finds room even on
      * a full disk.  (HDF5 1.10 cannot recover from a failed H5Fclose: the file stays half-closed and the
      * library crashes closing it again at exit.) */
-    if (out >= 0 && st != H5SHUF_OK && tmp_path)
-        truncate(tmp_path, 0);
-    if (out >= 0 && H5Fclose(out) < 0 && st == H5SHUF_OK)
+    if (o->file >= 0 && st != H5SHUF_OK && o->tmp_path)
+        truncate(o->tmp_path, 0);
+    if (o->file >= 0 && H5Fclose(o->file) < 0 && st == H5SHUF_OK)
         st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot finish writing: %s", job->out_spec.file,
                           h5shuf__hdf5_cause(cause, sizeof cause));
+    o->file = H5I_INVALID_HID;
+    if (st == H5SHUF_OK && o->tmp_path)
+        st = h5shuf__output_commit(job, o->tmp_path);
+    job->temp_file[0] = NULL;
+    if (o->tmp_path && st != H5SHUF_OK)
+        unlink(o->tmp_path);
+    free(o->tmp_path);
+    o->tmp_path = NULL;
+    return st;
+}
+
+/* The one-shot shuffle: the output is made first (its bytes follow from the sequence of HDF5 calls on
+ * it, which a gather repeats exactly), then pass 1 into the scratch file and pass 2 into the output. */
+static int run(h5shuf_job *job)
+{
+    struct h5shuf_outfile o = {.file = H5I_INVALID_HID};
+    struct h5shuf_scratch sc = {.file = H5I_INVALID_HID};
+    if (job->piles_path)
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "a job with a pile file runs with h5shuf_run_scatter or h5shuf_run_gather");
+    int st = h5shuf__run_prepare(job);
+    if (st == H5SHUF_OK)
+        st = h5shuf__output_begin(job, &o);
+    if (st == H5SHUF_OK)
+        st = h5shuf__scratch_create(job, job->scratch_dir, &sc);
+    job->temp_file[1] = sc.path;
+    if (st == H5SHUF_OK && job->rows > 0) {
+        st = h5shuf__scatter_all(job, &sc);
+        hsize_t size = 0;
+        if (st == H5SHUF_OK && H5Fget_filesize(sc.file, &size) >= 0)
+            job->plan.scratch_bytes = size;
+        if (st == H5SHUF_OK)
+            st = h5shuf__gather(job, &sc, o.dsets);
+    }
     job->temp_file[1] = NULL;
     h5shuf__scratch_destroy(&sc);
-    if (st == H5SHUF_OK)
-        st = output_commit(job, tmp_path);
-    job->temp_file[0] = NULL;
-    if (tmp_path && st != H5SHUF_OK)
-        unlink(tmp_path);
-    free(tmp_path);
-    return st;
+    return h5shuf__output_end(job, &o, st);
 }
 
 int h5shuf_run(h5shuf_job *job)

@@ -36,20 +36,33 @@ static void pile_dset_name(size_t d, size_t nds, char *buf, size_t cap)
 
 int h5shuf__scratch_create(h5shuf_job *job, const char *dir, struct h5shuf_scratch *sc)
 {
+    size_t len = strlen(dir) + 40;
+    char *tmpl = malloc(len);
+    if (!tmpl) {
+        memset(sc, 0, sizeof *sc);
+        sc->file = H5I_INVALID_HID;
+        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    }
+    snprintf(tmpl, len, "%s/h5shuf-scratch-XXXXXX", dir);
+    int st = h5shuf__scratch_create_at(job, tmpl, sc);
+    free(tmpl);
+    return st;
+}
+
+int h5shuf__scratch_create_at(h5shuf_job *job, const char *template_path, struct h5shuf_scratch *sc)
+{
     char cause[256];
     memset(sc, 0, sizeof *sc);
     sc->file = H5I_INVALID_HID;
-    size_t len = strlen(dir) + 40;
-    sc->path = malloc(len);
+    sc->path = strdup(template_path);
     if (!sc->path)
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    snprintf(sc->path, len, "%s/h5shuf-scratch-XXXXXX", dir);
     int fd = mkstemp(sc->path);
     if (fd < 0) {
         int e = errno;
         free(sc->path);
         sc->path = NULL;
-        return h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot create the scratch file: %s", dir, strerror(e));
+        return h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot create the scratch file: %s", template_path, strerror(e));
     }
     close(fd);
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
@@ -110,7 +123,6 @@ int h5shuf__scratch_reset(h5shuf_job *job, struct h5shuf_scratch *sc)
     return H5SHUF_OK;
 }
 
-/* Create pile group number with its datasets, chunked cap rows at a time. */
 /* Create pile group number with its datasets, chunked cap rows at a time; they are left open in
  * *group and dsets[0..nds]. */
 static int pile_create(h5shuf_job *job, struct h5shuf_scratch *sc, uint64_t number, uint64_t cap, hid_t *group,
@@ -126,10 +138,11 @@ static int pile_create(h5shuf_job *job, struct h5shuf_scratch *sc, uint64_t numb
     dapl = H5Pcreate(H5P_DATASET_ACCESS);
     H5Pset_chunk_cache(dapl, 521, 0, 1.0); /* whole chunks only: no cache */
     /* [0]: the data's scratch filters; [1]: the ids', which increase by about M from row to row, so
-     * byte shuffle + zstd shrinks them to a few bits a row whenever scratch compression is on. */
+     * byte shuffle + the data's codec at level 1 shrinks them to a few bits a row whenever scratch
+     * compression is on (the same codec: a pile file made with gzip is readable without a plugin). */
     const struct h5shuf_filters *sf = &job->scratch_filters;
     const int compress = sf->codec != H5SHUF_CODEC_NONE;
-    const struct h5shuf_filters index_filters[2] = {*sf, {.shuffle = compress, .codec = compress ? H5SHUF_CODEC_ZSTD : H5SHUF_CODEC_NONE, .level = 1}};
+    const struct h5shuf_filters index_filters[2] = {*sf, {.shuffle = compress, .codec = sf->codec, .level = 1}};
     for (size_t d = 0; d <= job->nds; d++) {
         hsize_t dims[H5S_MAX_RANK], maxdims[H5S_MAX_RANK], cdims[H5S_MAX_RANK];
         int rank = 1;
@@ -321,6 +334,20 @@ void h5shuf__pile_close(hid_t group, hid_t *dsets, size_t n)
         }
     if (group >= 0)
         H5Gclose(group);
+}
+
+int h5shuf__pile_create_empty(h5shuf_job *job, struct h5shuf_scratch *sc, uint64_t number)
+{
+    hid_t group = H5I_INVALID_HID;
+    hid_t *dsets = malloc((job->nds + 1) * sizeof *dsets);
+    if (!dsets)
+        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    for (size_t d = 0; d <= job->nds; d++)
+        dsets[d] = H5I_INVALID_HID;
+    int st = pile_create(job, sc, number, 1, &group, dsets);
+    h5shuf__pile_close(group, dsets, job->nds + 1);
+    free(dsets);
+    return st;
 }
 
 int h5shuf__pile_remove(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h5shuf_pile *p)
