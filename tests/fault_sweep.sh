@@ -2,6 +2,7 @@
 # fault_sweep.sh - with a fault-injection build (H5SHUF_FAULT_INJECTION), make each failure point of a
 # small shuffle fail in turn (H5SHUF_FAULT_AT=1, 2, ... until a run passes them all) and check every
 # time: exit 1, one line on stderr, the input unchanged, no output, no temporary output, no scratch file.
+# The same for `h5shuf scatter` (no pile file left) and `h5shuf gather` (the pile file unchanged).
 # In the ASan build a leak or memory error also fails the run.  Prints how many points it walked.
 # Usage: bash tests/fault_sweep.sh PATH/TO/h5shuf PATH/TO/h5shuf_gendata
 set -u
@@ -11,29 +12,48 @@ trap 'rm -rf "$W"' EXIT
 "$GEN" example "$W/ex.h5" || exit 1
 sum=$(md5sum <"$W/ex.h5")
 mkdir "$W/scratch" "$W/out"
+# sweep NAME ARGS...: run h5shuf ARGS with each fault point failing in turn until a run passes them all.
+# Every failing run must exit 1 with one line, leave the input (and the pile file, for gather) unchanged
+# and nothing in scratch/ and out/.
+sweep() {
+    local name=$1 passed=0 n=1
+    shift
+    while :; do
+        H5SHUF_FAULT_AT=$n "$H" "$@" >/dev/null 2>"$W/err"
+        rc=$?
+        if [ $rc = 0 ]; then
+            break # past the last point: the run passed them all
+        fi
+        left=$(find "$W/scratch" "$W/out" -mindepth 1)
+        if [ $rc = 1 ] && [ "$(wc -l <"$W/err")" = 1 ] && grep -q '^h5shuf: ' "$W/err" && [ -z "$left" ] \
+            && [ "$(md5sum <"$W/ex.h5")" = "$sum" ] && [ "$(md5sum <"$W/piles.h5")" = "$psum" ]; then
+            passed=$((passed + 1))
+        else
+            echo "not ok - $name: fault point $n: exit $rc, left: $left"
+            sed 's/^/#   /' "$W/err" | head -20
+            failed=$((failed + 1))
+            rm -rf "${W:?}/scratch/"* "${W:?}/out/"* "${W:?}/out/".[!.]*
+        fi
+        n=$((n + 1))
+        [ $n -gt 20000 ] && { echo "not ok - $name: more than 20000 fault points: runaway"; failed=$((failed + 1)); break; }
+    done
+    echo "$name: walked $((n - 1)) fault points ($passed failed cleanly); the run with none failing succeeded"
+    total=$((total + passed))
+}
+
+failed=0 total=0
 # a whole file (copies, attributes), a few piles, and a split: most code paths in a few hundred points
-args=(-s 7 -m 5M --debug-pile-bound 300 -c zstd:1+shuffle --index /index -t "$W/scratch" "$W/ex.h5" "$W/out/o.h5")
-passed=0 failed=0 n=1
-while :; do
-    H5SHUF_FAULT_AT=$n "$H" "${args[@]}" >/dev/null 2>"$W/err"
-    rc=$?
-    if [ $rc = 0 ]; then
-        break # past the last point: the run passed them all
-    fi
-    left=$(find "$W/scratch" "$W/out" -mindepth 1)
-    if [ $rc = 1 ] && [ "$(wc -l <"$W/err")" = 1 ] && grep -q '^h5shuf: ' "$W/err" && [ -z "$left" ] \
-        && [ "$(md5sum <"$W/ex.h5")" = "$sum" ]; then
-        passed=$((passed + 1))
-    else
-        echo "not ok - fault point $n: exit $rc, left: $left"
-        sed 's/^/#   /' "$W/err" | head -20
-        failed=$((failed + 1))
-        rm -rf "${W:?}/scratch/"* "${W:?}/out/"* "${W:?}/out/".[!.]*
-    fi
-    n=$((n + 1))
-    [ $n -gt 20000 ] && { echo "not ok - more than 20000 fault points: runaway"; failed=$((failed + 1)); break; }
-done
-echo "walked $((n - 1)) fault points; the run with none failing succeeded"
+opts=(-s 7 -m 5M --debug-pile-bound 300 -c zstd:1+shuffle --index /index)
+# the lazy second pass: a pile file made without faults, which failing gathers must leave as it is
+"$H" scatter "${opts[@]}" "$W/ex.h5" "$W/piles.h5" || exit 1
+psum=$(md5sum <"$W/piles.h5")
+sweep shuffle "${opts[@]}" -t "$W/scratch" "$W/ex.h5" "$W/out/o.h5"
 [ -f "$W/out/o.h5" ] && "$H" verify -q "$W/ex.h5" "$W/out/o.h5" || { echo "not ok - the final run's output"; failed=$((failed + 1)); }
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+mv "$W/out/o.h5" "$W/one.h5"
+sweep scatter scatter "${opts[@]}" "$W/ex.h5" "$W/out/p.h5"
+[ -f "$W/out/p.h5" ] || { echo "not ok - the final scatter's pile file"; failed=$((failed + 1)); }
+rm -f "$W/out/p.h5"
+sweep gather gather "$W/piles.h5" "$W/out/o.h5"
+cmp -s "$W/one.h5" "$W/out/o.h5" || { echo "not ok - the final gather's output differs from the one-shot run's"; failed=$((failed + 1)); }
+echo "$total passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$total" -gt 0 ]

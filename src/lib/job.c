@@ -108,6 +108,7 @@ void h5shuf_job_free(h5shuf_job *job)
     free(job->index_path);
     free(job->scratch_dir);
     h5shuf__piles_free(job);
+    free(job->piles_path);
     free(job);
 }
 
