@@ -178,6 +178,16 @@ def check_loaders(tag, piles, out, index_path):
               "; ".join(bad_c[:3]))
 
 
+def case_doc_snippets():
+    """docs/lazy.md shows the example files verbatim, so the code a reader copies is the code tested."""
+    doc = open(os.path.join(EXAMPLES, "..", "lazy.md")).read()
+    for lang, name in (("python", "read_pile.py"), ("c", "read_pile.c")):
+        start = doc.find("```%s\n" % lang)
+        block = doc[start + len(lang) + 4:doc.find("```\n", start + 4)] if start >= 0 else None
+        check("docs/lazy.md's %s snippet is docs/examples/%s" % (lang, name),
+              block == open(os.path.join(EXAMPLES, name)).read())
+
+
 def write_inputs(tmp):
     rng = np.random.default_rng(4242)
     a = os.path.join(tmp, "a.h5")
@@ -307,6 +317,7 @@ def main():
         os.environ["TMPDIR"] = tmp
         orc.run_case("scatter + gather configurations", case_configurations, tmp)
         orc.run_case("errors", case_errors, tmp)
+        orc.run_case("doc snippets", case_doc_snippets)
     print("%d passed, %d failed" % (orc.PASSED, orc.FAILED), flush=True)
     return 0 if orc.FAILED == 0 else 1
 
