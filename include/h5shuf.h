@@ -117,6 +117,10 @@ typedef struct h5shuf_options {
      * Scratch is half of all I/O, written once and read once: on 1 GiB of float32 features zstd-1 with
      * byte shuffle made it 2.45x smaller for about 10% more time on a page-cache-speed disk. */
     const char *scratch_compression;
+    /* Threads that (de)compress chunks, the calling thread included; 0: the number of online CPUs.  Only
+     * pipelines of shuffle, deflate, zstd and fletcher32 on chunks of whole rows run in parallel (others go
+     * through HDF5, on one core).  The output bytes are the same for every value. */
+    unsigned threads;
 } h5shuf_options;
 
 /* The plan of a job (DESIGN.md section 3), filled by h5shuf_job_plan() and kept up to date by a run. */
@@ -145,6 +149,7 @@ typedef struct h5shuf_plan {
     uint64_t scratch_free_bytes; /* free space (for unprivileged users) where the scratch file goes */
     uint64_t output_free_bytes;  /* and where the output goes */
     int same_filesystem;         /* both on one filesystem: they need the sum */
+    unsigned threads;          /* threads that (de)compress chunks (h5shuf_options.threads, resolved) */
 } h5shuf_plan;
 
 /* An opaque job: the inputs, the output and the options of one shuffle. */

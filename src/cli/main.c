@@ -98,6 +98,8 @@ static void usage(FILE *to)
           "      --chunk-rows N      rows per output chunk (default: keep; else about 1 MiB)\n"
           "      --scratch-compression SPEC  filters of the scratch piles\n"
           "                          (default zstd:1+shuffle; none)\n"
+          "  -j, --threads N         threads that (de)compress chunks (default: the number of CPUs;\n"
+          "                          the output is the same for every N)\n"
           "  -f FILTER, -l CHUNK=DIMS  h5repack's spellings, also accepted: -f SHUF, -f GZIP=4,\n"
           "                          -f UD=32015,0,1,3 (zstd level 3), -f FLET, -f NONE, -l CHUNK=64x256\n"
           "      --plan              print the plan (piles, memory, disk) and exit without writing\n"
@@ -273,11 +275,12 @@ static h5shuf_job *make_job(const h5shuf_options *opts, char *const *inputs, int
 }
 
 /* h5shuf verify over files given as specs; prints the outcome; returns 0 ok, 1 mismatch/failure, 2 usage. */
-static int verify_files(char *const *inputs, int ninputs, const char *output, uint64_t mem, int verbose)
+static int verify_files(char *const *inputs, int ninputs, const char *output, uint64_t mem, unsigned threads, int verbose)
 {
     h5shuf_options o;
     h5shuf_options_init(&o);
     o.mem_limit_bytes = mem;
+    o.threads = threads;
     int rc;
     h5shuf_job *job = make_job(&o, inputs, ninputs, output, NULL, &rc);
     if (!job)
@@ -296,13 +299,22 @@ static int verify_main(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"memory", required_argument, NULL, 'm'}, {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+        {"threads", required_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     uint64_t mem = UINT64_C(1) << 30;
+    unsigned threads = 0;
     int verbose = 1, c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":m:qh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":m:j:qh", longopts, NULL)) != -1) {
         switch (c) {
+        case 'j': {
+            uint64_t n;
+            if (parse_u64(optarg, &n) != 0 || n == 0 || n > 1024)
+                return usage_error("invalid --threads '%s' (1 to 1024)", optarg);
+            threads = (unsigned)n;
+            break;
+        }
         case 'm':
             if (h5shuf_parse_size(optarg, &mem) != H5SHUF_OK || mem == 0)
                 return usage_error("invalid memory size '%s' (e.g. 512M, 2G)", optarg);
@@ -311,7 +323,7 @@ static int verify_main(int argc, char **argv)
             verbose = 0;
             break;
         case 'h':
-            puts("Usage: h5shuf verify [-m SIZE] [-q] INPUT... OUTPUT\n"
+            puts("Usage: h5shuf verify [-m SIZE] [-j N] [-q] INPUT... OUTPUT\n"
                  "Check that OUTPUT holds a permutation of the rows of the INPUTs (same syntax as the shuffle),\n"
                  "with datasets shuffled together still aligned.  Exit 0 when it does, 1 otherwise.");
             return 0;
@@ -324,7 +336,7 @@ static int verify_main(int argc, char **argv)
     if (argc - optind < 2)
         return usage_error("%s", "verify: missing INPUT or OUTPUT");
     catch_signals();
-    return verify_files(argv + optind, argc - optind - 1, argv[argc - 1], mem, verbose);
+    return verify_files(argv + optind, argc - optind - 1, argv[argc - 1], mem, threads, verbose);
 }
 
 int main(int argc, char **argv)
@@ -340,6 +352,7 @@ int main(int argc, char **argv)
         {"compression", required_argument, NULL, 'c'},
         {"chunk-rows", required_argument, NULL, OPT_CHUNK_ROWS},
         {"scratch-compression", required_argument, NULL, OPT_SCRATCH},
+        {"threads", required_argument, NULL, 'j'},
         {"filter", required_argument, NULL, OPT_FILTER},
         {"layout", required_argument, NULL, 'l'},
         {"progress", required_argument, NULL, OPT_PROGRESS},
@@ -388,7 +401,7 @@ int main(int argc, char **argv)
         }
     }
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":s:m:t:c:l:fqvhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":s:m:t:c:l:j:fqvhV", longopts, NULL)) != -1) {
         switch (c) {
         case 's':
             if (parse_u64(optarg, &opts.seed) != 0)
@@ -402,6 +415,13 @@ int main(int argc, char **argv)
         case 't':
             opts.tmpdir = optarg;
             break;
+        case 'j': {
+            uint64_t n;
+            if (parse_u64(optarg, &n) != 0 || n == 0 || n > 1024)
+                return usage_error("invalid --threads '%s' (1 to 1024)", optarg);
+            opts.threads = (unsigned)n;
+            break;
+        }
         case OPT_ON_OVERSIZE:
             if (strcmp(optarg, "recurse") == 0)
                 opts.on_oversize = H5SHUF_OVERSIZE_RECURSE;
@@ -543,7 +563,8 @@ int main(int argc, char **argv)
                     cmd_name, plan.rows, plan.piles, plan.restarts, plan.splits, plan.scratch_bytes,
                     cmd == CMD_SHUFFLE ? "scratch" : "pile file");
         if (st == H5SHUF_OK && check) {
-            check_st = verify_files(argv + optind, argc - optind - 1, argv[argc - 1], opts.mem_limit_bytes, verbose);
+            check_st = verify_files(argv + optind, argc - optind - 1, argv[argc - 1], opts.mem_limit_bytes, opts.threads,
+                                    verbose);
         }
     }
     if (st == H5SHUF_ECANCELED && g_signal) {

@@ -24,7 +24,8 @@ void report_plan_text(FILE *out, const h5shuf_job *job, const h5shuf_plan *p)
             p->row_bytes, p->total_bytes, mib(p->total_bytes));
     fprintf(out, "h5shuf: piles %" PRIu64 ", target %" PRIu64 " rows, bound %" PRIu64 " rows (s + 6 sqrt(s))\n", p->piles,
             p->pile_target_rows, p->pile_bound_rows);
-    fprintf(out, "h5shuf: slab %" PRIu64 " rows, pile buffer %" PRIu64 " rows\n", p->slab_rows, p->pile_buffer_rows);
+    fprintf(out, "h5shuf: slab %" PRIu64 " rows, pile buffer %" PRIu64 " rows, %u codec threads\n", p->slab_rows,
+            p->pile_buffer_rows, p->threads);
     fprintf(out, "h5shuf: memory budget %.1f MiB, planned buffers %.1f MiB\n", mib(p->mem_limit_bytes),
             mib(p->mem_planned_bytes));
     fprintf(out, "h5shuf: scratch about %.1f MiB, %.1f MiB free%s\n", mib(p->scratch_estimate_bytes),
@@ -78,10 +79,10 @@ void report_json(FILE *out, const h5shuf_job *job, const h5shuf_plan *p, char *c
                 ", \"slab_rows\": %" PRIu64 ", \"pile_buffer_rows\": %" PRIu64 ", \"mem_limit_bytes\": %" PRIu64
                 ", \"mem_planned_bytes\": %" PRIu64 ", \"input_stored_bytes\": %" PRIu64
                 ", \"scratch_estimate_bytes\": %" PRIu64 ", \"output_estimate_bytes\": %" PRIu64
-                ", \"scratch_free_bytes\": %" PRIu64 ", \"output_free_bytes\": %" PRIu64 "}",
+                ", \"scratch_free_bytes\": %" PRIu64 ", \"output_free_bytes\": %" PRIu64 ", \"threads\": %u}",
                 p->rows, p->row_bytes, p->total_bytes, p->piles, p->pile_target_rows, p->pile_bound_rows,
                 p->slab_rows, p->pile_buffer_rows, p->mem_limit_bytes, p->mem_planned_bytes, p->input_stored_bytes,
-                p->scratch_estimate_bytes, p->output_estimate_bytes, p->scratch_free_bytes, p->output_free_bytes);
+                p->scratch_estimate_bytes, p->output_estimate_bytes, p->scratch_free_bytes, p->output_free_bytes, p->threads);
     }
     if (prog) {
         fprintf(out, ", \"passes\": [");

@@ -472,19 +472,25 @@ void h5shuf__inputs_close(h5shuf_job *job)
 
 /* ---- rows ----------------------------------------------------------------------------------------- */
 
+herr_t h5shuf__extend_rows(hid_t dset, uint64_t rows)
+{
+    hsize_t dims[H5S_MAX_RANK];
+    hid_t s = H5Dget_space(dset);
+    if (s < 0)
+        return -1;
+    int rank = H5Sget_simple_extent_dims(s, dims, NULL);
+    H5Sclose(s);
+    if (rank < 1)
+        return -1;
+    dims[0] = rows;
+    return H5Dset_extent(dset, dims);
+}
+
 static herr_t select_rows(hid_t dset, uint64_t start, uint64_t count, hid_t *fspace, hid_t *mspace, int extend)
 {
     hsize_t dims[H5S_MAX_RANK], off[H5S_MAX_RANK] = {0};
-    if (extend) {
-        hid_t s = H5Dget_space(dset);
-        if (s < 0)
-            return -1;
-        H5Sget_simple_extent_dims(s, dims, NULL);
-        H5Sclose(s);
-        dims[0] = start + count;
-        if (H5Dset_extent(dset, dims) < 0)
-            return -1;
-    }
+    if (extend && h5shuf__extend_rows(dset, start + count) < 0)
+        return -1;
     *fspace = H5Dget_space(dset);
     if (*fspace < 0)
         return -1;

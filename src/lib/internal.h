@@ -151,8 +151,10 @@ H5SHUF_INTERNAL void h5shuf__sort_keyidx(struct h5shuf_keyidx *a, struct h5shuf_
 #define H5SHUF_INDEX_CHUNK_ROWS (UINT64_C(1) << 17)
 /* Pass 1 reads slabs of at most this many bytes (tens of MiB, as DESIGN.md section 3 asks). */
 #define H5SHUF_SLAB_BYTES_MAX (32u << 20)
+/* Spare pile buffer sets per thread in pass 1 (asynchronous flushes; none with one thread). */
+#define H5SHUF_SPARE_PILE_BUFFERS 2u
 /* Scratch chunks (one pile buffer flush) hold at most this many bytes per dataset. */
-#define H5SHUF_PILE_CHUNK_BYTES_MAX (4u << 20)
+#define H5SHUF_PILE_CHUNK_BYTES_MAX (1u << 20)
 
 /* Inputs of the planner. */
 struct h5shuf_plan_in {
@@ -163,6 +165,7 @@ struct h5shuf_plan_in {
     uint64_t band_bytes;      /* the output writer's buffers (all datasets) */
     uint64_t slab_align_rows; /* pass 1 slabs are a multiple of this (the first input's chunk rows) */
     uint64_t debug_pile_bound_rows;
+    unsigned threads;         /* chunk codec threads (h5shuf_plan.threads) */
 };
 
 /* The largest s with s + 6*sqrt(s) <= bound: floor((sqrt(bound + 9) - 3)^2), at least 0. */
@@ -178,11 +181,23 @@ H5SHUF_INTERNAL int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_pl
 /* Bytes one pile costs in pass 1 besides its rows (H5SHUF_PILE_OVERHEAD...). */
 H5SHUF_INTERNAL uint64_t h5shuf__pile_overhead(uint64_t ndatasets);
 
-/* Bytes of pass 1's m piles under the plan: buffers (h5shuf__plan_pile_buffer_rows) and overhead. */
+/* Nonzero when the plan overlaps I/O with work (more than one thread): two slabs in pass 1, two piles in
+ * pass 2, and the stored chunks of the one being read (DESIGN.md section 4). */
+H5SHUF_INTERNAL int h5shuf__plan_pipelined(const h5shuf_plan *plan);
+/* Bytes of pass 1's slab buffers under the plan (all copies when pipelined). */
+H5SHUF_INTERNAL uint64_t h5shuf__plan_slab_bytes(const h5shuf_plan *plan);
+
+/* Spare pile buffer sets of pass 1 under the plan (H5SHUF_SPARE_PILE_BUFFERS per thread, none with one). */
+H5SHUF_INTERNAL uint64_t h5shuf__plan_spare_buffers(const h5shuf_plan *plan);
+
+/* Bytes of pass 1's m piles under the plan: buffers (h5shuf__plan_pile_buffer_rows), spare buffers
+ * with their encoded chunks, and overhead. */
 H5SHUF_INTERNAL uint64_t h5shuf__plan_pass1_pile_bytes(const h5shuf_plan *plan, uint64_t m);
 
 /* Pile buffer rows of pass 1 for m piles under the plan's budget (at least 1). */
 H5SHUF_INTERNAL uint64_t h5shuf__plan_pile_buffer_rows(const h5shuf_plan *plan, uint64_t m);
+
+struct h5shuf_chunkio;
 
 /* ---- hdf5_io.c ---------------------------------------------------------------------------------- */
 
@@ -247,6 +262,7 @@ struct h5shuf_job {
     struct h5shuf_filters out_filters, scratch_filters;
     int planned;
     h5shuf_plan plan;
+    struct h5shuf_chunkio *cio;    /* during a run: the thread pool and chunk buffers */
 };
 
 /* The path an input is opened by. */
@@ -279,6 +295,105 @@ H5SHUF_INTERNAL herr_t h5shuf__read_rows(hid_t dset, hid_t ftype, uint64_t start
  * first extended to start+count rows. */
 H5SHUF_INTERNAL herr_t h5shuf__write_rows(hid_t dset, hid_t ftype, uint64_t start, uint64_t count,
                                           const void *buf, int extend);
+
+/* Extend dset's dimension 0 to rows (the other dimensions unchanged).  Returns < 0 on error. */
+H5SHUF_INTERNAL herr_t h5shuf__extend_rows(hid_t dset, uint64_t rows);
+
+/* ---- pool.c ------------------------------------------------------------------------------------- */
+
+/* A unit of work for the pool: run(task, thread) computes only (no HDF5, no library allocation);
+ * thread is 0 for the submitting thread, 1..n-1 for workers.  Embed it first in a larger struct. */
+enum { H5SHUF_TASK_IDLE = 0, H5SHUF_TASK_QUEUED, H5SHUF_TASK_RUNNING, H5SHUF_TASK_DONE };
+struct h5shuf_task {
+    void (*run)(struct h5shuf_task *task, unsigned thread);
+    struct h5shuf_task *next;
+    int state;     /* H5SHUF_TASK_*: read and written under the pool's lock once submitted */
+    int submitted; /* set by h5shuf__pool_submit; the submitter's own: it clears it when it has used the result */
+};
+struct h5shuf_pool;
+
+/* A pool of nthreads threads counting the submitter (nthreads - 1 workers; 0 or 1: none, tasks run at
+ * submission).  Returns H5SHUF_OK or H5SHUF_ENOMEM; fewer workers than asked when the system refuses
+ * threads.  Free with h5shuf__pool_free (accepts NULL), which joins the workers. */
+H5SHUF_INTERNAL int h5shuf__pool_create(unsigned nthreads, struct h5shuf_pool **out);
+H5SHUF_INTERNAL void h5shuf__pool_free(struct h5shuf_pool *p);
+/* Threads that run tasks, the submitter included (1 for NULL). */
+H5SHUF_INTERNAL unsigned h5shuf__pool_threads(const struct h5shuf_pool *p);
+/* Queue task (FIFO); with no workers it runs now.  The task must stay alive until waited for. */
+H5SHUF_INTERNAL void h5shuf__pool_submit(struct h5shuf_pool *p, struct h5shuf_task *task);
+/* Return when task has run, running queued tasks meanwhile.  An idle task returns at once. */
+H5SHUF_INTERNAL void h5shuf__pool_wait(struct h5shuf_pool *p, struct h5shuf_task *task);
+/* Return when every submitted task has run (tasks' states stay DONE until their owners look). */
+H5SHUF_INTERNAL void h5shuf__pool_drain(struct h5shuf_pool *p);
+
+/* ---- chunkio.c ---------------------------------------------------------------------------------- */
+
+/* Most filters in a pipeline h5shuf runs itself. */
+#define H5SHUF_PIPELINE_MAX 8
+
+/* A chunked dataset's layout and filter pipeline as chunkio sees it. */
+struct h5shuf_pipeline {
+    int direct;              /* 1: chunks are read/written raw and (de)coded by h5shuf's threads */
+    int rank;
+    hsize_t cdims[H5S_MAX_RANK];
+    uint64_t row_bytes;      /* bytes of one row (file type size * prod(dims[1:])) */
+    uint64_t chunk_rows;     /* cdims[0] */
+    size_t chunk_bytes;      /* bytes of a whole chunk before filtering */
+    int nfilters;
+    struct {
+        H5Z_filter_t id;     /* shuffle, deflate, fletcher32 or 32015 (zstd) */
+        int level;           /* deflate, zstd */
+        size_t elem_size;    /* shuffle */
+    } f[H5SHUF_PIPELINE_MAX];
+};
+
+/* Describe dset's pipeline (pl->direct = 0 when h5shuf cannot run it: not chunked, a chunk that splits
+ * rows, a variable-length type, another filter).  Returns < 0 on an HDF5 error. */
+H5SHUF_INTERNAL int h5shuf__pipeline_probe(hid_t dset, hid_t ftype, struct h5shuf_pipeline *pl);
+
+/* The job's chunk I/O: its thread pool, per-thread codec contexts and chunk buffers. */
+struct h5shuf_chunkio;
+/* nthreads as for h5shuf__pool_create.  Returns H5SHUF_OK or H5SHUF_ENOMEM.  Free accepts NULL. */
+H5SHUF_INTERNAL int h5shuf__chunkio_create(unsigned nthreads, struct h5shuf_chunkio **out);
+H5SHUF_INTERNAL void h5shuf__chunkio_free(struct h5shuf_chunkio *cio);
+H5SHUF_INTERNAL unsigned h5shuf__chunkio_threads(const struct h5shuf_chunkio *cio);
+/* Bytes chunkio holds for chunks of chunk_bytes with nthreads threads (part of the fixed overhead). */
+H5SHUF_INTERNAL uint64_t h5shuf__chunkio_bytes(unsigned nthreads, uint64_t chunk_bytes);
+
+/* As h5shuf__read_rows / h5shuf__write_rows, through raw chunks and the pool when dset's pipeline allows
+ * (a write must then start on a chunk boundary; a partial last chunk is stored whole, zero-padded), else
+ * through HDF5.  cio may be NULL (HDF5 only).  Errors are left on HDF5's error stack; < 0 on error. */
+H5SHUF_INTERNAL herr_t h5shuf__chunkio_read(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, uint64_t start,
+                                            uint64_t count, void *buf);
+H5SHUF_INTERNAL herr_t h5shuf__chunkio_write(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, uint64_t start,
+                                             uint64_t count, const void *buf, int extend);
+
+/* One chunk encoded by the pool ahead of its write (pass 1's pile flushes, which must not wait). */
+struct h5shuf_chunk;
+/* NULL when out of memory.  Free waits for a pending encode; accepts NULL. */
+H5SHUF_INTERNAL struct h5shuf_chunk *h5shuf__chunk_new(void);
+H5SHUF_INTERNAL void h5shuf__chunk_free(struct h5shuf_chunkio *cio, struct h5shuf_chunk *c);
+/* Queue the encoding of nrows rows (at most pl->chunk_rows; fewer are zero-padded) as one chunk of a
+ * dataset with pipeline pl (direct).  rows must stay unchanged until h5shuf__chunk_write.  -1 when out of
+ * memory (HDF5's stack untouched). */
+H5SHUF_INTERNAL int h5shuf__chunk_encode_start(struct h5shuf_chunkio *cio, const struct h5shuf_pipeline *pl,
+                                               const void *rows, uint64_t nrows, struct h5shuf_chunk *c);
+/* Wait for c's encoding and store it as the chunk at row chunk_row of dset (whose extent must cover it).
+ * < 0 on error, with the cause on HDF5's error stack. */
+H5SHUF_INTERNAL herr_t h5shuf__chunk_write(struct h5shuf_chunkio *cio, hid_t dset, uint64_t chunk_row,
+                                           struct h5shuf_chunk *c);
+
+/* A read that overlaps the caller's work (pipelining, DESIGN.md section 4): start reads the stored chunks
+ * of rows [start, start + count) of dset now and queues their decoding into buf; finish waits for it.
+ * Datasets chunkio cannot run are read at start, by HDF5.  Raw chunk buffers are kept for the next read.
+ * Between start and finish, buf must not be touched.  Both return < 0 on error (cause on HDF5's stack);
+ * after a failed start, call finish or free before reusing buf. */
+struct h5shuf_prefetch;
+H5SHUF_INTERNAL struct h5shuf_prefetch *h5shuf__prefetch_new(void); /* NULL: out of memory */
+H5SHUF_INTERNAL void h5shuf__prefetch_free(struct h5shuf_chunkio *cio, struct h5shuf_prefetch *pf); /* waits */
+H5SHUF_INTERNAL herr_t h5shuf__prefetch_start(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, uint64_t start,
+                                              uint64_t count, void *buf, struct h5shuf_prefetch *pf);
+H5SHUF_INTERNAL herr_t h5shuf__prefetch_finish(struct h5shuf_chunkio *cio, struct h5shuf_prefetch *pf);
 
 /* ---- piles.c ------------------------------------------------------------------------------------ */
 
@@ -328,10 +443,22 @@ H5SHUF_INTERNAL int h5shuf__scratch_reset(h5shuf_job *job, struct h5shuf_scratch
 struct h5shuf_pile_writer {
     unsigned char **buf; /* nds + 1 buffers of cap rows (index: 8 bytes a row) */
     uint64_t nbuf;       /* rows in the buffers */
-    uint64_t written;    /* rows on disk; 0: the group does not exist yet */
+    uint64_t written;    /* rows on disk or being encoded */
+    int created;         /* the pile's group exists */
 };
 
-/* A set of m piles being filled over range, each buffering cap rows (= its chunk rows). */
+/* A full pile buffer handed to the pool: its chunks are being encoded and are stored later, in order. */
+struct h5shuf_pile_flush {
+    uint64_t k;                  /* the pile */
+    uint64_t offset, rows;       /* rows [offset, offset + rows) of the pile */
+    unsigned char **buf;         /* the buffers (a spare set while the pile fills a fresh one) */
+    struct h5shuf_chunk **chunk; /* nds + 1 */
+    int busy;
+};
+
+/* A set of m piles being filled over range, each buffering cap rows (= its chunk rows).  With a pool of
+ * several threads a full buffer is swapped for a spare one and encoded while scattering goes on
+ * (H5SHUF_SPARE_PILE_BUFFERS per thread); the oldest pending flush is stored when no spare is left. */
 struct h5shuf_pileset {
     struct h5shuf_range range;
     uint64_t m;
@@ -339,6 +466,10 @@ struct h5shuf_pileset {
     struct h5shuf_pile_writer *w;
     struct h5shuf_scratch *sc;
     uint64_t first_number; /* pile k is number first_number + k */
+    struct h5shuf_pile_flush *fl; /* nfl pending-flush slots (a ring), 0 when flushes are synchronous */
+    size_t nfl, fl_head, fl_count;
+    struct h5shuf_pipeline *pl;   /* nds + 1: the pile datasets' pipelines, from the first pile made */
+    int pl_ready;
 };
 
 /* Prepare m piles over range (numbers reserved, buffers allocated; groups made at their first flush). */

@@ -312,7 +312,12 @@ static int make_plan(h5shuf_job *job)
         .band_bytes = h5shuf__writer_bytes(job),
         .slab_align_rows = job->ds[0].chunk_rows,
         .debug_pile_bound_rows = job->opts.debug_pile_bound_rows,
+        .threads = job->opts.threads,
     };
+    if (!pin.threads) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        pin.threads = cpus > 0 ? (unsigned)cpus : 1;
+    }
     memset(&job->plan, 0, sizeof job->plan);
     st = h5shuf__plan_make(&pin, &job->plan, &job->err);
     if (st != H5SHUF_OK) {
@@ -472,7 +477,7 @@ int h5shuf__scatter_all(h5shuf_job *job, struct h5shuf_scratch *sc)
                 m = 2 * job->plan.piles;
             /* Pass 1 keeps a buffer of at least one row per pile: when M piles no longer fit the budget,
              * split the oversize piles instead (the output is the same either way). */
-            if (job->plan.slab_rows * job->row_bytes + h5shuf__plan_pass1_pile_bytes(&job->plan, m) >
+            if (h5shuf__plan_slab_bytes(&job->plan) + h5shuf__plan_pass1_pile_bytes(&job->plan, m) >
                 job->plan.mem_limit_bytes)
                 return h5shuf__split_oversize(job, sc);
             job->plan.piles = m;
@@ -496,7 +501,9 @@ int h5shuf__run_prepare(h5shuf_job *job)
         st = check_output(job);
     if (st == H5SHUF_OK && !job->opts.debug_skip_space_check)
         st = check_disk(job);
-    return st;
+    if (st == H5SHUF_OK && !job->cio && (st = h5shuf__chunkio_create(job->plan.threads, &job->cio)) != H5SHUF_OK)
+        h5shuf__fail(&job->err, st, "out of memory for %u threads", job->plan.threads);
+    return st; /* the public entry point frees job->cio when the run ends */
 }
 
 int h5shuf__output_begin(h5shuf_job *job, struct h5shuf_outfile *o)
@@ -585,6 +592,8 @@ int h5shuf_run(h5shuf_job *job)
     struct h5shuf_quiet q;
     h5shuf__quiet_begin(&q);
     int st = run(job);
+    h5shuf__chunkio_free(job->cio);
+    job->cio = NULL;
     h5shuf__quiet_end(&q);
     return st;
 }

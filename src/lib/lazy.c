@@ -485,6 +485,8 @@ int h5shuf_run_scatter(h5shuf_job *job)
     struct h5shuf_quiet q;
     h5shuf__quiet_begin(&q);
     int st = run_scatter(job);
+    h5shuf__chunkio_free(job->cio);
+    job->cio = NULL;
     h5shuf__quiet_end(&q);
     return st;
 }
@@ -811,6 +813,8 @@ int h5shuf_run_gather(h5shuf_job *job)
     struct h5shuf_quiet q;
     h5shuf__quiet_begin(&q);
     int st = run_gather(job);
+    h5shuf__chunkio_free(job->cio);
+    job->cio = NULL;
     h5shuf__quiet_end(&q);
     return st;
 }

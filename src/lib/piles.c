@@ -211,6 +211,18 @@ void h5shuf__bufs_free(const h5shuf_job *job, unsigned char **bufs)
 
 void h5shuf__pileset_free(const h5shuf_job *job, struct h5shuf_pileset *ps)
 {
+    for (size_t i = 0; ps->fl && i < ps->nfl; i++) {
+        struct h5shuf_pile_flush *f = &ps->fl[i];
+        for (size_t d = 0; f->chunk && d <= job->nds; d++)
+            h5shuf__chunk_free(job->cio, f->chunk[d]); /* waits for a pending encode of f->buf */
+        free(f->chunk);
+        h5shuf__bufs_free(job, f->buf);
+    }
+    free(ps->fl);
+    free(ps->pl);
+    ps->fl = NULL;
+    ps->pl = NULL;
+    ps->nfl = 0;
     if (!ps->w)
         return;
     for (uint64_t k = 0; k < ps->m; k++)
@@ -235,6 +247,96 @@ int h5shuf__pileset_open(h5shuf_job *job, struct h5shuf_scratch *sc, struct h5sh
     for (uint64_t k = 0; k < m; k++)
         if (!(ps->w[k].buf = h5shuf__bufs_alloc(job, cap)))
             return job->err.status;
+    /* Asynchronous flushes: spare buffer sets and their chunks, when the pool has workers. */
+    size_t spares = (size_t)h5shuf__plan_spare_buffers(&job->plan);
+    if (spares == 0 || h5shuf__chunkio_threads(job->cio) < 2)
+        return H5SHUF_OK;
+    ps->fl = calloc(spares, sizeof *ps->fl);
+    ps->pl = calloc(job->nds + 1, sizeof *ps->pl);
+    if (!ps->fl || !ps->pl)
+        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    ps->nfl = spares;
+    for (size_t i = 0; i < spares; i++) {
+        struct h5shuf_pile_flush *f = &ps->fl[i];
+        if (!(f->buf = h5shuf__bufs_alloc(job, cap)))
+            return job->err.status;
+        if (!(f->chunk = calloc(job->nds + 1, sizeof *f->chunk)))
+            return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+        for (size_t d = 0; d <= job->nds; d++)
+            if (!(f->chunk[d] = h5shuf__chunk_new()))
+                return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    }
+    return H5SHUF_OK;
+}
+
+/* Store the oldest pending flush: its encoded chunks, in the pile, after the rows already there. */
+static int flush_reap(h5shuf_job *job, struct h5shuf_pileset *ps)
+{
+    struct h5shuf_pile_flush *f = &ps->fl[ps->fl_head];
+    const struct h5shuf_pile p = {.number = ps->first_number + f->k};
+    char name[PILE_NAME_MAX], cause[256];
+    hid_t group = H5I_INVALID_HID;
+    hid_t *dsets = malloc((job->nds + 1) * sizeof *dsets);
+    int st = dsets ? h5shuf__pile_open(job, ps->sc, &p, &group, dsets) : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    for (size_t d = 0; d <= job->nds && st == H5SHUF_OK; d++) {
+        if (h5shuf__extend_rows(dsets[d], f->offset + f->rows) < 0 || h5shuf__chunk_write(job->cio, dsets[d], f->offset, f->chunk[d]) < 0) {
+            pile_name(p.number, name, sizeof name);
+            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot write: %s", ps->sc->path, name,
+                              h5shuf__hdf5_cause(cause, sizeof cause));
+        }
+    }
+    if (dsets)
+        h5shuf__pile_close(group, dsets, job->nds + 1);
+    free(dsets);
+    f->busy = 0;
+    ps->fl_head = (ps->fl_head + 1) % ps->nfl;
+    ps->fl_count--;
+    return st;
+}
+
+/* Hand pile k's full buffer to the pool and give the pile a spare one; the pile's group is made now if
+ * it is new (the encoders need its datasets' pipelines). */
+static int flush_async(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t k)
+{
+    struct h5shuf_pile_writer *w = &ps->w[k];
+    int st = H5SHUF_OK;
+    if (ps->fl_count == ps->nfl && (st = flush_reap(job, ps)) != H5SHUF_OK)
+        return st;
+    if (!w->created) {
+        hid_t group = H5I_INVALID_HID;
+        hid_t *dsets = malloc((job->nds + 1) * sizeof *dsets);
+        if (!dsets)
+            return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+        for (size_t d = 0; d <= job->nds; d++)
+            dsets[d] = H5I_INVALID_HID;
+        st = pile_create(job, ps->sc, ps->first_number + k, ps->cap, &group, dsets);
+        for (size_t d = 0; d <= job->nds && st == H5SHUF_OK && !ps->pl_ready; d++)
+            if (h5shuf__pipeline_probe(dsets[d], h5shuf__buf_type(job, d), &ps->pl[d]) < 0)
+                st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot inspect a pile", ps->sc->path);
+        h5shuf__pile_close(group, dsets, job->nds + 1);
+        free(dsets);
+        if (st != H5SHUF_OK)
+            return st;
+        w->created = 1;
+        ps->pl_ready = 1;
+        for (size_t d = 0; d <= job->nds; d++)
+            if (!ps->pl[d].direct)
+                return -1; /* HDF5 must run this pipeline: the caller writes synchronously */
+    }
+    struct h5shuf_pile_flush *f = &ps->fl[(ps->fl_head + ps->fl_count) % ps->nfl];
+    unsigned char **full = w->buf;
+    w->buf = f->buf;
+    f->buf = full;
+    f->k = k;
+    f->offset = w->written;
+    f->rows = w->nbuf;
+    f->busy = 1;
+    ps->fl_count++;
+    for (size_t d = 0; d <= job->nds; d++)
+        if (h5shuf__chunk_encode_start(job->cio, &ps->pl[d], f->buf[d], f->rows, f->chunk[d]) < 0)
+            return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for scratch chunks");
+    w->written += w->nbuf;
+    w->nbuf = 0;
     return H5SHUF_OK;
 }
 
@@ -246,16 +348,25 @@ static int pile_flush(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t k)
     char cause[256];
     if (w->nbuf == 0)
         return H5SHUF_OK;
+    if (ps->nfl > 0) {
+        int direct = 1;
+        for (size_t d = 0; ps->pl_ready && d <= job->nds; d++)
+            direct = direct && ps->pl[d].direct;
+        int st = direct ? flush_async(job, ps, k) : -1;
+        if (st != -1)
+            return st;
+    }
     hid_t group = H5I_INVALID_HID;
     hid_t *dsets = malloc((job->nds + 1) * sizeof *dsets);
     if (!dsets)
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     for (size_t d = 0; d <= job->nds; d++)
         dsets[d] = H5I_INVALID_HID;
-    int st = w->written == 0 ? pile_create(job, ps->sc, p.number, ps->cap, &group, dsets)
-                             : h5shuf__pile_open(job, ps->sc, &p, &group, dsets);
+    int st = !w->created ? pile_create(job, ps->sc, p.number, ps->cap, &group, dsets)
+                         : h5shuf__pile_open(job, ps->sc, &p, &group, dsets);
+    w->created = 1;
     for (size_t d = 0; d <= job->nds && st == H5SHUF_OK; d++) {
-        if (h5shuf__write_rows(dsets[d], h5shuf__buf_type(job, d), w->written, w->nbuf, w->buf[d], 1) < 0) {
+        if (h5shuf__chunkio_write(job->cio, dsets[d], h5shuf__buf_type(job, d), w->written, w->nbuf, w->buf[d], 1) < 0) {
             char name[PILE_NAME_MAX];
             pile_name(p.number, name, sizeof name);
             st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot write: %s", ps->sc->path, name,
@@ -291,6 +402,13 @@ int h5shuf__pileset_finish(h5shuf_job *job, struct h5shuf_pileset *ps, struct h5
         int st = pile_flush(job, ps, k);
         if (st != H5SHUF_OK)
             return st;
+    }
+    while (ps->fl_count > 0) {
+        int st = flush_reap(job, ps);
+        if (st != H5SHUF_OK)
+            return st;
+    }
+    for (uint64_t k = 0; k < ps->m; k++) {
         out[k].range.lo = h5shuf__range_cut(ps->range, ps->m, k);
         out[k].range.hi = h5shuf__range_cut(ps->range, ps->m, k + 1);
         out[k].number = ps->first_number + k;

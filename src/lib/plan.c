@@ -35,15 +35,42 @@ uint64_t h5shuf__pile_bound_for_target(uint64_t s)
     return s + t;
 }
 
+int h5shuf__plan_pipelined(const h5shuf_plan *plan)
+{
+    return plan->threads > 1;
+}
+
+/* Bytes a row costs in pass 2: the row, its id, key/index pair and radix scratch; pipelined, also the
+ * next pile's row and id and its stored chunks (at most the raw size plus 1/16, see chunkio.c). */
+static uint64_t pass2_row_bytes(uint64_t row_bytes, int pipelined)
+{
+    uint64_t b = row_bytes + H5SHUF_PASS2_ROW_OVERHEAD;
+    return pipelined ? b + (row_bytes + 8) + (row_bytes + row_bytes / 16 + 8) : b;
+}
+
+uint64_t h5shuf__plan_slab_bytes(const h5shuf_plan *plan)
+{
+    /* pipelined: the slab being scattered, the next one, and its stored chunks (+1/16) */
+    uint64_t b = plan->slab_rows * plan->row_bytes;
+    return h5shuf__plan_pipelined(plan) ? 2 * b + b + b / 16 : b;
+}
+
 uint64_t h5shuf__pile_overhead(uint64_t ndatasets)
 {
     return H5SHUF_PILE_OVERHEAD + H5SHUF_PILE_OVERHEAD_PER_DATASET * ndatasets;
 }
 
+uint64_t h5shuf__plan_spare_buffers(const h5shuf_plan *plan)
+{
+    return plan->threads > 1 ? (uint64_t)H5SHUF_SPARE_PILE_BUFFERS * plan->threads : 0;
+}
+
 uint64_t h5shuf__plan_pass1_pile_bytes(const h5shuf_plan *plan, uint64_t m)
 {
-    h5shuf_u128 b = (h5shuf_u128)m * (h5shuf__plan_pile_buffer_rows(plan, m) * (plan->row_bytes + H5SHUF_PASS1_ROW_OVERHEAD) +
-                                       h5shuf__pile_overhead(plan->ndatasets));
+    /* a spare set costs its rows twice: the buffer and, at most, the encoded chunks */
+    uint64_t sets = m + 2 * h5shuf__plan_spare_buffers(plan);
+    h5shuf_u128 b = (h5shuf_u128)sets * h5shuf__plan_pile_buffer_rows(plan, m) * (plan->row_bytes + H5SHUF_PASS1_ROW_OVERHEAD) +
+                    (h5shuf_u128)m * h5shuf__pile_overhead(plan->ndatasets);
     return b > UINT64_MAX ? UINT64_MAX : (uint64_t)b;
 }
 
@@ -57,10 +84,9 @@ uint64_t h5shuf__plan_pile_buffer_rows(const h5shuf_plan *plan, uint64_t m)
     /* Pass 1: the budget less the slab, shared by m pile buffers; each flush writes one scratch chunk
      * of at most H5SHUF_PILE_CHUNK_BYTES_MAX bytes per dataset. */
     uint64_t per_row = plan->row_bytes + H5SHUF_PASS1_ROW_OVERHEAD;
-    uint64_t slab = plan->slab_rows * plan->row_bytes;
-    uint64_t fixed = slab + m * h5shuf__pile_overhead(plan->ndatasets);
+    uint64_t fixed = h5shuf__plan_slab_bytes(plan) + m * h5shuf__pile_overhead(plan->ndatasets);
     uint64_t avail = plan->mem_limit_bytes > fixed ? plan->mem_limit_bytes - fixed : 0;
-    uint64_t rows = avail / (m ? m : 1) / per_row;
+    uint64_t rows = avail / (m + 2 * h5shuf__plan_spare_buffers(plan)) / per_row;
     uint64_t cap = H5SHUF_PILE_CHUNK_BYTES_MAX / (plan->row_bytes / (plan->ndatasets ? plan->ndatasets : 1) + 1);
     if (rows > cap)
         rows = cap;
@@ -71,7 +97,7 @@ uint64_t h5shuf__plan_pile_buffer_rows(const h5shuf_plan *plan, uint64_t m)
 
 int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct h5shuf_err *err)
 {
-    uint64_t per_row2 = in->row_bytes + H5SHUF_PASS2_ROW_OVERHEAD;
+    uint64_t per_row2 = pass2_row_bytes(in->row_bytes, in->threads > 1);
     /* The smallest workable plan: piles of one row (bound 7) and a one-row slab. */
     h5shuf_u128 min_wide = (h5shuf_u128)in->band_bytes + (h5shuf_u128)h5shuf__pile_bound_for_target(1) * per_row2;
     uint64_t min_bytes = min_wide > UINT64_MAX ? UINT64_MAX : (uint64_t)min_wide;
@@ -80,6 +106,7 @@ int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct
     plan->total_bytes = in->rows * in->row_bytes;
     plan->ndatasets = in->ndatasets;
     plan->mem_limit_bytes = in->mem_limit_bytes;
+    plan->threads = in->threads ? in->threads : 1;
     if (in->mem_limit_bytes < min_bytes)
         return h5shuf__fail(err, H5SHUF_EBUDGET,
                             "memory budget of %llu bytes is too small for rows of %llu bytes: "
@@ -104,7 +131,7 @@ int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct
 
     /* Slab: a quarter of the budget, at most H5SHUF_SLAB_BYTES_MAX, a multiple of the chunk rows. */
     uint64_t align = in->slab_align_rows ? in->slab_align_rows : 1;
-    uint64_t slab_bytes = in->mem_limit_bytes / 4;
+    uint64_t slab_bytes = in->mem_limit_bytes / 4 / (in->threads > 1 ? 3 : 1); /* pipelined: about 3 copies */
     if (slab_bytes > H5SHUF_SLAB_BYTES_MAX)
         slab_bytes = H5SHUF_SLAB_BYTES_MAX;
     uint64_t slab = in->row_bytes ? slab_bytes / in->row_bytes : slab_bytes;
@@ -117,7 +144,7 @@ int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct
     plan->slab_rows = slab;
     plan->pile_buffer_rows = h5shuf__plan_pile_buffer_rows(plan, plan->piles);
 
-    uint64_t pass1 = slab * in->row_bytes + h5shuf__plan_pass1_pile_bytes(plan, plan->piles);
+    uint64_t pass1 = h5shuf__plan_slab_bytes(plan) + h5shuf__plan_pass1_pile_bytes(plan, plan->piles);
     uint64_t pass2 = in->band_bytes + bound * per_row2;
     plan->mem_planned_bytes = pass1 > pass2 ? pass1 : pass2;
     if (pass1 > in->mem_limit_bytes) {

@@ -10,6 +10,7 @@
  * the same way, and replaces it in the key-ordered list by them.  Because piles are key ranges, neither
  * recursion nor a restart of pass 1 can change the output.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,48 +67,116 @@ static int piles_reserve(h5shuf_job *job, struct h5shuf_scratch *sc, size_t n)
     return H5SHUF_OK;
 }
 
+/* A slab of pass 1: rows [start, start + n) of input f. */
+struct slab_pos {
+    size_t f;
+    uint64_t start, n;
+};
+
+/* The slab after pos (the first one when pos->f == SIZE_MAX); 0 when there is none. */
+static int slab_next(const h5shuf_job *job, uint64_t slab_rows, struct slab_pos *pos)
+{
+    uint64_t start = pos->f == SIZE_MAX ? 0 : pos->start + pos->n;
+    size_t f = pos->f == SIZE_MAX ? 0 : pos->f;
+    while (f < job->ninputs && start >= job->inputs[f].rows) {
+        f++;
+        start = 0;
+    }
+    if (f >= job->ninputs)
+        return 0;
+    uint64_t left = job->inputs[f].rows - start;
+    pos->f = f;
+    pos->start = start;
+    pos->n = left < slab_rows ? left : slab_rows;
+    return 1;
+}
+
+static int slab_fail(h5shuf_job *job, const struct slab_pos *pos, size_t d)
+{
+    char where[512], cause[256];
+    return h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot read rows %llu..%llu: %s",
+                        h5shuf__where(job, pos->f, d, where, sizeof where), (unsigned long long)pos->start,
+                        (unsigned long long)(pos->start + pos->n - 1), h5shuf__hdf5_cause(cause, sizeof cause));
+}
+
+/* Start reading slab pos into sl (decoded by the pool while the caller scatters another). */
+static int slab_start(h5shuf_job *job, const struct slab_pos *pos, struct slab *sl, struct h5shuf_prefetch **pf)
+{
+    const struct h5shuf_input *in = &job->inputs[pos->f];
+    for (size_t d = 0; d < job->nds; d++)
+        if (h5shuf__prefetch_start(job->cio, in->src[d].dset, job->ds[d].ftype, pos->start, pos->n, sl->buf[d], pf[d]) < 0)
+            return slab_fail(job, pos, d);
+    return H5SHUF_OK;
+}
+
+static int slab_finish(h5shuf_job *job, const struct slab_pos *pos, struct h5shuf_prefetch **pf)
+{
+    int st = H5SHUF_OK;
+    for (size_t d = 0; d < job->nds; d++)
+        if (h5shuf__prefetch_finish(job->cio, pf[d]) < 0 && st == H5SHUF_OK)
+            st = slab_fail(job, pos, d);
+    return st;
+}
+
 int h5shuf__scatter(h5shuf_job *job, struct h5shuf_scratch *sc)
 {
     const h5shuf_plan *plan = &job->plan;
     struct h5shuf_range all = {0, (h5shuf_u128)1 << 64};
     struct h5shuf_pileset ps = {0};
-    struct slab sl = {0};
-    char where[512], cause[256];
-    int st = piles_reserve(job, sc, plan->piles);
+    struct slab sl[2] = {{0}, {0}};
+    /* Pipelined: slab k + 1 is read and decoded while slab k is scattered (DESIGN.md section 4). */
+    const int pipelined = h5shuf__plan_pipelined(plan) && h5shuf__chunkio_threads(job->cio) > 1;
+    struct h5shuf_prefetch **pf = calloc(job->nds ? job->nds : 1, sizeof *pf);
+    int st = pf ? piles_reserve(job, sc, plan->piles) : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    for (size_t d = 0; st == H5SHUF_OK && d < job->nds; d++)
+        if (!(pf[d] = h5shuf__prefetch_new()))
+            st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     if (st == H5SHUF_OK)
-        st = slab_alloc(job, &sl, plan->slab_rows);
+        st = slab_alloc(job, &sl[0], plan->slab_rows);
+    if (st == H5SHUF_OK && pipelined)
+        st = slab_alloc(job, &sl[1], plan->slab_rows);
     if (st == H5SHUF_OK)
         st = h5shuf__pileset_open(job, sc, all, plan->piles, plan->pile_buffer_rows, &ps);
-    uint64_t *ids = (uint64_t *)(sl.buf ? sl.buf[job->nds] : NULL);
     uint64_t done = 0;
-    for (size_t f = 0; f < job->ninputs && st == H5SHUF_OK; f++) {
-        const struct h5shuf_input *in = &job->inputs[f];
-        for (uint64_t start = 0; start < in->rows && st == H5SHUF_OK; start += sl.rows) {
-            uint64_t n = in->rows - start < sl.rows ? in->rows - start : sl.rows;
-            for (size_t d = 0; d < job->nds; d++)
-                if (h5shuf__read_rows(in->src[d].dset, job->ds[d].ftype, start, n, sl.buf[d]) < 0) {
-                    st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot read rows %llu..%llu: %s",
-                                      h5shuf__where(job, f, d, where, sizeof where), (unsigned long long)start,
-                                      (unsigned long long)(start + n - 1), h5shuf__hdf5_cause(cause, sizeof cause));
-                    break;
-                }
-            if (st != H5SHUF_OK)
-                break;
-            for (uint64_t r = 0; r < n; r++)
-                ids[r] = in->first_row + start + r;
-            st = scatter_rows(job, &ps, &sl, ids, n);
-            done += n;
-            if (st == H5SHUF_OK)
-                st = h5shuf__progress(job, H5SHUF_PHASE_SCATTER, done, job->rows);
-        }
+    int cur = 0;
+    struct slab_pos pos = {.f = SIZE_MAX};
+    int more = slab_next(job, plan->slab_rows, &pos);
+    if (st == H5SHUF_OK && more)
+        st = slab_start(job, &pos, &sl[0], pf);
+    while (st == H5SHUF_OK && more) {
+        struct slab_pos next = pos;
+        int next_more = slab_next(job, plan->slab_rows, &next);
+        int to = pipelined ? cur ^ 1 : cur;
+        st = slab_finish(job, &pos, pf);
+        if (st == H5SHUF_OK && pipelined && next_more)
+            st = slab_start(job, &next, &sl[to], pf);
+        if (st != H5SHUF_OK)
+            break;
+        uint64_t *ids = (uint64_t *)sl[cur].buf[job->nds];
+        uint64_t first = job->inputs[pos.f].first_row + pos.start;
+        for (uint64_t r = 0; r < pos.n; r++)
+            ids[r] = first + r;
+        st = scatter_rows(job, &ps, &sl[cur], ids, pos.n);
+        done += pos.n;
+        if (st == H5SHUF_OK)
+            st = h5shuf__progress(job, H5SHUF_PHASE_SCATTER, done, job->rows);
+        if (st == H5SHUF_OK && !pipelined && next_more)
+            st = slab_start(job, &next, &sl[to], pf);
+        pos = next;
+        more = next_more;
+        cur = to;
     }
     if (st == H5SHUF_OK) {
         st = h5shuf__pileset_finish(job, &ps, sc->piles);
         if (st == H5SHUF_OK)
             sc->npiles = plan->piles;
     }
+    for (size_t d = 0; pf && d < job->nds; d++)
+        h5shuf__prefetch_free(job->cio, pf[d]); /* waits for decodes still queued after an error */
+    free(pf);
     h5shuf__pileset_free(job, &ps);
-    h5shuf__bufs_free(job, sl.buf);
+    h5shuf__bufs_free(job, sl[0].buf);
+    h5shuf__bufs_free(job, sl[1].buf);
     return st;
 }
 
@@ -155,7 +224,7 @@ static int split_pile(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h
     for (uint64_t start = 0; start < p->rows && st == H5SHUF_OK; start += sl.rows) {
         uint64_t cnt = p->rows - start < sl.rows ? p->rows - start : sl.rows;
         for (size_t d = 0; d <= job->nds; d++) {
-            if (h5shuf__read_rows(dsets[d], h5shuf__buf_type(job, d), start, cnt, sl.buf[d]) < 0) {
+            if (h5shuf__chunkio_read(job->cio, dsets[d], h5shuf__buf_type(job, d), start, cnt, sl.buf[d]) < 0) {
                 st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot read pile %llu: %s", sc->path,
                                   (unsigned long long)p->number, h5shuf__hdf5_cause(cause, sizeof cause));
                 break;

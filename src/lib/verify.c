@@ -14,6 +14,7 @@
  * is input row index[r]).  Together that is exactly the contract's order.
  */
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <xxhash.h>
 
@@ -53,12 +54,12 @@ static int hash_rows(h5shuf_job *job, const hid_t *dsets, uint64_t rows, uint64_
     for (uint64_t start = 0; start < rows && st == H5SHUF_OK; start += slab) {
         uint64_t n = rows - start < slab ? rows - start : slab;
         for (size_t d = 0; d < job->nds && st == H5SHUF_OK; d++)
-            if (h5shuf__read_rows(dsets[d], job->ds[d].ftype, start, n, buf[d]) < 0)
+            if (h5shuf__chunkio_read(job->cio, dsets[d], job->ds[d].ftype, start, n, buf[d]) < 0)
                 st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot read rows %llu..%llu: %s", file, paths[d],
                                   (unsigned long long)start, (unsigned long long)(start + n - 1),
                                   h5shuf__hdf5_cause(cause, sizeof cause));
         const uint64_t *ids = (const uint64_t *)buf[job->nds];
-        if (st == H5SHUF_OK && ord && h5shuf__read_rows(ord->index, H5T_NATIVE_UINT64, start, n, buf[job->nds]) < 0)
+        if (st == H5SHUF_OK && ord && h5shuf__chunkio_read(job->cio, ord->index, H5T_NATIVE_UINT64, start, n, buf[job->nds]) < 0)
             st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot read the index: %s", file, ord->path,
                               h5shuf__hdf5_cause(cause, sizeof cause));
         for (uint64_t r = 0; r < n && st == H5SHUF_OK; r++) {
@@ -271,8 +272,17 @@ int h5shuf_verify(h5shuf_job *job)
     h5shuf__err_clear(job);
     struct h5shuf_quiet q;
     h5shuf__quiet_begin(&q);
-    int st = job->planned ? h5shuf__fail(&job->err, H5SHUF_EINVAL, "verify needs a job that was not planned")
-                          : verify(job);
+    int st = job->planned ? h5shuf__fail(&job->err, H5SHUF_EINVAL, "verify needs a job that was not planned") : H5SHUF_OK;
+    if (st == H5SHUF_OK) { /* decompression on h5shuf_options.threads threads, as in a run */
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        unsigned threads = job->opts.threads ? job->opts.threads : cpus > 0 ? (unsigned)cpus : 1;
+        if ((st = h5shuf__chunkio_create(threads, &job->cio)) != H5SHUF_OK)
+            h5shuf__fail(&job->err, st, "out of memory for %u threads", threads);
+    }
+    if (st == H5SHUF_OK)
+        st = verify(job);
+    h5shuf__chunkio_free(job->cio);
+    job->cio = NULL;
     h5shuf__quiet_end(&q);
     return st;
 }

@@ -66,7 +66,7 @@ int h5shuf__writer_init(h5shuf_job *job, struct h5shuf_writer *w, hid_t *dsets)
 static int band_write(h5shuf_job *job, size_t d, struct h5shuf_band *b)
 {
     char cause[256];
-    if (h5shuf__write_rows(b->dset, b->ftype, b->next_row, b->n, b->buf, 0) < 0)
+    if (h5shuf__chunkio_write(job->cio, b->dset, b->ftype, b->next_row, b->n, b->buf, 0) < 0)
         return h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot write rows %llu..%llu: %s", job->out_spec.file,
                             d < job->nds ? job->ds[d].out_path : job->index_path, (unsigned long long)b->next_row,
                             (unsigned long long)(b->next_row + b->n - 1), h5shuf__hdf5_cause(cause, sizeof cause));

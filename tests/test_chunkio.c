@@ -1,0 +1,353 @@
+/*
+ * test_chunkio.c - the chunks h5shuf encodes itself are the ones HDF5 would store (shuffle, fletcher32,
+ * zstd) or streams zlib reads (deflate, by libdeflate); what it decodes equals what H5Dread returns, for
+ * partial chunks, skipped filters and unallocated chunks; pipelines it cannot run fall back to HDF5;
+ * and a whole shuffle is byte-identical for every thread count.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "filter_zstd.h"
+#include "internal.h"
+#include "testutil.h"
+
+#define ROWS 1000u /* not a multiple of CHUNK_ROWS: the last chunk is partial */
+#define COLS 12u
+#define CHUNK_ROWS 64u
+
+/* Filter pipelines under test, applied in this order; level 0 means "no such filter". */
+struct pipe {
+    const char *name;
+    int shuffle, deflate, zstd, fletcher32;
+};
+static const struct pipe pipes[] = {
+    {"none", 0, 0, 0, 0},          {"shuffle", 1, 0, 0, 0},        {"fletcher32", 0, 0, 0, 1},
+    {"zstd:3", 0, 0, 3, 0},        {"shuffle+zstd:1", 1, 0, 1, 0}, {"shuffle+zstd:5+fletcher32", 1, 0, 5, 1},
+    {"gzip:4", 0, 4, 0, 0},        {"shuffle+gzip:1+fletcher32", 1, 1, 0, 1},
+};
+
+static float *values(void)
+{
+    float *x = malloc(ROWS * COLS * sizeof *x);
+    uint64_t st = 42;
+    for (unsigned i = 0; i < ROWS * COLS; i++)
+        x[i] = (float)(tu_splitmix64(&st) % 4096) / 256.0f; /* compressible, like rounded features */
+    return x;
+}
+
+static hid_t make_dset(hid_t file, const char *name, const struct pipe *p, hsize_t rows)
+{
+    hsize_t dims[2] = {rows, COLS}, maxdims[2] = {H5S_UNLIMITED, COLS}, cdims[2] = {CHUNK_ROWS, COLS};
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 2, cdims);
+    if (p->shuffle)
+        H5Pset_shuffle(dcpl);
+    if (p->deflate)
+        H5Pset_deflate(dcpl, (unsigned)p->deflate);
+    if (p->zstd) {
+        unsigned cd = (unsigned)p->zstd;
+        H5Pset_filter(dcpl, H5SHUF_FILTER_ZSTD, H5Z_FLAG_MANDATORY, 1, &cd);
+    }
+    if (p->fletcher32)
+        H5Pset_fletcher32(dcpl);
+    hid_t space = H5Screate_simple(2, dims, maxdims);
+    hid_t d = H5Dcreate2(file, name, H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Sclose(space);
+    H5Pclose(dcpl);
+    return d;
+}
+
+/* Raw bytes of chunk c of d (malloc'ed, *n bytes), or NULL. */
+static unsigned char *raw_chunk(hid_t d, uint64_t c, hsize_t *n, uint32_t *mask)
+{
+    hsize_t off[2] = {c * CHUNK_ROWS, 0};
+    if (H5Dget_chunk_storage_size(d, off, n) < 0)
+        return NULL;
+    unsigned char *b = malloc(*n ? *n : 1);
+    if (H5Dread_chunk(d, H5P_DEFAULT, off, mask, b) < 0) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+static void test_encodings_match_hdf5(void)
+{
+    char *dir = tu_mkdtemp();
+    float *x = values();
+    struct h5shuf_chunkio *cio;
+    CU_ASSERT_FATAL(h5shuf__chunkio_create(3, &cio) == H5SHUF_OK);
+    hid_t f = H5Fcreate(tu_path(dir, "enc.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    float *back = malloc(ROWS * COLS * sizeof *back);
+    for (size_t i = 0; i < sizeof pipes / sizeof *pipes; i++) {
+        const struct pipe *p = &pipes[i];
+        char a[64], b[64];
+        snprintf(a, sizeof a, "hdf5-%zu", i);
+        snprintf(b, sizeof b, "ours-%zu", i);
+        hid_t dh = make_dset(f, a, p, ROWS), dour = make_dset(f, b, p, 0);
+        CU_ASSERT_FATAL(dh >= 0 && dour >= 0);
+        CU_ASSERT(H5Dwrite(dh, H5T_IEEE_F32LE, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+        struct h5shuf_pipeline pl;
+        CU_ASSERT(h5shuf__pipeline_probe(dour, H5T_IEEE_F32LE, &pl) == 0 && pl.direct);
+        /* appended in three calls, as pile flushes are: whole chunks, then the partial last one */
+        CU_ASSERT(h5shuf__chunkio_write(cio, dour, H5T_IEEE_F32LE, 0, 5 * CHUNK_ROWS, x, 1) >= 0);
+        CU_ASSERT(h5shuf__chunkio_write(cio, dour, H5T_IEEE_F32LE, 5 * CHUNK_ROWS, 9 * CHUNK_ROWS,
+                                        x + 5 * CHUNK_ROWS * COLS, 1) >= 0);
+        CU_ASSERT(h5shuf__chunkio_write(cio, dour, H5T_IEEE_F32LE, 14 * CHUNK_ROWS, ROWS - 14 * CHUNK_ROWS,
+                                        x + 14 * CHUNK_ROWS * COLS, 1) >= 0);
+        /* HDF5 (zlib) reads every chunk back to the values written */
+        memset(back, 0, ROWS * COLS * sizeof *back);
+        CU_ASSERT(H5Dread(dour, H5T_IEEE_F32LE, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0);
+        CU_ASSERT(memcmp(back, x, ROWS * COLS * sizeof *x) == 0);
+        /* and, except deflate (libdeflate's encoder is not zlib's), the stored bytes are HDF5's own */
+        int same = 1;
+        for (uint64_t c = 0; c * CHUNK_ROWS < ROWS; c++) {
+            hsize_t nh = 0, no = 0;
+            uint32_t mh = 1, mo = 1;
+            unsigned char *rh = raw_chunk(dh, c, &nh, &mh), *ro = raw_chunk(dour, c, &no, &mo);
+            CU_ASSERT(rh && ro && mh == 0 && mo == 0);
+            if (rh && ro && !p->deflate)
+                same = same && nh == no && memcmp(rh, ro, nh) == 0;
+            free(rh);
+            free(ro);
+        }
+        if (!same)
+            fprintf(stderr, "pipeline %s: chunks differ from HDF5's\n", p->name);
+        CU_ASSERT(same);
+        H5Dclose(dh);
+        H5Dclose(dour);
+    }
+    H5Fclose(f);
+    h5shuf__chunkio_free(cio);
+    free(back);
+    free(x);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+static void test_decode_matches_hdf5(void)
+{
+    char *dir = tu_mkdtemp();
+    float *x = values();
+    float *want = malloc(ROWS * COLS * sizeof *want), *got = malloc(ROWS * COLS * sizeof *got);
+    struct h5shuf_chunkio *cio;
+    CU_ASSERT_FATAL(h5shuf__chunkio_create(2, &cio) == H5SHUF_OK);
+    hid_t f = H5Fcreate(tu_path(dir, "dec.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    /* row ranges: everything, one row, unaligned spans, the partial tail */
+    static const uint64_t ranges[][2] = {{0, ROWS}, {5, 1}, {63, 2}, {100, 517}, {960, 40}, {999, 1}};
+    for (size_t i = 0; i < sizeof pipes / sizeof *pipes; i++) {
+        hid_t d = make_dset(f, pipes[i].name, &pipes[i], ROWS);
+        CU_ASSERT_FATAL(d >= 0);
+        CU_ASSERT(H5Dwrite(d, H5T_IEEE_F32LE, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+        H5Dclose(d); /* out of HDF5's chunk cache before a raw chunk replaces one */
+        d = H5Dopen2(f, pipes[i].name, H5P_DEFAULT);
+        if (pipes[i].deflate) { /* chunk 2 stored with deflate skipped, as an optional filter may be */
+            int idx = pipes[i].shuffle ? 1 : 0;
+            hsize_t off[2] = {2 * CHUNK_ROWS, 0};
+            size_t n = CHUNK_ROWS * COLS * sizeof(float);
+            unsigned char *buf = malloc(n + 4), *sh = malloc(n);
+            const unsigned char *src = (const unsigned char *)(x + 2 * CHUNK_ROWS * COLS);
+            if (pipes[i].shuffle) { /* byte planes, as H5Zshuffle.c lays them out */
+                for (size_t e = 0; e < n / 4; e++)
+                    for (size_t b = 0; b < 4; b++)
+                        sh[b * (n / 4) + e] = src[e * 4 + b];
+                src = sh;
+            }
+            memcpy(buf, src, n);
+            size_t total = n;
+            if (pipes[i].fletcher32) { /* let HDF5 compute the checksum: read one back from a twin */
+                hid_t twin = make_dset(f, "twin", &(struct pipe){"twin", pipes[i].shuffle, 0, 0, 1}, ROWS);
+                H5Dwrite(twin, H5T_IEEE_F32LE, H5S_ALL, H5S_ALL, H5P_DEFAULT, x);
+                hsize_t tn;
+                uint32_t tm;
+                unsigned char *tr = raw_chunk(twin, 2, &tn, &tm);
+                CU_ASSERT_FATAL(tr && tn == n + 4);
+                memcpy(buf, tr, n + 4);
+                total = n + 4;
+                free(tr);
+                H5Dclose(twin);
+                H5Ldelete(f, "twin", H5P_DEFAULT);
+            }
+            CU_ASSERT(H5Dwrite_chunk(d, H5P_DEFAULT, 1u << idx, off, total, buf) >= 0);
+            free(buf);
+            free(sh);
+        }
+        CU_ASSERT(H5Dread(d, H5T_IEEE_F32LE, H5S_ALL, H5S_ALL, H5P_DEFAULT, want) >= 0);
+        CU_ASSERT(memcmp(want, x, ROWS * COLS * sizeof *x) == 0);
+        for (size_t r = 0; r < sizeof ranges / sizeof *ranges; r++) {
+            memset(got, 0xff, ROWS * COLS * sizeof *got);
+            CU_ASSERT(h5shuf__chunkio_read(cio, d, H5T_IEEE_F32LE, ranges[r][0], ranges[r][1], got) >= 0);
+            CU_ASSERT(memcmp(got, want + ranges[r][0] * COLS, ranges[r][1] * COLS * sizeof *got) == 0);
+        }
+        H5Dclose(d);
+    }
+    /* unallocated chunks read as the fill value (HDF5 reads those rows) */
+    {
+        struct pipe p = {"sparse", 1, 0, 2, 0};
+        hid_t d = make_dset(f, "sparse", &p, 0);
+        H5Dclose(d);
+        hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        hsize_t dims[2] = {ROWS, COLS}, cdims[2] = {CHUNK_ROWS, COLS};
+        float fill = -7.5f;
+        H5Pset_chunk(dcpl, 2, cdims);
+        H5Pset_shuffle(dcpl);
+        H5Pset_fill_value(dcpl, H5T_NATIVE_FLOAT, &fill);
+        hid_t space = H5Screate_simple(2, dims, NULL);
+        d = H5Dcreate2(f, "sparse2", H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        hsize_t off[2] = {3 * CHUNK_ROWS, 0}, cnt[2] = {CHUNK_ROWS, COLS};
+        hid_t ms = H5Screate_simple(2, cnt, NULL);
+        H5Sselect_hyperslab(space, H5S_SELECT_SET, off, NULL, cnt, NULL);
+        H5Dwrite(d, H5T_IEEE_F32LE, ms, space, H5P_DEFAULT, x);
+        H5Sclose(ms);
+        H5Sclose(space);
+        H5Pclose(dcpl);
+        CU_ASSERT(H5Dread(d, H5T_IEEE_F32LE, H5S_ALL, H5S_ALL, H5P_DEFAULT, want) >= 0);
+        CU_ASSERT(want[0] == fill && want[3 * CHUNK_ROWS * COLS] == x[0]);
+        CU_ASSERT(h5shuf__chunkio_read(cio, d, H5T_IEEE_F32LE, 0, ROWS, got) >= 0);
+        CU_ASSERT(memcmp(got, want, ROWS * COLS * sizeof *got) == 0);
+        H5Dclose(d);
+    }
+    H5Fclose(f);
+    h5shuf__chunkio_free(cio);
+    free(want);
+    free(got);
+    free(x);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+static void test_fallback_pipelines(void)
+{
+    char *dir = tu_mkdtemp();
+    hid_t f = H5Fcreate(tu_path(dir, "fb.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t dims[2] = {100, 8};
+    hid_t space = H5Screate_simple(2, dims, NULL);
+    struct h5shuf_pipeline pl;
+    struct {
+        const char *name;
+        hsize_t cdims[2];
+        int nbit, contiguous;
+        int direct;
+    } cases[] = {
+        {"whole rows", {10, 8}, 0, 0, 1},
+        {"chunk splits rows", {10, 4}, 0, 0, 0},
+        {"nbit filter", {10, 8}, 1, 0, 0},
+        {"contiguous", {0, 0}, 0, 1, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        if (!cases[i].contiguous)
+            H5Pset_chunk(dcpl, 2, cases[i].cdims);
+        if (cases[i].nbit)
+            H5Pset_nbit(dcpl);
+        hid_t d = H5Dcreate2(f, cases[i].name, H5T_STD_I32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        CU_ASSERT_FATAL(d >= 0);
+        CU_ASSERT(h5shuf__pipeline_probe(d, H5T_STD_I32LE, &pl) == 0);
+        CU_ASSERT_EQUAL(pl.direct, cases[i].direct);
+        H5Dclose(d);
+        H5Pclose(dcpl);
+    }
+    H5Sclose(space);
+    H5Fclose(f);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* A whole shuffle: output file byte-identical for 1, 2, 3 and 5 threads; input and output filters each
+ * run by the pool (gzip+shuffle+fletcher32 in, zstd+shuffle out) and by HDF5 (nbit in, scaleoffset out
+ * would not be byte-stable across versions, so: gzip in, chunk-splitting out). */
+static void test_threads_same_bytes(void)
+{
+    char *dir = tu_mkdtemp();
+    float *x = values();
+    hsize_t dims[2] = {ROWS, COLS};
+    struct tu_layout lay = {H5D_CHUNKED, 50, 4, 1, 1};
+    CU_ASSERT_FATAL(tu_write(tu_path(dir, "in.h5"), 1, "/x", H5T_IEEE_F32LE, 2, dims, &lay, x) == 0);
+    char in[4200];
+    snprintf(in, sizeof in, "%s:/x", tu_path(dir, "in.h5"));
+    const char *inputs[] = {in};
+    static const char *outs[][2] = {{"gzip:6+shuffle+fletcher32", NULL}, {"zstd:2+shuffle", NULL}, {"keep", "7x6"}};
+    for (size_t o = 0; o < sizeof outs / sizeof *outs; o++) {
+        char first[4200] = "";
+        static const unsigned threads[] = {1, 2, 3, 5};
+        for (size_t t = 0; t < sizeof threads / sizeof *threads; t++) {
+            h5shuf_options opts;
+            h5shuf_options_init(&opts);
+            opts.seed = 99;
+            opts.seed_set = 1;
+            opts.threads = threads[t];
+            opts.mem_limit_bytes = 64 << 10; /* several piles */
+            opts.compression = outs[o][0];
+            opts.chunk_shape = outs[o][1];
+            char name[64], msg[1024];
+            snprintf(name, sizeof name, "out-%zu-%u.h5", o, threads[t]);
+            CU_ASSERT_EQUAL(tu_shuffle(inputs, 1, tu_path(dir, name), &opts, msg, sizeof msg), H5SHUF_OK);
+            if (t == 0)
+                snprintf(first, sizeof first, "%s", tu_path(dir, name));
+            else
+                CU_ASSERT(tu_same_bytes(first, tu_path(dir, name)));
+        }
+        /* and the rows are the reference shuffle's */
+        uint64_t rows, rb;
+        float *got = tu_read(first, "/x", &rows, &rb);
+        float *want = malloc(ROWS * COLS * sizeof *want);
+        tu_reference(99, x, ROWS, COLS * sizeof(float), want);
+        CU_ASSERT(got && rows == ROWS && memcmp(got, want, ROWS * COLS * sizeof *want) == 0);
+        free(got);
+        free(want);
+    }
+    free(x);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* A chunk whose fletcher32 checksum does not match: a clean error naming the dataset. */
+static void test_corrupt_checksum(void)
+{
+    char *dir = tu_mkdtemp();
+    float *x = values();
+    hsize_t dims[2] = {ROWS, COLS};
+    struct tu_layout lay = {H5D_CHUNKED, CHUNK_ROWS, 0, 0, 1};
+    const char *file = tu_path(dir, "flet.h5");
+    CU_ASSERT_FATAL(tu_write(file, 1, "/x", H5T_IEEE_F32LE, 2, dims, &lay, x) == 0);
+    hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, "/x", H5P_DEFAULT);
+    hid_t space = H5Dget_space(d);
+    haddr_t addr;
+    hsize_t size, off[2];
+    unsigned mask;
+    CU_ASSERT_FATAL(H5Dget_chunk_info(d, space, 4, off, &mask, &addr, &size) >= 0);
+    H5Sclose(space);
+    H5Dclose(d);
+    H5Fclose(f);
+    FILE *fp = fopen(file, "r+b");
+    fseek(fp, (long)(addr + 100), SEEK_SET);
+    fputc(0x5a ^ (int)((const unsigned char *)x)[100 + 4 * CHUNK_ROWS * COLS * sizeof(float)], fp);
+    fclose(fp);
+    char in[4200], msg[1024];
+    snprintf(in, sizeof in, "%s:/x", file);
+    const char *inputs[] = {in};
+    h5shuf_options opts;
+    h5shuf_options_init(&opts);
+    opts.threads = 2;
+    CU_ASSERT_EQUAL(tu_shuffle(inputs, 1, tu_path(dir, "out.h5"), &opts, msg, sizeof msg), H5SHUF_EIO);
+    CU_ASSERT(strstr(msg, "flet.h5:/x") && strstr(msg, "fletcher32") && !strchr(msg, '\n'));
+    free(x);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    h5shuf_register_zstd();
+    static const struct tu_test tests[] = {
+        {"encoded chunks are HDF5's (zlib-readable for deflate)", test_encodings_match_hdf5},
+        {"decoded rows equal H5Dread's", test_decode_matches_hdf5},
+        {"pipelines h5shuf cannot run fall back to HDF5", test_fallback_pipelines},
+        {"output byte-identical for 1, 2, 3, 5 threads", test_threads_same_bytes},
+        {"corrupt fletcher32 chunk: clean error", test_corrupt_checksum},
+        {NULL, NULL},
+    };
+    return tu_main("chunkio", tests);
+}
