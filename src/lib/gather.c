@@ -12,9 +12,11 @@
 
 #include "internal.h"
 
-/* Start loading pile p into buf (nds + 1 buffers): its chunks are read now and decoded by the pool. */
+/* Start loading pile p into buf (nds + 1 buffers): pipelined, its chunks are read now and decoded by the
+ * pool; else it is loaded whole before the call returns (a few chunks in flight, no copy of the pile's
+ * stored chunks, which only the pipelined plan counts). */
 static int load_start(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h5shuf_pile *p, unsigned char **buf,
-                      struct h5shuf_prefetch **pf, hid_t *dsets)
+                      struct h5shuf_prefetch **pf, hid_t *dsets, int pipelined)
 {
     char cause[256];
     if (p->rows == 0)
@@ -22,7 +24,8 @@ static int load_start(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h
     hid_t group;
     int st = h5shuf__pile_open(job, sc, p, &group, dsets);
     for (size_t d = 0; d <= job->nds && st == H5SHUF_OK; d++)
-        if (h5shuf__prefetch_start(job->cio, dsets[d], h5shuf__buf_type(job, d), 0, p->rows, buf[d], pf[d]) < 0)
+        if ((pipelined ? h5shuf__prefetch_start(job->cio, dsets[d], h5shuf__buf_type(job, d), 0, p->rows, buf[d], pf[d])
+                       : h5shuf__chunkio_read(job->cio, dsets[d], h5shuf__buf_type(job, d), 0, p->rows, buf[d])) < 0)
             st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot read pile %llu: %s", sc->path,
                               (unsigned long long)p->number, h5shuf__hdf5_cause(cause, sizeof cause));
     h5shuf__pile_close(group, dsets, job->nds + 1); /* the raw chunks are in memory already */
@@ -87,17 +90,17 @@ int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc, hid_t *out_dsets)
 
     int cur = 0;
     if (st == H5SHUF_OK && sc->npiles > 0)
-        st = load_start(job, sc, &sc->piles[0], buf[0], pf, dsets);
+        st = load_start(job, sc, &sc->piles[0], buf[0], pf, dsets, pipelined);
     for (size_t j = 0; j < sc->npiles && st == H5SHUF_OK; j++) {
         const struct h5shuf_pile *p = &sc->piles[j];
         st = load_finish(job, sc, p, pf);
         int next = pipelined ? cur ^ 1 : cur;
         if (st == H5SHUF_OK && pipelined && j + 1 < sc->npiles) /* overlaps the sort and writes below */
-            st = load_start(job, sc, &sc->piles[j + 1], buf[next], pf, dsets);
+            st = load_start(job, sc, &sc->piles[j + 1], buf[next], pf, dsets, pipelined);
         if (st == H5SHUF_OK)
             st = sort_and_write(job, p, buf[cur], pairs, tmp, rows, &w);
         if (st == H5SHUF_OK && !pipelined && j + 1 < sc->npiles)
-            st = load_start(job, sc, &sc->piles[j + 1], buf[next], pf, dsets);
+            st = load_start(job, sc, &sc->piles[j + 1], buf[next], pf, dsets, pipelined);
         cur = next;
     }
     if (st == H5SHUF_OK)

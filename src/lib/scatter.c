@@ -99,12 +99,16 @@ static int slab_fail(h5shuf_job *job, const struct slab_pos *pos, size_t d)
                         (unsigned long long)(pos->start + pos->n - 1), h5shuf__hdf5_cause(cause, sizeof cause));
 }
 
-/* Start reading slab pos into sl (decoded by the pool while the caller scatters another). */
-static int slab_start(h5shuf_job *job, const struct slab_pos *pos, struct slab *sl, struct h5shuf_prefetch **pf)
+/* Start reading slab pos into sl: pipelined, decoded by the pool while the caller scatters another; else
+ * read whole before the call returns (without a copy of its stored chunks, which only the pipelined plan
+ * counts). */
+static int slab_start(h5shuf_job *job, const struct slab_pos *pos, struct slab *sl, struct h5shuf_prefetch **pf,
+                      int pipelined)
 {
     const struct h5shuf_input *in = &job->inputs[pos->f];
     for (size_t d = 0; d < job->nds; d++)
-        if (h5shuf__prefetch_start(job->cio, in->src[d].dset, job->ds[d].ftype, pos->start, pos->n, sl->buf[d], pf[d]) < 0)
+        if ((pipelined ? h5shuf__prefetch_start(job->cio, in->src[d].dset, job->ds[d].ftype, pos->start, pos->n, sl->buf[d], pf[d])
+                       : h5shuf__chunkio_read(job->cio, in->src[d].dset, job->ds[d].ftype, pos->start, pos->n, sl->buf[d])) < 0)
             return slab_fail(job, pos, d);
     return H5SHUF_OK;
 }
@@ -142,14 +146,14 @@ int h5shuf__scatter(h5shuf_job *job, struct h5shuf_scratch *sc)
     struct slab_pos pos = {.f = SIZE_MAX};
     int more = slab_next(job, plan->slab_rows, &pos);
     if (st == H5SHUF_OK && more)
-        st = slab_start(job, &pos, &sl[0], pf);
+        st = slab_start(job, &pos, &sl[0], pf, pipelined);
     while (st == H5SHUF_OK && more) {
         struct slab_pos next = pos;
         int next_more = slab_next(job, plan->slab_rows, &next);
         int to = pipelined ? cur ^ 1 : cur;
         st = slab_finish(job, &pos, pf);
         if (st == H5SHUF_OK && pipelined && next_more)
-            st = slab_start(job, &next, &sl[to], pf);
+            st = slab_start(job, &next, &sl[to], pf, pipelined);
         if (st != H5SHUF_OK)
             break;
         uint64_t *ids = (uint64_t *)sl[cur].buf[job->nds];
@@ -161,7 +165,7 @@ int h5shuf__scatter(h5shuf_job *job, struct h5shuf_scratch *sc)
         if (st == H5SHUF_OK)
             st = h5shuf__progress(job, H5SHUF_PHASE_SCATTER, done, job->rows);
         if (st == H5SHUF_OK && !pipelined && next_more)
-            st = slab_start(job, &next, &sl[to], pf);
+            st = slab_start(job, &next, &sl[to], pf, pipelined);
         pos = next;
         more = next_more;
         cur = to;
