@@ -71,7 +71,11 @@ int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc, hid_t *out_dsets)
     for (size_t j = 0; j < sc->npiles; j++)
         if (sc->piles[j].rows > most)
             most = sc->piles[j].rows;
-    const int pipelined = h5shuf__plan_pipelined(&job->plan) && h5shuf__chunkio_threads(job->cio) > 1 && sc->npiles > 1;
+    /* Pipelined when the plan allows it and two of these piles fit the budget (a gather of piles made
+     * by a one-thread scatter may hold piles too large for two). */
+    int pipelined = h5shuf__plan_pipelined(&job->plan) && h5shuf__chunkio_threads(job->cio) > 1 && sc->npiles > 1 &&
+                    (h5shuf_u128)most * h5shuf__plan_pass2_row_bytes(job->row_bytes, 1) + h5shuf__writer_bytes(job) <=
+                        job->opts.mem_limit_bytes;
 
     /* Buffers for the largest pile (two sets when pipelined): rows of each dataset, ids, key/index pairs
      * and radix scratch. */

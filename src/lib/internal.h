@@ -184,6 +184,8 @@ H5SHUF_INTERNAL uint64_t h5shuf__pile_overhead(uint64_t ndatasets);
 /* Nonzero when the plan overlaps I/O with work (more than one thread): two slabs in pass 1, two piles in
  * pass 2, and the stored chunks of the one being read (DESIGN.md section 4). */
 H5SHUF_INTERNAL int h5shuf__plan_pipelined(const h5shuf_plan *plan);
+/* Bytes a pile row costs in pass 2, sequential or pipelined (see plan.c). */
+H5SHUF_INTERNAL uint64_t h5shuf__plan_pass2_row_bytes(uint64_t row_bytes, int pipelined);
 /* Bytes of pass 1's slab buffers under the plan (all copies when pipelined). */
 H5SHUF_INTERNAL uint64_t h5shuf__plan_slab_bytes(const h5shuf_plan *plan);
 

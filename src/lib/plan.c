@@ -42,7 +42,7 @@ int h5shuf__plan_pipelined(const h5shuf_plan *plan)
 
 /* Bytes a row costs in pass 2: the row, its id, key/index pair and radix scratch; pipelined, also the
  * next pile's row and id and its stored chunks (at most the raw size plus 1/16, see chunkio.c). */
-static uint64_t pass2_row_bytes(uint64_t row_bytes, int pipelined)
+uint64_t h5shuf__plan_pass2_row_bytes(uint64_t row_bytes, int pipelined)
 {
     uint64_t b = row_bytes + H5SHUF_PASS2_ROW_OVERHEAD;
     return pipelined ? b + (row_bytes + 8) + (row_bytes + row_bytes / 16 + 8) : b;
@@ -97,7 +97,7 @@ uint64_t h5shuf__plan_pile_buffer_rows(const h5shuf_plan *plan, uint64_t m)
 
 int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct h5shuf_err *err)
 {
-    uint64_t per_row2 = pass2_row_bytes(in->row_bytes, in->threads > 1);
+    uint64_t per_row2 = h5shuf__plan_pass2_row_bytes(in->row_bytes, in->threads > 1);
     /* The smallest workable plan: piles of one row (bound 7) and a one-row slab. */
     h5shuf_u128 min_wide = (h5shuf_u128)in->band_bytes + (h5shuf_u128)h5shuf__pile_bound_for_target(1) * per_row2;
     uint64_t min_bytes = min_wide > UINT64_MAX ? UINT64_MAX : (uint64_t)min_wide;
