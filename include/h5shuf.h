@@ -121,6 +121,30 @@ typedef struct h5shuf_options {
      * pipelines of shuffle, deflate, zstd and fletcher32 on chunks of whole rows run in parallel (others go
      * through HDF5, on one core).  The output bytes are the same for every value. */
     unsigned threads;
+    /* When not NULL: the path of a dataset (N,) in the output, source_index[r] = the input (0-based, in the
+     * order added) that output row r came from; uint16 when there are at most 65535 inputs, else uint32.
+     * Allowed with one input too (all zeros), so scripts need not special-case it.  Root attribute
+     * h5shuf_source_index holds its path. */
+    const char *source_index_path;
+    /* Output shards: 0 writes one output file; K >= 1 writes K files, named from the output's file name
+     * (h5shuf_job_output_file).  Shard s holds output rows [floor(s*R/K), floor((s+1)*R/K)) of the R output
+     * rows, every dataset (and the index) split identically; each shard is a complete file (datasets,
+     * attributes, copied objects, provenance) with root attributes h5shuf_shard, h5shuf_shards and
+     * h5shuf_row_range ([first, end) in the whole output).  At most 1,000,000 shards. */
+    uint64_t shards;
+    /* Splits: NULL, or "NAME=FRACTION[,NAME=FRACTION...]" (e.g. "train=0.9,val=0.1"): one output file per
+     * name, holding consecutive ranges of the output order.  Fractions are positive and must sum to 1
+     * within 1e-6; they are normalised, and split k holds rows [b_k, b_{k+1}) with
+     * b_k = floor(R * (f_0 + ... + f_{k-1}) / (f_0 + ... + f_{n-1})) (long double), b_n = R.  Names use
+     * letters, digits, '_', '-' and '.', and are unique.  Excludes shards (H5SHUF_EINVAL). */
+    const char *split;
+    /* A head: when head_set, write only the first head_rows rows of the shuffle (all of them when there are
+     * fewer): the head_rows smallest (key, i), in the same order as the full output's first rows.  The
+     * selection comes from the keys alone, before any data is read (16 bytes a selected row, within
+     * mem_limit_bytes); then one pass over the inputs scatters only those rows.  Shards and splits then
+     * divide the head. */
+    uint64_t head_rows;
+    int head_set;
 } h5shuf_options;
 
 /* The plan of a job (DESIGN.md section 3), filled by h5shuf_job_plan() and kept up to date by a run. */
@@ -264,6 +288,44 @@ H5SHUF_API const char *h5shuf_job_dataset(const h5shuf_job *job, size_t index);
  * them and exit at once (unlink is async-signal-safe); h5shuf_run removes them itself otherwise.
  */
 H5SHUF_API const char *h5shuf_job_temp_file(const h5shuf_job *job, int which);
+/* which = 2 + k: output file k + 1 (shards or splits) under its temporary name, k = 0 .. count-2. */
+
+/*
+ * The output files of the job (valid after a successful h5shuf_job_plan): index 0 .. count-1, NULL past
+ * the end.  One file without shards or splits (the output's file name); with K shards, shard s is named
+ * from the output's name: a "{shard}" in it is replaced by s and a "{shards}" by K, both zero-padded to
+ * max(5, digits of K) digits, else "-SSSSS-of-KKKKK" goes before the extension ("out.h5" ->
+ * "out-00000-of-00016.h5"); with splits, a "{split}" in the name is replaced by the split's name, else
+ * "-NAME" goes before the extension ("out.h5" -> "out-train.h5").  *first_row and *rows (may be NULL)
+ * receive the file's range of the output order.  Owned by the job.
+ */
+H5SHUF_API const char *h5shuf_job_output_file(const h5shuf_job *job, size_t index, uint64_t *first_row, uint64_t *rows);
+
+/*
+ * The mixing of the inputs in one window of the output (the offline_shuffle_fast idea): how many rows of
+ * each input the window holds against its expected share.  Computed from the keys alone (no data read):
+ * the first W output rows are the W smallest (key, i).
+ */
+typedef struct h5shuf_mixing {
+    uint64_t window_rows;    /* W: rows in the window (the requested W, at most the output's rows) */
+    uint64_t first_row;      /* the window's first output row: 0, or R - W for the last window */
+    size_t ninputs;          /* entries of counts and expected */
+    const uint64_t *counts;  /* [ninputs]: rows of input f in the window; owned by the job */
+    const double *expected;  /* [ninputs]: W * rows_f / N, the expected count under a uniform shuffle */
+    double chi2;             /* Pearson's statistic: sum over inputs with rows of (count - expected)^2 / expected */
+    uint64_t df;             /* degrees of freedom: inputs with rows, minus 1 */
+    double p_value;          /* P(X >= chi2) for X ~ chi-square(df): upper regularised gamma Q(df/2, chi2/2);
+                              * 1 when df = 0 */
+} h5shuf_mixing;
+
+/*
+ * The mixing report of a planned job: the first and the last window of window_rows output rows (0: the
+ * default, min(R, 10000)).  With shards or splits, windows of the whole output order.  Streams the N keys
+ * once, with two heaps of W entries (16 bytes each).  Call after h5shuf_job_plan or h5shuf_run;
+ * the arrays stay valid until the next call or h5shuf_job_free.  Returns H5SHUF_OK, H5SHUF_EINVAL (not
+ * planned) or H5SHUF_ENOMEM.
+ */
+H5SHUF_API int h5shuf_job_mixing(h5shuf_job *job, uint64_t window_rows, h5shuf_mixing *first, h5shuf_mixing *last);
 
 /* The last error's one-line message ("FILE:/dataset: what is wrong"), or "" when there was none.
  * Owned by the job; valid until the next call on it. */

@@ -387,5 +387,31 @@ NO_T=0
 expect "12q an empty --tmpdir" 2 "$O/o.h5" 'empty|tmpdir' tmpdir -- -t "" ex.h5 "$O/o.h5"
 expect "12r unknown short option bundled after a good one (-fz)" 2 "$O/o.h5" 'unknown' "'-z'" -- -fz ex.h5 "$O/o.h5"
 
+# Shards, splits, heads (several outputs: all or nothing).
+expect "20a --split without '='" 2 "$O/o-train.h5" 'expected NAME=FRACTION' train -- --split train ex.h5 "$O/o.h5"
+expect "20b --split with a fraction that is not a number" 2 "$O/o-train.h5" 'expected NAME=FRACTION' train=abc -- \
+    --split train=abc,val=0.1 ex.h5 "$O/o.h5"
+expect "20c --split fractions not summing to 1" 2 "$O/o-a.h5" 'sum to 0\.9, not 1' -- --split a=0.5,b=0.4 ex.h5 "$O/o.h5"
+expect "20d --split with a name given twice" 2 "$O/o-a.h5" 'twice' "'a'" -- --split a=0.5,a=0.5 ex.h5 "$O/o.h5"
+expect "20e --split with a zero fraction" 2 "$O/o-a.h5" 'above 0' -- --split a=0,b=1 ex.h5 "$O/o.h5"
+expect "20f --split with a name holding '/'" 2 "$O/o-a.h5" 'letters, digits' -- --split a/b=1 ex.h5 "$O/o.h5"
+expect "20g --shards 0" 2 "$O/o-00000-of-00000.h5" 'invalid --shards' "'0'" -- --shards 0 ex.h5 "$O/o.h5"
+expect "20h --shards abc" 2 "$O/o.h5" 'invalid --shards' -- --shards abc ex.h5 "$O/o.h5"
+expect "20i --shards with --split" 2 "$O/o-00000-of-00002.h5" 'cannot be combined' -- --shards 2 --split a=1 \
+    ex.h5 "$O/o.h5"
+expect "20j --check with --shards" 2 "$O/o-00000-of-00002.h5" '--check.*--shards' -- --check --shards 2 ex.h5 "$O/o.h5"
+expect "20k --head -1" 2 "$O/o.h5" 'invalid --head' -- -n -1 ex.h5 "$O/o.h5"
+expect "20l --source-index not starting with '/'" 2 "$O/o.h5" 'must start with' src -- --source-index src ex.h5 "$O/o.h5"
+expect "20m --index and --source-index on one path" 2 "$O/o.h5" 'same dataset' /i -- --index /i --source-index /i \
+    ex.h5 "$O/o.h5"
+: >"$O/sh-00001-of-00002.h5"
+expect "20n one shard file exists: refused, no shard written, the file kept" 1 "$O/sh-00000-of-00002.h5" \
+    'exists.*--force' "sh-00001-of-00002.h5" -- --shards 2 ex.h5 "$O/sh.h5"
+rm -f "$O/sh-00001-of-00002.h5"
+mkdir "$O/d00000"
+expect "20o a shard that cannot be created: no shard remains" 1 "$O/d00000/o.h5" 'cannot create' "d00001" -- \
+    --shards 2 ex.h5 "$O/d{shard}/o.h5"
+rmdir "$O/d00000"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

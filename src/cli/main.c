@@ -26,32 +26,59 @@ static volatile sig_atomic_t g_signal;
 static struct progress *g_progress; /* the display of the run in progress, for the callback */
 static const h5shuf_job *g_job;     /* the job being run, for its temporary files */
 
-/* The run's temporary files, copied from the job on the first progress report, for the handler. */
-static char g_temp[2][4096];
+/* The run's temporary files (the outputs, shards or splits, and the scratch file), copied from the job
+ * on the first progress report, for the handler. */
+static char **g_temp;
+static size_t g_ntemp;
 static volatile sig_atomic_t g_temp_ready;
 
 static void on_signal(int sig)
 {
     if (g_signal) {
         /* A second signal: stop at once, removing what the library would have removed. */
-        if (g_temp_ready) {
-            unlink(g_temp[0]);
-            unlink(g_temp[1]);
-        }
+        if (g_temp_ready)
+            for (size_t i = 0; i < g_ntemp; i++)
+                unlink(g_temp[i]);
         _exit(128 + sig);
     }
     g_signal = sig;
 }
 
+static void free_temps(void)
+{
+    g_temp_ready = 0;
+    for (size_t i = 0; i < g_ntemp; i++)
+        free(g_temp[i]);
+    free(g_temp);
+    g_temp = NULL;
+    g_ntemp = 0;
+}
+
+/* Copy the job's temporary file names (0, 1, then 2.. for further outputs) for the signal handler. */
+static void copy_temps(const h5shuf_job *job)
+{
+    size_t n = 2;
+    while (h5shuf_job_temp_file(job, (int)n))
+        n++;
+    g_temp = calloc(n, sizeof *g_temp);
+    size_t want = 0;
+    for (size_t i = 0; g_temp && i < n; i++) {
+        const char *name = h5shuf_job_temp_file(job, (int)i); /* a gather has no scratch file: [1] is NULL */
+        if (!name)
+            continue;
+        want++;
+        if ((g_temp[g_ntemp] = strdup(name)) == NULL)
+            break;
+        g_ntemp++;
+    }
+    g_temp_ready = g_temp && g_ntemp == want;
+}
+
 static int on_progress(void *user, h5shuf_phase phase, uint64_t done, uint64_t total)
 {
     const h5shuf_job *job = g_job;
-    if (job && !g_temp_ready && h5shuf_job_temp_file(job, 0)) {
-        /* a gather has no scratch file: [1] is "", which unlink refuses harmlessly */
-        snprintf(g_temp[0], sizeof g_temp[0], "%s", h5shuf_job_temp_file(job, 0));
-        snprintf(g_temp[1], sizeof g_temp[1], "%s", h5shuf_job_temp_file(job, 1) ? h5shuf_job_temp_file(job, 1) : "");
-        g_temp_ready = 1;
-    }
+    if (job && !g_temp && h5shuf_job_temp_file(job, 0))
+        copy_temps(job);
     (void)user;
     if (g_progress)
         progress_update(g_progress, phase, done, total);
@@ -109,6 +136,17 @@ static void usage(FILE *to)
           "      --check             verify the output against the inputs after the shuffle\n"
           "      --index PATH        also write dataset PATH (N,) uint64: the input row of each output\n"
           "                          row (rows numbered over all inputs); verify then checks the order\n"
+          "      --source-index PATH  also write dataset PATH (N,) uint16 (uint32 past 65535 inputs):\n"
+          "                          the input file (0-based, command-line order) of each output row\n"
+          "      --shards K          write K files OUT-00000-of-0000K.h5 ... (or replace {shard} and\n"
+          "                          {shards} in OUTPUT's name); shard s holds output rows\n"
+          "                          floor(s*N/K) .. floor((s+1)*N/K)-1\n"
+          "      --split NAME=F,...  one file OUT-NAME.h5 per name (or replace {split}) holding\n"
+          "                          consecutive ranges of the shuffle, e.g. train=0.9,val=0.1\n"
+          "  -n, --head N            write only the first N rows of the shuffle (one pass, keys of\n"
+          "                          N rows in memory); the same seed and N pick the same rows\n"
+          "      --mixing-window W   rows of the first and last window of the mixing report that -v\n"
+          "                          prints with several inputs (default min(N, 10000))\n"
           "  -f, --force             replace an existing output file\n"
           "  -q, --quiet             print nothing but errors\n"
           "  -v, --verbose           print the plan, the seed and a summary of each pass\n"
@@ -239,7 +277,7 @@ static int run_with_progress(h5shuf_job *job, struct progress *prog, enum comman
     g_job = job;
     int st = cmd == CMD_SCATTER ? h5shuf_run_scatter(job) : cmd == CMD_GATHER ? h5shuf_run_gather(job) : h5shuf_run(job);
     g_job = NULL;
-    g_temp_ready = 0;
+    free_temps();
     g_progress = NULL;
     return st;
 }
@@ -342,7 +380,8 @@ static int verify_main(int argc, char **argv)
 int main(int argc, char **argv)
 {
     enum { OPT_ON_OVERSIZE = 256, OPT_PLAN, OPT_DEBUG_PILE_BOUND, OPT_CHUNK_ROWS, OPT_SCRATCH, OPT_FILTER,
-           OPT_PROGRESS, OPT_JSON, OPT_CHECK, OPT_DEBUG_NO_SPACE_CHECK, OPT_INDEX };
+           OPT_PROGRESS, OPT_JSON, OPT_CHECK, OPT_DEBUG_NO_SPACE_CHECK, OPT_INDEX,
+           OPT_SOURCE_INDEX, OPT_SHARDS, OPT_SPLIT, OPT_MIXING_WINDOW };
     static const struct option longopts[] = {
         {"seed", required_argument, NULL, 's'},
         {"memory", required_argument, NULL, 'm'},
@@ -359,6 +398,11 @@ int main(int argc, char **argv)
         {"json", no_argument, NULL, OPT_JSON},
         {"check", no_argument, NULL, OPT_CHECK},
         {"index", required_argument, NULL, OPT_INDEX},
+        {"source-index", required_argument, NULL, OPT_SOURCE_INDEX},
+        {"shards", required_argument, NULL, OPT_SHARDS},
+        {"split", required_argument, NULL, OPT_SPLIT},
+        {"head", required_argument, NULL, 'n'},
+        {"mixing-window", required_argument, NULL, OPT_MIXING_WINDOW},
         {"force", no_argument, NULL, 'f'},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
@@ -384,6 +428,7 @@ int main(int argc, char **argv)
         argv++;
     }
     int verbose = 1, plan_only = 0, json = 0, check = 0, progress_when = 0, c; /* 0 auto, 1 always, 2 never */
+    uint64_t mixing_window = 0;
     struct repack_filters rf = {0};
     int have_rf = 0;
     char chunk_rows[32];
@@ -401,7 +446,7 @@ int main(int argc, char **argv)
         }
     }
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":s:m:t:c:l:j:fqvhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":s:m:t:c:l:j:n:fqvhV", longopts, NULL)) != -1) {
         switch (c) {
         case 's':
             if (parse_u64(optarg, &opts.seed) != 0)
@@ -444,6 +489,25 @@ int main(int argc, char **argv)
             break;
         case OPT_INDEX:
             opts.index_path = optarg;
+            break;
+        case OPT_SOURCE_INDEX:
+            opts.source_index_path = optarg;
+            break;
+        case OPT_SHARDS:
+            if (parse_u64(optarg, &opts.shards) != 0 || opts.shards == 0 || opts.shards > 1000000)
+                return usage_error("invalid --shards '%s' (1 to 1000000)", optarg);
+            break;
+        case OPT_SPLIT:
+            opts.split = optarg;
+            break;
+        case 'n':
+            if (parse_u64(optarg, &opts.head_rows) != 0)
+                return usage_error("invalid --head '%s' (a number of rows)", optarg);
+            opts.head_set = 1;
+            break;
+        case OPT_MIXING_WINDOW:
+            if (parse_u64(optarg, &mixing_window) != 0 || mixing_window == 0)
+                return usage_error("invalid --mixing-window '%s' (a number of rows, at least 1)", optarg);
             break;
         case OPT_PROGRESS:
             if (strcmp(optarg, "auto") == 0)
@@ -526,6 +590,11 @@ int main(int argc, char **argv)
         return usage_error("%s", npos < 2 ? "gather: needs PILES.h5 and OUTPUT" : "gather: takes only PILES.h5 and OUTPUT");
     if (cmd != CMD_SHUFFLE && check)
         return usage_error("%s--check: run h5shuf verify on the gathered output", cmd_name);
+    if (check && (opts.shards || opts.split || opts.head_set))
+        return usage_error("%s", "--check verifies one whole output; it cannot be combined with --shards, --split "
+                                 "or --head");
+    if (opts.shards && opts.split)
+        return usage_error("%s", "--shards and --split cannot be combined");
 
     catch_signals();
     int rc = 0;
@@ -577,9 +646,19 @@ int main(int argc, char **argv)
     } else if (check_st > 0) {
         rc = 1;
     }
+    /* The mixing report: with several inputs and -v (or --mixing-window), from the keys alone. */
+    h5shuf_mixing mix[2];
+    int have_mix = 0;
+    if ((st == H5SHUF_OK || (plan_only && h5shuf_job_output_file(job, 0, NULL, NULL))) && argc - optind - 1 > 1 &&
+        (verbose > 1 || mixing_window) && h5shuf_job_mixing(job, mixing_window, &mix[0], &mix[1]) == H5SHUF_OK) {
+        have_mix = 1;
+        if (!json && verbose)
+            report_mixing_text(plan_only ? stdout : stderr, argv + optind, mix);
+    }
     if (json)
         report_json(stdout, job, st == H5SHUF_OK || plan_only ? &plan : NULL, argv + optind, argc - optind - 1,
-                    argv[argc - 1], plan_only ? NULL : &prog, progress_now() - t0, st, h5shuf_errmsg(job), check_st);
+                    argv[argc - 1], plan_only ? NULL : &prog, progress_now() - t0, st, h5shuf_errmsg(job), check_st,
+                    have_mix ? mix : NULL);
     h5shuf_job_free(job);
     return rc;
 }

@@ -32,6 +32,31 @@ void report_plan_text(FILE *out, const h5shuf_job *job, const h5shuf_plan *p)
             mib(p->scratch_free_bytes), p->same_filesystem ? " (same filesystem as the output)" : "");
     fprintf(out, "h5shuf: output about %.1f MiB, %.1f MiB free (inputs store %.1f MiB)\n", mib(p->output_estimate_bytes),
             mib(p->output_free_bytes), mib(p->input_stored_bytes));
+    report_outputs_text(out, job);
+}
+
+void report_outputs_text(FILE *out, const h5shuf_job *job)
+{
+    uint64_t first, rows;
+    if (!h5shuf_job_output_file(job, 1, NULL, NULL))
+        return;
+    for (size_t k = 0; h5shuf_job_output_file(job, k, &first, &rows); k++)
+        fprintf(out, "h5shuf: output %s: rows %" PRIu64 "..%" PRIu64 " (%" PRIu64 " rows)\n",
+                h5shuf_job_output_file(job, k, NULL, NULL), first, first + rows - (rows > 0), rows);
+}
+
+void report_mixing_text(FILE *out, char *const *inputs, const h5shuf_mixing *mix)
+{
+    for (int w = 0; w < 2; w++) {
+        const h5shuf_mixing *m = &mix[w];
+        fprintf(out, "h5shuf: mixing, %s %" PRIu64 " output rows (from row %" PRIu64 "): chi-square %.3f, df %" PRIu64
+                     ", p %.4g\n",
+                w ? "last" : "first", m->window_rows, m->first_row, m->chi2, m->df, m->p_value);
+        for (size_t f = 0; f < m->ninputs; f++)
+            fprintf(out, "h5shuf:   %s: %" PRIu64 " rows (%.2f%%), expected %.1f (%.2f%%)\n", inputs[f], m->counts[f],
+                    m->window_rows ? 100.0 * (double)m->counts[f] / (double)m->window_rows : 0.0, m->expected[f],
+                    m->window_rows ? 100.0 * m->expected[f] / (double)m->window_rows : 0.0);
+    }
 }
 
 static void json_string(FILE *out, const char *s)
@@ -50,7 +75,7 @@ static void json_string(FILE *out, const char *s)
 
 void report_json(FILE *out, const h5shuf_job *job, const h5shuf_plan *p, char *const *inputs, int ninputs,
                  const char *output, const struct progress *prog, double seconds, int status, const char *errmsg,
-                 int check_status)
+                 int check_status, const h5shuf_mixing *mixing)
 {
     fprintf(out, "{\"h5shuf_version\": ");
     json_string(out, h5shuf_version());
@@ -83,6 +108,30 @@ void report_json(FILE *out, const h5shuf_job *job, const h5shuf_plan *p, char *c
                 p->rows, p->row_bytes, p->total_bytes, p->piles, p->pile_target_rows, p->pile_bound_rows,
                 p->slab_rows, p->pile_buffer_rows, p->mem_limit_bytes, p->mem_planned_bytes, p->input_stored_bytes,
                 p->scratch_estimate_bytes, p->output_estimate_bytes, p->scratch_free_bytes, p->output_free_bytes, p->threads);
+        fprintf(out, ", \"outputs\": [");
+        uint64_t first, rows;
+        for (size_t k = 0; h5shuf_job_output_file(job, k, &first, &rows); k++) {
+            fprintf(out, "%s{\"file\": ", k ? ", " : "");
+            json_string(out, h5shuf_job_output_file(job, k, NULL, NULL));
+            fprintf(out, ", \"first_row\": %" PRIu64 ", \"rows\": %" PRIu64 "}", first, rows);
+        }
+        fprintf(out, "]");
+    }
+    if (mixing) {
+        fprintf(out, ", \"mixing\": [");
+        for (int w = 0; w < 2; w++) {
+            const h5shuf_mixing *m = &mixing[w];
+            fprintf(out, "%s{\"window\": \"%s\", \"first_row\": %" PRIu64 ", \"rows\": %" PRIu64
+                         ", \"chi2\": %.6g, \"df\": %" PRIu64 ", \"p_value\": %.6g, \"counts\": [",
+                    w ? ", " : "", w ? "last" : "first", m->first_row, m->window_rows, m->chi2, m->df, m->p_value);
+            for (size_t f = 0; f < m->ninputs; f++)
+                fprintf(out, "%s%" PRIu64, f ? ", " : "", m->counts[f]);
+            fprintf(out, "], \"expected\": [");
+            for (size_t f = 0; f < m->ninputs; f++)
+                fprintf(out, "%s%.6g", f ? ", " : "", m->expected[f]);
+            fprintf(out, "]}");
+        }
+        fprintf(out, "]");
     }
     if (prog) {
         fprintf(out, ", \"passes\": [");

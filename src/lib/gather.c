@@ -64,7 +64,7 @@ static int sort_and_write(h5shuf_job *job, const struct h5shuf_pile *p, unsigned
     return st;
 }
 
-int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc, hid_t *out_dsets)
+int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc)
 {
     struct h5shuf_writer w = {0};
     uint64_t most = 0;
@@ -85,7 +85,7 @@ int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc, hid_t *out_dsets)
     const unsigned char **rows = calloc(job->nds ? job->nds : 1, sizeof *rows);
     hid_t *dsets = malloc((job->nds + 1) * sizeof *dsets);
     struct h5shuf_prefetch **pf = calloc(job->nds + 1, sizeof *pf);
-    int st = h5shuf__writer_init(job, &w, out_dsets);
+    int st = h5shuf__writer_init(job, &w);
     for (size_t d = 0; pf && d <= job->nds; d++)
         if (!(pf[d] = h5shuf__prefetch_new()))
             st = st == H5SHUF_OK ? h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory") : st;
@@ -109,10 +109,10 @@ int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc, hid_t *out_dsets)
     }
     if (st == H5SHUF_OK)
         st = h5shuf__writer_flush(job, &w);
-    for (size_t d = 0; st == H5SHUF_OK && d < job->nds + (size_t)w.has_index; d++)
-        if (w.band[d].next_row != job->rows)
+    for (size_t d = 0; st == H5SHUF_OK && d < job->nds + 2; d++)
+        if (w.band[d].buf && w.band[d].next_row != job->out_rows)
             st = h5shuf__fail(&job->err, H5SHUF_EINTERNAL, "wrote %llu rows of %llu", (unsigned long long)w.band[d].next_row,
-                              (unsigned long long)job->rows);
+                              (unsigned long long)job->out_rows);
     for (size_t d = 0; pf && d <= job->nds; d++)
         h5shuf__prefetch_free(job->cio, pf[d]); /* waits for decodes still queued after an error */
     free(pf);

@@ -934,9 +934,34 @@ static herr_t make_parents(hid_t out, const char *path)
     return r;
 }
 
-int h5shuf__output_create(h5shuf_job *job, hid_t out, hid_t *out_dsets)
+hid_t h5shuf__source_type(const h5shuf_job *job)
 {
-    const char *ofile = job->out_spec.file;
+    return job->ninputs > UINT16_MAX ? H5T_STD_U32LE : H5T_STD_U16LE;
+}
+
+/* Create an index-like dataset (n,) of type ftype at path: chunks of at most H5SHUF_INDEX_CHUNK_ROWS,
+ * shuffle + deflate (readable everywhere). */
+static hid_t index_create(hid_t out, const char *path, hid_t ftype, hsize_t n)
+{
+    hsize_t chunk = n == 0 ? 1 : n < H5SHUF_INDEX_CHUNK_ROWS ? n : H5SHUF_INDEX_CHUNK_ROWS;
+    hsize_t maxn = n > chunk ? n : chunk;
+    hid_t dset = H5I_INVALID_HID;
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    hid_t space = H5Screate_simple(1, &n, &maxn);
+    if (dcpl >= 0 && space >= 0 && H5Pset_chunk(dcpl, 1, &chunk) >= 0 && H5Pset_shuffle(dcpl) >= 0 &&
+        H5Pset_deflate(dcpl, 4) >= 0 && H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0 &&
+        H5Pset_obj_track_times(dcpl, 0) >= 0 && make_parents(out, path) >= 0 && !H5SHUF_FAULT())
+        dset = H5Dcreate2(out, path, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (space >= 0)
+        H5Sclose(space);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    return dset;
+}
+
+int h5shuf__output_create(h5shuf_job *job, hid_t out, hid_t *out_dsets, uint64_t rows)
+{
+    const char *ofile = job->out_name;
     char cause[256];
     int st = H5SHUF_OK;
     struct copy_state cs = {.job = job};
@@ -961,10 +986,17 @@ int h5shuf__output_create(h5shuf_job *job, hid_t out, hid_t *out_dsets)
     }
     for (size_t d = 0; d < job->nds && st == H5SHUF_OK; d++) {
         const struct h5shuf_dsinfo *ds = &job->ds[d];
-        hsize_t dims[H5S_MAX_RANK];
+        hsize_t dims[H5S_MAX_RANK], maxdims[H5S_MAX_RANK];
         memcpy(dims, ds->dims, sizeof dims);
-        dims[0] = job->rows;
-        hid_t space = H5Screate_simple(ds->rank, dims, ds->out_maxdims);
+        memcpy(maxdims, ds->out_maxdims, sizeof maxdims);
+        dims[0] = rows;
+        if (rows != job->rows) { /* a shard, a split or a head: its own size */
+            if (ds->out_chunk_rows == 0)
+                maxdims[0] = rows; /* contiguous and compact datasets cannot be extendible */
+            else if (maxdims[0] != H5S_UNLIMITED)
+                maxdims[0] = rows > ds->out_chunk_rows ? rows : ds->out_chunk_rows;
+        }
+        hid_t space = H5Screate_simple(ds->rank, dims, maxdims);
         hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
         /* Bands cover whole chunks, which HDF5 writes without caching; no cache needed. */
         H5Pset_chunk_cache(dapl, 521, 0, 1.0);
@@ -986,22 +1018,18 @@ int h5shuf__output_create(h5shuf_job *job, hid_t out, hid_t *out_dsets)
             H5Sclose(space);
     }
     if (st == H5SHUF_OK && job->index_path) {
-        /* index[r]: the input row of output row r; uint64, shuffle + deflate (readable everywhere) */
-        hsize_t n = job->rows, chunk = n == 0 ? 1 : n < H5SHUF_INDEX_CHUNK_ROWS ? n : H5SHUF_INDEX_CHUNK_ROWS;
-        hsize_t maxn = n > chunk ? n : chunk;
-        hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-        hid_t space = H5Screate_simple(1, &n, &maxn);
-        if (dcpl >= 0 && space >= 0 && H5Pset_chunk(dcpl, 1, &chunk) >= 0 && H5Pset_shuffle(dcpl) >= 0 &&
-            H5Pset_deflate(dcpl, 4) >= 0 && H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0 &&
-            H5Pset_obj_track_times(dcpl, 0) >= 0 && make_parents(out, job->index_path) >= 0 && !H5SHUF_FAULT())
-            out_dsets[job->nds] = H5Dcreate2(out, job->index_path, H5T_STD_U64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        /* index[r]: the input row of output row r */
+        out_dsets[job->nds] = index_create(out, job->index_path, H5T_STD_U64LE, rows);
         if (out_dsets[job->nds] < 0)
             st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot create the index dataset: %s", ofile,
                               job->index_path, h5shuf__hdf5_cause(cause, sizeof cause));
-        if (space >= 0)
-            H5Sclose(space);
-        if (dcpl >= 0)
-            H5Pclose(dcpl);
+    }
+    if (st == H5SHUF_OK && job->source_index_path) {
+        /* source_index[r]: the input file of output row r */
+        out_dsets[job->nds + 1] = index_create(out, job->source_index_path, h5shuf__source_type(job), rows);
+        if (out_dsets[job->nds + 1] < 0)
+            st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot create the source index dataset: %s", ofile,
+                              job->source_index_path, h5shuf__hdf5_cause(cause, sizeof cause));
     }
     for (size_t k = 0; k < cs.nlinks && st == H5SHUF_OK; k++)
         if (H5Lcreate_hard(out, cs.link_to[k], out, cs.link_from[k], H5P_DEFAULT, H5P_DEFAULT) < 0)
@@ -1056,6 +1084,8 @@ int h5shuf__output_provenance(h5shuf_job *job, hid_t out)
         r = put_string_attr(root, "h5shuf_inputs", inputs);
     if (r >= 0 && job->index_path)
         r = put_string_attr(root, "h5shuf_index", job->index_path);
+    if (r >= 0 && job->source_index_path)
+        r = put_string_attr(root, "h5shuf_source_index", job->source_index_path);
     if (r >= 0)
         r = put_string_attr(root, "h5shuf_key",
                             "Philox4x64-10 word 0, counter (i,0,0,0), key (seed,0); rows sorted by (key, i)");
@@ -1073,7 +1103,7 @@ int h5shuf__output_provenance(h5shuf_job *job, hid_t out)
         H5Gclose(root);
     free(inputs);
     if (r < 0)
-        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot write provenance attributes: %s", job->out_spec.file,
+        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot write provenance attributes: %s", job->out_name,
                             h5shuf__hdf5_cause(cause, sizeof cause));
     return H5SHUF_OK;
 }

@@ -166,6 +166,7 @@ struct h5shuf_plan_in {
     uint64_t slab_align_rows; /* pass 1 slabs are a multiple of this (the first input's chunk rows) */
     uint64_t debug_pile_bound_rows;
     unsigned threads;         /* chunk codec threads (h5shuf_plan.threads) */
+    uint64_t pile_rows;       /* rows that go into piles when fewer than rows (a head); 0: rows */
 };
 
 /* The largest s with s + 6*sqrt(s) <= bound: floor((sqrt(bound + 9) - 3)^2), at least 0. */
@@ -265,6 +266,17 @@ struct h5shuf_job {
     int planned;
     h5shuf_plan plan;
     struct h5shuf_chunkio *cio;    /* during a run: the thread pool and chunk buffers */
+    /* The output files (outputs.c): one, K shards or the splits; out_rows rows of the output order in all. */
+    char *source_index_path, *split;   /* copies of the options' strings */
+    struct h5shuf_target *targets;
+    size_t ntargets;
+    uint64_t out_rows;
+    size_t cur_target;             /* the target open for writing in pass 2, when cur_file >= 0 */
+    hid_t cur_file;
+    hid_t *out_dsets;              /* nds + 2: datasets, index, source index of the open target (or invalid) */
+    const char *out_name;          /* the output file being written, for messages */
+    uint64_t *mixing_counts;       /* h5shuf_job_mixing's arrays: 2 * ninputs counts, then 2 * ninputs doubles */
+    struct h5shuf_keyidx head_bound; /* with a head (out_rows < rows): the largest (key, id) written */
 };
 
 /* The path an input is opened by. */
@@ -282,10 +294,13 @@ H5SHUF_INTERNAL void h5shuf__inputs_close(h5shuf_job *job);
  * out_chunk_rows) from the first input and the options; errors name the dataset. */
 H5SHUF_INTERNAL int h5shuf__output_plan(h5shuf_job *job);
 
-/* Create the output datasets (and, in whole-file mode, copy the other objects of the first input) in
- * the open file out; sets out_dsets[0..nds), and out_dsets[nds] to the index dataset when
- * index_path is set.  Does not write the rows. */
-H5SHUF_INTERNAL int h5shuf__output_create(h5shuf_job *job, hid_t out, hid_t *out_dsets);
+/* Create the output datasets of rows rows (and, in whole-file mode, copy the other objects of the first
+ * input) in the open file out (job->out_name); sets out_dsets[0..nds), out_dsets[nds] to the index
+ * dataset when index_path is set, out_dsets[nds+1] to the source index when source_index_path is set.
+ * Does not write the rows. */
+H5SHUF_INTERNAL int h5shuf__output_create(h5shuf_job *job, hid_t out, hid_t *out_dsets, uint64_t rows);
+/* The file datatype of the source index: uint16 for at most 65535 inputs, else uint32 (little-endian). */
+H5SHUF_INTERNAL hid_t h5shuf__source_type(const h5shuf_job *job);
 
 /* Write the provenance attributes on the output's root group. */
 H5SHUF_INTERNAL int h5shuf__output_provenance(h5shuf_job *job, hid_t out);
@@ -396,6 +411,46 @@ H5SHUF_INTERNAL void h5shuf__prefetch_free(struct h5shuf_chunkio *cio, struct h5
 H5SHUF_INTERNAL herr_t h5shuf__prefetch_start(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, uint64_t start,
                                               uint64_t count, void *buf, struct h5shuf_prefetch *pf);
 H5SHUF_INTERNAL herr_t h5shuf__prefetch_finish(struct h5shuf_chunkio *cio, struct h5shuf_prefetch *pf);
+/* ---- outputs.c ---------------------------------------------------------------------------------- */
+
+struct h5shuf_writer;
+
+/* One output file: a range of the output order.  The single output is one target over all rows. */
+struct h5shuf_target {
+    char *path;        /* the final file name */
+    char *tmp_path;    /* its temporary name, while it exists */
+    char *label;       /* split name; NULL for a shard or the single output */
+    uint64_t first;    /* first row, in the output order */
+    uint64_t rows;
+};
+
+/* Make job->targets from the options (shards, split) and job->out_rows; at plan time.  Errors are
+ * H5SHUF_EINVAL naming the option. */
+H5SHUF_INTERNAL int h5shuf__outputs_plan(h5shuf_job *job);
+/* Refuse a target that is an input, or exists (without force). */
+H5SHUF_INTERNAL int h5shuf__outputs_check(h5shuf_job *job);
+/* Create every target under its temporary name: datasets of its rows, copied objects, provenance and
+ * its range attributes; each is closed again (pass 2 opens one at a time). */
+H5SHUF_INTERNAL int h5shuf__outputs_create(h5shuf_job *job);
+/* Pass 2 reached the end of the open target (or starts): close it, open the next target with rows and
+ * point the writer at it. */
+H5SHUF_INTERNAL int h5shuf__outputs_next(h5shuf_job *job, struct h5shuf_writer *w);
+/* Close the open target; st != H5SHUF_OK discards it (emptied first).  Returns the first error. */
+H5SHUF_INTERNAL int h5shuf__outputs_close(h5shuf_job *job, int st);
+/* Move every finished target into place (all or none), or on st != H5SHUF_OK remove them all. */
+H5SHUF_INTERNAL int h5shuf__outputs_finish(h5shuf_job *job, int st);
+H5SHUF_INTERNAL void h5shuf__outputs_free(h5shuf_job *job);
+/* The input (0-based) holding global row id. */
+H5SHUF_INTERNAL size_t h5shuf__input_of(const h5shuf_job *job, uint64_t id);
+
+/* ---- mixing.c ----------------------------------------------------------------------------------- */
+
+/* A head of out_rows < rows rows: find job->head_bound, the out_rows-th smallest (key, id), with a heap
+ * of out_rows pairs (16 bytes each, within the budget, else H5SHUF_EBUDGET).  Keys only, no data read. */
+H5SHUF_INTERNAL int h5shuf__head_bound(h5shuf_job *job);
+
+/* P(X >= chi2) for X ~ chi-square(df); 1 when df = 0. */
+H5SHUF_INTERNAL double h5shuf__chi2_upper(double chi2, uint64_t df);
 
 /* ---- piles.c ------------------------------------------------------------------------------------ */
 
@@ -514,7 +569,8 @@ struct h5shuf_band {
     unsigned char *buf;    /* rows rows */
     uint64_t rows;         /* capacity: a multiple of the dataset's chunk rows (h5shuf__band_rows) */
     uint64_t n;            /* rows in buf */
-    uint64_t next_row;     /* output row of buf's first row */
+    uint64_t next_row;     /* output row of buf's first row (in the whole output order) */
+    uint64_t origin;       /* output row of the open target's row 0: writes go to next_row - origin */
 };
 
 /* Buffers rows of every output dataset and writes them in bands of whole output chunks, each dataset
@@ -522,8 +578,10 @@ struct h5shuf_band {
  * chunks) then cost the sum of their bands, not a band of their least common multiple. */
 struct h5shuf_writer {
     size_t nds;
-    struct h5shuf_band *band; /* nds bands, then the index's when has_index */
-    int has_index;
+    struct h5shuf_band *band; /* nds bands, then the index's, then the source index's */
+    int has_index, has_source;
+    uint64_t pos;             /* rows put so far */
+    uint64_t end;             /* the open target ends before this output row (outputs.c switches then) */
 };
 
 /* Band rows of one output dataset: a multiple of its chunk rows (one chunk at least) near its share of
@@ -533,8 +591,11 @@ struct h5shuf_writer {
 H5SHUF_INTERNAL uint64_t h5shuf__band_rows(const struct h5shuf_dsinfo *ds, uint64_t all_row_bytes, uint64_t rows);
 /* Bytes of all the writer's bands (counted in the pass-2 budget). */
 H5SHUF_INTERNAL uint64_t h5shuf__writer_bytes(const h5shuf_job *job);
-/* dsets[0..nds) the output datasets, dsets[nds] the index dataset or H5I_INVALID_HID. */
-H5SHUF_INTERNAL int h5shuf__writer_init(h5shuf_job *job, struct h5shuf_writer *w, hid_t *dsets);
+/* Bands for the datasets, and the index and source index when the job asks for them; no target yet
+ * (the first put opens one through h5shuf__outputs_next). */
+H5SHUF_INTERNAL int h5shuf__writer_init(h5shuf_job *job, struct h5shuf_writer *w);
+/* Point the bands at the open target's datasets dsets[0..nds+2) whose row 0 is output row origin. */
+H5SHUF_INTERNAL void h5shuf__writer_retarget(struct h5shuf_writer *w, const hid_t *dsets, uint64_t origin, uint64_t end);
 /* Append one row (one pointer per dataset) and its global input row id; writes a band when it is full. */
 H5SHUF_INTERNAL int h5shuf__writer_put(h5shuf_job *job, struct h5shuf_writer *w, const unsigned char *const *rows,
                                        uint64_t id);
@@ -545,7 +606,7 @@ H5SHUF_INTERNAL void h5shuf__writer_free(struct h5shuf_writer *w);
 /* ---- gather.c ----------------------------------------------------------------------------------- */
 
 /* Pass 2: for each pile in key order, load it, sort it by key and stream its rows to the writer. */
-H5SHUF_INTERNAL int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc, hid_t *out_dsets);
+H5SHUF_INTERNAL int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc);
 
 /* ---- job.c -------------------------------------------------------------------------------------- */
 
@@ -554,17 +615,10 @@ H5SHUF_INTERNAL int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc, h
 /* Plan (if not done), refuse an output that is an input or exists (without force), check free space. */
 H5SHUF_INTERNAL int h5shuf__run_prepare(h5shuf_job *job);
 
-/* The output file of a run, while it is written under its temporary name. */
-struct h5shuf_outfile {
-    char *tmp_path;
-    hid_t file;
-    hid_t *dsets; /* nds output datasets, then the index dataset or H5I_INVALID_HID */
-};
-/* Create the output under a temporary name, its datasets (and copied objects) and provenance. */
-H5SHUF_INTERNAL int h5shuf__output_begin(h5shuf_job *job, struct h5shuf_outfile *o);
-/* Close the output; when st is H5SHUF_OK move it into place, else remove it.  Returns the final status. */
-H5SHUF_INTERNAL int h5shuf__output_end(h5shuf_job *job, struct h5shuf_outfile *o, int st);
-/* Move the finished file tmp_path to the output's name; without force, never replace a file that appeared. */
+/* The output files are made with h5shuf__outputs_create, closed with h5shuf__outputs_close and moved
+ * into place (or removed) with h5shuf__outputs_finish (outputs.c). */
+/* Move the finished file tmp_path to the output's name; without force, never replace a file that appeared.
+ * (The pile file of a scatter; outputs.c commits the outputs.) */
 H5SHUF_INTERNAL int h5shuf__output_commit(h5shuf_job *job, const char *tmp_path);
 /* Pass 1 and the oversize handling (recursion or restarts): on return every pile is within its bound. */
 H5SHUF_INTERNAL int h5shuf__scatter_all(h5shuf_job *job, struct h5shuf_scratch *sc);

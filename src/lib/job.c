@@ -79,7 +79,9 @@ h5shuf_job *h5shuf_job_create(const h5shuf_options *opts)
                 {&job->opts.compression, &job->compression},
                 {&job->opts.chunk_shape, &job->chunk_shape},
                 {&job->opts.scratch_compression, &job->scratch_compression},
-                {&job->opts.index_path, &job->index_path}};
+                {&job->opts.index_path, &job->index_path},
+                {&job->opts.source_index_path, &job->source_index_path},
+                {&job->opts.split, &job->split}};
     for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
         if (*strs[i].from && !(*strs[i].to = strdup(*strs[i].from))) {
             h5shuf_job_free(job);
@@ -87,6 +89,7 @@ h5shuf_job *h5shuf_job_create(const h5shuf_options *opts)
         }
         *strs[i].from = *strs[i].to;
     }
+    job->cur_file = H5I_INVALID_HID;
     return job;
 }
 
@@ -106,6 +109,10 @@ void h5shuf_job_free(h5shuf_job *job)
     free(job->chunk_shape);
     free(job->scratch_compression);
     free(job->index_path);
+    free(job->source_index_path);
+    free(job->split);
+    free(job->mixing_counts);
+    h5shuf__outputs_free(job);
     free(job->scratch_dir);
     h5shuf__piles_free(job);
     free(job->piles_path);
@@ -114,6 +121,8 @@ void h5shuf_job_free(h5shuf_job *job)
 
 const char *h5shuf_job_temp_file(const h5shuf_job *job, int which)
 {
+    if (job && which >= 2 && (size_t)which - 1 < job->ntargets)
+        return job->targets[which - 1].tmp_path;
     return job && (which == 0 || which == 1) ? job->temp_file[which] : NULL;
 }
 
@@ -208,11 +217,11 @@ static int plan_disk(h5shuf_job *job)
     h5shuf_plan *p = &job->plan;
     const char *env = getenv("TMPDIR");
     /* A scatter's scratch file is the pile file itself, written next to its final name. */
-    job->scratch_dir = job->mode == H5SHUF_MODE_SCATTER ? h5shuf__dir_of(job->out_spec.file)
+    job->scratch_dir = job->mode == H5SHUF_MODE_SCATTER ? h5shuf__dir_of(job->targets[0].path)
                        : job->opts.tmpdir                ? strdup(job->opts.tmpdir)
                        : env && *env                     ? strdup(env)
-                                                         : h5shuf__dir_of(job->out_spec.file);
-    char *out_dir = h5shuf__dir_of(job->out_spec.file);
+                                                         : h5shuf__dir_of(job->targets[0].path);
+    char *out_dir = h5shuf__dir_of(job->targets[0].path);
     if (!job->scratch_dir || !out_dir) {
         free(out_dir);
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
@@ -230,6 +239,8 @@ static int plan_disk(h5shuf_job *job)
         p->output_estimate_bytes = 0;
     if (job->mode == H5SHUF_MODE_GATHER) /* the piles exist already */
         p->scratch_estimate_bytes = 0;
+    if (job->out_rows < job->rows) /* a head: its share */
+        p->output_estimate_bytes = (uint64_t)((long double)p->output_estimate_bytes * job->out_rows / job->rows);
     dev_t ds, dout;
     p->scratch_free_bytes = free_bytes(job->scratch_dir, &ds);
     p->output_free_bytes = free_bytes(out_dir, &dout);
@@ -271,6 +282,13 @@ static int make_plan(h5shuf_job *job)
         if (st != H5SHUF_OK)
             return st;
     }
+    if (job->mode == H5SHUF_MODE_SCATTER && (job->opts.shards || job->split || job->source_index_path))
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL,
+                            "--shards, --split and --source-index shape the output: give them to the gather, not the scatter");
+    if (job->mode != H5SHUF_MODE_RUN && job->opts.head_set)
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL,
+                            "--head chooses the rows before pass 1: it works with the one-shot shuffle only, not with "
+                            "scatter or gather");
     if (job->ninputs == 0)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "no input given");
     if (!job->out_spec.file)
@@ -279,6 +297,12 @@ static int make_plan(h5shuf_job *job)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "memory budget of 0 bytes");
     if (job->index_path && job->index_path[0] != '/')
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "--index '%s': a dataset path must start with '/'", job->index_path);
+    if (job->source_index_path && job->source_index_path[0] != '/')
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "--source-index '%s': a dataset path must start with '/'",
+                            job->source_index_path);
+    if (job->source_index_path && job->index_path && strcmp(job->index_path, job->source_index_path) == 0)
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "--index and --source-index name the same dataset '%s'",
+                            job->index_path);
     if (job->opts.tmpdir && !*job->opts.tmpdir)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "empty scratch directory name (--tmpdir)");
     st = h5shuf__zstd_register();
@@ -297,6 +321,11 @@ static int make_plan(h5shuf_job *job)
         st = h5shuf__inputs_open(job);
     if (st == H5SHUF_OK)
         st = h5shuf__output_plan(job);
+    job->out_rows = job->rows;
+    if (job->opts.head_set && job->opts.head_rows < job->rows)
+        job->out_rows = job->opts.head_rows;
+    if (st == H5SHUF_OK)
+        st = h5shuf__outputs_plan(job);
     if (st != H5SHUF_OK)
         return st;
     if (job->opts.seed_set) {
@@ -304,6 +333,8 @@ static int make_plan(h5shuf_job *job)
     } else if (getrandom(&job->seed, sizeof job->seed, 0) != (ssize_t)sizeof job->seed) {
         return h5shuf__fail(&job->err, H5SHUF_EIO, "cannot draw a random seed: %s", strerror(errno));
     }
+    if (job->opts.head_set && job->opts.head_rows < job->rows && (st = h5shuf__head_bound(job)) != H5SHUF_OK)
+        return st;
     struct h5shuf_plan_in pin = {
         .rows = job->rows,
         .row_bytes = job->row_bytes,
@@ -313,6 +344,7 @@ static int make_plan(h5shuf_job *job)
         .slab_align_rows = job->ds[0].chunk_rows,
         .debug_pile_bound_rows = job->opts.debug_pile_bound_rows,
         .threads = job->opts.threads,
+        .pile_rows = job->out_rows,
     };
     if (!pin.threads) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -358,102 +390,6 @@ int h5shuf_job_plan(h5shuf_job *job, h5shuf_plan *plan)
     return st;
 }
 
-/* Refuse to overwrite an input, and an existing output without force. */
-static int check_output(h5shuf_job *job)
-{
-    const char *out = job->out_spec.file;
-    struct stat so;
-    if (stat(out, &so) != 0)
-        return errno == ENOENT ? H5SHUF_OK : h5shuf__fail(&job->err, H5SHUF_EIO, "%s: %s", out, strerror(errno));
-    for (size_t f = 0; f < job->ninputs; f++) {
-        struct stat si;
-        if (stat(h5shuf__input_path(&job->inputs[f]), &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
-            return h5shuf__fail(&job->err, H5SHUF_ESAMEFILE, "%s: the output is also input %zu; refusing to overwrite it",
-                                out, f + 1);
-    }
-    struct stat sp;
-    if (job->mode == H5SHUF_MODE_GATHER && stat(job->piles_path, &sp) == 0 && sp.st_dev == so.st_dev &&
-        sp.st_ino == so.st_ino)
-        return h5shuf__fail(&job->err, H5SHUF_ESAMEFILE, "%s: the output is the pile file; refusing to overwrite it", out);
-    if (!S_ISREG(so.st_mode))
-        return h5shuf__fail(&job->err, H5SHUF_EEXIST, "%s: exists and is not a regular file; not replacing it", out);
-    if (!job->opts.force)
-        return h5shuf__fail(&job->err, H5SHUF_EEXIST, "%s: output file exists (use --force to replace it)", out);
-    return H5SHUF_OK;
-}
-
-/* Create the output under a temporary name next to its final path. */
-static int output_open(h5shuf_job *job, char **tmp_path, hid_t *file)
-{
-    const char *out = job->out_spec.file;
-    char cause[256];
-    char *dir = h5shuf__dir_of(out);
-    const char *base = strrchr(out, '/') ? strrchr(out, '/') + 1 : out;
-    size_t len = (dir ? strlen(dir) : 0) + strlen(base) + 32;
-    *tmp_path = dir ? malloc(len) : NULL;
-    if (!*tmp_path) {
-        free(dir);
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    }
-    snprintf(*tmp_path, len, "%s/.%s.h5shuf-XXXXXX", dir, base);
-    int fd = mkstemp(*tmp_path);
-    if (fd < 0) {
-        int e = errno;
-        free(*tmp_path);
-        *tmp_path = NULL;
-        int st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot create the output in %s: %s", out, dir, strerror(e));
-        free(dir);
-        return st;
-    }
-    free(dir);
-    /* mkstemp makes the file 0600; give it the mode a new file gets (0666 less the umask). */
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
-    close(fd);
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
-    H5Pset_obj_track_times(fcpl, 0); /* the root group too: no clock in the file */
-    *file = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Fcreate(*tmp_path, H5F_ACC_TRUNC, fcpl, fapl);
-    if (*file < 0)
-        h5shuf__hdf5_cause(cause, sizeof cause); /* before H5Pclose clears the stack */
-    H5Pclose(fcpl);
-    H5Pclose(fapl);
-    if (*file < 0)
-        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot create: %s", out, cause);
-    return H5SHUF_OK;
-}
-
-int h5shuf__output_commit(h5shuf_job *job, const char *tmp_path)
-{
-    const char *out = job->out_spec.file;
-    if (job->opts.force) {
-        if (rename(tmp_path, out) != 0)
-            return h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot rename the finished output into place: %s", out,
-                                strerror(errno));
-        return H5SHUF_OK;
-    }
-    if (link(tmp_path, out) == 0) { /* fails if a file appeared at out meanwhile: never replace it */
-        unlink(tmp_path);
-        return H5SHUF_OK;
-    }
-    int e = errno;
-    if (e == EEXIST)
-        return h5shuf__fail(&job->err, H5SHUF_EEXIST, "%s: it appeared while h5shuf ran (use --force to replace it)", out);
-    if (e == EPERM || e == ENOTSUP || e == EOPNOTSUPP) {
-        /* a filesystem without hard links: check, then rename (a file appearing in between is replaced) */
-        struct stat st;
-        if (stat(out, &st) == 0)
-            return h5shuf__fail(&job->err, H5SHUF_EEXIST, "%s: it appeared while h5shuf ran (use --force to replace it)",
-                                out);
-        if (rename(tmp_path, out) == 0)
-            return H5SHUF_OK;
-        e = errno;
-    }
-    return h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot move the output into place: %s", out, strerror(e));
-}
-
 static uint64_t most_rows(const struct h5shuf_scratch *sc)
 {
     uint64_t most = 0;
@@ -472,7 +408,7 @@ int h5shuf__scatter_all(h5shuf_job *job, struct h5shuf_scratch *sc)
                 return h5shuf__fail(&job->err, H5SHUF_EINTERNAL, "piles still oversize after %d restarts", RESTARTS_MAX);
             /* More piles: at least twice as many, and enough for the bound's own target. */
             uint64_t target = h5shuf__pile_target_for_bound(job->plan.pile_bound_rows);
-            uint64_t m = job->rows / (target ? target : 1) + 1;
+            uint64_t m = job->out_rows / (target ? target : 1) + 1;
             if (m < 2 * job->plan.piles)
                 m = 2 * job->plan.piles;
             /* Pass 1 keeps a buffer of at least one row per pile: when M piles no longer fit the budget,
@@ -498,7 +434,7 @@ int h5shuf__run_prepare(h5shuf_job *job)
 {
     int st = job->planned ? H5SHUF_OK : make_plan(job);
     if (st == H5SHUF_OK)
-        st = check_output(job);
+        st = h5shuf__outputs_check(job);
     if (st == H5SHUF_OK && !job->opts.debug_skip_space_check)
         st = check_disk(job);
     if (st == H5SHUF_OK && !job->cio && (st = h5shuf__chunkio_create(job->plan.threads, &job->cio)) != H5SHUF_OK)
@@ -506,84 +442,31 @@ int h5shuf__run_prepare(h5shuf_job *job)
     return st; /* the public entry point frees job->cio when the run ends */
 }
 
-int h5shuf__output_begin(h5shuf_job *job, struct h5shuf_outfile *o)
-{
-    o->tmp_path = NULL;
-    o->file = H5I_INVALID_HID;
-    o->dsets = NULL;
-    int st = output_open(job, &o->tmp_path, &o->file);
-    job->temp_file[0] = o->tmp_path;
-    if (st == H5SHUF_OK) {
-        o->dsets = malloc((job->nds + 1) * sizeof *o->dsets); /* [nds]: the index, if asked for */
-        if (!o->dsets)
-            st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-        for (size_t d = 0; o->dsets && d <= job->nds; d++)
-            o->dsets[d] = H5I_INVALID_HID;
-    }
-    if (st == H5SHUF_OK)
-        st = h5shuf__output_create(job, o->file, o->dsets);
-    if (st == H5SHUF_OK)
-        st = h5shuf__output_provenance(job, o->file);
-    return st;
-}
-
-int h5shuf__output_end(h5shuf_job *job, struct h5shuf_outfile *o, int st)
-{
-    char cause[256];
-    for (size_t d = 0; o->dsets && d <= job->nds; d++)
-        if (o->dsets[d] >= 0 && H5Dclose(o->dsets[d]) < 0 && st == H5SHUF_OK)
-            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: %s", job->out_spec.file,
-                              d < job->nds ? job->ds[d].out_path : job->index_path, h5shuf__hdf5_cause(cause, sizeof cause));
-    free(o->dsets);
-    o->dsets = NULL;
-    /* Flush first: a full disk then fails here, not in H5Fclose (see below). */
-    if (o->file >= 0 && st == H5SHUF_OK && H5Fflush(o->file, H5F_SCOPE_LOCAL) < 0)
-        st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot finish writing: %s", job->out_spec.file,
-                          h5shuf__hdf5_cause(cause, sizeof cause));
-    /* A failed run discards the output: empty it first, so that HDF5's flush at close finds room even on
-     * a full disk.  (HDF5 1.10 cannot recover from a failed H5Fclose: the file stays half-closed and the
-     * library crashes closing it again at exit.) */
-    if (o->file >= 0 && st != H5SHUF_OK && o->tmp_path)
-        truncate(o->tmp_path, 0);
-    if (o->file >= 0 && H5Fclose(o->file) < 0 && st == H5SHUF_OK)
-        st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot finish writing: %s", job->out_spec.file,
-                          h5shuf__hdf5_cause(cause, sizeof cause));
-    o->file = H5I_INVALID_HID;
-    if (st == H5SHUF_OK && o->tmp_path)
-        st = h5shuf__output_commit(job, o->tmp_path);
-    job->temp_file[0] = NULL;
-    if (o->tmp_path && st != H5SHUF_OK)
-        unlink(o->tmp_path);
-    free(o->tmp_path);
-    o->tmp_path = NULL;
-    return st;
-}
-
-/* The one-shot shuffle: the output is made first (its bytes follow from the sequence of HDF5 calls on
- * it, which a gather repeats exactly), then pass 1 into the scratch file and pass 2 into the output. */
+/* The one-shot shuffle: the outputs are made first (their bytes follow from the sequence of HDF5 calls on
+ * them, which a gather repeats exactly), then pass 1 into the scratch file and pass 2 into the outputs. */
 static int run(h5shuf_job *job)
 {
-    struct h5shuf_outfile o = {.file = H5I_INVALID_HID};
     struct h5shuf_scratch sc = {.file = H5I_INVALID_HID};
     if (job->piles_path)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "a job with a pile file runs with h5shuf_run_scatter or h5shuf_run_gather");
     int st = h5shuf__run_prepare(job);
     if (st == H5SHUF_OK)
-        st = h5shuf__output_begin(job, &o);
+        st = h5shuf__outputs_create(job);
     if (st == H5SHUF_OK)
         st = h5shuf__scratch_create(job, job->scratch_dir, &sc);
     job->temp_file[1] = sc.path;
-    if (st == H5SHUF_OK && job->rows > 0) {
+    if (st == H5SHUF_OK && job->out_rows > 0) {
         st = h5shuf__scatter_all(job, &sc);
         hsize_t size = 0;
         if (st == H5SHUF_OK && H5Fget_filesize(sc.file, &size) >= 0)
             job->plan.scratch_bytes = size;
         if (st == H5SHUF_OK)
-            st = h5shuf__gather(job, &sc, o.dsets);
+            st = h5shuf__gather(job, &sc);
+        st = h5shuf__outputs_close(job, st);
     }
     job->temp_file[1] = NULL;
     h5shuf__scratch_destroy(&sc);
-    return h5shuf__output_end(job, &o, st);
+    return h5shuf__outputs_finish(job, st);
 }
 
 int h5shuf_run(h5shuf_job *job)

@@ -793,18 +793,18 @@ int h5shuf__piles_check(h5shuf_job *job)
 
 static int run_gather(h5shuf_job *job)
 {
-    struct h5shuf_outfile o = {.file = H5I_INVALID_HID};
     if (!job->piles_path || (job->planned ? job->mode != H5SHUF_MODE_GATHER : job->ninputs != 0))
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "a gather needs a pile file (h5shuf_job_set_piles), an output and no inputs");
     int st = h5shuf__run_prepare(job);
     if (st == H5SHUF_OK)
-        st = h5shuf__output_begin(job, &o);
-    if (st == H5SHUF_OK && job->rows > 0) {
+        st = h5shuf__outputs_create(job);
+    if (st == H5SHUF_OK && job->out_rows > 0) {
         struct h5shuf_scratch sc = {.path = job->piles_path, .file = job->pf->file, .piles = job->pf->piles,
                                     .npiles = job->pf->npiles};
-        st = h5shuf__gather(job, &sc, o.dsets);
+        st = h5shuf__gather(job, &sc);
+        st = h5shuf__outputs_close(job, st);
     }
-    return h5shuf__output_end(job, &o, st);
+    return h5shuf__outputs_finish(job, st);
 }
 
 int h5shuf_run_gather(h5shuf_job *job)

@@ -116,8 +116,9 @@ int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct
 
     uint64_t bound = (in->mem_limit_bytes - in->band_bytes) / per_row2;
     uint64_t s = h5shuf__pile_target_for_bound(bound);
-    if (in->rows > 0 && s > in->rows) {
-        s = in->rows; /* one pile holds everything */
+    uint64_t pile_rows = in->pile_rows ? in->pile_rows : in->rows; /* a head scatters only its rows */
+    if (pile_rows > 0 && s > pile_rows) {
+        s = pile_rows; /* one pile holds everything */
     }
     if (s == 0)
         s = 1;
@@ -127,7 +128,7 @@ int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct
     }
     plan->pile_target_rows = s;
     plan->pile_bound_rows = bound;
-    plan->piles = in->rows ? ceil_div(in->rows, s) : 1;
+    plan->piles = pile_rows ? ceil_div(pile_rows, s) : 1;
 
     /* Slab: a quarter of the budget, at most H5SHUF_SLAB_BYTES_MAX, a multiple of the chunk rows. */
     uint64_t align = in->slab_align_rows ? in->slab_align_rows : 1;

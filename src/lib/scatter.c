@@ -40,8 +40,12 @@ static int scatter_rows(h5shuf_job *job, struct h5shuf_pileset *ps, struct slab 
     if (!rp)
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     int st = H5SHUF_OK;
+    int head = job->out_rows < job->rows;
     for (uint64_t r = 0; r < n && st == H5SHUF_OK; r++) {
         uint64_t key = h5shuf_key(job->seed, ids[r]);
+        /* a head keeps the rows up to its bound (key, id) only */
+        if (head && (key > job->head_bound.key || (key == job->head_bound.key && ids[r] > job->head_bound.idx)))
+            continue;
         uint64_t k = h5shuf__range_part(ps->range, ps->m, key);
         for (size_t d = 0; d < job->nds; d++)
             rp[d] = sl->buf[d] + r * job->ds[d].row_bytes;
@@ -126,6 +130,8 @@ int h5shuf__scatter(h5shuf_job *job, struct h5shuf_scratch *sc)
 {
     const h5shuf_plan *plan = &job->plan;
     struct h5shuf_range all = {0, (h5shuf_u128)1 << 64};
+    if (job->out_rows < job->rows) /* a head: piles cut the keys up to its bound */
+        all.hi = (h5shuf_u128)job->head_bound.key + 1;
     struct h5shuf_pileset ps = {0};
     struct slab sl[2] = {{0}, {0}};
     /* Pipelined: slab k + 1 is read and decoded while slab k is scattered (DESIGN.md section 4). */

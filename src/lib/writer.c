@@ -23,37 +23,56 @@ uint64_t h5shuf__band_rows(const struct h5shuf_dsinfo *ds, uint64_t all_row_byte
     return band > rows && rows > 0 ? rows : band;
 }
 
+/* Rows of the index bands: whole index chunks (H5SHUF_INDEX_CHUNK_ROWS), at most the output's rows. */
+static uint64_t index_band_rows(const h5shuf_job *job)
+{
+    return job->out_rows < H5SHUF_INDEX_CHUNK_ROWS ? job->out_rows : H5SHUF_INDEX_CHUNK_ROWS;
+}
+
 uint64_t h5shuf__writer_bytes(const h5shuf_job *job)
 {
     /* saturating: a band that overflows 64 bits makes the plan refuse the budget, not wrap */
     uint64_t bytes = 0;
     for (size_t d = 0; d < job->nds; d++) {
-        h5shuf_u128 b = (h5shuf_u128)h5shuf__band_rows(&job->ds[d], job->row_bytes, job->rows) * job->ds[d].row_bytes;
+        h5shuf_u128 b = (h5shuf_u128)h5shuf__band_rows(&job->ds[d], job->row_bytes, job->out_rows) * job->ds[d].row_bytes;
         bytes = b > UINT64_MAX - bytes ? UINT64_MAX : bytes + (uint64_t)b;
     }
     if (job->index_path) /* the index's band */
-        bytes += (job->rows < H5SHUF_INDEX_CHUNK_ROWS ? job->rows : H5SHUF_INDEX_CHUNK_ROWS) * sizeof(uint64_t);
+        bytes += index_band_rows(job) * sizeof(uint64_t);
+    if (job->source_index_path)
+        bytes += index_band_rows(job) * sizeof(uint32_t);
     return bytes;
 }
 
-int h5shuf__writer_init(h5shuf_job *job, struct h5shuf_writer *w, hid_t *dsets)
+int h5shuf__writer_init(h5shuf_job *job, struct h5shuf_writer *w)
 {
     w->nds = job->nds;
-    w->has_index = dsets[job->nds] >= 0;
-    w->band = calloc(job->nds + 1, sizeof *w->band);
+    w->has_index = job->index_path != NULL;
+    w->has_source = job->source_index_path != NULL;
+    w->pos = w->end = 0;
+    w->band = calloc(job->nds + 2, sizeof *w->band);
     if (!w->band)
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    for (size_t d = 0; d < job->nds + (size_t)w->has_index; d++) {
+    for (size_t d = 0; d < job->nds + 2; d++) {
         struct h5shuf_band *b = &w->band[d];
-        b->dset = dsets[d];
+        b->dset = H5I_INVALID_HID;
         if (d < job->nds) {
             b->ftype = job->ds[d].ftype;
             b->row_bytes = job->ds[d].row_bytes;
-            b->rows = h5shuf__band_rows(&job->ds[d], job->row_bytes, job->rows);
-        } else { /* the index: whole chunks of H5SHUF_INDEX_CHUNK_ROWS */
+            b->rows = h5shuf__band_rows(&job->ds[d], job->row_bytes, job->out_rows);
+        } else if (d == job->nds) { /* the index: whole chunks of H5SHUF_INDEX_CHUNK_ROWS */
+            if (!w->has_index)
+                continue;
             b->ftype = H5T_NATIVE_UINT64;
             b->row_bytes = sizeof(uint64_t);
-            b->rows = job->rows < H5SHUF_INDEX_CHUNK_ROWS ? job->rows : H5SHUF_INDEX_CHUNK_ROWS;
+            b->rows = index_band_rows(job);
+        } else { /* the source index, chunked like the index */
+            if (!w->has_source)
+                continue;
+            int wide = job->ninputs > UINT16_MAX;
+            b->ftype = wide ? H5T_NATIVE_UINT32 : H5T_NATIVE_UINT16;
+            b->row_bytes = wide ? sizeof(uint32_t) : sizeof(uint16_t);
+            b->rows = index_band_rows(job);
         }
         b->buf = malloc((b->rows ? b->rows : 1) * b->row_bytes);
         if (!b->buf)
@@ -63,23 +82,34 @@ int h5shuf__writer_init(h5shuf_job *job, struct h5shuf_writer *w, hid_t *dsets)
     return H5SHUF_OK;
 }
 
+void h5shuf__writer_retarget(struct h5shuf_writer *w, const hid_t *dsets, uint64_t origin, uint64_t end)
+{
+    for (size_t d = 0; d < w->nds + 2; d++) {
+        w->band[d].dset = dsets[d];
+        w->band[d].origin = origin;
+    }
+    w->end = end;
+}
+
 static int band_write(h5shuf_job *job, size_t d, struct h5shuf_band *b)
 {
     char cause[256];
-    if (h5shuf__chunkio_write(job->cio, b->dset, b->ftype, b->next_row, b->n, b->buf, 0) < 0)
-        return h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot write rows %llu..%llu: %s", job->out_spec.file,
-                            d < job->nds ? job->ds[d].out_path : job->index_path, (unsigned long long)b->next_row,
-                            (unsigned long long)(b->next_row + b->n - 1), h5shuf__hdf5_cause(cause, sizeof cause));
+    uint64_t start = b->next_row - b->origin;
+    if (h5shuf__chunkio_write(job->cio, b->dset, b->ftype, start, b->n, b->buf, 0) < 0)
+        return h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot write rows %llu..%llu: %s", job->out_name,
+                            d < job->nds ? job->ds[d].out_path : d == job->nds ? job->index_path : job->source_index_path,
+                            (unsigned long long)start, (unsigned long long)(start + b->n - 1),
+                            h5shuf__hdf5_cause(cause, sizeof cause));
     b->next_row += b->n;
     b->n = 0;
     if (d == 0)
-        return h5shuf__progress(job, H5SHUF_PHASE_GATHER, b->next_row, job->rows);
+        return h5shuf__progress(job, H5SHUF_PHASE_GATHER, b->next_row, job->out_rows);
     return H5SHUF_OK;
 }
 
 int h5shuf__writer_flush(h5shuf_job *job, struct h5shuf_writer *w)
 {
-    for (size_t d = 0; d < w->nds + (size_t)w->has_index; d++) {
+    for (size_t d = 0; d < w->nds + 2; d++) {
         int st = w->band[d].n ? band_write(job, d, &w->band[d]) : H5SHUF_OK;
         if (st != H5SHUF_OK)
             return st;
@@ -95,18 +125,25 @@ static int band_put(h5shuf_job *job, size_t d, struct h5shuf_band *b, const void
 
 int h5shuf__writer_put(h5shuf_job *job, struct h5shuf_writer *w, const unsigned char *const *rows, uint64_t id)
 {
-    int st = H5SHUF_OK;
+    int st = w->pos == w->end ? h5shuf__outputs_next(job, w) : H5SHUF_OK;
     for (size_t d = 0; d < w->nds && st == H5SHUF_OK; d++)
         st = band_put(job, d, &w->band[d], rows[d]);
     if (st == H5SHUF_OK && w->has_index)
         st = band_put(job, w->nds, &w->band[w->nds], &id);
+    if (st == H5SHUF_OK && w->has_source) {
+        size_t f = h5shuf__input_of(job, id);
+        uint16_t f16 = (uint16_t)f;
+        uint32_t f32 = (uint32_t)f;
+        st = band_put(job, w->nds + 1, &w->band[w->nds + 1], w->band[w->nds + 1].row_bytes == 2 ? (const void *)&f16 : &f32);
+    }
+    w->pos++;
     return st;
 }
 
 void h5shuf__writer_free(struct h5shuf_writer *w)
 {
     if (w->band)
-        for (size_t d = 0; d <= w->nds; d++)
+        for (size_t d = 0; d < w->nds + 2; d++)
             free(w->band[d].buf);
     free(w->band);
     memset(w, 0, sizeof *w);

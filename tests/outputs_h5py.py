@@ -1,0 +1,367 @@
+#!/usr/bin/python3
+"""outputs_h5py: shards, splits, heads, the source index and the mixing report, checked with h5py + numpy.
+
+usage: /usr/bin/python3 tests/outputs_h5py.py PATH/TO/h5shuf
+
+The oracle is oracle_h5py.py's (numpy Philox keys, the order = rows sorted by (key, i)); this file only
+adds what the several-outputs features promise:
+  - shards and splits: consecutive ranges of the one-file output (their concatenation equals it byte for
+    byte), with the documented boundaries (shard s: floor(s*N/K); split k: floor(N * cumulative fraction));
+  - a head of n rows: the first n rows of the full output, the same rows for the same seed on any file
+    of N rows;
+  - --source-index: the input file of each output row, from the oracle's order and the inputs' sizes;
+  - the mixing report: counts per input in the first/last window, chi-square and its p-value (closed
+    form for even degrees of freedom: Q(k, x/2) = exp(-x/2) * sum_{j<k} (x/2)^j / j!).
+Each check prints PASS or FAIL; the last line is "N passed, M failed"; exit 0 only when nothing failed.
+"""
+
+import json
+import math
+import os
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import oracle_h5py as O  # noqa: E402  (the oracle and the check/run helpers)
+
+check = O.check
+
+
+def make_inputs(tmp, sizes, tag, attr=True):
+    """Files tag-0.h5 ... with /x (n, 3) int32 chunked, /y (n,) float64 and an attribute; distinct values."""
+    paths = []
+    base = 0
+    for f, n in enumerate(sizes):
+        p = os.path.join(tmp, "%s-%d.h5" % (tag, f))
+        with h5py.File(p, "w") as h:
+            ids = np.arange(base, base + n)
+            x = h.create_dataset("x", data=(ids[:, None] * 3 + np.arange(3)).astype("<i4").reshape(n, 3),
+                                 chunks=(64, 3) if n else None, maxshape=(None, 3))
+            if attr:
+                x.attrs["units"] = "counts"
+            h.create_dataset("y", data=(ids * 0.5).astype("<f8"))
+            h.create_dataset("meta", data=np.arange(7, dtype="<i2"))  # other dim 0: copied, not shuffled
+        base += n
+        paths.append(p)
+    return paths
+
+
+def concat_inputs(paths, name):
+    arrs = []
+    for p in paths:
+        with h5py.File(p, "r") as h:
+            arrs.append(h[name][()])
+    return np.concatenate(arrs) if arrs else None
+
+
+def read_all(path, names):
+    with h5py.File(path, "r") as h:
+        return {n: h[n][()] for n in names if n in h}
+
+
+def concat_files(paths, names):
+    parts = [read_all(p, names) for p in paths]
+    return {n: np.concatenate([q[n] for q in parts]) for n in names}
+
+
+def source_of(order, sizes):
+    """The input file of each output row, from the global ids (independent of h5shuf's search)."""
+    starts = np.cumsum([0] + list(sizes))[:-1]
+    return (np.searchsorted(starts, order, side="right") - 1).astype(np.uint16)
+
+
+def shard_names(out, k):
+    stem, ext = os.path.splitext(out)
+    w = max(5, len(str(k)))
+    return ["%s-%0*d-of-%0*d%s" % (stem, w, s, w, k, ext) for s in range(k)]
+
+
+NAMES = ["/x", "/y", "/idx", "/src"]
+
+
+def case_shards_acceptance(tmp, nfiles=8, rows=2000, k=16):
+    """The issue's acceptance, scaled: nfiles x rows into k shards == the one-file run; index maps back."""
+    sizes = [rows] * nfiles
+    ins = make_inputs(tmp, sizes, "acc")
+    n = sum(sizes)
+    seed = 20261122
+    one = os.path.join(tmp, "acc_one.h5")
+    O.shuf("-q", "-s", seed, "--index", "/idx", "--source-index", "/src", *[p + ":/x,/y" for p in ins], one)
+    out = os.path.join(tmp, "acc.h5")
+    # the shards with another budget and many small piles: shard boundaries fall inside piles and bands
+    O.shuf("-q", "-s", seed, "--shards", k, "--index", "/idx", "--source-index", "/src", "-m", "4M",
+           "--debug-pile-bound", max(50, n // 40), *[p + ":/x,/y" for p in ins], out)
+    names = shard_names(out, k)
+    check("shards: %d files named out-SSSSS-of-KKKKK.h5" % k, all(os.path.exists(p) for p in names))
+    whole = read_all(one, NAMES)
+    cat = concat_files(names, NAMES)
+    for name in NAMES:
+        ok, why = O.same_array(cat[name], whole[name])
+        check("shards: concatenated %s == one-file output %s" % (name, name), ok, why)
+    order = O.oracle_order(seed, n)
+    ok, why = O.same_array(whole["/idx"], order.astype("<u8"))
+    check("one-file index == oracle order (numpy Philox)", ok, why)
+    x = concat_inputs(ins, "x")
+    ok, why = O.same_array(cat["/x"], x[cat["/idx"]])
+    check("shards: every row maps back through its index to its input row", ok, why)
+    ok, why = O.same_array(cat["/src"], source_of(order, sizes))
+    check("shards: source index == input file of the oracle's ids (uint16)", ok, why)
+    bad = []
+    for s, p in enumerate(names):
+        with h5py.File(p, "r") as h:
+            lo, hi = s * n // k, (s + 1) * n // k
+            if h["x"].shape != (hi - lo, 3) or list(h.attrs["h5shuf_row_range"]) != [lo, hi]:
+                bad.append("%s rows/range" % p)
+            if int(h.attrs["h5shuf_shard"]) != s or int(h.attrs["h5shuf_shards"]) != k:
+                bad.append("%s shard attrs" % p)
+            if int(h.attrs["h5shuf_seed"]) != seed or "h5shuf_inputs" not in h.attrs:
+                bad.append("%s provenance" % p)
+            if h["x"].attrs.get("units") != "counts":
+                bad.append("%s dataset attribute" % p)
+    check("shards: rows floor(s*N/K)..floor((s+1)*N/K), range/shard/provenance attributes", not bad, ", ".join(bad))
+
+
+def case_shards_edges(tmp):
+    """K > N (empty shards), K = 1, uneven N/K, a {shard} pattern, whole-file mode."""
+    ins = make_inputs(tmp, [5], "tiny")
+    seed = 5
+    one = os.path.join(tmp, "tiny_one.h5")
+    O.shuf("-q", "-s", seed, "--index", "/idx", ins[0] + ":/x,/y", one)
+    out = os.path.join(tmp, "tiny.h5")
+    O.shuf("-q", "-s", seed, "--shards", 8, "--index", "/idx", ins[0] + ":/x,/y", out)
+    names = shard_names(out, 8)
+    rows = []
+    for p in names:
+        with h5py.File(p, "r") as h:
+            rows.append(h["x"].shape[0])
+    check("K=8 > N=5: 8 files, shard sizes floor(s*5/8)", rows == [(s + 1) * 5 // 8 - s * 5 // 8 for s in range(8)],
+          str(rows))
+    check("K > N: some shards hold 0-row datasets", rows.count(0) == 3, str(rows))
+    cat = concat_files(names, ["/x", "/y", "/idx"])
+    whole = read_all(one, ["/x", "/y", "/idx"])
+    check("K > N: concatenation == one-file output",
+          all(O.same_array(cat[nm], whole[nm])[0] for nm in whole))
+
+    out1 = os.path.join(tmp, "k1.h5")
+    O.shuf("-q", "-s", seed, "--shards", 1, "--index", "/idx", ins[0] + ":/x,/y", out1)
+    p1 = shard_names(out1, 1)[0]
+    got = read_all(p1, ["/x", "/y", "/idx"])
+    check("K=1: one file %s equal to the one-file output" % os.path.basename(p1),
+          all(O.same_array(got[nm], whole[nm])[0] for nm in whole))
+
+    ins = make_inputs(tmp, [100, 37], "unev")
+    seed = 77
+    one = os.path.join(tmp, "unev_one.h5")
+    O.shuf("-q", "-s", seed, *[p + ":/x,/y" for p in ins], one)
+    pat = os.path.join(tmp, "part_{shard}_of_{shards}.h5")
+    O.shuf("-q", "-s", seed, "--shards", 4, *[p + ":/x,/y" for p in ins], pat)
+    names = [os.path.join(tmp, "part_%05d_of_00004.h5" % s) for s in range(4)]
+    check("{shard}/{shards} pattern names", all(os.path.exists(p) for p in names))
+    rows = [read_all(p, ["/x"])["/x"].shape[0] for p in names]
+    check("uneven N=137, K=4: sizes 34,34,34,35", rows == [34, 34, 34, 35], str(rows))
+    cat = concat_files(names, ["/x", "/y"])
+    whole = read_all(one, ["/x", "/y"])
+    check("uneven: concatenation == one-file output", all(O.same_array(cat[nm], whole[nm])[0] for nm in whole))
+
+    # Whole-file mode: the other objects (/meta) are copied into each shard.
+    wf = os.path.join(tmp, "wf.h5")
+    O.shuf("-q", "-s", seed, "--shards", 3, ins[0], wf)
+    ok = True
+    for p in shard_names(wf, 3):
+        with h5py.File(p, "r") as h:
+            ok = ok and O.same_array(h["meta"][()], np.arange(7, dtype="<i2"))[0] and h["x"].attrs["units"] == "counts"
+    check("whole-file mode: /meta and attributes in every shard", ok)
+
+
+def case_split(tmp):
+    """--split: consecutive, disjoint, complete; boundaries floor(N * cumulative fraction)."""
+    ins = make_inputs(tmp, [600, 400, 137], "spl")
+    n = 1137
+    seed = 99
+    one = os.path.join(tmp, "spl_one.h5")
+    O.shuf("-q", "-s", seed, "--index", "/idx", *[p + ":/x,/y" for p in ins], one)
+    out = os.path.join(tmp, "spl.h5")
+    O.shuf("-q", "-s", seed, "--split", "train=0.7,val=0.2,test=0.1", "--index", "/idx",
+           *[p + ":/x,/y" for p in ins], out)
+    names = [os.path.join(tmp, "spl-%s.h5" % s) for s in ("train", "val", "test")]
+    check("split: files spl-train.h5, spl-val.h5, spl-test.h5", all(os.path.exists(p) for p in names))
+    fr = [0.7, 0.2, 0.1]
+    bounds = [0] + [math.floor(n * sum(fr[:i + 1]) / sum(fr)) for i in range(2)] + [n]
+    rows = [read_all(p, ["/x"])["/x"].shape[0] for p in names]
+    check("split: sizes from floor(N * cumulative fraction)", rows == [bounds[i + 1] - bounds[i] for i in range(3)],
+          "%s vs bounds %s" % (rows, bounds))
+    cat = concat_files(names, ["/x", "/y", "/idx"])
+    whole = read_all(one, ["/x", "/y", "/idx"])
+    check("split: concatenation == one-file output", all(O.same_array(cat[nm], whole[nm])[0] for nm in whole))
+    ids = [read_all(p, ["/idx"])["/idx"] for p in names]
+    allids = np.concatenate(ids)
+    check("split: disjoint and complete (every input row exactly once)",
+          np.array_equal(np.sort(allids), np.arange(n, dtype=allids.dtype)))
+    pat = os.path.join(tmp, "sp_{split}_x.h5")
+    O.shuf("-q", "-s", seed, "--split", "a=0.5,b=0.5", *[p + ":/x,/y" for p in ins], pat)
+    check("split: {split} pattern names", all(os.path.exists(os.path.join(tmp, "sp_%s_x.h5" % s)) for s in "ab"))
+    with h5py.File(names[1], "r") as h:
+        check("split: h5shuf_split attribute and row range", h.attrs["h5shuf_split"] == "val" and
+              list(h.attrs["h5shuf_row_range"]) == bounds[1:3])
+
+
+def case_head(tmp):
+    """-n: the first n rows of the full shuffle; the same seed and n pick the same rows of another file."""
+    ins = make_inputs(tmp, [3000, 1000], "head")
+    seed = 4242
+    one = os.path.join(tmp, "head_one.h5")
+    O.shuf("-q", "-s", seed, "--index", "/idx", "--source-index", "/src", *[p + ":/x,/y" for p in ins], one)
+    whole = read_all(one, NAMES)
+    for case, (n_head, extra) in enumerate(((100, []), (1500, ["--debug-pile-bound", "60", "-m", "1M"]),
+                          (1500, ["--debug-pile-bound", "60", "--on-oversize", "restart"]))):
+        out = os.path.join(tmp, "head_%d.h5" % case)
+        O.shuf("-q", "-s", seed, "-n", n_head, "--index", "/idx", "--source-index", "/src", *extra,
+               *[p + ":/x,/y" for p in ins], out)
+        got = read_all(out, NAMES)
+        ok = all(O.same_array(got[nm], whole[nm][:n_head])[0] for nm in NAMES)
+        check("head -n %d %s == first rows of the full shuffle" % (n_head, " ".join(extra)), ok)
+        with h5py.File(out, "r") as h:
+            check("head -n %d: root attribute h5shuf_row_range [0, n)" % n_head,
+                  list(h.attrs["h5shuf_row_range"]) == [0, n_head] and "h5shuf_shard" not in h.attrs)
+    out = os.path.join(tmp, "head_all.h5")
+    O.shuf("-q", "-s", seed, "-n", 99999, *[p + ":/x,/y" for p in ins], out)
+    check("head larger than N: the whole shuffle", O.same_array(read_all(out, ["/x"])["/x"], whole["/x"])[0])
+    out = os.path.join(tmp, "head_zero.h5")
+    O.shuf("-q", "-s", seed, "-n", 0, "--index", "/idx", *[p + ":/x,/y" for p in ins], out)
+    check("head 0: empty datasets", read_all(out, ["/x"])["/x"].shape == (0, 3))
+    # head + shards: the shards divide the head
+    out = os.path.join(tmp, "head_sh.h5")
+    O.shuf("-q", "-s", seed, "-n", 777, "--shards", 3, *[p + ":/x,/y" for p in ins], out)
+    cat = concat_files(shard_names(out, 3), ["/x"])
+    check("head 777 in 3 shards: concatenation == first 777 rows", O.same_array(cat["/x"], whole["/x"][:777])[0])
+    # Side data made later: another file of the same N rows, same seed and n -> the same rows, same order.
+    side = os.path.join(tmp, "side.h5")
+    with h5py.File(side, "w") as h:
+        h.create_dataset("z", data=(np.arange(4000) * 7 % 1000).astype("<u2"))
+    sout = os.path.join(tmp, "side_head.h5")
+    O.shuf("-q", "-s", seed, "-n", 100, "--index", "/idx", side + ":/z", sout)
+    sg = read_all(sout, ["/z", "/idx"])
+    check("head on side data: same index as the head of the data",
+          O.same_array(sg["/idx"], whole["/idx"][:100])[0])
+    check("head on side data: z rows are z[index]",
+          O.same_array(sg["/z"], (np.arange(4000) * 7 % 1000).astype("<u2")[whole["/idx"][:100]])[0])
+
+
+def chi2_upper_even(x, df):
+    """P(X >= x), X ~ chi-square(df), df even: exp(-x/2) * sum_{j<df/2} (x/2)^j / j!."""
+    h = x / 2
+    return math.exp(-h) * sum(h ** j / math.factorial(j) for j in range(df // 2))
+
+
+def case_mixing(tmp):
+    """The mixing report's counts, chi-square and p-value against numpy; also with a head."""
+    sizes = [3000, 1000, 500]  # df = 2
+    ins = make_inputs(tmp, sizes, "mix", attr=False)
+    n = sum(sizes)
+    seed = 31337
+    for w, head in ((200, None), (4500, None), (150, 1000)):
+        out = os.path.join(tmp, "mix_%d_%s.h5" % (w, head))
+        args = ["--json", "-q", "-s", seed, "--mixing-window", w]
+        if head:
+            args += ["-n", head]
+        stdout, _ = O.shuf(*args, *[p + ":/x,/y" for p in ins], out)
+        rep = json.loads(stdout)
+        order = O.oracle_order(seed, n)[: head or n]
+        src = source_of(order, sizes).astype(np.int64)
+        for win, part in (("first", src[:w]), ("last", src[-w:])):
+            m = [x for x in rep["mixing"] if x["window"] == win][0]
+            counts = np.bincount(part, minlength=3)
+            exp = np.array(sizes, dtype=float) * w / n
+            chi2 = float(((counts - exp) ** 2 / exp).sum())
+            tag = "mixing W=%d%s %s:" % (w, " head %d" % head if head else "", win)
+            check(tag + " counts == numpy", m["counts"] == counts.tolist(), "%s vs %s" % (m["counts"], counts.tolist()))
+            check(tag + " expected == W * rows_f / N", np.allclose(m["expected"], exp, rtol=1e-5))
+            check(tag + " chi-square == numpy", abs(m["chi2"] - chi2) <= 1e-5 * max(1, chi2), "%s vs %s" % (m["chi2"], chi2))
+            check(tag + " df == 2 and p == exp(-chi2/2)", m["df"] == 2 and
+                  abs(m["p_value"] - chi2_upper_even(chi2, 2)) <= 1e-5 * max(1e-300, chi2_upper_even(chi2, 2)) + 1e-12)
+    # df = 4 (five inputs), and -v prints the report
+    sizes = [50, 60, 70, 80, 90]
+    ins = make_inputs(tmp, sizes, "mix5", attr=False)
+    out = os.path.join(tmp, "mix5.h5")
+    stdout, err = O.shuf("--json", "-s", 3, *[p + ":/x,/y" for p in ins], out)
+    check("mixing: not computed without -v or --mixing-window", "mixing" not in json.loads(stdout))
+    O.run(["rm", "-f", out])
+    _, err = O.shuf("-v", "-s", 3, *[p + ":/x,/y" for p in ins], out)
+    order = O.oracle_order(3, sum(sizes))
+    line = [l for l in err.splitlines() if "mixing, first" in l]
+    check("-v prints the mixing report (whole output as the window: chi-square 0)", bool(line) and "chi-square 0.000, df 4, p 1" in line[0],
+          line[0] if line else err[-300:])
+    rep = json.loads(O.shuf("--json", "-s", 3, "--plan", "--mixing-window", 100, *[p + ":/x,/y" for p in ins], out)[0])
+    m = rep["mixing"][0]
+    counts = np.bincount(source_of(order, sizes)[:100].astype(np.int64), minlength=5)
+    exp = np.array(sizes, dtype=float) * 100 / 350
+    chi2 = float(((counts - exp) ** 2 / exp).sum())
+    check("mixing W=100, 5 inputs (--plan, keys only): counts, chi2, p (df 4) == numpy",
+          m["counts"] == counts.tolist() and abs(m["chi2"] - chi2) < 1e-6 * max(1, chi2) and m["df"] == 4 and
+          abs(m["p_value"] - chi2_upper_even(chi2, 4)) < 1e-6, "%s vs %s %s" % (m, counts.tolist(), chi2))
+
+
+def case_lazy(tmp):
+    """h5shuf gather writes shards and a source index too; scatter refuses output-shaping options."""
+    ins = make_inputs(tmp, [300, 200], "lazy")
+    seed = 6
+    one = os.path.join(tmp, "lazy_one.h5")
+    O.shuf("-q", "-s", seed, "--index", "/idx", "--source-index", "/src", *[p + ":/x,/y" for p in ins], one)
+    piles = os.path.join(tmp, "lazy_piles.h5")
+    O.shuf("scatter", "-q", "-s", seed, "--index", "/idx", "--debug-pile-bound", 60,
+           *[p + ":/x,/y" for p in ins], piles)
+    out = os.path.join(tmp, "lazy_sh.h5")
+    O.shuf("gather", "-q", "--shards", 3, "--source-index", "/src", piles, out)
+    cat = concat_files(shard_names(out, 3), NAMES)
+    whole = read_all(one, NAMES)
+    check("gather --shards 3 --source-index: concatenation == one-shot output",
+          all(O.same_array(cat[nm], whole[nm])[0] for nm in NAMES))
+    _, err = O.run([O.H5SHUF, "scatter", "--shards", 2, ins[0], os.path.join(tmp, "lazy_p2.h5")], expect_rc=2)
+    check("scatter --shards: usage error", "give them to the gather" in err, err.strip())
+    _, err = O.run([O.H5SHUF, "gather", "-n", 5, piles, os.path.join(tmp, "lazy_h.h5")], expect_rc=2)
+    check("gather --head: usage error", "one-shot shuffle only" in err, err.strip())
+
+
+def case_source_one_input(tmp):
+    ins = make_inputs(tmp, [50], "one")
+    out = os.path.join(tmp, "one_src.h5")
+    O.shuf("-q", "-s", 1, "--source-index", "/src", ins[0] + ":/x", out)
+    with h5py.File(out, "r") as h:
+        src = h["src"][()]
+        check("source index with one input: (N,) uint16 zeros, root attribute names it",
+              src.dtype == np.dtype("<u2") and src.shape == (50,) and not src.any() and
+              h.attrs["h5shuf_source_index"] == "/src")
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: %s H5SHUF" % sys.argv[0], file=sys.stderr)
+        return 2
+    O.H5SHUF = os.path.abspath(sys.argv[1])
+    with tempfile.TemporaryDirectory(prefix="outputs_h5py.") as tmp:
+        os.environ["TMPDIR"] = tmp
+        O.run_case("shards acceptance (8 x 2000 rows, 16 shards)", case_shards_acceptance, tmp)
+        O.run_case("shard edges", case_shards_edges, tmp)
+        O.run_case("split", case_split, tmp)
+        O.run_case("head", case_head, tmp)
+        O.run_case("mixing report", case_mixing, tmp)
+        O.run_case("source index, one input", case_source_one_input, tmp)
+        O.run_case("scatter/gather with several outputs", case_lazy, tmp)
+        left = [f for f in os.listdir(tmp) if ".h5shuf-" in f]
+        check("no temporary file left behind", not left, str(left))
+    print("%d passed, %d failed" % (O.PASSED, O.FAILED), flush=True)
+    return 0 if O.FAILED == 0 else 1
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[2] == "--acceptance":  # the full-size run, by hand
+        O.H5SHUF = os.path.abspath(sys.argv[1])
+        with tempfile.TemporaryDirectory(prefix="outputs_acc.") as t:
+            os.environ["TMPDIR"] = t
+            case_shards_acceptance(t, 8, 200000, 16)
+        print("%d passed, %d failed" % (O.PASSED, O.FAILED))
+        sys.exit(0 if O.FAILED == 0 else 1)
+    sys.exit(main())
