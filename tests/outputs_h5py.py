@@ -92,7 +92,8 @@ def case_shards_acceptance(tmp, nfiles=8, rows=2000, k=16):
     O.shuf("-q", "-s", seed, "--index", "/idx", "--source-index", "/src", *[p + ":/x,/y" for p in ins], one)
     out = os.path.join(tmp, "acc.h5")
     # the shards with another budget and many small piles: shard boundaries fall inside piles and bands
-    O.shuf("-q", "-s", seed, "--shards", k, "--index", "/idx", "--source-index", "/src", "-m", "4M",
+    O.shuf("-q", "-s", seed, "--shards", k, "--index", "/idx", "--source-index", "/src",
+           "-m", "4M" if n < 100000 else "32M",
            "--debug-pile-bound", max(50, n // 40), *[p + ":/x,/y" for p in ins], out)
     names = shard_names(out, k)
     check("shards: %d files named out-SSSSS-of-KKKKK.h5" % k, all(os.path.exists(p) for p in names))
