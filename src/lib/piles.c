@@ -269,6 +269,17 @@ int h5shuf__pileset_open(h5shuf_job *job, struct h5shuf_scratch *sc, struct h5sh
     return H5SHUF_OK;
 }
 
+/* nds + 1 dataset ids, all H5I_INVALID_HID; NULL when out of memory (recorded). */
+static hid_t *dsets_new(h5shuf_job *job)
+{
+    hid_t *dsets = malloc((job->nds + 1) * sizeof *dsets);
+    if (!dsets)
+        h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    for (size_t d = 0; dsets && d <= job->nds; d++)
+        dsets[d] = H5I_INVALID_HID;
+    return dsets;
+}
+
 /* Store the oldest pending flush: its encoded chunks, in the pile, after the rows already there. */
 static int flush_reap(h5shuf_job *job, struct h5shuf_pileset *ps)
 {
@@ -276,8 +287,8 @@ static int flush_reap(h5shuf_job *job, struct h5shuf_pileset *ps)
     const struct h5shuf_pile p = {.number = ps->first_number + f->k};
     char name[PILE_NAME_MAX], cause[256];
     hid_t group = H5I_INVALID_HID;
-    hid_t *dsets = malloc((job->nds + 1) * sizeof *dsets);
-    int st = dsets ? h5shuf__pile_open(job, ps->sc, &p, &group, dsets) : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    hid_t *dsets = dsets_new(job);
+    int st = dsets ? h5shuf__pile_open(job, ps->sc, &p, &group, dsets) : job->err.status;
     for (size_t d = 0; d <= job->nds && st == H5SHUF_OK; d++) {
         if (h5shuf__extend_rows(dsets[d], f->offset + f->rows) < 0 || h5shuf__chunk_write(job->cio, dsets[d], f->offset, f->chunk[d]) < 0) {
             pile_name(p.number, name, sizeof name);
@@ -304,11 +315,9 @@ static int flush_async(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t k)
         return st;
     if (!w->created) {
         hid_t group = H5I_INVALID_HID;
-        hid_t *dsets = malloc((job->nds + 1) * sizeof *dsets);
+        hid_t *dsets = dsets_new(job);
         if (!dsets)
-            return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-        for (size_t d = 0; d <= job->nds; d++)
-            dsets[d] = H5I_INVALID_HID;
+            return job->err.status;
         st = pile_create(job, ps->sc, ps->first_number + k, ps->cap, &group, dsets);
         for (size_t d = 0; d <= job->nds && st == H5SHUF_OK && !ps->pl_ready; d++)
             if (h5shuf__pipeline_probe(dsets[d], h5shuf__buf_type(job, d), &ps->pl[d]) < 0)
@@ -357,11 +366,9 @@ static int pile_flush(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t k)
             return st;
     }
     hid_t group = H5I_INVALID_HID;
-    hid_t *dsets = malloc((job->nds + 1) * sizeof *dsets);
+    hid_t *dsets = dsets_new(job);
     if (!dsets)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    for (size_t d = 0; d <= job->nds; d++)
-        dsets[d] = H5I_INVALID_HID;
+        return job->err.status;
     int st = !w->created ? pile_create(job, ps->sc, p.number, ps->cap, &group, dsets)
                          : h5shuf__pile_open(job, ps->sc, &p, &group, dsets);
     w->created = 1;

@@ -156,30 +156,14 @@ void h5shuf__pool_submit(struct h5shuf_pool *p, struct h5shuf_task *t)
     pthread_mutex_unlock(&p->mu);
 }
 
-void h5shuf__pool_wait(struct h5shuf_pool *p, struct h5shuf_task *t)
+/* Until task t has run (t NULL: every submitted task), run queued tasks or sleep: the submitter is the
+ * pool's last thread, and helps instead of idling. */
+static void help_until_done(struct h5shuf_pool *p, const struct h5shuf_task *t)
 {
     if (!p || p->started == 0)
         return;
     pthread_mutex_lock(&p->mu);
-    while (t->state == H5SHUF_TASK_QUEUED || t->state == H5SHUF_TASK_RUNNING) {
-        struct h5shuf_task *q = pop(p);
-        if (q) { /* help instead of idling: the submitter is the pool's last thread */
-            pthread_mutex_unlock(&p->mu);
-            run_task(p, q, 0);
-            pthread_mutex_lock(&p->mu);
-        } else {
-            pthread_cond_wait(&p->done, &p->mu);
-        }
-    }
-    pthread_mutex_unlock(&p->mu);
-}
-
-void h5shuf__pool_drain(struct h5shuf_pool *p)
-{
-    if (!p || p->started == 0)
-        return;
-    pthread_mutex_lock(&p->mu);
-    while (p->outstanding > 0) {
+    while (t ? t->state == H5SHUF_TASK_QUEUED || t->state == H5SHUF_TASK_RUNNING : p->outstanding > 0) {
         struct h5shuf_task *q = pop(p);
         if (q) {
             pthread_mutex_unlock(&p->mu);
@@ -190,4 +174,14 @@ void h5shuf__pool_drain(struct h5shuf_pool *p)
         }
     }
     pthread_mutex_unlock(&p->mu);
+}
+
+void h5shuf__pool_wait(struct h5shuf_pool *p, struct h5shuf_task *t)
+{
+    help_until_done(p, t);
+}
+
+void h5shuf__pool_drain(struct h5shuf_pool *p)
+{
+    help_until_done(p, NULL);
 }
