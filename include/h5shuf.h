@@ -164,6 +164,10 @@ typedef struct h5shuf_plan {
     uint64_t restarts;        /* pass-1 restarts done by the run (on_oversize = restart) */
     uint64_t splits;          /* piles split by recursion during the run */
     uint64_t scratch_bytes;   /* size of the scratch file after pass 1 and any splits (its peak), bytes */
+    /* Variable-length rows only (else 0): the most bytes a pile may need in pass 2 (its rows, their sort
+     * records and their payload); a pile over it is split like a pile over pile_bound_rows.  row_bytes
+     * then counts an estimate of the payload per row (from a sample of the inputs' rows). */
+    uint64_t pile_bound_bytes;
     /* Disk estimates, bytes: the inputs' stored (compressed) size; the scratch file (the data, stored size
      * when scratch is compressed, plus 8-byte ids) and the output (stored size when the filters are kept,
      * else the raw size): upper-bound-minded guesses, since compression ratios are unknown in advance. */

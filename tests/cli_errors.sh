@@ -185,10 +185,8 @@ mkdir "$IN/adir.h5"
 if [ "$have_h5py" = 1 ]; then
     pyfile "$IN/grp.h5" "    f.create_group('g').create_dataset('x', data=np.arange(10))
     f['x'] = np.arange(10)" &&
-    pyfile "$IN/vlen.h5" "    f.create_dataset('s', (10,), dtype=h5.special_dtype(vlen=str))
-    f['s'][:] = ['row %d' % i for i in range(10)]
-    v = f.create_dataset('v', (10,), dtype=h5.vlen_dtype(np.dtype('int32')))
-    for i in range(10): v[i] = np.arange(i, dtype=np.int32)" &&
+    pyfile "$IN/vlen.h5" "    f.create_dataset('s', (10,), dtype=h5.vlen_dtype(h5.string_dtype('utf-8')))
+    f.create_dataset('v', (10,), dtype=np.dtype([('a', np.int32), ('b', h5.vlen_dtype(np.dtype('int32')))]))" &&
     pyfile "$IN/scalar.h5" "    f['s'] = np.int64(5)" &&
     pyfile "$IN/a.h5" "    f['x'] = np.arange(30, dtype=np.int32).reshape(10, 3)" &&
     pyfile "$IN/b.h5" "    f['x'] = np.arange(40, dtype=np.int32).reshape(10, 4)" &&
@@ -231,11 +229,11 @@ expect "4 missing dataset ex.h5:/nope" 1 "$O/o.h5" 'no such|not found|does not e
 if [ "$have_h5py" = 1 ]; then
     expect "5 path is a group (grp.h5:/g)" 1 "$O/o.h5" 'group|not a dataset' \
         grp.h5 /g -- grp.h5:/g "$O/o.h5"
-    expect "6a variable-length string dataset" 1 "$O/o.h5" 'variable-length' \
+    expect "6a vlen sequence of variable-length strings (nested)" 1 "$O/o.h5" 'nested variable-length' \
         vlen.h5 /s -- vlen.h5:/s "$O/o.h5"
-    expect "6b variable-length int32 dataset" 1 "$O/o.h5" 'variable-length' \
+    expect "6b compound with a variable-length member" 1 "$O/o.h5" 'inside a compound' \
         vlen.h5 /v -- vlen.h5:/v "$O/o.h5"
-    expect "6c whole-file form on a file of variable-length datasets" 1 "$O/o.h5" 'variable-length' \
+    expect "6c whole-file form on a file of nested variable-length datasets" 1 "$O/o.h5" 'variable-length' \
         vlen.h5 -- vlen.h5 "$O/o.h5"
     expect "7 scalar (rank 0) dataset" 1 "$O/o.h5" 'scalar|rank|no rows|dimension' \
         scalar.h5 /s -- scalar.h5:/s "$O/o.h5"
@@ -248,7 +246,7 @@ if [ "$have_h5py" = 1 ]; then
     expect "11 whole-file form on an ambiguous file lists both candidates" 1 "$O/o.h5" \
         'ambiguous|common|which|candidates|choose|name' amb.h5 /a /b -- amb.h5 "$O/o.h5"
 else
-    for c in "5 path is a group" "6 variable-length datasets" "7 scalar dataset" "8 mismatched inputs" \
+    for c in "5 path is a group" "6 nested variable-length datasets" "7 scalar dataset" "8 mismatched inputs" \
         "11 ambiguous whole-file form"; do skip "$c"; done
 fi
 

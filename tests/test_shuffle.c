@@ -494,15 +494,18 @@ static void test_errors(void)
     snprintf(spec, sizeof spec, "%s:/meta", train);
     expect_error(dir, spec, out, H5SHUF_EUNSUPPORTED, "group");
 
-    /* variable-length strings: no fixed-size row */
+    /* a vlen sequence of variable-length strings: nested variable-length data is refused */
     hid_t vs = H5Tcopy(H5T_C_S1);
     H5Tset_size(vs, H5T_VARIABLE);
+    hid_t vvs = H5Tvlen_create(vs);
     const char *strs[] = {"a", "bb", "ccc"};
+    hvl_t rows3[3] = {{1, &strs[0]}, {2, &strs[1]}, {0, NULL}};
     hsize_t d3[] = {3};
-    CU_ASSERT_EQUAL(tu_write(tu_path(dir, "vlen.h5"), 1, "/s", vs, 1, d3, &CONTIG, strs), 0);
+    CU_ASSERT_EQUAL(tu_write(tu_path(dir, "vlen.h5"), 1, "/s", vvs, 1, d3, &CONTIG, rows3), 0);
+    H5Tclose(vvs);
     H5Tclose(vs);
     snprintf(spec, sizeof spec, "%s:/s", tu_path(dir, "vlen.h5"));
-    expect_error(dir, spec, out, H5SHUF_EUNSUPPORTED, "variable-length");
+    expect_error(dir, spec, out, H5SHUF_EUNSUPPORTED, "nested variable-length");
 
     /* /X (100 rows) and /meta/classes (2 rows) named together */
     snprintf(spec, sizeof spec, "%s:/X,/meta/classes", train);

@@ -26,6 +26,9 @@ void report_plan_text(FILE *out, const h5shuf_job *job, const h5shuf_plan *p)
             p->pile_target_rows, p->pile_bound_rows);
     fprintf(out, "h5shuf: slab %" PRIu64 " rows, pile buffer %" PRIu64 " rows, %u codec threads\n", p->slab_rows,
             p->pile_buffer_rows, p->threads);
+    if (p->pile_bound_bytes) /* variable-length rows: row_bytes above holds an estimate of their payload */
+        fprintf(out, "h5shuf: variable-length rows: a pile may use %.1f MiB (row bytes estimated from a sample)\n",
+                mib(p->pile_bound_bytes));
     fprintf(out, "h5shuf: memory budget %.1f MiB, planned buffers %.1f MiB\n", mib(p->mem_limit_bytes),
             mib(p->mem_planned_bytes));
     fprintf(out, "h5shuf: scratch about %.1f MiB, %.1f MiB free%s\n", mib(p->scratch_estimate_bytes),
@@ -104,10 +107,12 @@ void report_json(FILE *out, const h5shuf_job *job, const h5shuf_plan *p, char *c
                 ", \"slab_rows\": %" PRIu64 ", \"pile_buffer_rows\": %" PRIu64 ", \"mem_limit_bytes\": %" PRIu64
                 ", \"mem_planned_bytes\": %" PRIu64 ", \"input_stored_bytes\": %" PRIu64
                 ", \"scratch_estimate_bytes\": %" PRIu64 ", \"output_estimate_bytes\": %" PRIu64
-                ", \"scratch_free_bytes\": %" PRIu64 ", \"output_free_bytes\": %" PRIu64 ", \"threads\": %u}",
+                ", \"scratch_free_bytes\": %" PRIu64 ", \"output_free_bytes\": %" PRIu64 ", \"threads\": %u"
+                ", \"pile_bound_bytes\": %" PRIu64 "}",
                 p->rows, p->row_bytes, p->total_bytes, p->piles, p->pile_target_rows, p->pile_bound_rows,
                 p->slab_rows, p->pile_buffer_rows, p->mem_limit_bytes, p->mem_planned_bytes, p->input_stored_bytes,
-                p->scratch_estimate_bytes, p->output_estimate_bytes, p->scratch_free_bytes, p->output_free_bytes, p->threads);
+                p->scratch_estimate_bytes, p->output_estimate_bytes, p->scratch_free_bytes, p->output_free_bytes, p->threads,
+                p->pile_bound_bytes);
         fprintf(out, ", \"outputs\": [");
         uint64_t first, rows;
         for (size_t k = 0; h5shuf_job_output_file(job, k, &first, &rows); k++) {

@@ -5,8 +5,8 @@
  *
  * Rows are read and written with the file datatype as the memory type, so HDF5 converts nothing and
  * the output's bytes are the input's, bit for bit, whatever the type (big-endian floats, compounds,
- * strings, opaque...).  Variable-length types, references and scalars have no fixed-size row and are
- * refused with a message naming the dataset.
+ * strings, opaque...).  Variable-length sequences and strings are moved by vlen.c; references, vlen
+ * data nested in other types and scalars are refused with a message naming the dataset.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -99,16 +99,15 @@ static int path_exists(hid_t file, const char *path)
     return ok;
 }
 
-/* Why a datatype cannot be shuffled as fixed-size rows, or NULL when it can. */
+/* Why a datatype cannot be shuffled, or NULL when it can. */
 static const char *type_unsupported(hid_t t)
 {
     H5T_class_t c = H5Tget_class(t);
-    if (c == H5T_VLEN || H5Tdetect_class(t, H5T_VLEN) > 0)
-        return "variable-length datatype (rows have no fixed size)";
-    if (c == H5T_STRING && H5Tis_variable_str(t) > 0)
-        return "variable-length string datatype (rows have no fixed size)";
     if (c == H5T_REFERENCE || H5Tdetect_class(t, H5T_REFERENCE) > 0)
         return "reference datatype (references cannot be moved to another file)";
+    const char *why = h5shuf__vlen_unsupported(t);
+    if (why)
+        return why;
     if (H5Tget_size(t) == 0)
         return "datatype of size 0";
     return NULL;
@@ -160,7 +159,10 @@ static int open_dataset(h5shuf_job *job, size_t f, size_t d, const char *path)
     }
     hsize_t dims[H5S_MAX_RANK], maxdims[H5S_MAX_RANK];
     H5Sget_simple_extent_dims(space, dims, maxdims);
-    uint64_t row_bytes = H5Tget_size(ftype);
+    H5T_class_t tclass = H5Tget_class(ftype);
+    int is_vlen = tclass == H5T_VLEN || (tclass == H5T_STRING && H5Tis_variable_str(ftype) > 0);
+    /* a vlen row's record in memory is HDF5's: hvl_t or char * per element (vlen.c) */
+    uint64_t row_bytes = !is_vlen ? H5Tget_size(ftype) : tclass == H5T_VLEN ? sizeof(hvl_t) : sizeof(char *);
     for (int k = 1; k < rank; k++) {
         if (dims[k] != 0 && row_bytes > UINT64_MAX / dims[k]) {
             st = h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s:%s: row size overflows 64 bits", file, path);
@@ -182,7 +184,13 @@ static int open_dataset(h5shuf_job *job, size_t f, size_t d, const char *path)
         ds->rank = rank;
         memcpy(ds->dims, dims, sizeof dims);
         memcpy(ds->maxdims, maxdims, sizeof maxdims);
-        ds->row_bytes = row_bytes;
+        ds->row_bytes = ds->plan_row_bytes = row_bytes;
+        if (is_vlen) {
+            char where[600];
+            snprintf(where, sizeof where, "%s:%s", file, path);
+            if ((st = h5shuf__vlen_setup(job, ds, where)) != H5SHUF_OK)
+                goto out;
+        }
         ds->dcpl = H5Dget_create_plist(dset);
         if (ds->dcpl < 0) {
             st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: %s", file, path, h5shuf__hdf5_cause(cause, sizeof cause));
@@ -390,7 +398,7 @@ int h5shuf__inputs_open(h5shuf_job *job)
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     job->nds = first->spec.npaths;
     for (size_t d = 0; d < job->nds; d++) /* every id invalid before anything can fail: cleanup closes them */
-        job->ds[d].ftype = job->ds[d].dcpl = job->ds[d].out_dcpl = H5I_INVALID_HID;
+        job->ds[d].ftype = job->ds[d].dcpl = job->ds[d].out_dcpl = job->ds[d].mtype = job->ds[d].etype = H5I_INVALID_HID;
     for (size_t d = 0; d < job->nds; d++) {
         job->ds[d].in_path = xstrdup(first->spec.paths[d]);
         const char *o = job->out_spec.npaths ? job->out_spec.paths[d] : first->spec.paths[d];
@@ -429,10 +437,14 @@ int h5shuf__inputs_open(h5shuf_job *job)
             return h5shuf__fail(&job->err, H5SHUF_EINVAL, "%s: too many rows", h5shuf__where(job, f, 0, where, sizeof where));
         job->rows += in->rows;
     }
+    for (size_t f = 0; f < job->ninputs; f++)
+        h5shuf__vlen_limit_cache(job, job->inputs[f].file);
+    if ((st = h5shuf__vlen_estimate(job)) != H5SHUF_OK)
+        return st;
     for (size_t d = 0; d < job->nds; d++) {
-        if (job->row_bytes + job->ds[d].row_bytes < job->row_bytes)
+        if (job->row_bytes + job->ds[d].plan_row_bytes < job->row_bytes)
             return h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s: rows of more than 2^64 bytes", job->inputs[0].spec.file);
-        job->row_bytes += job->ds[d].row_bytes;
+        job->row_bytes += job->ds[d].plan_row_bytes;
     }
     if (job->row_bytes && job->rows > UINT64_MAX / job->row_bytes)
         return h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s: more than 2^64 bytes of rows", job->inputs[0].spec.file);
@@ -450,6 +462,10 @@ void h5shuf__inputs_close(h5shuf_job *job)
             H5Pclose(job->ds[d].dcpl);
         if (job->ds[d].out_dcpl >= 0)
             H5Pclose(job->ds[d].out_dcpl);
+        if (job->ds[d].mtype >= 0)
+            H5Tclose(job->ds[d].mtype);
+        if (job->ds[d].etype >= 0)
+            H5Tclose(job->ds[d].etype);
         free(job->ds[d].in_path);
         free(job->ds[d].out_path);
     }
@@ -468,6 +484,7 @@ void h5shuf__inputs_close(h5shuf_job *job)
         in->file = H5I_INVALID_HID;
     }
     job->nds = 0;
+    job->nvlen = 0;
 }
 
 /* ---- rows ----------------------------------------------------------------------------------------- */
@@ -890,13 +907,15 @@ static int output_dcpl(h5shuf_job *job, struct h5shuf_dsinfo *ds)
     }
     /* Keep the fill value (a property users see); never write it, every element is written. */
     H5D_fill_value_t fv;
-    if (H5Pfill_value_defined(ds->dcpl, &fv) >= 0 && fv == H5D_FILL_VALUE_USER_DEFINED) {
+    /* (not for vlen rows: reading a vlen fill value allocates memory HDF5 would hand over) */
+    if (!ds->vlen && H5Pfill_value_defined(ds->dcpl, &fv) >= 0 && fv == H5D_FILL_VALUE_USER_DEFINED) {
         void *buf = calloc(1, H5Tget_size(ds->ftype));
         if (buf && H5Pget_fill_value(ds->dcpl, ds->ftype, buf) >= 0)
             H5Pset_fill_value(dcpl, ds->ftype, buf);
         free(buf);
     }
-    H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
+    /* (HDF5 refuses "never" for vlen types; their default fill is not user-defined, so none is written) */
+    H5Pset_fill_time(dcpl, ds->vlen ? H5D_FILL_TIME_IFSET : H5D_FILL_TIME_NEVER);
     H5Pset_obj_track_times(dcpl, 0); /* no clock in the file: same input and seed, same bytes */
     return H5SHUF_OK;
 }
@@ -965,6 +984,7 @@ int h5shuf__output_create(h5shuf_job *job, hid_t out, hid_t *out_dsets, uint64_t
     char cause[256];
     int st = H5SHUF_OK;
     struct copy_state cs = {.job = job};
+    h5shuf__vlen_limit_cache(job, out);
     if (job->whole_file) {
         /* The shuffled datasets first, by address: any other link to them becomes a link. */
         for (size_t d = 0; d < job->nds && st == H5SHUF_OK; d++) {
@@ -1005,8 +1025,11 @@ int h5shuf__output_create(h5shuf_job *job, hid_t out, hid_t *out_dsets, uint64_t
                                              : H5Dcreate2(out, ds->out_path, ds->ftype, space, H5P_DEFAULT, ds->out_dcpl, dapl))
                            : H5I_INVALID_HID;
         if (out_dsets[d] < 0) {
-            st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot create dataset: %s", ofile, ds->out_path,
-                              h5shuf__hdf5_cause(cause, sizeof cause));
+            st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot create dataset: %s%s", ofile, ds->out_path,
+                              h5shuf__hdf5_cause(cause, sizeof cause),
+                              ds->vlen && H5Pget_nfilters(ds->out_dcpl) > 0
+                                  ? " (HDF5 refuses these filters on variable-length data; deflate and shuffle work: try -c gzip)"
+                                  : "");
         } else {
             char what[512];
             snprintf(what, sizeof what, "%s:%s", ofile, ds->out_path);

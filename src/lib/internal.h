@@ -167,6 +167,8 @@ struct h5shuf_plan_in {
     uint64_t debug_pile_bound_rows;
     unsigned threads;         /* chunk codec threads (h5shuf_plan.threads) */
     uint64_t pile_rows;       /* rows that go into piles when fewer than rows (a head); 0: rows */
+    uint64_t mem_row_bytes;   /* vlen rows only (else 0): a row's bytes in memory without its payload */
+    double row_var;           /* vlen rows only: variance of a row's payload bytes */
 };
 
 /* The largest s with s + 6*sqrt(s) <= bound: floor((sqrt(bound + 9) - 3)^2), at least 0. */
@@ -232,6 +234,18 @@ struct h5shuf_dsinfo {
     uint64_t row_bytes;            /* H5Tget_size(ftype) * prod(dims[1:]) */
     hid_t dcpl;                    /* creation properties of the first input (a copy) */
     uint64_t chunk_rows;           /* chunk dim 0 of the first input, 0 when not chunked */
+    /* Variable-length rows (vlen.c); vlen == H5SHUF_FIXED for fixed-size rows, and then row_bytes is
+     * also plan_row_bytes and the other fields are unused. */
+    int vlen;                      /* H5SHUF_FIXED, H5SHUF_VLEN_SEQ or H5SHUF_VLEN_STR */
+    size_t vslot;                  /* its number among the vlen datasets (scratch payload dataset) */
+    hid_t mtype;                   /* memory type of reads and writes: vlen of the file base type, or the
+                                    * variable string type; H5I_INVALID_HID for fixed rows */
+    hid_t etype;                   /* payload element type in the scratch: the base type, or uint8 */
+    uint64_t elems;                /* vlen elements per row: prod(dims[1:]) */
+    uint64_t elem_bytes;           /* bytes of one payload element: base type size, or 1 */
+    uint64_t mean_bytes;           /* estimated payload bytes per row (h5shuf__vlen_estimate) */
+    uint64_t plan_row_bytes;       /* bytes per row the plan counts: row_bytes, plus for vlen rows the
+                                    * payload estimate and a per-element allowance */
     hid_t out_dcpl;                /* creation properties of the output dataset (h5shuf__output_plan) */
     hsize_t out_maxdims[H5S_MAX_RANK];
     uint64_t out_chunk_rows;       /* chunk dim 0 of the output, 0 when not chunked */
@@ -257,7 +271,9 @@ struct h5shuf_job {
     struct h5shuf_dsinfo *ds;
     size_t nds;
     uint64_t rows;                 /* N */
-    uint64_t row_bytes;
+    uint64_t row_bytes;            /* planned bytes of a row: sum of ds[].plan_row_bytes */
+    size_t nvlen;                  /* datasets with variable-length rows */
+    double vlen_var;               /* estimated variance of a row's payload bytes (all vlen datasets) */
     uint64_t seed;
     char *compression, *chunk_shape, *scratch_compression, *index_path; /* copies of the options' strings */
     char *scratch_dir;             /* where the scratch file goes: tmpdir, $TMPDIR or the output's dir */
@@ -458,7 +474,13 @@ H5SHUF_INTERNAL double h5shuf__chi2_upper(double chi2, uint64_t df);
  * d == nds the global row ids (uint64). */
 static inline hid_t h5shuf__buf_type(const h5shuf_job *job, size_t d)
 {
-    return d < job->nds ? job->ds[d].ftype : H5T_NATIVE_UINT64;
+    /* a vlen dataset's pile dataset holds the lengths of its elements (vlen.c) */
+    return d < job->nds && !job->ds[d].vlen ? job->ds[d].ftype : H5T_NATIVE_UINT64;
+}
+/* Datasets of a pile: nds shuffled, the index, then one payload dataset per vlen dataset. */
+static inline size_t h5shuf__pile_nsets(const h5shuf_job *job)
+{
+    return job->nds + 1 + job->nvlen;
 }
 static inline uint64_t h5shuf__buf_row_bytes(const h5shuf_job *job, size_t d)
 {
@@ -475,6 +497,7 @@ struct h5shuf_pile {
     struct h5shuf_range range;
     uint64_t number;   /* the group is /piles/<number>, 6 digits or more */
     uint64_t rows;
+    uint64_t bytes;    /* payload bytes of its vlen rows (0 without vlen datasets) */
 };
 
 /* The scratch file and the piles in it, in key order. */
@@ -497,11 +520,13 @@ H5SHUF_INTERNAL int h5shuf__scratch_reset(h5shuf_job *job, struct h5shuf_scratch
 /* A pile being filled: its buffer.  Its group and datasets are opened only while a full buffer is
  * written (created at the first write), so HDF5 holds no state per pile between flushes: memory stays
  * flat however many piles there are. */
+struct h5shuf_varena;
 struct h5shuf_pile_writer {
     unsigned char **buf; /* nds + 1 buffers of cap rows (index: 8 bytes a row) */
     uint64_t nbuf;       /* rows in the buffers */
     uint64_t written;    /* rows on disk or being encoded */
     int created;         /* the pile's group exists */
+    struct h5shuf_varena *va; /* nvlen payload buffers (vlen.c), NULL without vlen datasets */
 };
 
 /* A full pile buffer handed to the pool: its chunks are being encoded and are stored later, in order. */
@@ -527,6 +552,7 @@ struct h5shuf_pileset {
     size_t nfl, fl_head, fl_count;
     struct h5shuf_pipeline *pl;   /* nds + 1: the pile datasets' pipelines, from the first pile made */
     int pl_ready;
+    uint64_t *vchunk;      /* per vlen dataset: payload elements per scratch chunk (= its buffer) */
 };
 
 /* Prepare m piles over range (numbers reserved, buffers allocated; groups made at their first flush). */
@@ -571,6 +597,8 @@ struct h5shuf_band {
     uint64_t n;            /* rows in buf */
     uint64_t next_row;     /* output row of buf's first row (in the whole output order) */
     uint64_t origin;       /* output row of the open target's row 0: writes go to next_row - origin */
+    const struct h5shuf_dsinfo *vds; /* the dataset when its rows are variable-length, else NULL */
+    struct h5shuf_varena *va;        /* then: the band's payload (buf holds offsets into it) */
 };
 
 /* Buffers rows of every output dataset and writes them in bands of whole output chunks, each dataset
@@ -607,6 +635,68 @@ H5SHUF_INTERNAL void h5shuf__writer_free(struct h5shuf_writer *w);
 
 /* Pass 2: for each pile in key order, load it, sort it by key and stream its rows to the writer. */
 H5SHUF_INTERNAL int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc);
+
+/* ---- vlen.c ------------------------------------------------------------------------------------- */
+
+/* Variable-length rows.  In memory a row of a vlen dataset is HDF5's own memory form: elems hvl_t
+ * (sequences) or char * (strings, NUL-terminated), pointing into HDF5's allocations (input reads) or
+ * an arena (piles loaded from the scratch).  In the scratch a pile stores, per vlen dataset, the
+ * elements' lengths in "dN" (uint64, the dataset's shape; sequences: elements, strings: bytes with the
+ * NUL) and their concatenated payload in "dN_data" (1-D, the base type or uint8), so no global heap. */
+enum { H5SHUF_FIXED = 0, H5SHUF_VLEN_SEQ = 1, H5SHUF_VLEN_STR = 2 };
+
+/* A growable byte buffer; data == NULL when empty. */
+struct h5shuf_varena {
+    unsigned char *data;
+    uint64_t n, cap;
+    uint64_t written; /* a pile buffer's: payload elements already in its scratch dataset */
+};
+
+/* Why type t cannot be shuffled as variable-length rows (vlen inside a compound, vlen of vlen...), or
+ * NULL when it can (or is not variable-length at all). */
+H5SHUF_INTERNAL const char *h5shuf__vlen_unsupported(hid_t t);
+/* Fill ds's vlen fields from its file type (called for the first input); H5SHUF_OK or an error. */
+H5SHUF_INTERNAL int h5shuf__vlen_setup(h5shuf_job *job, struct h5shuf_dsinfo *ds, const char *where);
+/* Estimate the payload bytes per row (mean per dataset, variance of the row's sum) from a sample of
+ * the inputs' rows; sets ds[].mean_bytes, ds[].plan_row_bytes and job->vlen_var. */
+H5SHUF_INTERNAL int h5shuf__vlen_estimate(h5shuf_job *job);
+/* Payload (pointer and bytes, the NUL of a string included) of element e of a row in memory form. */
+H5SHUF_INTERNAL const void *h5shuf__vlen_elem(const struct h5shuf_dsinfo *ds, const unsigned char *row, uint64_t e,
+                                              uint64_t *bytes);
+/* Read rows [start, start+n) of dset into buf (memory form, HDF5's allocations).  buf is zeroed first,
+ * so h5shuf__vlen_reclaim is safe after a failure too. */
+H5SHUF_INTERNAL herr_t h5shuf__vlen_read(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n, void *buf);
+/* Free what h5shuf__vlen_read allocated for n rows (H5Dvlen_reclaim) and zero buf. */
+H5SHUF_INTERNAL void h5shuf__vlen_reclaim(const struct h5shuf_dsinfo *ds, uint64_t n, void *buf);
+/* Load rows [start, start+n) of a pile's vlen dataset (lengths lens, payload data from element *cursor
+ * on, which advances) into buf (memory form) with the payload appended to arena a. */
+H5SHUF_INTERNAL herr_t h5shuf__vlen_load(const struct h5shuf_dsinfo *ds, hid_t lens, hid_t data, uint64_t start,
+                                         uint64_t n, uint64_t *cursor, unsigned char *buf, struct h5shuf_varena *a);
+/* Append a row (memory form) to a pile buffer: its lengths to lens, its payload to a.  < 0: no memory. */
+H5SHUF_INTERNAL int h5shuf__vlen_pile_put(const struct h5shuf_dsinfo *ds, const unsigned char *row, uint64_t *lens,
+                                          struct h5shuf_varena *a);
+/* Write the payload buffered in a to a pile's payload dataset (which holds *written elements): whole
+ * chunks of chunk elements, or everything when all; the rest stays in a. */
+H5SHUF_INTERNAL herr_t h5shuf__vlen_pile_flush(const struct h5shuf_dsinfo *ds, hid_t data, uint64_t chunk, int all,
+                                               uint64_t *written, struct h5shuf_varena *a);
+/* Append a row (memory form) to an output band: payload copied into a, desc gets offsets into it. */
+H5SHUF_INTERNAL int h5shuf__vlen_band_put(const struct h5shuf_dsinfo *ds, const unsigned char *row, unsigned char *desc,
+                                          struct h5shuf_varena *a);
+/* Write n band rows (offsets in desc, made pointers here) at output row start. */
+H5SHUF_INTERNAL herr_t h5shuf__vlen_band_write(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
+                                               unsigned char *desc, const struct h5shuf_varena *a);
+/* Grow a to hold at least need bytes; < 0: no memory. */
+/* Payload elements per scratch chunk (and pile buffer) of vlen dataset ds for piles of cap_rows rows. */
+H5SHUF_INTERNAL uint64_t h5shuf__vlen_chunk_elems(const h5shuf_job *job, const struct h5shuf_dsinfo *ds,
+                                                  uint64_t cap_rows);
+/* Cap the metadata cache of an input or output file when the job has vlen rows. */
+H5SHUF_INTERNAL void h5shuf__vlen_limit_cache(const h5shuf_job *job, hid_t file);
+H5SHUF_INTERNAL int h5shuf__varena_reserve(struct h5shuf_varena *a, uint64_t need);
+H5SHUF_INTERNAL void h5shuf__varena_free(struct h5shuf_varena *a);
+/* Bytes pile p needs in pass 2 (rows with their sort records, plus payload), and whether it is over the
+ * plan's bounds (rows, or those bytes for vlen rows). */
+H5SHUF_INTERNAL uint64_t h5shuf__pile_mem_bytes(const h5shuf_job *job, const struct h5shuf_pile *p);
+H5SHUF_INTERNAL int h5shuf__pile_oversize(const h5shuf_job *job, const struct h5shuf_pile *p);
 
 /* ---- job.c -------------------------------------------------------------------------------------- */
 

@@ -227,8 +227,9 @@ static int plan_disk(h5shuf_job *job)
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     }
     for (size_t f = 0; f < job->ninputs; f++)
-        for (size_t d = 0; d < job->nds; d++)
-            p->input_stored_bytes += H5Dget_storage_size(job->inputs[f].src[d].dset);
+        for (size_t d = 0; d < job->nds; d++) /* a vlen dataset's payload is in the global heap: estimate it */
+            p->input_stored_bytes += job->ds[d].vlen ? job->inputs[f].rows * job->ds[d].plan_row_bytes
+                                                     : H5Dget_storage_size(job->inputs[f].src[d].dset);
     uint64_t stored = p->input_stored_bytes < p->total_bytes ? p->input_stored_bytes : p->total_bytes;
     int scratch_packed = job->scratch_filters.codec != H5SHUF_CODEC_NONE;
     p->scratch_estimate_bytes = (scratch_packed ? stored : p->total_bytes) + 8 * p->rows;
@@ -345,11 +346,14 @@ static int make_plan(h5shuf_job *job)
         .debug_pile_bound_rows = job->opts.debug_pile_bound_rows,
         .threads = job->opts.threads,
         .pile_rows = job->out_rows,
+        .row_var = job->vlen_var,
     };
     if (!pin.threads) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         pin.threads = cpus > 0 ? (unsigned)cpus : 1;
     }
+    for (size_t d = 0; job->nvlen && d < job->nds; d++) /* vlen rows: plan by bytes too */
+        pin.mem_row_bytes += job->ds[d].row_bytes;
     memset(&job->plan, 0, sizeof job->plan);
     st = h5shuf__plan_make(&pin, &job->plan, &job->err);
     if (st != H5SHUF_OK) {
@@ -390,20 +394,20 @@ int h5shuf_job_plan(h5shuf_job *job, h5shuf_plan *plan)
     return st;
 }
 
-static uint64_t most_rows(const struct h5shuf_scratch *sc)
+/* Is any pile over the bound (rows, or bytes of vlen rows)? */
+static int any_oversize(const h5shuf_job *job, const struct h5shuf_scratch *sc)
 {
-    uint64_t most = 0;
     for (size_t j = 0; j < sc->npiles; j++)
-        if (sc->piles[j].rows > most)
-            most = sc->piles[j].rows;
-    return most;
+        if (h5shuf__pile_oversize(job, &sc->piles[j]))
+            return 1;
+    return 0;
 }
 
 int h5shuf__scatter_all(h5shuf_job *job, struct h5shuf_scratch *sc)
 {
     int st = h5shuf__scatter(job, sc);
     if (job->opts.on_oversize == H5SHUF_OVERSIZE_RESTART) {
-        while (st == H5SHUF_OK && most_rows(sc) > job->plan.pile_bound_rows) {
+        while (st == H5SHUF_OK && any_oversize(job, sc)) {
             if (job->plan.restarts == RESTARTS_MAX)
                 return h5shuf__fail(&job->err, H5SHUF_EINTERNAL, "piles still oversize after %d restarts", RESTARTS_MAX);
             /* More piles: at least twice as many, and enough for the bound's own target. */
@@ -425,7 +429,7 @@ int h5shuf__scatter_all(h5shuf_job *job, struct h5shuf_scratch *sc)
         }
         return st;
     }
-    if (st == H5SHUF_OK && most_rows(sc) > job->plan.pile_bound_rows)
+    if (st == H5SHUF_OK && any_oversize(job, sc))
         st = h5shuf__split_oversize(job, sc);
     return st;
 }

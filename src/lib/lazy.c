@@ -744,7 +744,7 @@ int h5shuf__piles_check(h5shuf_job *job)
     struct h5shuf_scratch sc = {.path = job->piles_path, .file = pf->file};
     struct h5shuf_pile p0 = {.number = 0};
     hid_t group = H5I_INVALID_HID;
-    hid_t *dsets = malloc((job->nds + 1) * sizeof *dsets);
+    hid_t *dsets = malloc(h5shuf__pile_nsets(job) * sizeof *dsets);
     if (!dsets)
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     int st = h5shuf__pile_open(job, &sc, &p0, &group, dsets);
@@ -752,7 +752,8 @@ int h5shuf__piles_check(h5shuf_job *job)
         hid_t t = H5Dget_type(dsets[d]), s = H5Dget_space(dsets[d]);
         hsize_t dims[H5S_MAX_RANK];
         int rank = s >= 0 ? H5Sget_simple_extent_ndims(s) : -1;
-        int same = t >= 0 && H5Tequal(t, job->ds[d].ftype) > 0 && rank == job->ds[d].rank;
+        /* (a vlen dataset's pile dataset holds its elements' lengths, vlen.c) */
+        int same = t >= 0 && H5Tequal(t, h5shuf__buf_type(job, d)) > 0 && rank == job->ds[d].rank;
         if (same && H5Sget_simple_extent_dims(s, dims, NULL) >= 0)
             for (int k = 1; k < rank; k++)
                 same = same && dims[k] == job->ds[d].dims[k];
@@ -765,7 +766,7 @@ int h5shuf__piles_check(h5shuf_job *job)
             st = h5shuf__fail(&job->err, H5SHUF_EMISMATCH, "%s:%s: datatype or row shape differs from the piles in %s",
                               job->inputs[0].spec.file, job->ds[d].in_path, pfile);
     }
-    h5shuf__pile_close(group, dsets, job->nds + 1);
+    h5shuf__pile_close(group, dsets, h5shuf__pile_nsets(job));
     free(dsets);
     if (st != H5SHUF_OK)
         return st;

@@ -2,7 +2,8 @@
  * piles.c - the scratch HDF5 file and the piles in it.
  *
  * Each pile is a group /piles/NNNNNN holding one extendible chunked dataset per shuffled dataset
- * ("d0", "d1", ...) and "index" (uint64 global row ids, increasing).  A pile being filled buffers exactly
+ * ("d0", "d1", ...) and "index" (uint64 global row ids, increasing); a dataset of variable-length rows
+ * has its elements' lengths in "dN" and their payload in "dN_data" (vlen.c).  A pile being filled buffers exactly
  * one scratch chunk of rows and writes it when full, so every write is a whole, aligned chunk and the
  * datasets need no chunk cache.  A pile's objects are open only during that write (thousands of open
  * piles would cost HDF5 tens of KiB each, outside any budget), and a pile that never receives a row has
@@ -26,12 +27,24 @@ static void pile_name(uint64_t number, char *buf, size_t cap)
     snprintf(buf, cap, "/piles/%06" PRIu64, number);
 }
 
-static void pile_dset_name(size_t d, size_t nds, char *buf, size_t cap)
+/* The dataset of vlen slot v. */
+static size_t vlen_dataset(const h5shuf_job *job, size_t v)
 {
-    if (d == nds)
+    size_t d = 0;
+    while (d < job->nds && !(job->ds[d].vlen && job->ds[d].vslot == v))
+        d++;
+    return d;
+}
+
+/* Name of pile dataset d (0 .. h5shuf__pile_nsets). */
+static void pile_dset_name(const h5shuf_job *job, size_t d, char *buf, size_t cap)
+{
+    if (d == job->nds)
         snprintf(buf, cap, "index");
-    else
+    else if (d < job->nds)
         snprintf(buf, cap, "d%zu", d);
+    else
+        snprintf(buf, cap, "d%zu_data", vlen_dataset(job, d - job->nds - 1));
 }
 
 int h5shuf__scratch_create(h5shuf_job *job, const char *dir, struct h5shuf_scratch *sc)
@@ -123,10 +136,10 @@ int h5shuf__scratch_reset(h5shuf_job *job, struct h5shuf_scratch *sc)
     return H5SHUF_OK;
 }
 
-/* Create pile group number with its datasets, chunked cap rows at a time; they are left open in
- * *group and dsets[0..nds]. */
-static int pile_create(h5shuf_job *job, struct h5shuf_scratch *sc, uint64_t number, uint64_t cap, hid_t *group,
-                       hid_t *dsets)
+/* Create pile group number with its datasets, chunked cap rows at a time (vlen payloads vchunk[v]
+ * elements); they are left open in *group and dsets[0..h5shuf__pile_nsets). */
+static int pile_create(h5shuf_job *job, struct h5shuf_scratch *sc, uint64_t number, uint64_t cap,
+                       const uint64_t *vchunk, hid_t *group, hid_t *dsets)
 {
     char name[PILE_NAME_MAX], cause[256];
     int st = H5SHUF_OK;
@@ -143,27 +156,31 @@ static int pile_create(h5shuf_job *job, struct h5shuf_scratch *sc, uint64_t numb
     const struct h5shuf_filters *sf = &job->scratch_filters;
     const int compress = sf->codec != H5SHUF_CODEC_NONE;
     const struct h5shuf_filters index_filters[2] = {*sf, {.shuffle = compress, .codec = sf->codec, .level = 1}};
-    for (size_t d = 0; d <= job->nds; d++) {
+    for (size_t d = 0; d < h5shuf__pile_nsets(job); d++) {
         hsize_t dims[H5S_MAX_RANK], maxdims[H5S_MAX_RANK], cdims[H5S_MAX_RANK];
         int rank = 1;
-        hid_t type = H5T_NATIVE_UINT64;
+        hid_t type = h5shuf__buf_type(job, d); /* a vlen dataset's lengths: uint64 */
+        int lengths = d == job->nds || (d < job->nds && job->ds[d].vlen); /* ids or lengths: index filters */
+        uint64_t rows = cap;
         if (d < job->nds) {
             rank = job->ds[d].rank;
-            type = job->ds[d].ftype;
             memcpy(dims, job->ds[d].dims, sizeof dims);
+        } else if (d > job->nds) { /* a vlen payload: 1-D, its chunk a pile buffer's */
+            type = job->ds[vlen_dataset(job, d - job->nds - 1)].etype;
+            rows = vchunk[d - job->nds - 1];
         }
         memcpy(maxdims, dims, sizeof dims);
         memcpy(cdims, dims, sizeof dims);
         dims[0] = 0;
         maxdims[0] = H5S_UNLIMITED;
-        cdims[0] = cap;
+        cdims[0] = rows;
         dcpl = H5Pcreate(H5P_DATASET_CREATE);
         space = H5Screate_simple(rank, dims, maxdims);
         if (dcpl < 0 || space < 0 || H5Pset_chunk(dcpl, rank, cdims) < 0 ||
-            H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 || h5shuf__filters_apply(&index_filters[d == job->nds], dcpl) < 0)
+            H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 || h5shuf__filters_apply(&index_filters[lengths], dcpl) < 0)
             goto hdf5_error;
         char dname[32];
-        pile_dset_name(d, job->nds, dname, sizeof dname);
+        pile_dset_name(job, d, dname, sizeof dname);
         dsets[d] = H5Dcreate2(*group, dname, type, space, H5P_DEFAULT, dcpl, dapl);
         if (dsets[d] < 0)
             goto hdf5_error;
@@ -225,10 +242,16 @@ void h5shuf__pileset_free(const h5shuf_job *job, struct h5shuf_pileset *ps)
     ps->nfl = 0;
     if (!ps->w)
         return;
-    for (uint64_t k = 0; k < ps->m; k++)
+    for (uint64_t k = 0; k < ps->m; k++) {
         h5shuf__bufs_free(job, ps->w[k].buf);
+        for (size_t v = 0; ps->w[k].va && v < job->nvlen; v++)
+            h5shuf__varena_free(&ps->w[k].va[v]);
+        free(ps->w[k].va);
+    }
     free(ps->w);
     ps->w = NULL;
+    free(ps->vchunk);
+    ps->vchunk = NULL;
 }
 
 int h5shuf__pileset_open(h5shuf_job *job, struct h5shuf_scratch *sc, struct h5shuf_range range, uint64_t m,
@@ -247,9 +270,21 @@ int h5shuf__pileset_open(h5shuf_job *job, struct h5shuf_scratch *sc, struct h5sh
     for (uint64_t k = 0; k < m; k++)
         if (!(ps->w[k].buf = h5shuf__bufs_alloc(job, cap)))
             return job->err.status;
+    if (job->nvlen) {
+        /* payload buffers: allocated at a pile's first row, each one scratch chunk */
+        ps->vchunk = calloc(job->nvlen, sizeof *ps->vchunk);
+        if (!ps->vchunk)
+            return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for %llu piles", (unsigned long long)m);
+        for (size_t d = 0; d < job->nds; d++)
+            if (job->ds[d].vlen)
+                ps->vchunk[job->ds[d].vslot] = h5shuf__vlen_chunk_elems(job, &job->ds[d], cap);
+        for (uint64_t k = 0; k < m; k++)
+            if (!(ps->w[k].va = calloc(job->nvlen, sizeof *ps->w[k].va)))
+                return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for %llu piles", (unsigned long long)m);
+    }
     /* Asynchronous flushes: spare buffer sets and their chunks, when the pool has workers. */
     size_t spares = (size_t)h5shuf__plan_spare_buffers(&job->plan);
-    if (spares == 0 || h5shuf__chunkio_threads(job->cio) < 2)
+    if (spares == 0 || h5shuf__chunkio_threads(job->cio) < 2 || job->nvlen) /* vlen payloads: synchronous */
         return H5SHUF_OK;
     ps->fl = calloc(spares, sizeof *ps->fl);
     ps->pl = calloc(job->nds + 1, sizeof *ps->pl);
@@ -269,13 +304,13 @@ int h5shuf__pileset_open(h5shuf_job *job, struct h5shuf_scratch *sc, struct h5sh
     return H5SHUF_OK;
 }
 
-/* nds + 1 dataset ids, all H5I_INVALID_HID; NULL when out of memory (recorded). */
+/* h5shuf__pile_nsets dataset ids, all H5I_INVALID_HID; NULL when out of memory (recorded). */
 static hid_t *dsets_new(h5shuf_job *job)
 {
-    hid_t *dsets = malloc((job->nds + 1) * sizeof *dsets);
+    hid_t *dsets = malloc(h5shuf__pile_nsets(job) * sizeof *dsets);
     if (!dsets)
         h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    for (size_t d = 0; dsets && d <= job->nds; d++)
+    for (size_t d = 0; dsets && d < h5shuf__pile_nsets(job); d++)
         dsets[d] = H5I_INVALID_HID;
     return dsets;
 }
@@ -318,7 +353,7 @@ static int flush_async(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t k)
         hid_t *dsets = dsets_new(job);
         if (!dsets)
             return job->err.status;
-        st = pile_create(job, ps->sc, ps->first_number + k, ps->cap, &group, dsets);
+        st = pile_create(job, ps->sc, ps->first_number + k, ps->cap, ps->vchunk, &group, dsets);
         for (size_t d = 0; d <= job->nds && st == H5SHUF_OK && !ps->pl_ready; d++)
             if (h5shuf__pipeline_probe(dsets[d], h5shuf__buf_type(job, d), &ps->pl[d]) < 0)
                 st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot inspect a pile", ps->sc->path);
@@ -349,13 +384,26 @@ static int flush_async(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t k)
     return H5SHUF_OK;
 }
 
-/* Write pile k's buffer: create the pile at its first write, else open it; close it again. */
-static int pile_flush(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t k)
+/* Does pile k have vlen payload to write: a whole chunk, or anything when all? */
+static int payload_due(const h5shuf_job *job, const struct h5shuf_pileset *ps, uint64_t k, int all)
+{
+    for (size_t d = 0; ps->w[k].va && d < job->nds; d++) {
+        const struct h5shuf_dsinfo *ds = &job->ds[d];
+        const struct h5shuf_varena *a = ds->vlen ? &ps->w[k].va[ds->vslot] : NULL;
+        if (a && (all ? a->n > 0 : a->n >= ps->vchunk[ds->vslot] * ds->elem_bytes))
+            return 1;
+    }
+    return 0;
+}
+
+/* Write pile k's buffer (and whole chunks of its vlen payload, or all of it when all): create the pile
+ * at its first write, else open it; close it again. */
+static int pile_flush(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t k, int all)
 {
     struct h5shuf_pile_writer *w = &ps->w[k];
     const struct h5shuf_pile p = {.number = ps->first_number + k};
     char cause[256];
-    if (w->nbuf == 0)
+    if (w->nbuf == 0 && !payload_due(job, ps, k, all))
         return H5SHUF_OK;
     if (ps->nfl > 0) {
         int direct = 1;
@@ -366,10 +414,11 @@ static int pile_flush(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t k)
             return st;
     }
     hid_t group = H5I_INVALID_HID;
+    const size_t nsets = h5shuf__pile_nsets(job);
     hid_t *dsets = dsets_new(job);
     if (!dsets)
         return job->err.status;
-    int st = !w->created ? pile_create(job, ps->sc, p.number, ps->cap, &group, dsets)
+    int st = !w->created ? pile_create(job, ps->sc, p.number, ps->cap, ps->vchunk, &group, dsets)
                          : h5shuf__pile_open(job, ps->sc, &p, &group, dsets);
     w->created = 1;
     for (size_t d = 0; d <= job->nds && st == H5SHUF_OK; d++) {
@@ -380,7 +429,19 @@ static int pile_flush(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t k)
                               h5shuf__hdf5_cause(cause, sizeof cause));
         }
     }
-    h5shuf__pile_close(group, dsets, job->nds + 1);
+    for (size_t d = 0; d < job->nds && st == H5SHUF_OK; d++) {
+        const struct h5shuf_dsinfo *ds = &job->ds[d];
+        if (!ds->vlen)
+            continue;
+        struct h5shuf_varena *a = &w->va[ds->vslot];
+        if (h5shuf__vlen_pile_flush(ds, dsets[job->nds + 1 + ds->vslot], ps->vchunk[ds->vslot], all, &a->written, a) < 0) {
+            char name[PILE_NAME_MAX];
+            pile_name(p.number, name, sizeof name);
+            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot write: %s", ps->sc->path, name,
+                              h5shuf__hdf5_cause(cause, sizeof cause));
+        }
+    }
+    h5shuf__pile_close(group, dsets, nsets);
     free(dsets);
     if (st == H5SHUF_OK) {
         w->written += w->nbuf;
@@ -394,19 +455,28 @@ int h5shuf__pileset_append(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t 
 {
     struct h5shuf_pile_writer *w = &ps->w[k];
     for (size_t d = 0; d < job->nds; d++) {
-        uint64_t rb = job->ds[d].row_bytes;
+        const struct h5shuf_dsinfo *ds = &job->ds[d];
+        if (ds->vlen) { /* lengths in the buffer (uint64 per element), payload in the pile's arena */
+            struct h5shuf_varena *a = &w->va[ds->vslot];
+            uint64_t *lens = (uint64_t *)(void *)(w->buf[d] + w->nbuf * ds->elems * sizeof(uint64_t));
+            if ((a->cap == 0 && h5shuf__varena_reserve(a, ps->vchunk[ds->vslot] * ds->elem_bytes) < 0) ||
+                h5shuf__vlen_pile_put(ds, rows[d], lens, a) < 0)
+                return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for variable-length rows");
+            continue;
+        }
+        uint64_t rb = ds->row_bytes;
         memcpy(w->buf[d] + w->nbuf * rb, rows[d], rb);
     }
     memcpy(w->buf[job->nds] + w->nbuf * sizeof id, &id, sizeof id);
-    if (++w->nbuf == ps->cap)
-        return pile_flush(job, ps, k);
+    if (++w->nbuf == ps->cap || payload_due(job, ps, k, 0))
+        return pile_flush(job, ps, k, 0);
     return H5SHUF_OK;
 }
 
 int h5shuf__pileset_finish(h5shuf_job *job, struct h5shuf_pileset *ps, struct h5shuf_pile *out)
 {
     for (uint64_t k = 0; k < ps->m; k++) {
-        int st = pile_flush(job, ps, k);
+        int st = pile_flush(job, ps, k, 1);
         if (st != H5SHUF_OK)
             return st;
     }
@@ -420,6 +490,10 @@ int h5shuf__pileset_finish(h5shuf_job *job, struct h5shuf_pileset *ps, struct h5
         out[k].range.hi = h5shuf__range_cut(ps->range, ps->m, k + 1);
         out[k].number = ps->first_number + k;
         out[k].rows = ps->w[k].written;
+        out[k].bytes = 0;
+        for (size_t d = 0; ps->w[k].va && d < job->nds; d++)
+            if (job->ds[d].vlen)
+                out[k].bytes += ps->w[k].va[job->ds[d].vslot].written * job->ds[d].elem_bytes;
     }
     h5shuf__pileset_free(job, ps);
     return H5SHUF_OK;
@@ -430,21 +504,22 @@ int h5shuf__pile_open(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h
 {
     char name[PILE_NAME_MAX], cause[256];
     pile_name(p->number, name, sizeof name);
-    for (size_t d = 0; d <= job->nds; d++)
+    const size_t nsets = h5shuf__pile_nsets(job);
+    for (size_t d = 0; d < nsets; d++)
         dsets[d] = H5I_INVALID_HID;
     *group = H5Gopen2(sc->file, name, H5P_DEFAULT);
     if (*group < 0)
         goto fail;
-    for (size_t d = 0; d <= job->nds; d++) {
+    for (size_t d = 0; d < nsets; d++) {
         char dname[32];
-        pile_dset_name(d, job->nds, dname, sizeof dname);
+        pile_dset_name(job, d, dname, sizeof dname);
         dsets[d] = H5Dopen2(*group, dname, H5P_DEFAULT);
         if (dsets[d] < 0)
             goto fail;
     }
     return H5SHUF_OK;
 fail:
-    h5shuf__pile_close(*group, dsets, job->nds + 1);
+    h5shuf__pile_close(*group, dsets, nsets);
     *group = H5I_INVALID_HID;
     return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot open pile: %s", sc->path, name,
                         h5shuf__hdf5_cause(cause, sizeof cause));
@@ -464,14 +539,22 @@ void h5shuf__pile_close(hid_t group, hid_t *dsets, size_t n)
 int h5shuf__pile_create_empty(h5shuf_job *job, struct h5shuf_scratch *sc, uint64_t number)
 {
     hid_t group = H5I_INVALID_HID;
-    hid_t *dsets = malloc((job->nds + 1) * sizeof *dsets);
-    if (!dsets)
+    const size_t nsets = h5shuf__pile_nsets(job);
+    hid_t *dsets = malloc(nsets * sizeof *dsets);
+    uint64_t *vchunk = job->nvlen ? calloc(job->nvlen, sizeof *vchunk) : NULL;
+    if (!dsets || (job->nvlen && !vchunk)) {
+        free(dsets);
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    for (size_t d = 0; d <= job->nds; d++)
+    }
+    for (size_t d = 0; d < nsets; d++)
         dsets[d] = H5I_INVALID_HID;
-    int st = pile_create(job, sc, number, 1, &group, dsets);
-    h5shuf__pile_close(group, dsets, job->nds + 1);
+    for (size_t d = 0; d < job->nds; d++)
+        if (job->ds[d].vlen)
+            vchunk[job->ds[d].vslot] = h5shuf__vlen_chunk_elems(job, &job->ds[d], 1);
+    int st = pile_create(job, sc, number, 1, vchunk, &group, dsets);
+    h5shuf__pile_close(group, dsets, nsets);
     free(dsets);
+    free(vchunk);
     return st;
 }
 

@@ -114,8 +114,21 @@ int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct
                             (unsigned long long)in->mem_limit_bytes, (unsigned long long)in->row_bytes,
                             (unsigned long long)min_bytes, (unsigned long long)ceil_div(min_bytes, 1024));
 
-    uint64_t bound = (in->mem_limit_bytes - in->band_bytes) / per_row2;
+    uint64_t budget2 = in->mem_limit_bytes - in->band_bytes;
+    uint64_t bound = budget2 / per_row2;
     uint64_t s = h5shuf__pile_target_for_bound(bound);
+    if (in->mem_row_bytes && in->row_var > 0) {
+        /* Variable-length rows: a pile's bytes are a sum of s random row sizes, of mean c = per_row2 and
+         * variance v, so its standard deviation is about sqrt(s * (c^2 + v)) (compound Poisson).  Take
+         * the largest s with s*c + 6*sqrt(s*(c^2 + v)) <= budget2: with v = 0 this is the rule above. */
+        double c = (double)per_row2, k = c / (double)(in->row_bytes + H5SHUF_PASS2_ROW_OVERHEAD);
+        double v = in->row_var * k * k; /* pipelined: c counts each row about 3 times, so does v */
+        double r = sqrt(1.0 + v / (c * c)), b = (double)budget2 / c;
+        double t = sqrt(9.0 * r * r + b) - 3.0 * r;
+        s = t > 0 ? (uint64_t)(t * t) : 0;
+        while (s > 0 && (double)s * c + 6.0 * sqrt((double)s * (c * c + v)) > (double)budget2)
+            s--;
+    }
     uint64_t pile_rows = in->pile_rows ? in->pile_rows : in->rows; /* a head scatters only its rows */
     if (pile_rows > 0 && s > pile_rows) {
         s = pile_rows; /* one pile holds everything */
@@ -128,6 +141,9 @@ int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct
     }
     plan->pile_target_rows = s;
     plan->pile_bound_rows = bound;
+    /* Variable-length rows: a pile must also fit pass 2's bytes (checked on the real sizes after pass 1). */
+    /* (pipelined, pass 2 holds two piles: each gets half) */
+    plan->pile_bound_bytes = in->mem_row_bytes ? (in->threads > 1 ? budget2 / 2 : budget2) : 0;
     plan->piles = pile_rows ? ceil_div(pile_rows, s) : 1;
 
     /* Slab: a quarter of the budget, at most H5SHUF_SLAB_BYTES_MAX, a multiple of the chunk rows. */

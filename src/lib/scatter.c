@@ -29,6 +29,9 @@ static int slab_alloc(h5shuf_job *job, struct slab *sl, uint64_t rows)
 {
     sl->rows = rows;
     sl->buf = h5shuf__bufs_alloc(job, rows);
+    for (size_t d = 0; sl->buf && d < job->nds; d++)
+        if (job->ds[d].vlen) /* records HDF5 fills with pointers: zero, so slab_release is always safe */
+            memset(sl->buf[d], 0, (rows ? rows : 1) * job->ds[d].row_bytes);
     return sl->buf ? H5SHUF_OK : job->err.status;
 }
 
@@ -54,6 +57,14 @@ static int scatter_rows(h5shuf_job *job, struct h5shuf_pileset *ps, struct slab 
     if (rp != rows)
         free(rp);
     return st;
+}
+
+/* Free the vlen data HDF5 allocated for the slab's rows (safe on a zeroed slab: slab_alloc zeroes). */
+static void slab_release(h5shuf_job *job, struct slab *sl)
+{
+    for (size_t d = 0; sl->buf && d < job->nds; d++)
+        if (job->ds[d].vlen)
+            h5shuf__vlen_reclaim(&job->ds[d], sl->rows, sl->buf[d]);
 }
 
 static int piles_reserve(h5shuf_job *job, struct h5shuf_scratch *sc, size_t n)
@@ -110,10 +121,14 @@ static int slab_start(h5shuf_job *job, const struct slab_pos *pos, struct slab *
                       int pipelined)
 {
     const struct h5shuf_input *in = &job->inputs[pos->f];
-    for (size_t d = 0; d < job->nds; d++)
-        if ((pipelined ? h5shuf__prefetch_start(job->cio, in->src[d].dset, job->ds[d].ftype, pos->start, pos->n, sl->buf[d], pf[d])
-                       : h5shuf__chunkio_read(job->cio, in->src[d].dset, job->ds[d].ftype, pos->start, pos->n, sl->buf[d])) < 0)
+    for (size_t d = 0; d < job->nds; d++) {
+        const struct h5shuf_dsinfo *ds = &job->ds[d];
+        /* vlen rows: read now, into HDF5's allocations (slab_release frees them) */
+        if ((ds->vlen ? h5shuf__vlen_read(ds, in->src[d].dset, pos->start, pos->n, sl->buf[d])
+             : pipelined ? h5shuf__prefetch_start(job->cio, in->src[d].dset, ds->ftype, pos->start, pos->n, sl->buf[d], pf[d])
+                         : h5shuf__chunkio_read(job->cio, in->src[d].dset, ds->ftype, pos->start, pos->n, sl->buf[d])) < 0)
             return slab_fail(job, pos, d);
+    }
     return H5SHUF_OK;
 }
 
@@ -167,6 +182,7 @@ int h5shuf__scatter(h5shuf_job *job, struct h5shuf_scratch *sc)
         for (uint64_t r = 0; r < pos.n; r++)
             ids[r] = first + r;
         st = scatter_rows(job, &ps, &sl[cur], ids, pos.n);
+        slab_release(job, &sl[cur]);
         done += pos.n;
         if (st == H5SHUF_OK)
             st = h5shuf__progress(job, H5SHUF_PHASE_SCATTER, done, job->rows);
@@ -185,6 +201,8 @@ int h5shuf__scatter(h5shuf_job *job, struct h5shuf_scratch *sc)
         h5shuf__prefetch_free(job->cio, pf[d]); /* waits for decodes still queued after an error */
     free(pf);
     h5shuf__pileset_free(job, &ps);
+    slab_release(job, &sl[0]);
+    slab_release(job, &sl[1]);
     h5shuf__bufs_free(job, sl[0].buf);
     h5shuf__bufs_free(job, sl[1].buf);
     return st;
@@ -196,7 +214,7 @@ static int split_pile(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h
                       struct h5shuf_pile **out, size_t *n, size_t *cap, uint64_t *done)
 {
     const h5shuf_plan *plan = &job->plan;
-    if (p->rows <= plan->pile_bound_rows) {
+    if (!h5shuf__pile_oversize(job, p)) {
         if (*n == *cap) {
             size_t c = *cap ? 2 * *cap : 64;
             struct h5shuf_pile *v = realloc(*out, c * sizeof *v);
@@ -208,6 +226,17 @@ static int split_pile(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h
         (*out)[(*n)++] = *p;
         return H5SHUF_OK;
     }
+    if (p->rows == 1 && p->rows <= plan->pile_bound_rows) {
+        char where[512];
+        size_t d = 0;
+        while (d + 1 < job->nds && !job->ds[d].vlen)
+            d++;
+        return h5shuf__fail(&job->err, H5SHUF_EBUDGET,
+                            "%s: a row of %llu bytes of variable-length data does not fit the memory budget "
+                            "(a pile may use %llu bytes; raise --memory)",
+                            h5shuf__where(job, 0, d, where, sizeof where), (unsigned long long)p->bytes,
+                            (unsigned long long)plan->pile_bound_bytes);
+    }
     if (depth >= SPLIT_DEPTH_MAX || p->range.hi - p->range.lo < 2)
         return h5shuf__fail(&job->err, H5SHUF_EINTERNAL, "a pile of %llu rows cannot be split below its bound",
                             (unsigned long long)p->rows);
@@ -216,15 +245,26 @@ static int split_pile(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h
     if (target == 0)
         target = 1;
     uint64_t m = p->rows / target + (p->rows % target != 0);
+    if (plan->pile_bound_bytes) {
+        /* vlen rows: also enough sub-piles for their bytes, at the target's share of the byte bound */
+        h5shuf_u128 unit = (h5shuf_u128)plan->pile_bound_bytes * target / plan->pile_bound_rows;
+        h5shuf_u128 mb = unit ? ((h5shuf_u128)h5shuf__pile_mem_bytes(job, p) + unit - 1) / unit : 2;
+        if (mb > m)
+            m = mb < p->rows ? (uint64_t)mb : p->rows;
+    }
     if (m < 2)
         m = 2;
     struct h5shuf_pileset ps = {0};
     struct slab sl = {0};
     struct h5shuf_pile *sub = calloc(m, sizeof *sub);
     hid_t group = H5I_INVALID_HID;
-    hid_t *dsets = malloc((job->nds + 1) * sizeof *dsets);
+    hid_t *dsets = malloc(h5shuf__pile_nsets(job) * sizeof *dsets);
+    /* vlen rows: where each payload is read up to, and the slab's payload */
+    uint64_t *cursor = job->nvlen ? calloc(job->nvlen, sizeof *cursor) : NULL;
+    struct h5shuf_varena *arena = job->nvlen ? calloc(job->nvlen, sizeof *arena) : NULL;
     char cause[256];
-    int st = sub && dsets ? H5SHUF_OK : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    int st = sub && dsets && (!job->nvlen || (cursor && arena)) ? H5SHUF_OK
+                                                                : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     if (st == H5SHUF_OK)
         st = slab_alloc(job, &sl, plan->slab_rows < p->rows ? plan->slab_rows : p->rows);
     if (st == H5SHUF_OK)
@@ -234,7 +274,12 @@ static int split_pile(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h
     for (uint64_t start = 0; start < p->rows && st == H5SHUF_OK; start += sl.rows) {
         uint64_t cnt = p->rows - start < sl.rows ? p->rows - start : sl.rows;
         for (size_t d = 0; d <= job->nds; d++) {
-            if (h5shuf__chunkio_read(job->cio, dsets[d], h5shuf__buf_type(job, d), start, cnt, sl.buf[d]) < 0) {
+            const struct h5shuf_dsinfo *ds = d < job->nds && job->ds[d].vlen ? &job->ds[d] : NULL;
+            if (ds)
+                arena[ds->vslot].n = 0;
+            if ((ds ? h5shuf__vlen_load(ds, dsets[d], dsets[job->nds + 1 + ds->vslot], start, cnt, &cursor[ds->vslot],
+                                        sl.buf[d], &arena[ds->vslot])
+                    : h5shuf__chunkio_read(job->cio, dsets[d], h5shuf__buf_type(job, d), start, cnt, sl.buf[d])) < 0) {
                 st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot read pile %llu: %s", sc->path,
                                   (unsigned long long)p->number, h5shuf__hdf5_cause(cause, sizeof cause));
                 break;
@@ -251,8 +296,12 @@ static int split_pile(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h
     h5shuf__pileset_free(job, &ps);
     h5shuf__bufs_free(job, sl.buf);
     if (dsets)
-        h5shuf__pile_close(group, dsets, job->nds + 1);
+        h5shuf__pile_close(group, dsets, h5shuf__pile_nsets(job));
     free(dsets);
+    for (size_t v = 0; arena && v < job->nvlen; v++)
+        h5shuf__varena_free(&arena[v]);
+    free(arena);
+    free(cursor);
     if (st == H5SHUF_OK) {
         job->plan.splits++;
         st = h5shuf__pile_remove(job, sc, p);

@@ -50,11 +50,14 @@ static int hash_rows(h5shuf_job *job, const hid_t *dsets, uint64_t rows, uint64_
     char cause[256];
     unsigned char **buf = h5shuf__bufs_alloc(job, slab);
     XXH128_hash_t *h = malloc((job->nds ? job->nds : 1) * sizeof *h);
-    int st = buf && h ? H5SHUF_OK : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    XXH3_state_t *xs = job->nvlen ? XXH3_createState() : NULL;
+    int st = buf && h && (xs || !job->nvlen) ? H5SHUF_OK : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     for (uint64_t start = 0; start < rows && st == H5SHUF_OK; start += slab) {
         uint64_t n = rows - start < slab ? rows - start : slab;
-        for (size_t d = 0; d < job->nds && st == H5SHUF_OK; d++)
-            if (h5shuf__chunkio_read(job->cio, dsets[d], job->ds[d].ftype, start, n, buf[d]) < 0)
+        size_t nread = 0;
+        for (size_t d = 0; d < job->nds && st == H5SHUF_OK; d++, nread = d)
+            if ((job->ds[d].vlen ? h5shuf__vlen_read(&job->ds[d], dsets[d], start, n, buf[d])
+                                 : h5shuf__chunkio_read(job->cio, dsets[d], job->ds[d].ftype, start, n, buf[d])) < 0)
                 st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot read rows %llu..%llu: %s", file, paths[d],
                                   (unsigned long long)start, (unsigned long long)(start + n - 1),
                                   h5shuf__hdf5_cause(cause, sizeof cause));
@@ -64,8 +67,20 @@ static int hash_rows(h5shuf_job *job, const hid_t *dsets, uint64_t rows, uint64_
                               h5shuf__hdf5_cause(cause, sizeof cause));
         for (uint64_t r = 0; r < n && st == H5SHUF_OK; r++) {
             for (size_t d = 0; d < job->nds; d++) {
-                uint64_t rb = job->ds[d].row_bytes;
-                h[d] = XXH3_128bits_withSeed(buf[d] + r * rb, rb, d + 1);
+                const struct h5shuf_dsinfo *ds = &job->ds[d];
+                uint64_t rb = ds->row_bytes;
+                if (ds->vlen) { /* the elements' payloads, each with its length */
+                    XXH3_128bits_reset_withSeed(xs, d + 1);
+                    for (uint64_t e = 0; e < ds->elems; e++) {
+                        uint64_t bytes;
+                        const void *p = h5shuf__vlen_elem(ds, buf[d] + r * rb, e, &bytes);
+                        XXH3_128bits_update(xs, &bytes, sizeof bytes);
+                        XXH3_128bits_update(xs, p, bytes);
+                    }
+                    h[d] = XXH3_128bits_digest(xs);
+                } else {
+                    h[d] = XXH3_128bits_withSeed(buf[d] + r * rb, rb, d + 1);
+                }
                 add(&per[d], h[d]);
             }
             XXH128_hash_t t = XXH3_128bits(h, job->nds * sizeof *h);
@@ -89,9 +104,13 @@ static int hash_rows(h5shuf_job *job, const hid_t *dsets, uint64_t rows, uint64_
                 ord->prev_id = pair.id;
             }
         }
+        for (size_t d = 0; d < nread; d++)
+            if (job->ds[d].vlen)
+                h5shuf__vlen_reclaim(&job->ds[d], n, buf[d]);
     }
     h5shuf__bufs_free(job, buf);
     free(h);
+    XXH3_freeState(xs);
     return st;
 }
 

@@ -14,11 +14,20 @@
 uint64_t h5shuf__band_rows(const struct h5shuf_dsinfo *ds, uint64_t all_row_bytes, uint64_t rows)
 {
     /* The dataset's share of H5SHUF_BAND_BYTES_MAX, in proportion to its part of a row. */
+    /* plan_row_bytes: vlen rows count their estimated payload, so their bands are byte-sized too */
     uint64_t unit = ds->out_chunk_rows ? ds->out_chunk_rows : 1;
-    if (unit > UINT64_MAX / ds->row_bytes) /* absurd chunk: one chunk; the plan refuses its bytes */
+    if (unit > UINT64_MAX / ds->plan_row_bytes) /* absurd chunk: one chunk; the plan refuses its bytes */
         return unit > rows && rows > 0 ? rows : unit;
-    uint64_t share = (uint64_t)((double)H5SHUF_BAND_BYTES_MAX * (double)ds->row_bytes / (double)all_row_bytes);
-    uint64_t fit = share / (unit * ds->row_bytes);
+    uint64_t share = (uint64_t)((double)H5SHUF_BAND_BYTES_MAX * (double)ds->plan_row_bytes / (double)all_row_bytes);
+    uint64_t fit = share / (unit * ds->plan_row_bytes);
+    if (ds->vlen && fit == 0 && share > 0) {
+        /* A chunk of vlen rows holds only their heap ids (16 bytes each); its payload may be far larger
+         * than the share.  Write it in k equal parts instead: a chunk rewritten k times costs little,
+         * a band of a whole chunk of payload could cost tens of MiB. */
+        uint64_t k = (uint64_t)(((h5shuf_u128)unit * ds->plan_row_bytes + share - 1) / share);
+        uint64_t band = (unit + k - 1) / k;
+        return band > rows && rows > 0 ? rows : band;
+    }
     uint64_t band = unit * (fit ? fit : 1);
     return band > rows && rows > 0 ? rows : band;
 }
@@ -34,7 +43,7 @@ uint64_t h5shuf__writer_bytes(const h5shuf_job *job)
     /* saturating: a band that overflows 64 bits makes the plan refuse the budget, not wrap */
     uint64_t bytes = 0;
     for (size_t d = 0; d < job->nds; d++) {
-        h5shuf_u128 b = (h5shuf_u128)h5shuf__band_rows(&job->ds[d], job->row_bytes, job->out_rows) * job->ds[d].row_bytes;
+        h5shuf_u128 b = (h5shuf_u128)h5shuf__band_rows(&job->ds[d], job->row_bytes, job->out_rows) * job->ds[d].plan_row_bytes;
         bytes = b > UINT64_MAX - bytes ? UINT64_MAX : bytes + (uint64_t)b;
     }
     if (job->index_path) /* the index's band */
@@ -60,6 +69,11 @@ int h5shuf__writer_init(h5shuf_job *job, struct h5shuf_writer *w)
             b->ftype = job->ds[d].ftype;
             b->row_bytes = job->ds[d].row_bytes;
             b->rows = h5shuf__band_rows(&job->ds[d], job->row_bytes, job->out_rows);
+            if (job->ds[d].vlen) {
+                b->vds = &job->ds[d];
+                if (!(b->va = calloc(1, sizeof *b->va)))
+                    return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+            }
         } else if (d == job->nds) { /* the index: whole chunks of H5SHUF_INDEX_CHUNK_ROWS */
             if (!w->has_index)
                 continue;
@@ -95,13 +109,16 @@ static int band_write(h5shuf_job *job, size_t d, struct h5shuf_band *b)
 {
     char cause[256];
     uint64_t start = b->next_row - b->origin;
-    if (h5shuf__chunkio_write(job->cio, b->dset, b->ftype, start, b->n, b->buf, 0) < 0)
+    if ((b->vds ? h5shuf__vlen_band_write(b->vds, b->dset, start, b->n, b->buf, b->va)
+                : h5shuf__chunkio_write(job->cio, b->dset, b->ftype, start, b->n, b->buf, 0)) < 0)
         return h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot write rows %llu..%llu: %s", job->out_name,
                             d < job->nds ? job->ds[d].out_path : d == job->nds ? job->index_path : job->source_index_path,
                             (unsigned long long)start, (unsigned long long)(start + b->n - 1),
                             h5shuf__hdf5_cause(cause, sizeof cause));
     b->next_row += b->n;
     b->n = 0;
+    if (b->va)
+        b->va->n = 0;
     if (d == 0)
         return h5shuf__progress(job, H5SHUF_PHASE_GATHER, b->next_row, job->out_rows);
     return H5SHUF_OK;
@@ -119,7 +136,10 @@ int h5shuf__writer_flush(h5shuf_job *job, struct h5shuf_writer *w)
 
 static int band_put(h5shuf_job *job, size_t d, struct h5shuf_band *b, const void *row)
 {
-    memcpy(b->buf + b->n * b->row_bytes, row, b->row_bytes);
+    if (!b->vds)
+        memcpy(b->buf + b->n * b->row_bytes, row, b->row_bytes);
+    else if (h5shuf__vlen_band_put(b->vds, row, b->buf + b->n * b->row_bytes, b->va) < 0)
+        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for an output band of variable-length rows");
     return ++b->n == b->rows ? band_write(job, d, b) : H5SHUF_OK;
 }
 
@@ -143,8 +163,12 @@ int h5shuf__writer_put(h5shuf_job *job, struct h5shuf_writer *w, const unsigned 
 void h5shuf__writer_free(struct h5shuf_writer *w)
 {
     if (w->band)
-        for (size_t d = 0; d < w->nds + 2; d++)
+        for (size_t d = 0; d < w->nds + 2; d++) {
             free(w->band[d].buf);
+            if (w->band[d].va)
+                h5shuf__varena_free(w->band[d].va);
+            free(w->band[d].va);
+        }
     free(w->band);
     memset(w, 0, sizeof *w);
 }

@@ -1,0 +1,463 @@
+/*
+ * vlen.c - rows of variable-length datatypes: sequences (H5T_VLEN of a fixed-size base type, e.g. int32
+ * token ids) and variable-length strings.
+ *
+ * The rest of the library moves rows as fixed-size records; a vlen dataset's record is HDF5's memory
+ * form of its elements (hvl_t for sequences, char * for strings), so slabs, pass-2 piles and the row
+ * pointers handed between stages need no special case.  What differs is where the payload lives and how
+ * it is read and written, all of it here:
+ * - input slabs (and verify) are read with H5Dread into HDF5's allocations, reclaimed after use;
+ * - a pile buffer keeps the elements' lengths and copies their payload into a byte arena; the scratch
+ *   pile stores the lengths ("dN") and the concatenated payload ("dN_data", 1-D chunked, compressed):
+ *   no global heap, whole chunks only, and compressible like any array;
+ * - loading a pile (pass 2, oversize split) reads the lengths and the payload into an arena and builds
+ *   the records in place;
+ * - an output band copies the payload into its own arena and writes whole output chunks with H5Dwrite.
+ * Memory types keep the file's base type (H5Tvlen_create of it) and the string type as is, so HDF5
+ * converts nothing: the elements' bytes move unchanged.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Rows read from the inputs to estimate the payload per row: this many blocks of BLOCK rows, spread
+ * evenly over the rows (all rows when there are at most that many). */
+#define SAMPLE_BLOCKS 16
+#define SAMPLE_BLOCK_ROWS 64
+/* Bytes the plan allows per vlen element beside its payload (the record, HDF5's allocation header). */
+#define ELEM_ALLOWANCE 16
+/* Smallest scratch payload chunk of a pile, bytes. */
+#define PAYLOAD_CHUNK_MIN 256
+/* Metadata cache of a file with vlen datasets (their global heap), most bytes. */
+#define VLEN_MDC_BYTES (2u << 20)
+
+/* Does t hold variable-length data anywhere? */
+static int has_var(hid_t t)
+{
+    H5T_class_t c = H5Tget_class(t);
+    int r = 0;
+    if (c == H5T_VLEN)
+        return 1;
+    if (c == H5T_STRING)
+        return H5Tis_variable_str(t) > 0;
+    if (c == H5T_COMPOUND) {
+        int n = H5Tget_nmembers(t);
+        for (int i = 0; i < n && !r; i++) {
+            hid_t m = H5Tget_member_type(t, (unsigned)i);
+            r = m >= 0 && has_var(m);
+            if (m >= 0)
+                H5Tclose(m);
+        }
+    } else if (c == H5T_ARRAY) {
+        hid_t s = H5Tget_super(t);
+        r = s >= 0 && has_var(s);
+        if (s >= 0)
+            H5Tclose(s);
+    }
+    return r;
+}
+
+const char *h5shuf__vlen_unsupported(hid_t t)
+{
+    H5T_class_t c = H5Tget_class(t);
+    if (c == H5T_VLEN) {
+        hid_t s = H5Tget_super(t);
+        int nested = s < 0 || has_var(s);
+        if (s >= 0)
+            H5Tclose(s);
+        return nested ? "variable-length sequence of variable-length data (nested variable-length datatypes)" : NULL;
+    }
+    if (c == H5T_STRING)
+        return NULL;
+    if (has_var(t))
+        return "variable-length data inside a compound or array datatype (only variable-length sequences of "
+               "fixed-size types and variable-length strings are supported)";
+    return NULL;
+}
+
+int h5shuf__vlen_setup(h5shuf_job *job, struct h5shuf_dsinfo *ds, const char *where)
+{
+    char cause[256];
+    H5T_class_t c = H5Tget_class(ds->ftype);
+    ds->elems = 1;
+    for (int k = 1; k < ds->rank; k++)
+        ds->elems *= ds->dims[k];
+    if (c == H5T_VLEN) {
+        ds->vlen = H5SHUF_VLEN_SEQ;
+        ds->etype = H5Tget_super(ds->ftype);
+        ds->mtype = ds->etype >= 0 ? H5Tvlen_create(ds->etype) : H5I_INVALID_HID;
+        ds->elem_bytes = ds->etype >= 0 ? H5Tget_size(ds->etype) : 0;
+        ds->row_bytes = ds->elems * sizeof(hvl_t);
+    } else {
+        ds->vlen = H5SHUF_VLEN_STR;
+        ds->etype = H5Tcopy(H5T_NATIVE_UCHAR);
+        ds->mtype = H5Tcopy(ds->ftype); /* same cset and padding: HDF5 converts nothing */
+        ds->elem_bytes = 1;
+        ds->row_bytes = ds->elems * sizeof(char *);
+    }
+    if (ds->etype < 0 || ds->mtype < 0 || ds->elem_bytes == 0)
+        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot make its memory datatype: %s", where,
+                            h5shuf__hdf5_cause(cause, sizeof cause));
+    ds->vslot = job->nvlen++;
+    ds->plan_row_bytes = ds->row_bytes; /* h5shuf__vlen_estimate adds the payload */
+    return H5SHUF_OK;
+}
+
+const void *h5shuf__vlen_elem(const struct h5shuf_dsinfo *ds, const unsigned char *row, uint64_t e, uint64_t *bytes)
+{
+    if (ds->vlen == H5SHUF_VLEN_SEQ) {
+        hvl_t h;
+        memcpy(&h, row + e * sizeof h, sizeof h);
+        *bytes = (uint64_t)h.len * ds->elem_bytes;
+        return h.p;
+    }
+    const char *s;
+    memcpy(&s, row + e * sizeof s, sizeof s);
+    if (!s) /* a null string reads as an empty one */
+        s = "";
+    *bytes = strlen(s) + 1;
+    return s;
+}
+
+/* File and memory dataspaces of rows [start, start+n) of dset. */
+static herr_t row_spaces(hid_t dset, uint64_t start, uint64_t n, hid_t *fs, hid_t *ms)
+{
+    hsize_t dims[H5S_MAX_RANK], off[H5S_MAX_RANK] = {0};
+    *ms = H5I_INVALID_HID;
+    *fs = H5Dget_space(dset);
+    if (*fs < 0)
+        return -1;
+    int rank = H5Sget_simple_extent_ndims(*fs);
+    H5Sget_simple_extent_dims(*fs, dims, NULL);
+    off[0] = start;
+    dims[0] = n;
+    if (H5Sselect_hyperslab(*fs, H5S_SELECT_SET, off, NULL, dims, NULL) < 0)
+        return -1;
+    *ms = H5Screate_simple(rank, dims, NULL);
+    return *ms < 0 ? -1 : 0;
+}
+
+/* Close the spaces, keeping a failure's error stack for the caller's message. */
+static herr_t spaces_close(herr_t r, hid_t fs, hid_t ms)
+{
+    hid_t stack = r < 0 ? H5Eget_current_stack() : H5I_INVALID_HID;
+    if (fs >= 0)
+        H5Sclose(fs);
+    if (ms >= 0)
+        H5Sclose(ms);
+    if (stack >= 0)
+        H5Eset_current_stack(stack);
+    return r;
+}
+
+herr_t h5shuf__vlen_read(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n, void *buf)
+{
+    memset(buf, 0, n * ds->row_bytes);
+    if (n == 0)
+        return 0;
+    hid_t fs, ms;
+    herr_t r = row_spaces(dset, start, n, &fs, &ms);
+    if (r >= 0 && H5SHUF_FAULT())
+        r = -1;
+    else if (r >= 0)
+        r = H5Dread(dset, ds->mtype, ms, fs, H5P_DEFAULT, buf);
+    return spaces_close(r, fs, ms);
+}
+
+void h5shuf__vlen_reclaim(const struct h5shuf_dsinfo *ds, uint64_t n, void *buf)
+{
+    if (n == 0)
+        return;
+    hsize_t dims[H5S_MAX_RANK];
+    memcpy(dims, ds->dims, sizeof dims);
+    dims[0] = n;
+    hid_t stack = H5Eget_current_stack(); /* a failure being reported keeps its message */
+    hid_t ms = H5Screate_simple(ds->rank, dims, NULL);
+    if (ms >= 0) {
+        H5Dvlen_reclaim(ds->mtype, ms, H5P_DEFAULT, buf);
+        H5Sclose(ms);
+    }
+    if (stack >= 0)
+        H5Eset_current_stack(stack);
+    memset(buf, 0, n * ds->row_bytes);
+}
+
+int h5shuf__varena_reserve(struct h5shuf_varena *a, uint64_t need)
+{
+    if (need <= a->cap)
+        return 0;
+    if (a->n == 0) { /* nothing to keep: no copy, no moment with both buffers */
+        free(a->data);
+        a->data = malloc(need);
+        a->cap = a->data ? need : 0;
+        return a->data ? 0 : -1;
+    }
+    unsigned char *p = realloc(a->data, need);
+    if (!p)
+        return -1;
+    a->data = p;
+    a->cap = need;
+    return 0;
+}
+
+void h5shuf__varena_free(struct h5shuf_varena *a)
+{
+    free(a->data);
+    memset(a, 0, sizeof *a);
+}
+
+herr_t h5shuf__vlen_load(const struct h5shuf_dsinfo *ds, hid_t lens, hid_t data, uint64_t start, uint64_t n,
+                         uint64_t *cursor, unsigned char *buf, struct h5shuf_varena *a)
+{
+    if (n == 0)
+        return 0;
+    /* The lengths go to the end of buf; each record is then built in front of the lengths not yet used
+     * (a record is at least as large as a length), so no second buffer is needed. */
+    uint64_t count = n * ds->elems;
+    unsigned char *tail = buf + n * ds->row_bytes - count * sizeof(uint64_t);
+    if (h5shuf__read_rows(lens, H5T_NATIVE_UINT64, start, n, tail) < 0)
+        return -1;
+    uint64_t elems = 0;
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t len;
+        memcpy(&len, tail + i * sizeof len, sizeof len);
+        elems += len;
+    }
+    uint64_t bytes = elems * ds->elem_bytes, off = a->n;
+    if (h5shuf__varena_reserve(a, a->n + bytes) < 0) {
+        H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_RESOURCE, H5E_NOSPACE,
+                 "out of memory for %llu bytes of variable-length data", (unsigned long long)bytes);
+        return -1;
+    }
+    if (elems && h5shuf__read_rows(data, ds->etype, *cursor, elems, a->data + a->n) < 0)
+        return -1;
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t len;
+        memcpy(&len, tail + i * sizeof len, sizeof len);
+        if (ds->vlen == H5SHUF_VLEN_SEQ) {
+            hvl_t h = {.len = (size_t)len, .p = len ? a->data + off : NULL};
+            memcpy(buf + i * sizeof h, &h, sizeof h);
+        } else {
+            char *s = (char *)a->data + off;
+            memcpy(buf + i * sizeof s, &s, sizeof s);
+        }
+        off += len * ds->elem_bytes;
+    }
+    a->n += bytes;
+    *cursor += elems;
+    return 0;
+}
+
+int h5shuf__vlen_pile_put(const struct h5shuf_dsinfo *ds, const unsigned char *row, uint64_t *lens,
+                          struct h5shuf_varena *a)
+{
+    for (uint64_t e = 0; e < ds->elems; e++) {
+        uint64_t bytes;
+        const void *p = h5shuf__vlen_elem(ds, row, e, &bytes);
+        uint64_t len = bytes / ds->elem_bytes;
+        memcpy(&lens[e], &len, sizeof len);
+        if (h5shuf__varena_reserve(a, a->n + bytes) < 0)
+            return -1;
+        if (bytes)
+            memcpy(a->data + a->n, p, bytes);
+        a->n += bytes;
+    }
+    return 0;
+}
+
+herr_t h5shuf__vlen_pile_flush(const struct h5shuf_dsinfo *ds, hid_t data, uint64_t chunk, int all, uint64_t *written,
+                               struct h5shuf_varena *a)
+{
+    uint64_t cb = chunk * ds->elem_bytes;
+    uint64_t whole = all ? a->n : a->n / cb * cb;
+    if (whole == 0)
+        return 0;
+    if (h5shuf__write_rows(data, ds->etype, *written, whole / ds->elem_bytes, a->data, 1) < 0)
+        return -1;
+    memmove(a->data, a->data + whole, a->n - whole);
+    a->n -= whole;
+    *written += whole / ds->elem_bytes;
+    if (a->cap > cb && a->n <= cb) { /* a row larger than the buffer grew it: back to one chunk */
+        unsigned char *p = realloc(a->data, cb);
+        if (!p) {
+            H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_RESOURCE, H5E_NOSPACE,
+                     "out of memory");
+            return -1;
+        }
+        a->data = p;
+        a->cap = cb;
+    }
+    return 0;
+}
+
+int h5shuf__vlen_band_put(const struct h5shuf_dsinfo *ds, const unsigned char *row, unsigned char *desc,
+                          struct h5shuf_varena *a)
+{
+    for (uint64_t e = 0; e < ds->elems; e++) {
+        uint64_t bytes;
+        const void *p = h5shuf__vlen_elem(ds, row, e, &bytes);
+        if (a->n + bytes > a->cap) {
+            uint64_t cap = 2 * a->cap > a->n + bytes ? 2 * a->cap : a->n + bytes;
+            if (h5shuf__varena_reserve(a, cap < 4096 ? 4096 : cap) < 0)
+                return -1;
+        }
+        uintptr_t off = (uintptr_t)a->n; /* a pointer once the band is written (the arena may move) */
+        if (bytes)
+            memcpy(a->data + a->n, p, bytes);
+        a->n += bytes;
+        if (ds->vlen == H5SHUF_VLEN_SEQ) {
+            hvl_t h = {.len = (size_t)(bytes / ds->elem_bytes), .p = (void *)off};
+            memcpy(desc + e * sizeof h, &h, sizeof h);
+        } else {
+            char *s = (char *)off;
+            memcpy(desc + e * sizeof s, &s, sizeof s);
+        }
+    }
+    return 0;
+}
+
+herr_t h5shuf__vlen_band_write(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
+                               unsigned char *desc, const struct h5shuf_varena *a)
+{
+    if (n == 0)
+        return 0;
+    for (uint64_t i = 0; i < n * ds->elems; i++) {
+        if (ds->vlen == H5SHUF_VLEN_SEQ) {
+            hvl_t h;
+            memcpy(&h, desc + i * sizeof h, sizeof h);
+            h.p = h.len ? a->data + (uintptr_t)h.p : NULL;
+            memcpy(desc + i * sizeof h, &h, sizeof h);
+        } else {
+            char *s;
+            memcpy(&s, desc + i * sizeof s, sizeof s);
+            s = (char *)a->data + (uintptr_t)s;
+            memcpy(desc + i * sizeof s, &s, sizeof s);
+        }
+    }
+    hid_t fs, ms;
+    herr_t r = row_spaces(dset, start, n, &fs, &ms);
+    if (r >= 0 && H5SHUF_FAULT())
+        r = -1;
+    else if (r >= 0)
+        r = H5Dwrite(dset, ds->mtype, ms, fs, H5P_DEFAULT, desc);
+    return spaces_close(r, fs, ms);
+}
+
+/* Add the payload bytes of rows [start, start+n) of input f to the sums. */
+static int sample_block(h5shuf_job *job, size_t f, uint64_t start, uint64_t n, double *tot, double *sum, double *sum2)
+{
+    char where[512], cause[256];
+    int st = H5SHUF_OK;
+    memset(tot, 0, n * sizeof *tot);
+    for (size_t d = 0; d < job->nds && st == H5SHUF_OK; d++) {
+        const struct h5shuf_dsinfo *ds = &job->ds[d];
+        if (!ds->vlen)
+            continue;
+        unsigned char *buf = malloc(n * ds->row_bytes);
+        if (!buf)
+            return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+        if (h5shuf__vlen_read(ds, job->inputs[f].src[d].dset, start, n, buf) < 0)
+            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot read rows %llu..%llu: %s",
+                              h5shuf__where(job, f, d, where, sizeof where), (unsigned long long)start,
+                              (unsigned long long)(start + n - 1), h5shuf__hdf5_cause(cause, sizeof cause));
+        for (uint64_t r = 0; r < n && st == H5SHUF_OK; r++)
+            for (uint64_t e = 0; e < ds->elems; e++) {
+                uint64_t bytes;
+                h5shuf__vlen_elem(ds, buf + r * ds->row_bytes, e, &bytes);
+                sum[ds->vslot] += (double)bytes;
+                tot[r] += (double)bytes;
+            }
+        h5shuf__vlen_reclaim(ds, n, buf);
+        free(buf);
+    }
+    for (uint64_t r = 0; r < n && st == H5SHUF_OK; r++) {
+        sum[job->nvlen] += tot[r];
+        *sum2 += tot[r] * tot[r];
+    }
+    return st;
+}
+
+int h5shuf__vlen_estimate(h5shuf_job *job)
+{
+    if (job->nvlen == 0)
+        return H5SHUF_OK;
+    double *sum = calloc(job->nvlen + 1, sizeof *sum), sum2 = 0; /* [nvlen]: the rows' totals */
+    double *tot = malloc(SAMPLE_BLOCK_ROWS * sizeof *tot);
+    int st = sum && tot ? H5SHUF_OK : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    uint64_t sampled = 0;
+    const uint64_t all = (uint64_t)SAMPLE_BLOCKS * SAMPLE_BLOCK_ROWS;
+    for (uint64_t b = 0; st == H5SHUF_OK && b < (job->rows <= all ? (job->rows + SAMPLE_BLOCK_ROWS - 1) / SAMPLE_BLOCK_ROWS : SAMPLE_BLOCKS); b++) {
+        /* block b starts at global row g: consecutive blocks when all rows are sampled, else spread */
+        uint64_t g = job->rows <= all ? b * SAMPLE_BLOCK_ROWS : (uint64_t)((h5shuf_u128)b * job->rows / SAMPLE_BLOCKS);
+        size_t f = 0;
+        while (f + 1 < job->ninputs && g >= job->inputs[f].first_row + job->inputs[f].rows)
+            f++;
+        uint64_t start = g - job->inputs[f].first_row;
+        uint64_t n = job->inputs[f].rows - start < SAMPLE_BLOCK_ROWS ? job->inputs[f].rows - start : SAMPLE_BLOCK_ROWS;
+        st = sample_block(job, f, start, n, tot, sum, &sum2);
+        sampled += n;
+    }
+    if (st == H5SHUF_OK) {
+        double mean = sampled ? sum[job->nvlen] / (double)sampled : 0;
+        double var = sampled ? sum2 / (double)sampled - mean * mean : 0;
+        job->vlen_var = var > 0 ? var : 0;
+        for (size_t d = 0; d < job->nds; d++) {
+            struct h5shuf_dsinfo *ds = &job->ds[d];
+            if (!ds->vlen)
+                continue;
+            uint64_t m = sampled ? (uint64_t)ceil(sum[ds->vslot] / (double)sampled) : 0;
+            ds->mean_bytes = m;
+            ds->plan_row_bytes = ds->row_bytes + ds->elems * ELEM_ALLOWANCE + m;
+        }
+    }
+    free(sum);
+    free(tot);
+    return st;
+}
+
+void h5shuf__vlen_limit_cache(const h5shuf_job *job, hid_t file)
+{
+    /* Vlen data lives in global heap collections, which HDF5 keeps in the file's metadata cache: by
+     * default that grows to 32 MiB per file outside any budget. */
+    if (job->nvlen == 0)
+        return;
+    H5AC_cache_config_t mdc = {.version = H5AC__CURR_CACHE_CONFIG_VERSION};
+    if (H5Fget_mdc_config(file, &mdc) >= 0) {
+        mdc.set_initial_size = 1;
+        mdc.initial_size = VLEN_MDC_BYTES / 4;
+        mdc.min_size = VLEN_MDC_BYTES / 4;
+        mdc.max_size = VLEN_MDC_BYTES;
+        H5Fset_mdc_config(file, &mdc);
+    }
+    H5Eclear2(H5E_DEFAULT);
+}
+
+uint64_t h5shuf__pile_mem_bytes(const h5shuf_job *job, const struct h5shuf_pile *p)
+{
+    uint64_t per_row = H5SHUF_PASS2_ROW_OVERHEAD;
+    for (size_t d = 0; d < job->nds; d++)
+        per_row += job->ds[d].row_bytes;
+    h5shuf_u128 b = (h5shuf_u128)p->rows * per_row + p->bytes;
+    return b > UINT64_MAX ? UINT64_MAX : (uint64_t)b;
+}
+
+int h5shuf__pile_oversize(const h5shuf_job *job, const struct h5shuf_pile *p)
+{
+    if (p->rows > job->plan.pile_bound_rows)
+        return 1;
+    return job->plan.pile_bound_bytes && h5shuf__pile_mem_bytes(job, p) > job->plan.pile_bound_bytes;
+}
+
+uint64_t h5shuf__vlen_chunk_elems(const h5shuf_job *job, const struct h5shuf_dsinfo *ds, uint64_t cap_rows)
+{
+    (void)job;
+    h5shuf_u128 bytes = (h5shuf_u128)cap_rows * (ds->mean_bytes ? ds->mean_bytes : 1);
+    if (bytes > H5SHUF_PILE_CHUNK_BYTES_MAX)
+        bytes = H5SHUF_PILE_CHUNK_BYTES_MAX;
+    if (bytes < PAYLOAD_CHUNK_MIN)
+        bytes = PAYLOAD_CHUNK_MIN;
+    uint64_t elems = (uint64_t)bytes / ds->elem_bytes;
+    return elems ? elems : 1;
+}
