@@ -110,6 +110,15 @@ int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc)
     if (st == H5SHUF_OK && (!buf[0] || (pipelined && !buf[1]) || !pairs || !tmp || !rows || !dsets || !pf || (job->nvlen && !arena)))
         st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for a pile of %llu rows", (unsigned long long)most);
 
+    /* vlen rows: each payload buffer sized once for the largest pile's payload (pages are only touched as
+     * needed), so loading piles of growing size never reallocates and fragments the heap */
+    uint64_t most_payload = 0;
+    for (size_t j = 0; j < sc->npiles; j++)
+        most_payload = sc->piles[j].bytes > most_payload ? sc->piles[j].bytes : most_payload;
+    for (size_t v = 0; st == H5SHUF_OK && arena && v < (pipelined ? 2 : 1) * job->nvlen; v++)
+        if (h5shuf__varena_reserve(&arena[v], most_payload) < 0)
+            st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for a pile of %llu bytes",
+                              (unsigned long long)most_payload);
     int cur = 0;
     if (st == H5SHUF_OK && sc->npiles > 0)
         st = load_start(job, sc, &sc->piles[0], buf[0], pf, dsets, pipelined, arena);

@@ -689,6 +689,8 @@ H5SHUF_INTERNAL herr_t h5shuf__vlen_band_write(const struct h5shuf_dsinfo *ds, h
 /* Payload elements per scratch chunk (and pile buffer) of vlen dataset ds for piles of cap_rows rows. */
 H5SHUF_INTERNAL uint64_t h5shuf__vlen_chunk_elems(const h5shuf_job *job, const struct h5shuf_dsinfo *ds,
                                                   uint64_t cap_rows);
+/* Bytes of a pile's payload buffer for chunks of chunk elements: the chunk and a quarter more. */
+H5SHUF_INTERNAL uint64_t h5shuf__vlen_arena_bytes(const struct h5shuf_dsinfo *ds, uint64_t chunk);
 /* Cap the metadata cache of an input or output file when the job has vlen rows. */
 H5SHUF_INTERNAL void h5shuf__vlen_limit_cache(const h5shuf_job *job, hid_t file);
 H5SHUF_INTERNAL int h5shuf__varena_reserve(struct h5shuf_varena *a, uint64_t need);

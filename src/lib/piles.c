@@ -459,7 +459,7 @@ int h5shuf__pileset_append(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t 
         if (ds->vlen) { /* lengths in the buffer (uint64 per element), payload in the pile's arena */
             struct h5shuf_varena *a = &w->va[ds->vslot];
             uint64_t *lens = (uint64_t *)(void *)(w->buf[d] + w->nbuf * ds->elems * sizeof(uint64_t));
-            if ((a->cap == 0 && h5shuf__varena_reserve(a, ps->vchunk[ds->vslot] * ds->elem_bytes) < 0) ||
+            if ((a->cap == 0 && h5shuf__varena_reserve(a, h5shuf__vlen_arena_bytes(ds, ps->vchunk[ds->vslot])) < 0) ||
                 h5shuf__vlen_pile_put(ds, rows[d], lens, a) < 0)
                 return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for variable-length rows");
             continue;

@@ -279,15 +279,16 @@ herr_t h5shuf__vlen_pile_flush(const struct h5shuf_dsinfo *ds, hid_t data, uint6
     memmove(a->data, a->data + whole, a->n - whole);
     a->n -= whole;
     *written += whole / ds->elem_bytes;
-    if (a->cap > cb && a->n <= cb) { /* a row larger than the buffer grew it: back to one chunk */
-        unsigned char *p = realloc(a->data, cb);
+    uint64_t keep = h5shuf__vlen_arena_bytes(ds, chunk);
+    if (a->cap > keep && a->n <= keep) { /* a row larger than the buffer grew it: back to its size */
+        unsigned char *p = realloc(a->data, keep);
         if (!p) {
             H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_RESOURCE, H5E_NOSPACE,
                      "out of memory");
             return -1;
         }
         a->data = p;
-        a->cap = cb;
+        a->cap = keep;
     }
     return 0;
 }
@@ -450,10 +451,19 @@ int h5shuf__pile_oversize(const h5shuf_job *job, const struct h5shuf_pile *p)
     return job->plan.pile_bound_bytes && h5shuf__pile_mem_bytes(job, p) > job->plan.pile_bound_bytes;
 }
 
+uint64_t h5shuf__vlen_arena_bytes(const struct h5shuf_dsinfo *ds, uint64_t chunk)
+{
+    uint64_t cb = chunk * ds->elem_bytes;
+    return cb + cb / 4;
+}
+
 uint64_t h5shuf__vlen_chunk_elems(const h5shuf_job *job, const struct h5shuf_dsinfo *ds, uint64_t cap_rows)
 {
     (void)job;
-    h5shuf_u128 bytes = (h5shuf_u128)cap_rows * (ds->mean_bytes ? ds->mean_bytes : 1);
+    /* 4/5 of the planned bytes: the buffer (h5shuf__vlen_arena_bytes) keeps a quarter of a chunk more for
+     * the row that crosses a chunk's end, so it is allocated once (no realloc churn, which fragmented
+     * the heap by tens of MiB with hundreds of piles) */
+    h5shuf_u128 bytes = (h5shuf_u128)cap_rows * (ds->mean_bytes ? ds->mean_bytes : 1) * 4 / 5;
     if (bytes > H5SHUF_PILE_CHUNK_BYTES_MAX)
         bytes = H5SHUF_PILE_CHUNK_BYTES_MAX;
     if (bytes < PAYLOAD_CHUNK_MIN)
