@@ -153,7 +153,7 @@ H5SHUF_INTERNAL void h5shuf__sort_keyidx(struct h5shuf_keyidx *a, struct h5shuf_
 #define H5SHUF_SLAB_BYTES_MAX (32u << 20)
 /* Spare pile buffer sets per thread in pass 1 (asynchronous flushes; none with one thread). */
 #define H5SHUF_SPARE_PILE_BUFFERS 2u
-/* Scratch chunks (one pile buffer flush) hold at most this many bytes per dataset. */
+/* Scratch chunks (one pile buffer flush) hold at most this many bytes (all datasets of a row together). */
 #define H5SHUF_PILE_CHUNK_BYTES_MAX (1u << 20)
 
 /* Inputs of the planner. */

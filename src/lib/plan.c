@@ -82,12 +82,13 @@ static uint64_t ceil_div(uint64_t a, uint64_t b)
 uint64_t h5shuf__plan_pile_buffer_rows(const h5shuf_plan *plan, uint64_t m)
 {
     /* Pass 1: the budget less the slab, shared by m pile buffers; each flush writes one scratch chunk
-     * of at most H5SHUF_PILE_CHUNK_BYTES_MAX bytes per dataset. */
+     * of at most H5SHUF_PILE_CHUNK_BYTES_MAX bytes over all datasets, so that no scratch chunk, and no
+     * chunk buffer of the codec threads (4 per thread, outside the budget), is larger. */
     uint64_t per_row = plan->row_bytes + H5SHUF_PASS1_ROW_OVERHEAD;
     uint64_t fixed = h5shuf__plan_slab_bytes(plan) + m * h5shuf__pile_overhead(plan->ndatasets);
     uint64_t avail = plan->mem_limit_bytes > fixed ? plan->mem_limit_bytes - fixed : 0;
     uint64_t rows = avail / (m + 2 * h5shuf__plan_spare_buffers(plan)) / per_row;
-    uint64_t cap = H5SHUF_PILE_CHUNK_BYTES_MAX / (plan->row_bytes / (plan->ndatasets ? plan->ndatasets : 1) + 1);
+    uint64_t cap = H5SHUF_PILE_CHUNK_BYTES_MAX / (plan->row_bytes + 1);
     if (rows > cap)
         rows = cap;
     if (rows > plan->pile_bound_rows)
