@@ -178,6 +178,8 @@ typedef struct h5shuf_plan {
     uint64_t output_free_bytes;  /* and where the output goes */
     int same_filesystem;         /* both on one filesystem: they need the sum */
     unsigned threads;          /* threads that (de)compress chunks (h5shuf_options.threads, resolved) */
+    int pipelined;             /* the passes overlap reading with work (threads > 1, no variable-length rows);
+                                * the plan then counts two slabs and two piles */
 } h5shuf_plan;
 
 /* An opaque job: the inputs, the output and the options of one shuffle. */

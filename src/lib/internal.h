@@ -166,6 +166,8 @@ struct h5shuf_plan_in {
     uint64_t slab_align_rows; /* pass 1 slabs are a multiple of this (the first input's chunk rows) */
     uint64_t debug_pile_bound_rows;
     unsigned threads;         /* chunk codec threads (h5shuf_plan.threads) */
+    int no_pipeline;          /* nonzero: never overlap the passes (variable-length rows: HDF5 reads them on
+                               * one thread, so a second slab or pile would only cost memory) */
     uint64_t pile_rows;       /* rows that go into piles when fewer than rows (a head); 0: rows */
     uint64_t mem_row_bytes;   /* vlen rows only (else 0): a row's bytes in memory without its payload */
     double row_var;           /* vlen rows only: variance of a row's payload bytes */

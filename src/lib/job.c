@@ -345,6 +345,7 @@ static int make_plan(h5shuf_job *job)
         .slab_align_rows = job->ds[0].chunk_rows,
         .debug_pile_bound_rows = job->opts.debug_pile_bound_rows,
         .threads = job->opts.threads,
+        .no_pipeline = job->nvlen > 0,
         .pile_rows = job->out_rows,
         .row_var = job->vlen_var,
     };

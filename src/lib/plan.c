@@ -37,7 +37,7 @@ uint64_t h5shuf__pile_bound_for_target(uint64_t s)
 
 int h5shuf__plan_pipelined(const h5shuf_plan *plan)
 {
-    return plan->threads > 1;
+    return plan->pipelined;
 }
 
 /* Bytes a row costs in pass 2: the row, its id, key/index pair and radix scratch; pipelined, also the
@@ -98,7 +98,8 @@ uint64_t h5shuf__plan_pile_buffer_rows(const h5shuf_plan *plan, uint64_t m)
 
 int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct h5shuf_err *err)
 {
-    uint64_t per_row2 = h5shuf__plan_pass2_row_bytes(in->row_bytes, in->threads > 1);
+    const int pipe = in->threads > 1 && !in->no_pipeline;
+    uint64_t per_row2 = h5shuf__plan_pass2_row_bytes(in->row_bytes, pipe);
     /* The smallest workable plan: piles of one row (bound 7) and a one-row slab. */
     h5shuf_u128 min_wide = (h5shuf_u128)in->band_bytes + (h5shuf_u128)h5shuf__pile_bound_for_target(1) * per_row2;
     uint64_t min_bytes = min_wide > UINT64_MAX ? UINT64_MAX : (uint64_t)min_wide;
@@ -108,6 +109,7 @@ int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct
     plan->ndatasets = in->ndatasets;
     plan->mem_limit_bytes = in->mem_limit_bytes;
     plan->threads = in->threads ? in->threads : 1;
+    plan->pipelined = pipe;
     if (in->mem_limit_bytes < min_bytes)
         return h5shuf__fail(err, H5SHUF_EBUDGET,
                             "memory budget of %llu bytes is too small for rows of %llu bytes: "
@@ -144,12 +146,12 @@ int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct
     plan->pile_bound_rows = bound;
     /* Variable-length rows: a pile must also fit pass 2's bytes (checked on the real sizes after pass 1). */
     /* (pipelined, pass 2 holds two piles: each gets half) */
-    plan->pile_bound_bytes = in->mem_row_bytes ? (in->threads > 1 ? budget2 / 2 : budget2) : 0;
+    plan->pile_bound_bytes = in->mem_row_bytes ? (pipe ? budget2 / 2 : budget2) : 0;
     plan->piles = pile_rows ? ceil_div(pile_rows, s) : 1;
 
     /* Slab: a quarter of the budget, at most H5SHUF_SLAB_BYTES_MAX, a multiple of the chunk rows. */
     uint64_t align = in->slab_align_rows ? in->slab_align_rows : 1;
-    uint64_t slab_bytes = in->mem_limit_bytes / 4 / (in->threads > 1 ? 3 : 1); /* pipelined: about 3 copies */
+    uint64_t slab_bytes = in->mem_limit_bytes / 4 / (pipe ? 3 : 1); /* pipelined: about 3 copies */
     if (slab_bytes > H5SHUF_SLAB_BYTES_MAX)
         slab_bytes = H5SHUF_SLAB_BYTES_MAX;
     uint64_t slab = in->row_bytes ? slab_bytes / in->row_bytes : slab_bytes;
