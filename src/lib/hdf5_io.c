@@ -503,9 +503,10 @@ herr_t h5shuf__extend_rows(hid_t dset, uint64_t rows)
     return H5Dset_extent(dset, dims);
 }
 
-static herr_t select_rows(hid_t dset, uint64_t start, uint64_t count, hid_t *fspace, hid_t *mspace, int extend)
+herr_t h5shuf__select_rows(hid_t dset, uint64_t start, uint64_t count, hid_t *fspace, hid_t *mspace, int extend)
 {
     hsize_t dims[H5S_MAX_RANK], off[H5S_MAX_RANK] = {0};
+    *fspace = *mspace = H5I_INVALID_HID;
     if (extend && h5shuf__extend_rows(dset, start + count) < 0)
         return -1;
     *fspace = H5Dget_space(dset);
@@ -529,7 +530,7 @@ static herr_t transfer_rows(hid_t dset, hid_t ftype, uint64_t start, uint64_t co
     if (count == 0)
         return 0;
     hid_t fs = H5I_INVALID_HID, ms = H5I_INVALID_HID;
-    herr_t r = select_rows(dset, start, count, &fs, &ms, extend);
+    herr_t r = h5shuf__select_rows(dset, start, count, &fs, &ms, extend);
     if (r >= 0 && H5SHUF_FAULT())
         r = -1;
     else if (r >= 0)

@@ -331,6 +331,12 @@ H5SHUF_INTERNAL herr_t h5shuf__read_rows(hid_t dset, hid_t ftype, uint64_t start
 H5SHUF_INTERNAL herr_t h5shuf__write_rows(hid_t dset, hid_t ftype, uint64_t start, uint64_t count,
                                           const void *buf, int extend);
 
+/* The file dataspace of dset with rows [start, start+count) selected and a memory dataspace of their
+ * shape (dset extended to start+count rows first when extend); both H5I_INVALID_HID until made, for
+ * the caller to close.  Returns < 0 on error. */
+H5SHUF_INTERNAL herr_t h5shuf__select_rows(hid_t dset, uint64_t start, uint64_t count, hid_t *fspace, hid_t *mspace,
+                                           int extend);
+
 /* Extend dset's dimension 0 to rows (the other dimensions unchanged).  Returns < 0 on error. */
 H5SHUF_INTERNAL herr_t h5shuf__extend_rows(hid_t dset, uint64_t rows);
 
@@ -731,6 +737,10 @@ H5SHUF_INTERNAL int h5shuf__piles_load(h5shuf_job *job);
 H5SHUF_INTERNAL int h5shuf__piles_check(h5shuf_job *job);
 /* Release what h5shuf__piles_load kept (the open pile file).  Safe when there is none. */
 H5SHUF_INTERNAL void h5shuf__piles_free(h5shuf_job *job);
+
+/* A public run (h5shuf_run, _run_scatter, _run_gather): a clean error, HDF5's printing off, fn, and the
+ * job's chunk I/O released whatever fn returned. */
+H5SHUF_INTERNAL int h5shuf__public_run(h5shuf_job *job, int (*fn)(h5shuf_job *job));
 
 /* Clear the job's recorded error (each public call starts clean). */
 H5SHUF_INTERNAL void h5shuf__err_clear(h5shuf_job *job);

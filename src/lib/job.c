@@ -474,14 +474,19 @@ static int run(h5shuf_job *job)
     return h5shuf__outputs_finish(job, st);
 }
 
-int h5shuf_run(h5shuf_job *job)
+int h5shuf__public_run(h5shuf_job *job, int (*fn)(h5shuf_job *job))
 {
     h5shuf__err_clear(job);
     struct h5shuf_quiet q;
     h5shuf__quiet_begin(&q);
-    int st = run(job);
-    h5shuf__chunkio_free(job->cio);
+    int st = fn(job);
+    h5shuf__chunkio_free(job->cio); /* made by h5shuf__run_prepare */
     job->cio = NULL;
     h5shuf__quiet_end(&q);
     return st;
+}
+
+int h5shuf_run(h5shuf_job *job)
+{
+    return h5shuf__public_run(job, run);
 }

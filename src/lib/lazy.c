@@ -481,14 +481,7 @@ static int run_scatter(h5shuf_job *job)
 
 int h5shuf_run_scatter(h5shuf_job *job)
 {
-    h5shuf__err_clear(job);
-    struct h5shuf_quiet q;
-    h5shuf__quiet_begin(&q);
-    int st = run_scatter(job);
-    h5shuf__chunkio_free(job->cio);
-    job->cio = NULL;
-    h5shuf__quiet_end(&q);
-    return st;
+    return h5shuf__public_run(job, run_scatter);
 }
 
 /* ---- gather -------------------------------------------------------------------------------------- */
@@ -810,12 +803,5 @@ static int run_gather(h5shuf_job *job)
 
 int h5shuf_run_gather(h5shuf_job *job)
 {
-    h5shuf__err_clear(job);
-    struct h5shuf_quiet q;
-    h5shuf__quiet_begin(&q);
-    int st = run_gather(job);
-    h5shuf__chunkio_free(job->cio);
-    job->cio = NULL;
-    h5shuf__quiet_end(&q);
-    return st;
+    return h5shuf__public_run(job, run_gather);
 }

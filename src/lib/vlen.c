@@ -121,24 +121,6 @@ const void *h5shuf__vlen_elem(const struct h5shuf_dsinfo *ds, const unsigned cha
     return s;
 }
 
-/* File and memory dataspaces of rows [start, start+n) of dset. */
-static herr_t row_spaces(hid_t dset, uint64_t start, uint64_t n, hid_t *fs, hid_t *ms)
-{
-    hsize_t dims[H5S_MAX_RANK], off[H5S_MAX_RANK] = {0};
-    *ms = H5I_INVALID_HID;
-    *fs = H5Dget_space(dset);
-    if (*fs < 0)
-        return -1;
-    int rank = H5Sget_simple_extent_ndims(*fs);
-    H5Sget_simple_extent_dims(*fs, dims, NULL);
-    off[0] = start;
-    dims[0] = n;
-    if (H5Sselect_hyperslab(*fs, H5S_SELECT_SET, off, NULL, dims, NULL) < 0)
-        return -1;
-    *ms = H5Screate_simple(rank, dims, NULL);
-    return *ms < 0 ? -1 : 0;
-}
-
 /* Close the spaces, keeping a failure's error stack for the caller's message. */
 static herr_t spaces_close(herr_t r, hid_t fs, hid_t ms)
 {
@@ -158,7 +140,7 @@ herr_t h5shuf__vlen_read(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t st
     if (n == 0)
         return 0;
     hid_t fs, ms;
-    herr_t r = row_spaces(dset, start, n, &fs, &ms);
+    herr_t r = h5shuf__select_rows(dset, start, n, &fs, &ms, 0);
     if (r >= 0 && H5SHUF_FAULT())
         r = -1;
     else if (r >= 0)
@@ -338,7 +320,7 @@ herr_t h5shuf__vlen_band_write(const struct h5shuf_dsinfo *ds, hid_t dset, uint6
         }
     }
     hid_t fs, ms;
-    herr_t r = row_spaces(dset, start, n, &fs, &ms);
+    herr_t r = h5shuf__select_rows(dset, start, n, &fs, &ms, 0);
     if (r >= 0 && H5SHUF_FAULT())
         r = -1;
     else if (r >= 0)
