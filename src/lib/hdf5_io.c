@@ -535,6 +535,11 @@ static herr_t transfer_rows(hid_t dset, hid_t ftype, uint64_t start, uint64_t co
         r = -1;
     else if (r >= 0)
         r = buf_in ? H5Dwrite(dset, ftype, ms, fs, H5P_DEFAULT, buf_in) : H5Dread(dset, ftype, ms, fs, H5P_DEFAULT, buf_out);
+    return h5shuf__spaces_close(r, fs, ms);
+}
+
+herr_t h5shuf__spaces_close(herr_t r, hid_t fs, hid_t ms)
+{
     /* Every HDF5 call clears the error stack: keep the failure's for the caller's message. */
     hid_t stack = r < 0 ? H5Eget_current_stack() : H5I_INVALID_HID;
     if (fs >= 0)
@@ -1063,7 +1068,7 @@ int h5shuf__output_create(h5shuf_job *job, hid_t out, hid_t *out_dsets, uint64_t
     return st;
 }
 
-static herr_t put_string_attr(hid_t obj, const char *name, const char *value)
+herr_t h5shuf__put_string_attr(hid_t obj, const char *name, const char *value)
 {
     hid_t t = H5Tcopy(H5T_C_S1);
     H5Tset_size(t, H5T_VARIABLE);
@@ -1071,7 +1076,7 @@ static herr_t put_string_attr(hid_t obj, const char *name, const char *value)
     hid_t s = H5Screate(H5S_SCALAR);
     if (H5Aexists(obj, name) > 0)
         H5Adelete(obj, name);
-    hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t a = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
     herr_t r = a < 0 ? -1 : H5Awrite(a, t, &value);
     if (a >= 0)
         H5Aclose(a);
@@ -1103,15 +1108,15 @@ int h5shuf__output_provenance(h5shuf_job *job, hid_t out)
     hid_t s = H5Screate(H5S_SCALAR);
     herr_t r = root < 0 || s < 0 ? -1 : 0;
     if (r >= 0)
-        r = put_string_attr(root, "h5shuf_version", H5SHUF_VERSION_STRING);
+        r = h5shuf__put_string_attr(root, "h5shuf_version", H5SHUF_VERSION_STRING);
     if (r >= 0)
-        r = put_string_attr(root, "h5shuf_inputs", inputs);
+        r = h5shuf__put_string_attr(root, "h5shuf_inputs", inputs);
     if (r >= 0 && job->index_path)
-        r = put_string_attr(root, "h5shuf_index", job->index_path);
+        r = h5shuf__put_string_attr(root, "h5shuf_index", job->index_path);
     if (r >= 0 && job->source_index_path)
-        r = put_string_attr(root, "h5shuf_source_index", job->source_index_path);
+        r = h5shuf__put_string_attr(root, "h5shuf_source_index", job->source_index_path);
     if (r >= 0)
-        r = put_string_attr(root, "h5shuf_key",
+        r = h5shuf__put_string_attr(root, "h5shuf_key",
                             "Philox4x64-10 word 0, counter (i,0,0,0), key (seed,0); rows sorted by (key, i)");
     if (r >= 0) {
         if (H5Aexists(root, "h5shuf_seed") > 0)

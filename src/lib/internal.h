@@ -337,6 +337,13 @@ H5SHUF_INTERNAL herr_t h5shuf__write_rows(hid_t dset, hid_t ftype, uint64_t star
 H5SHUF_INTERNAL herr_t h5shuf__select_rows(hid_t dset, uint64_t start, uint64_t count, hid_t *fspace, hid_t *mspace,
                                            int extend);
 
+/* Close dataspaces fs and ms (either may be H5I_INVALID_HID) after an HDF5 call that returned r, keeping
+ * its error stack when it failed; returns r. */
+H5SHUF_INTERNAL herr_t h5shuf__spaces_close(herr_t r, hid_t fs, hid_t ms);
+
+/* Write the scalar UTF-8 string attribute name on obj (replacing one of that name).  < 0 on error. */
+H5SHUF_INTERNAL herr_t h5shuf__put_string_attr(hid_t obj, const char *name, const char *value);
+
 /* Extend dset's dimension 0 to rows (the other dimensions unchanged).  Returns < 0 on error. */
 H5SHUF_INTERNAL herr_t h5shuf__extend_rows(hid_t dset, uint64_t rows);
 
@@ -741,6 +748,9 @@ H5SHUF_INTERNAL void h5shuf__piles_free(h5shuf_job *job);
 /* A public run (h5shuf_run, _run_scatter, _run_gather): a clean error, HDF5's printing off, fn, and the
  * job's chunk I/O released whatever fn returned. */
 H5SHUF_INTERNAL int h5shuf__public_run(h5shuf_job *job, int (*fn)(h5shuf_job *job));
+
+/* Append input spec to the job (parsed; nothing opened).  H5SHUF_OK, H5SHUF_ENOMEM or H5SHUF_EINVAL. */
+H5SHUF_INTERNAL int h5shuf__input_append(h5shuf_job *job, const char *spec);
 
 /* Clear the job's recorded error (each public call starts clean). */
 H5SHUF_INTERNAL void h5shuf__err_clear(h5shuf_job *job);

@@ -147,11 +147,8 @@ void h5shuf__err_clear(h5shuf_job *job)
     job->err.msg[0] = '\0';
 }
 
-int h5shuf_job_add_input(h5shuf_job *job, const char *spec)
+int h5shuf__input_append(h5shuf_job *job, const char *spec)
 {
-    h5shuf__err_clear(job);
-    if (job->planned)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is already planned");
     struct h5shuf_input *v = realloc(job->inputs, (job->ninputs + 1) * sizeof *v);
     if (!v)
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
@@ -162,6 +159,15 @@ int h5shuf_job_add_input(h5shuf_job *job, const char *spec)
     int st = h5shuf__spec_parse(spec, &in->spec, &job->err);
     if (st == H5SHUF_OK)
         job->ninputs++;
+    return st;
+}
+
+int h5shuf_job_add_input(h5shuf_job *job, const char *spec)
+{
+    h5shuf__err_clear(job);
+    if (job->planned)
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is already planned");
+    int st = h5shuf__input_append(job, spec);
     return st;
 }
 

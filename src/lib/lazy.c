@@ -505,19 +505,14 @@ void h5shuf__piles_free(h5shuf_job *job)
 /* Add input f of the pile file: spec as given, opened by its absolute name. */
 static int add_input(h5shuf_job *job, const char *spec, const char *file)
 {
-    struct h5shuf_input *v = realloc(job->inputs, (job->ninputs + 1) * sizeof *v);
-    if (!v)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    job->inputs = v;
-    struct h5shuf_input *in = &v[job->ninputs];
-    memset(in, 0, sizeof *in);
-    in->file = H5I_INVALID_HID;
-    int st = h5shuf__spec_parse(spec, &in->spec, &job->err);
+    int st = h5shuf__input_append(job, spec);
+    if (st == H5SHUF_ENOMEM)
+        return st;
     if (st != H5SHUF_OK) {
         job->err.status = H5SHUF_OK; /* say where the bad spec came from */
         return h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: input spec '%s'", job->piles_path, spec);
     }
-    job->ninputs++;
+    struct h5shuf_input *in = &job->inputs[job->ninputs - 1];
     if (!(in->open_path = strdup(file)))
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     return H5SHUF_OK;

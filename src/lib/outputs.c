@@ -294,21 +294,6 @@ static herr_t put_u64_attr(hid_t obj, const char *name, const uint64_t *v, hsize
     return r;
 }
 
-static herr_t put_str_attr(hid_t obj, const char *name, const char *value)
-{
-    hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, H5T_VARIABLE);
-    H5Tset_cset(t, H5T_CSET_UTF8);
-    hid_t s = H5Screate(H5S_SCALAR);
-    hid_t a = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
-    herr_t r = a < 0 ? -1 : H5Awrite(a, t, &value);
-    if (a >= 0)
-        H5Aclose(a);
-    H5Sclose(s);
-    H5Tclose(t);
-    return r;
-}
-
 /* The range attributes of a target in a run with several outputs. */
 static int target_attrs(h5shuf_job *job, size_t k, hid_t file)
 {
@@ -326,9 +311,9 @@ static int target_attrs(h5shuf_job *job, size_t k, hid_t file)
         if (r >= 0)
             r = put_u64_attr(root, "h5shuf_shards", &count, 1);
     } else if (r >= 0 && t->label) {
-        r = put_str_attr(root, "h5shuf_split", t->label);
+        r = h5shuf__put_string_attr(root, "h5shuf_split", t->label);
         if (r >= 0)
-            r = put_str_attr(root, "h5shuf_splits", job->split);
+            r = h5shuf__put_string_attr(root, "h5shuf_splits", job->split);
     }
     if (root >= 0)
         H5Gclose(root);

@@ -121,19 +121,6 @@ const void *h5shuf__vlen_elem(const struct h5shuf_dsinfo *ds, const unsigned cha
     return s;
 }
 
-/* Close the spaces, keeping a failure's error stack for the caller's message. */
-static herr_t spaces_close(herr_t r, hid_t fs, hid_t ms)
-{
-    hid_t stack = r < 0 ? H5Eget_current_stack() : H5I_INVALID_HID;
-    if (fs >= 0)
-        H5Sclose(fs);
-    if (ms >= 0)
-        H5Sclose(ms);
-    if (stack >= 0)
-        H5Eset_current_stack(stack);
-    return r;
-}
-
 herr_t h5shuf__vlen_read(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n, void *buf)
 {
     memset(buf, 0, n * ds->row_bytes);
@@ -145,7 +132,7 @@ herr_t h5shuf__vlen_read(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t st
         r = -1;
     else if (r >= 0)
         r = H5Dread(dset, ds->mtype, ms, fs, H5P_DEFAULT, buf);
-    return spaces_close(r, fs, ms);
+    return h5shuf__spaces_close(r, fs, ms);
 }
 
 void h5shuf__vlen_reclaim(const struct h5shuf_dsinfo *ds, uint64_t n, void *buf)
@@ -325,7 +312,7 @@ herr_t h5shuf__vlen_band_write(const struct h5shuf_dsinfo *ds, hid_t dset, uint6
         r = -1;
     else if (r >= 0)
         r = H5Dwrite(dset, ds->mtype, ms, fs, H5P_DEFAULT, desc);
-    return spaces_close(r, fs, ms);
+    return h5shuf__spaces_close(r, fs, ms);
 }
 
 /* Add the payload bytes of rows [start, start+n) of input f to the sums. */
