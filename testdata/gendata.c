@@ -31,6 +31,16 @@ static int fail(const char *what)
     return 1;
 }
 
+/* File and dataset creation properties without object timestamps: the same command writes the same
+ * bytes, so outputs made from these files (whole-file copies keep their objects' headers) are
+ * reproducible to the byte, e.g. in tests/md5_matrix.sh. */
+static hid_t untimed(hid_t cls)
+{
+    hid_t p = H5Pcreate(cls);
+    H5Pset_obj_track_times(p, 0);
+    return p;
+}
+
 static int example(const char *path)
 {
     enum { N = 1000, H = 8, W = 8, C = 3 };
@@ -45,11 +55,13 @@ static int example(const char *path)
         for (int k = 0; k < H * W * C; k++)
             px[k] = (unsigned char)(splitmix64(&st) >> 56);
     }
-    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t fcpl = untimed(H5P_FILE_CREATE), plain = untimed(H5P_DATASET_CREATE);
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+    H5Pclose(fcpl);
     if (f < 0)
         return fail("H5Fcreate");
     hsize_t xd[4] = {N, H, W, C}, xc[4] = {100, H, W, C}, n1[1] = {N}, nc[1] = {3};
-    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    hid_t dcpl = untimed(H5P_DATASET_CREATE);
     H5Pset_chunk(dcpl, 4, xc);
     H5Pset_shuffle(dcpl);
     H5Pset_deflate(dcpl, 4);
@@ -67,10 +79,10 @@ static int example(const char *path)
     H5Sclose(s);
 
     s = H5Screate_simple(1, n1, NULL);
-    d = H5Dcreate2(f, "/y", H5T_STD_I64LE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    d = H5Dcreate2(f, "/y", H5T_STD_I64LE, s, H5P_DEFAULT, plain, H5P_DEFAULT);
     r |= H5Dwrite(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, y);
     H5Dclose(d);
-    d = H5Dcreate2(f, "/ids", H5T_STD_U64LE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    d = H5Dcreate2(f, "/ids", H5T_STD_U64LE, s, H5P_DEFAULT, plain, H5P_DEFAULT);
     r |= H5Dwrite(d, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, ids);
     H5Dclose(d);
     H5Sclose(s);
@@ -78,13 +90,14 @@ static int example(const char *path)
     static const char classes[3][8] = {"circle", "square", "star"};
     H5Tset_size(at, 8);
     s = H5Screate_simple(1, nc, NULL);
-    d = H5Dcreate2(f, "/classes", at, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    d = H5Dcreate2(f, "/classes", at, s, H5P_DEFAULT, plain, H5P_DEFAULT);
     r |= H5Dwrite(d, at, H5S_ALL, H5S_ALL, H5P_DEFAULT, classes);
     H5Dclose(d);
     H5Sclose(s);
     H5Tclose(at);
     H5Sclose(as);
     H5Pclose(dcpl);
+    H5Pclose(plain);
     if (H5Fclose(f) < 0 || r < 0)
         return fail("writing the example");
     return 0;
@@ -92,7 +105,9 @@ static int example(const char *path)
 
 static int floats(const char *path, uint64_t rows, uint64_t cols, unsigned level)
 {
-    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t fcpl = untimed(H5P_FILE_CREATE);
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+    H5Pclose(fcpl);
     if (f < 0)
         return fail("H5Fcreate");
     uint64_t chunk_rows = (UINT64_C(1) << 20) / (cols * 4);
@@ -101,7 +116,7 @@ static int floats(const char *path, uint64_t rows, uint64_t cols, unsigned level
     if (chunk_rows > rows && rows > 0)
         chunk_rows = rows;
     hsize_t dims[2] = {rows, cols}, cdims[2] = {chunk_rows ? chunk_rows : 1, cols};
-    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    hid_t dcpl = untimed(H5P_DATASET_CREATE);
     H5Pset_chunk(dcpl, 2, cdims);
     if (level > 0)
         H5Pset_deflate(dcpl, level);
