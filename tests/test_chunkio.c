@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "filter_zstd.h"
-#include "internal.h"
+#include "chunkio.h"
 #include "testutil.h"
 
 #define ROWS 1000u /* not a multiple of CHUNK_ROWS: the last chunk is partial */

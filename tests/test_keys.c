@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "internal.h"
+#include "keys.h"
 #include "testutil.h"
 
 /* Random123 kat_vectors, philox4x64 10 rounds: counter, key, expected output. */

@@ -7,7 +7,7 @@
  */
 #include <math.h>
 
-#include "internal.h"
+#include "mixing.h"
 #include "testutil.h"
 
 static double even_tail(double x, unsigned df)

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "internal.h"
+#include "plan.h"
 #include "testutil.h"
 
 static void test_bound_values(void)

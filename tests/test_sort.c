@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "sort.h"
 #include "testutil.h"
 
 static int cmp(const void *a, const void *b)

@@ -3,7 +3,7 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "spec.h"
 #include "testutil.h"
 
 static void test_spec_forms(void)

@@ -22,8 +22,11 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "chunkio.h"
+#include "fault.h"
 #include "filter_zstd.h"
-#include "internal.h"
+#include "pool.h"
+#include "rows.h"
 
 /* Task slots per thread: the job's thread reads (or writes) this far ahead of the decoders (encoders). */
 #define SLOTS_PER_THREAD 2u

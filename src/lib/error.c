@@ -9,7 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "error.h"
+#include "job.h"
 
 const char *h5shuf_strerror(int status)
 {
@@ -40,32 +41,15 @@ int h5shuf__fail(struct h5shuf_err *err, int status, const char *fmt, ...)
     return status;
 }
 
-struct cause_walk {
-    char *buf;
-    size_t cap;
-};
-
-/* H5Ewalk2 visits the stack from the innermost frame (H5E_WALK_UPWARD); keep the first description. */
-static herr_t cause_cb(unsigned n, const H5E_error2_t *e, void *data)
+void h5shuf__err_clear(h5shuf_job *job)
 {
-    struct cause_walk *w = data;
-    if (n == 0) {
-        const char *d = e->desc && *e->desc ? e->desc : NULL;
-        char minor[128] = "";
-        H5Eget_msg(e->min_num, NULL, minor, sizeof minor);
-        if (d && *minor)
-            snprintf(w->buf, w->cap, "%s (%s)", d, minor);
-        else
-            snprintf(w->buf, w->cap, "%s", d ? d : (*minor ? minor : "unknown HDF5 error"));
-    }
-    return 0;
+    job->err.status = H5SHUF_OK;
+    job->err.msg[0] = '\0';
 }
 
-const char *h5shuf__hdf5_cause(char *buf, size_t cap)
+int h5shuf__progress(h5shuf_job *job, h5shuf_phase phase, uint64_t done, uint64_t total)
 {
-    struct cause_walk w = {buf, cap};
-    snprintf(buf, cap, "unknown HDF5 error");
-    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, cause_cb, &w);
-    H5Eclear2(H5E_DEFAULT);
-    return buf;
+    if (job->opts.progress && job->opts.progress(job->opts.progress_user, phase, done, total) != 0)
+        return h5shuf__fail(&job->err, H5SHUF_ECANCELED, "canceled");
+    return H5SHUF_OK;
 }

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include <hdf5.h>
+
+#include "fault.h"
 
 static long fault_at = -1, fault_seen;
 

@@ -10,7 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "chunkio.h"
+#include "error.h"
+#include "fault.h"
+#include "gather.h"
+#include "h5err.h"
+#include "job.h"
+#include "piles.h"
+#include "plan.h"
+#include "sort.h"
+#include "vlen.h"
+#include "writer.h"
 
 /* Start loading pile p into buf (nds + 1 buffers): pipelined, its chunks are read now and decoded by the
  * pool; else it is loaded whole before the call returns (a few chunks in flight, no copy of the pile's

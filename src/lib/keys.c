@@ -7,7 +7,7 @@
  * included, so nearby seeds give unrelated streams.  The round constants and the known-answer vectors
  * in tests/test_keys.c are Random123's; numpy.random.Philox implements the same function.
  */
-#include "internal.h"
+#include "keys.h"
 
 #define PHILOX_M0 UINT64_C(0xD2E7470EE14C6C93)
 #define PHILOX_M1 UINT64_C(0xCA5A826395121157)

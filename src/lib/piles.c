@@ -16,7 +16,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "chunkio.h"
+#include "error.h"
+#include "fault.h"
+#include "filters.h"
+#include "h5err.h"
+#include "job.h"
+#include "piles.h"
+#include "plan.h"
+#include "rows.h"
+#include "vlen.h"
 
 #define PILE_NAME_MAX 64
 /* Most bytes HDF5's metadata cache may hold for the scratch file (part of the fixed overhead). */

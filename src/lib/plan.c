@@ -10,7 +10,7 @@
  */
 #include <math.h>
 
-#include "internal.h"
+#include "plan.h"
 
 uint64_t h5shuf__pile_target_for_bound(uint64_t bound)
 {

@@ -10,7 +10,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "fault.h"
+#include "pool.h"
 
 struct h5shuf_pool {
     unsigned nthreads; /* the submitter included */

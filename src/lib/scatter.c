@@ -14,7 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "chunkio.h"
+#include "error.h"
+#include "fault.h"
+#include "h5err.h"
+#include "inputs.h"
+#include "job.h"
+#include "piles.h"
+#include "plan.h"
+#include "scatter.h"
+#include "vlen.h"
 
 /* Give up splitting a pile this many levels down: it cannot happen with uniform keys. */
 #define SPLIT_DEPTH_MAX 16

@@ -10,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fault.h"
 #include "filter_zstd.h"
-#include "internal.h"
+#include "spec.h"
 
 void h5shuf__spec_clear(struct h5shuf_spec *spec)
 {
@@ -179,22 +180,6 @@ int h5shuf__filters_parse(const char *text, const char *dflt, int allow_keep, co
         st = h5shuf__fail(err, H5SHUF_EINVAL, "%s: empty filter spec", what);
     free(copy);
     return st;
-}
-
-herr_t h5shuf__filters_apply(const struct h5shuf_filters *f, hid_t dcpl)
-{
-    herr_t r = 0;
-    if (f->shuffle)
-        r = H5Pset_shuffle(dcpl);
-    if (r >= 0 && f->codec == H5SHUF_CODEC_GZIP)
-        r = H5Pset_deflate(dcpl, (unsigned)f->level);
-    if (r >= 0 && f->codec == H5SHUF_CODEC_ZSTD) {
-        const unsigned cd[1] = {(unsigned)f->level}; /* a negative level travels as its two's complement */
-        r = H5Pset_filter(dcpl, H5SHUF_FILTER_ZSTD, H5Z_FLAG_MANDATORY, 1, cd);
-    }
-    if (r >= 0 && f->fletcher32)
-        r = H5Pset_fletcher32(dcpl);
-    return r;
 }
 
 int h5shuf__chunk_parse(const char *text, hsize_t *dims, int *rank, struct h5shuf_err *err)

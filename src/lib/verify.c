@@ -18,7 +18,16 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "internal.h"
+#include "chunkio.h"
+#include "error.h"
+#include "fault.h"
+#include "filters.h"
+#include "h5err.h"
+#include "inputs.h"
+#include "job.h"
+#include "piles.h"
+#include "plan.h"
+#include "vlen.h"
 
 struct sums {
     uint64_t lo, hi;

@@ -20,7 +20,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "error.h"
+#include "fault.h"
+#include "h5err.h"
+#include "inputs.h"
+#include "job.h"
+#include "piles.h"
+#include "plan.h"
+#include "rows.h"
+#include "vlen.h"
 
 /* Rows read from the inputs to estimate the payload per row: this many blocks of BLOCK rows, spread
  * evenly over the rows (all rows when there are at most that many). */

@@ -9,7 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "chunkio.h"
+#include "error.h"
+#include "fault.h"
+#include "h5err.h"
+#include "inputs.h"
+#include "job.h"
+#include "plan.h"
+#include "targets.h"
+#include "vlen.h"
+#include "writer.h"
 
 uint64_t h5shuf__band_rows(const struct h5shuf_dsinfo *ds, uint64_t all_row_bytes, uint64_t rows)
 {

@@ -1,7 +1,7 @@
 /*
- * lazy.c - the two passes of a shuffle as separate runs, through a pile file (the lazy second pass).
+ * pilefile.c - the pile file: the two passes of a shuffle as separate runs (the lazy second pass).
  *
- * h5shuf_run_scatter runs pass 1 and the oversize handling exactly as h5shuf_run does, into a scratch
+ * h5shuf_run_scatter (run.c) runs pass 1 and the oversize handling exactly as h5shuf_run does, into a scratch
  * file written next to the pile file's name, then renumbers the piles in key order (/piles/000000 is the
  * pile of the smallest keys), records what a gather needs as attributes and a pile table
  * (docs/lazy.md), and renames the file into place.  h5shuf_run_gather rebuilds the one-shot job from the
@@ -23,7 +23,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "attrs.h"
+#include "error.h"
+#include "fault.h"
+#include "h5err.h"
+#include "inputs.h"
+#include "job.h"
+#include "pilefile.h"
+#include "piles.h"
+#include "plan.h"
+#include "writer.h"
 
 #define PILES_FORMAT "h5shuf-piles"
 #define PILES_FORMAT_VERSION 1u
@@ -34,18 +43,6 @@ struct table_row {
     uint64_t last;   /* its last key (inclusive: hi - 1, so the last pile's 2^64 fits in 64 bits) */
     uint64_t rows;   /* rows in the pile */
     uint64_t offset; /* output row of its first row: the rows of the piles before it */
-};
-
-/* What a gather read from its pile file. */
-struct h5shuf_pilefile {
-    hid_t file;
-    struct h5shuf_pile *piles;
-    size_t npiles;
-    uint64_t rows, bound_rows, splits, restarts;
-    size_t ninputs, nds;
-    uint64_t *in_rows, *in_bytes, *in_mtime_ns;
-    char **datasets; /* nds input dataset paths */
-    uint64_t file_bytes;
 };
 
 static uint64_t mtime_ns(const struct stat *st)
@@ -61,53 +58,6 @@ static void free_strings(char **v, size_t n)
 }
 
 /* ---- attributes ---------------------------------------------------------------------------------- */
-
-static hid_t vstring_type(void)
-{
-    hid_t t = H5Tcopy(H5T_C_S1);
-    if (t >= 0 && (H5Tset_size(t, H5T_VARIABLE) < 0 || H5Tset_cset(t, H5T_CSET_UTF8) < 0)) {
-        H5Tclose(t);
-        t = H5I_INVALID_HID;
-    }
-    return t;
-}
-
-/* Write attribute name: n values of type (file type ftype, memory type mtype); n == 0: a scalar. */
-static herr_t put_attr(hid_t obj, const char *name, hid_t ftype, hid_t mtype, size_t n, const void *buf)
-{
-    hsize_t dim = n;
-    hid_t s = n ? H5Screate_simple(1, &dim, NULL) : H5Screate(H5S_SCALAR);
-    hid_t a = s >= 0 && !H5SHUF_FAULT() ? H5Acreate2(obj, name, ftype, s, H5P_DEFAULT, H5P_DEFAULT) : H5I_INVALID_HID;
-    herr_t r = a < 0 ? -1 : H5Awrite(a, mtype, buf);
-    if (a >= 0)
-        H5Aclose(a);
-    if (s >= 0)
-        H5Sclose(s);
-    return r;
-}
-
-static herr_t put_u64(hid_t obj, const char *name, uint64_t v)
-{
-    return put_attr(obj, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, 0, &v);
-}
-
-static herr_t put_strings(hid_t obj, const char *name, const char *const *v, size_t n)
-{
-    hid_t t = vstring_type();
-    herr_t r = t < 0 ? -1 : put_attr(obj, name, t, t, n, v);
-    if (t >= 0)
-        H5Tclose(t);
-    return r;
-}
-
-static herr_t put_string(hid_t obj, const char *name, const char *v)
-{
-    hid_t t = vstring_type();
-    herr_t r = t < 0 ? -1 : put_attr(obj, name, t, t, 0, &v);
-    if (t >= 0)
-        H5Tclose(t);
-    return r;
-}
 
 /* Open attribute name of the pile file's root and check it holds n values (n == 0: a scalar).
  * Returns the attribute, or H5I_INVALID_HID with a "damaged pile file" message recorded. */
@@ -168,7 +118,7 @@ static int get_strings(h5shuf_job *job, hid_t obj, const char *name, size_t n, c
     if (a < 0)
         return job->err.status;
     int st = H5SHUF_OK;
-    hid_t t = vstring_type();
+    hid_t t = h5shuf__vstring_type();
     hid_t at = H5Aget_type(a);
     char **raw = calloc(count, sizeof *raw);
     if (!raw) {
@@ -216,36 +166,10 @@ static hid_t table_type(int file)
 
 /* ---- scatter ------------------------------------------------------------------------------------- */
 
-int h5shuf_job_set_piles(h5shuf_job *job, const char *path)
-{
-    h5shuf__err_clear(job);
-    if (job->planned)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is already planned");
-    if (!path || !*path)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "empty pile file name");
-    char *p = strdup(path);
-    if (!p)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    free(job->piles_path);
-    job->piles_path = p;
-    return H5SHUF_OK;
-}
-
-int h5shuf__piles_scatter_setup(h5shuf_job *job)
-{
-    if (job->out_spec.file)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "a scatter writes the pile file %s and takes no output",
-                            job->piles_path);
-    job->out_spec.file = strdup(job->piles_path);
-    if (!job->out_spec.file)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    return H5SHUF_OK;
-}
-
 /* Rename the piles /piles/0, 1, ... M-1 in key order (a pile that got no row gets an empty group), so
  * that a reader finds pile j by its number.  Empty key ranges (possible only in theory, when a range of
  * fewer keys than parts is cut) hold no row and are dropped. */
-static int renumber(h5shuf_job *job, struct h5shuf_scratch *sc)
+int h5shuf__piles_renumber(h5shuf_job *job, struct h5shuf_scratch *sc)
 {
     char from[64], to[64], cause[256];
     size_t n = 0;
@@ -302,7 +226,7 @@ static char *spec_text(const h5shuf_job *job, size_t f)
 }
 
 /* Record on the pile file's root and in /pile_table what a gather and a loader need (docs/lazy.md). */
-static int write_meta(h5shuf_job *job, struct h5shuf_scratch *sc)
+int h5shuf__piles_write_meta(h5shuf_job *job, struct h5shuf_scratch *sc)
 {
     char cause[256];
     int st = H5SHUF_OK;
@@ -350,45 +274,45 @@ static int write_meta(h5shuf_job *job, struct h5shuf_scratch *sc)
     uint32_t version = PILES_FORMAT_VERSION;
     uint8_t whole = (uint8_t)job->whole_file;
     if (r >= 0)
-        r = put_string(root, "h5shuf_format", PILES_FORMAT);
+        r = h5shuf__put_string(root, "h5shuf_format", PILES_FORMAT);
     if (r >= 0)
-        r = put_attr(root, "h5shuf_format_version", H5T_STD_U32LE, H5T_NATIVE_UINT32, 0, &version);
+        r = h5shuf__put_attr(root, "h5shuf_format_version", H5T_STD_U32LE, H5T_NATIVE_UINT32, 0, &version);
     if (r >= 0)
-        r = put_string(root, "h5shuf_version", H5SHUF_VERSION_STRING);
+        r = h5shuf__put_string(root, "h5shuf_version", H5SHUF_VERSION_STRING);
     if (r >= 0)
-        r = put_string(root, "h5shuf_key", "Philox4x64-10 word 0, counter (i,0,0,0), key (seed,0); rows sorted by (key, i)");
+        r = h5shuf__put_string(root, "h5shuf_key", "Philox4x64-10 word 0, counter (i,0,0,0), key (seed,0); rows sorted by (key, i)");
     if (r >= 0)
-        r = put_u64(root, "h5shuf_seed", job->seed);
+        r = h5shuf__put_u64(root, "h5shuf_seed", job->seed);
     if (r >= 0)
-        r = put_u64(root, "h5shuf_rows", job->rows);
+        r = h5shuf__put_u64(root, "h5shuf_rows", job->rows);
     if (r >= 0)
-        r = put_u64(root, "h5shuf_piles", sc->npiles);
+        r = h5shuf__put_u64(root, "h5shuf_piles", sc->npiles);
     if (r >= 0)
-        r = put_u64(root, "h5shuf_pile_bound_rows", job->plan.pile_bound_rows);
+        r = h5shuf__put_u64(root, "h5shuf_pile_bound_rows", job->plan.pile_bound_rows);
     if (r >= 0)
-        r = put_u64(root, "h5shuf_splits", job->plan.splits);
+        r = h5shuf__put_u64(root, "h5shuf_splits", job->plan.splits);
     if (r >= 0)
-        r = put_u64(root, "h5shuf_restarts", job->plan.restarts);
+        r = h5shuf__put_u64(root, "h5shuf_restarts", job->plan.restarts);
     if (r >= 0)
-        r = put_attr(root, "h5shuf_whole_file", H5T_STD_U8LE, H5T_NATIVE_UINT8, 0, &whole);
+        r = h5shuf__put_attr(root, "h5shuf_whole_file", H5T_STD_U8LE, H5T_NATIVE_UINT8, 0, &whole);
     if (r >= 0)
-        r = put_strings(root, "h5shuf_datasets", dsnames, job->nds);
+        r = h5shuf__put_strings(root, "h5shuf_datasets", dsnames, job->nds);
     if (r >= 0)
-        r = put_strings(root, "h5shuf_input_specs", (const char *const *)specs, nin);
+        r = h5shuf__put_strings(root, "h5shuf_input_specs", (const char *const *)specs, nin);
     if (r >= 0)
-        r = put_strings(root, "h5shuf_input_files", (const char *const *)files, nin);
+        r = h5shuf__put_strings(root, "h5shuf_input_files", (const char *const *)files, nin);
     if (r >= 0)
-        r = put_attr(root, "h5shuf_input_rows", H5T_STD_U64LE, H5T_NATIVE_UINT64, nin, u);
+        r = h5shuf__put_attr(root, "h5shuf_input_rows", H5T_STD_U64LE, H5T_NATIVE_UINT64, nin, u);
     if (r >= 0)
-        r = put_attr(root, "h5shuf_input_bytes", H5T_STD_U64LE, H5T_NATIVE_UINT64, nin, u + nin);
+        r = h5shuf__put_attr(root, "h5shuf_input_bytes", H5T_STD_U64LE, H5T_NATIVE_UINT64, nin, u + nin);
     if (r >= 0)
-        r = put_attr(root, "h5shuf_input_mtime_ns", H5T_STD_U64LE, H5T_NATIVE_UINT64, nin, u + 2 * nin);
+        r = h5shuf__put_attr(root, "h5shuf_input_mtime_ns", H5T_STD_U64LE, H5T_NATIVE_UINT64, nin, u + 2 * nin);
     if (r >= 0 && job->compression)
-        r = put_string(root, "h5shuf_compression", job->compression);
+        r = h5shuf__put_string(root, "h5shuf_compression", job->compression);
     if (r >= 0 && job->chunk_shape)
-        r = put_string(root, "h5shuf_chunk_shape", job->chunk_shape);
+        r = h5shuf__put_string(root, "h5shuf_chunk_shape", job->chunk_shape);
     if (r >= 0 && job->index_path)
-        r = put_string(root, "h5shuf_index", job->index_path);
+        r = h5shuf__put_string(root, "h5shuf_index", job->index_path);
     if (r >= 0) {
         hsize_t m = sc->npiles;
         ftype = table_type(1);
@@ -419,69 +343,6 @@ out:
     free(u);
     free(table);
     return st;
-}
-
-static int run_scatter(h5shuf_job *job)
-{
-    struct h5shuf_scratch sc = {.file = H5I_INVALID_HID};
-    char cause[256];
-    if (!job->piles_path || (job->planned ? job->mode != H5SHUF_MODE_SCATTER : job->ninputs == 0))
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "a scatter needs inputs and a pile file (h5shuf_job_set_piles)");
-    int st = h5shuf__run_prepare(job);
-    if (st == H5SHUF_OK) {
-        /* The pile file is written as .NAME.h5shuf-XXXXXX beside its final name, like an output. */
-        const char *out = job->out_spec.file;
-        const char *base = strrchr(out, '/') ? strrchr(out, '/') + 1 : out;
-        size_t len = strlen(job->scratch_dir) + strlen(base) + 32;
-        char *tmpl = malloc(len);
-        if (!tmpl) {
-            st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-        } else {
-            snprintf(tmpl, len, "%s/.%s.h5shuf-XXXXXX", job->scratch_dir, base);
-            st = h5shuf__scratch_create_at(job, tmpl, &sc);
-            free(tmpl);
-        }
-    }
-    job->temp_file[0] = job->temp_file[1] = sc.path;
-    if (st == H5SHUF_OK) {
-        /* mkstemp makes the file 0600; give it the mode a new file gets (0666 less the umask). */
-        mode_t mask = umask(0);
-        umask(mask);
-        chmod(sc.path, 0666 & ~mask);
-        st = h5shuf__scatter_all(job, &sc);
-    }
-    if (st == H5SHUF_OK)
-        st = renumber(job, &sc);
-    if (st == H5SHUF_OK)
-        st = write_meta(job, &sc);
-    if (st == H5SHUF_OK && H5Fflush(sc.file, H5F_SCOPE_LOCAL) < 0)
-        st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot finish writing: %s", job->out_spec.file,
-                          h5shuf__hdf5_cause(cause, sizeof cause));
-    hsize_t size = 0;
-    if (st == H5SHUF_OK && H5Fget_filesize(sc.file, &size) >= 0)
-        job->plan.scratch_bytes = size;
-    if (st == H5SHUF_OK) {
-        job->plan.piles = sc.npiles;
-        herr_t r = H5Fclose(sc.file);
-        sc.file = H5I_INVALID_HID;
-        if (r < 0)
-            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot finish writing: %s", job->out_spec.file,
-                              h5shuf__hdf5_cause(cause, sizeof cause));
-    }
-    if (st == H5SHUF_OK)
-        st = h5shuf__output_commit(job, sc.path);
-    job->temp_file[0] = job->temp_file[1] = NULL;
-    if (st == H5SHUF_OK) { /* in place: keep it */
-        free(sc.path);
-        sc.path = NULL;
-    }
-    h5shuf__scratch_destroy(&sc);
-    return st;
-}
-
-int h5shuf_run_scatter(h5shuf_job *job)
-{
-    return h5shuf__public_run(job, run_scatter);
 }
 
 /* ---- gather -------------------------------------------------------------------------------------- */
@@ -778,25 +639,4 @@ int h5shuf__piles_check(h5shuf_job *job)
     p->mem_planned_bytes = (uint64_t)need;
     (void)cause;
     return H5SHUF_OK;
-}
-
-static int run_gather(h5shuf_job *job)
-{
-    if (!job->piles_path || (job->planned ? job->mode != H5SHUF_MODE_GATHER : job->ninputs != 0))
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "a gather needs a pile file (h5shuf_job_set_piles), an output and no inputs");
-    int st = h5shuf__run_prepare(job);
-    if (st == H5SHUF_OK)
-        st = h5shuf__outputs_create(job);
-    if (st == H5SHUF_OK && job->out_rows > 0) {
-        struct h5shuf_scratch sc = {.path = job->piles_path, .file = job->pf->file, .piles = job->pf->piles,
-                                    .npiles = job->pf->npiles};
-        st = h5shuf__gather(job, &sc);
-        st = h5shuf__outputs_close(job, st);
-    }
-    return h5shuf__outputs_finish(job, st);
-}
-
-int h5shuf_run_gather(h5shuf_job *job)
-{
-    return h5shuf__public_run(job, run_gather);
 }

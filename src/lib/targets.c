@@ -1,5 +1,5 @@
 /*
- * outputs.c - the output files of a run: one file, K shards (--shards) or named splits (--split), each a
+ * targets.c - the output files of a run: one file, K shards (--shards) or named splits (--split), each a
  * consecutive range of the output order ("targets").
  *
  * Every target is a complete HDF5 file: the shuffled datasets with its rows, the copied objects of a
@@ -18,22 +18,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "error.h"
+#include "fault.h"
+#include "files.h"
+#include "h5err.h"
+#include "inputs.h"
+#include "job.h"
+#include "output.h"
+#include "provenance.h"
+#include "targets.h"
+#include "writer.h"
 
 #define SHARDS_MAX UINT64_C(1000000)
-
-size_t h5shuf__input_of(const h5shuf_job *job, uint64_t id)
-{
-    size_t lo = 0, hi = job->ninputs; /* the last input whose first_row <= id */
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (job->inputs[mid].first_row <= id)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
-}
 
 /* path with "-" tag inserted before its base name's extension (or appended when it has none). */
 static char *insert_tag(const char *path, const char *tag)
@@ -282,47 +278,6 @@ static int target_open_new(h5shuf_job *job, struct h5shuf_target *t, hid_t *file
     return H5SHUF_OK;
 }
 
-static herr_t put_u64_attr(hid_t obj, const char *name, const uint64_t *v, hsize_t n)
-{
-    hid_t s = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, NULL);
-    hid_t a = s < 0 || H5SHUF_FAULT() ? H5I_INVALID_HID : H5Acreate2(obj, name, H5T_STD_U64LE, s, H5P_DEFAULT, H5P_DEFAULT);
-    herr_t r = a < 0 ? -1 : H5Awrite(a, H5T_NATIVE_UINT64, v);
-    if (a >= 0)
-        H5Aclose(a);
-    if (s >= 0)
-        H5Sclose(s);
-    return r;
-}
-
-/* The range attributes of a target in a run with several outputs. */
-static int target_attrs(h5shuf_job *job, size_t k, hid_t file)
-{
-    const struct h5shuf_target *t = &job->targets[k];
-    if (job->ntargets == 1 && !job->opts.shards && job->out_rows == job->rows)
-        return H5SHUF_OK; /* the single whole output: nothing to add */
-    char cause[256];
-    hid_t root = H5Gopen2(file, "/", H5P_DEFAULT);
-    uint64_t range[2] = {t->first, t->first + t->rows}, index = k, count = job->ntargets;
-    herr_t r = root < 0 ? -1 : put_u64_attr(root, "h5shuf_row_range", range, 2);
-    if (r >= 0)
-        r = put_u64_attr(root, "h5shuf_output_rows", &job->out_rows, 1);
-    if (r >= 0 && job->opts.shards) {
-        r = put_u64_attr(root, "h5shuf_shard", &index, 1);
-        if (r >= 0)
-            r = put_u64_attr(root, "h5shuf_shards", &count, 1);
-    } else if (r >= 0 && t->label) {
-        r = h5shuf__put_string_attr(root, "h5shuf_split", t->label);
-        if (r >= 0)
-            r = h5shuf__put_string_attr(root, "h5shuf_splits", job->split);
-    }
-    if (root >= 0)
-        H5Gclose(root);
-    if (r < 0)
-        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot write the range attributes: %s", t->path,
-                            h5shuf__hdf5_cause(cause, sizeof cause));
-    return H5SHUF_OK;
-}
-
 /* Close the datasets in job->out_dsets and the file; st != OK empties the file first.  Returns st or
  * the first error of closing. */
 static int close_file(h5shuf_job *job, hid_t file, const char *tmp_path, int st)
@@ -371,7 +326,7 @@ int h5shuf__outputs_create(h5shuf_job *job)
         if (st == H5SHUF_OK)
             st = h5shuf__output_provenance(job, file);
         if (st == H5SHUF_OK)
-            st = target_attrs(job, k, file);
+            st = h5shuf__target_attrs(job, k, file);
         st = close_file(job, file, t->tmp_path, st);
     }
     return st;
@@ -427,45 +382,11 @@ int h5shuf__outputs_next(h5shuf_job *job, struct h5shuf_writer *w)
     return st;
 }
 
-/* Move the finished file tmp_path to out; without force, never replace a file that appeared. */
-static int commit_file(h5shuf_job *job, const char *tmp_path, const char *out)
-{
-    if (job->opts.force) {
-        if (rename(tmp_path, out) != 0)
-            return h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot rename the finished output into place: %s", out,
-                                strerror(errno));
-        return H5SHUF_OK;
-    }
-    if (link(tmp_path, out) == 0) { /* fails if a file appeared at out meanwhile: never replace it */
-        unlink(tmp_path);
-        return H5SHUF_OK;
-    }
-    int e = errno;
-    if (e == EEXIST)
-        return h5shuf__fail(&job->err, H5SHUF_EEXIST, "%s: it appeared while h5shuf ran (use --force to replace it)", out);
-    if (e == EPERM || e == ENOTSUP || e == EOPNOTSUPP) {
-        /* a filesystem without hard links: check, then rename (a file appearing in between is replaced) */
-        struct stat st;
-        if (stat(out, &st) == 0)
-            return h5shuf__fail(&job->err, H5SHUF_EEXIST, "%s: it appeared while h5shuf ran (use --force to replace it)",
-                                out);
-        if (rename(tmp_path, out) == 0)
-            return H5SHUF_OK;
-        e = errno;
-    }
-    return h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot move the output into place: %s", out, strerror(e));
-}
-
-int h5shuf__output_commit(h5shuf_job *job, const char *tmp_path)
-{
-    return commit_file(job, tmp_path, job->out_spec.file);
-}
-
 int h5shuf__outputs_finish(h5shuf_job *job, int st)
 {
     size_t done = 0;
     for (; st == H5SHUF_OK && done < job->ntargets; done++)
-        if ((st = commit_file(job, job->targets[done].tmp_path, job->targets[done].path)) != H5SHUF_OK)
+        if ((st = h5shuf__commit_file(job, job->targets[done].tmp_path, job->targets[done].path)) != H5SHUF_OK)
             break;
     if (st != H5SHUF_OK) /* all or nothing: take back the ones already in place */
         for (size_t k = 0; k < done; k++)
@@ -492,15 +413,4 @@ void h5shuf__outputs_free(h5shuf_job *job)
     job->ntargets = 0;
     free(job->out_dsets);
     job->out_dsets = NULL;
-}
-
-const char *h5shuf_job_output_file(const h5shuf_job *job, size_t index, uint64_t *first_row, uint64_t *rows)
-{
-    if (!job || !job->planned || index >= job->ntargets)
-        return NULL;
-    if (first_row)
-        *first_row = job->targets[index].first;
-    if (rows)
-        *rows = job->targets[index].rows;
-    return job->targets[index].path;
 }

@@ -1,0 +1,79 @@
+/*
+ * chunkio.h - rows read and written chunk by chunk, with the filters run by h5shuf's own threads
+ * (chunkio.c; DESIGN.md section 4).
+ */
+#ifndef H5SHUF_CHUNKIO_H
+#define H5SHUF_CHUNKIO_H
+
+#include <hdf5.h>
+
+#include "base.h"
+
+/* Most filters in a pipeline h5shuf runs itself. */
+#define H5SHUF_PIPELINE_MAX 8
+
+/* A chunked dataset's layout and filter pipeline as chunkio sees it. */
+struct h5shuf_pipeline {
+    int direct;              /* 1: chunks are read/written raw and (de)coded by h5shuf's threads */
+    int rank;
+    hsize_t cdims[H5S_MAX_RANK];
+    uint64_t row_bytes;      /* bytes of one row (file type size * prod(dims[1:])) */
+    uint64_t chunk_rows;     /* cdims[0] */
+    size_t chunk_bytes;      /* bytes of a whole chunk before filtering */
+    int nfilters;
+    struct {
+        H5Z_filter_t id;     /* shuffle, deflate, fletcher32 or 32015 (zstd) */
+        int level;           /* deflate, zstd */
+        size_t elem_size;    /* shuffle */
+    } f[H5SHUF_PIPELINE_MAX];
+};
+
+/* Describe dset's pipeline (pl->direct = 0 when h5shuf cannot run it: not chunked, a chunk that splits
+ * rows, a variable-length type, another filter).  Returns < 0 on an HDF5 error. */
+H5SHUF_INTERNAL int h5shuf__pipeline_probe(hid_t dset, hid_t ftype, struct h5shuf_pipeline *pl);
+
+/* The job's chunk I/O: its thread pool, per-thread codec contexts and chunk buffers. */
+struct h5shuf_chunkio;
+/* nthreads as for h5shuf__pool_create.  Returns H5SHUF_OK or H5SHUF_ENOMEM.  Free accepts NULL. */
+H5SHUF_INTERNAL int h5shuf__chunkio_create(unsigned nthreads, struct h5shuf_chunkio **out);
+H5SHUF_INTERNAL void h5shuf__chunkio_free(struct h5shuf_chunkio *cio);
+H5SHUF_INTERNAL unsigned h5shuf__chunkio_threads(const struct h5shuf_chunkio *cio);
+/* Bytes chunkio holds for chunks of chunk_bytes with nthreads threads (part of the fixed overhead). */
+H5SHUF_INTERNAL uint64_t h5shuf__chunkio_bytes(unsigned nthreads, uint64_t chunk_bytes);
+
+/* As h5shuf__read_rows / h5shuf__write_rows, through raw chunks and the pool when dset's pipeline allows
+ * (a write must then start on a chunk boundary; a partial last chunk is stored whole, zero-padded), else
+ * through HDF5.  cio may be NULL (HDF5 only).  Errors are left on HDF5's error stack; < 0 on error. */
+H5SHUF_INTERNAL herr_t h5shuf__chunkio_read(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, uint64_t start,
+                                            uint64_t count, void *buf);
+H5SHUF_INTERNAL herr_t h5shuf__chunkio_write(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, uint64_t start,
+                                             uint64_t count, const void *buf, int extend);
+
+/* One chunk encoded by the pool ahead of its write (pass 1's pile flushes, which must not wait). */
+struct h5shuf_chunk;
+/* NULL when out of memory.  Free waits for a pending encode; accepts NULL. */
+H5SHUF_INTERNAL struct h5shuf_chunk *h5shuf__chunk_new(void);
+H5SHUF_INTERNAL void h5shuf__chunk_free(struct h5shuf_chunkio *cio, struct h5shuf_chunk *c);
+/* Queue the encoding of nrows rows (at most pl->chunk_rows; fewer are zero-padded) as one chunk of a
+ * dataset with pipeline pl (direct).  rows must stay unchanged until h5shuf__chunk_write.  -1 when out of
+ * memory (HDF5's stack untouched). */
+H5SHUF_INTERNAL int h5shuf__chunk_encode_start(struct h5shuf_chunkio *cio, const struct h5shuf_pipeline *pl,
+                                               const void *rows, uint64_t nrows, struct h5shuf_chunk *c);
+/* Wait for c's encoding and store it as the chunk at row chunk_row of dset (whose extent must cover it).
+ * < 0 on error, with the cause on HDF5's error stack. */
+H5SHUF_INTERNAL herr_t h5shuf__chunk_write(struct h5shuf_chunkio *cio, hid_t dset, uint64_t chunk_row,
+                                           struct h5shuf_chunk *c);
+
+/* A read that overlaps the caller's work (pipelining, DESIGN.md section 4): start reads the stored chunks
+ * of rows [start, start + count) of dset now and queues their decoding into buf; finish waits for it.
+ * Datasets chunkio cannot run are read at start, by HDF5.  Raw chunk buffers are kept for the next read.
+ * Between start and finish, buf must not be touched.  Both return < 0 on error (cause on HDF5's stack);
+ * after a failed start, call finish or free before reusing buf. */
+struct h5shuf_prefetch;
+H5SHUF_INTERNAL struct h5shuf_prefetch *h5shuf__prefetch_new(void); /* NULL: out of memory */
+H5SHUF_INTERNAL void h5shuf__prefetch_free(struct h5shuf_chunkio *cio, struct h5shuf_prefetch *pf); /* waits */
+H5SHUF_INTERNAL herr_t h5shuf__prefetch_start(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, uint64_t start,
+                                              uint64_t count, void *buf, struct h5shuf_prefetch *pf);
+H5SHUF_INTERNAL herr_t h5shuf__prefetch_finish(struct h5shuf_chunkio *cio, struct h5shuf_prefetch *pf);
+
+#endif /* H5SHUF_CHUNKIO_H */

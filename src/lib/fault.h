@@ -1,0 +1,35 @@
+/*
+ * fault.h - fault injection for tests (the SQLite habit), compiled in only with H5SHUF_FAULT_INJECTION.
+ *
+ * Every allocation of the library and every HDF5 I/O or creation call it makes passes a numbered fault
+ * point; with H5SHUF_FAULT_AT=N in the environment the Nth point fails (fault.c).  Included by every
+ * file of the library that allocates, so that malloc and friends are counted.
+ */
+#ifndef H5SHUF_FAULT_H
+#define H5SHUF_FAULT_H
+
+#include "base.h"
+
+#ifdef H5SHUF_FAULT_INJECTION
+H5SHUF_INTERNAL int h5shuf__fault(void);
+H5SHUF_INTERNAL int h5shuf__fault_hdf5(void); /* also pushes "injected fault" on HDF5's error stack */
+H5SHUF_INTERNAL void *h5shuf__fault_malloc(size_t n);
+H5SHUF_INTERNAL void *h5shuf__fault_calloc(size_t n, size_t size);
+H5SHUF_INTERNAL void *h5shuf__fault_realloc(void *p, size_t n);
+H5SHUF_INTERNAL char *h5shuf__fault_strdup(const char *s);
+H5SHUF_INTERNAL char *h5shuf__fault_strndup(const char *s, size_t n);
+#ifndef H5SHUF_FAULT_IMPL
+#include <stdlib.h> /* before the macros below: its own declarations stay as they are */
+#include <string.h>
+#define malloc(n) h5shuf__fault_malloc(n)
+#define calloc(n, s) h5shuf__fault_calloc(n, s)
+#define realloc(p, n) h5shuf__fault_realloc(p, n)
+#define strdup(s) h5shuf__fault_strdup(s)
+#define strndup(s, n) h5shuf__fault_strndup(s, n)
+#endif
+#define H5SHUF_FAULT() h5shuf__fault_hdf5() /* at an HDF5 I/O or creation call: fail it */
+#else
+#define H5SHUF_FAULT() 0
+#endif
+
+#endif /* H5SHUF_FAULT_H */

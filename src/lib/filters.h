@@ -1,0 +1,18 @@
+/*
+ * filters.h - the filters h5shuf brings: registered with this process's HDF5 before any I/O, and the
+ * pipeline of a parsed filter spec put on dataset creation properties (filters.c).
+ */
+#ifndef H5SHUF_FILTERS_H
+#define H5SHUF_FILTERS_H
+
+#include <hdf5.h>
+
+#include "spec.h"
+
+/* Register the zstd filter in this process (idempotent). */
+H5SHUF_INTERNAL int h5shuf__zstd_register(void);
+
+/* Add the pipeline f (not keep) to dcpl: shuffle, codec, fletcher32, in that order.  Returns < 0 on error. */
+H5SHUF_INTERNAL herr_t h5shuf__filters_apply(const struct h5shuf_filters *f, hid_t dcpl);
+
+#endif /* H5SHUF_FILTERS_H */

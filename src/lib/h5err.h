@@ -1,0 +1,24 @@
+/*
+ * h5err.h - HDF5's error stack as the library uses it: the innermost cause for our messages, and
+ * HDF5's automatic printing switched off for the span of a public call (h5err.c).
+ */
+#ifndef H5SHUF_H5ERR_H
+#define H5SHUF_H5ERR_H
+
+#include <hdf5.h>
+
+#include "base.h"
+
+/* The innermost message on HDF5's default error stack (e.g. "can't open file"), or "unknown HDF5
+ * error"; written into buf of size cap.  Clears the stack. */
+H5SHUF_INTERNAL const char *h5shuf__hdf5_cause(char *buf, size_t cap);
+
+/* HDF5's automatic error printing, switched off for the span of one public call and restored. */
+struct h5shuf_quiet {
+    H5E_auto2_t func;
+    void *data;
+};
+H5SHUF_INTERNAL void h5shuf__quiet_begin(struct h5shuf_quiet *q);
+H5SHUF_INTERNAL void h5shuf__quiet_end(const struct h5shuf_quiet *q);
+
+#endif /* H5SHUF_H5ERR_H */

@@ -1,0 +1,125 @@
+/*
+ * piles.h - the scratch HDF5 file and the piles in it: pass 1 fills pile sets, pass 2 and the oversize
+ * split read piles back (piles.c).
+ */
+#ifndef H5SHUF_PILES_H
+#define H5SHUF_PILES_H
+
+#include <hdf5.h>
+
+#include "datasets.h"
+#include "job.h"
+#include "keys.h"
+
+/* Buffer d of a pile, slab or pass-2 load: d < nds holds rows of shuffled dataset d (its file type),
+ * d == nds the global row ids (uint64). */
+static inline hid_t h5shuf__buf_type(const h5shuf_job *job, size_t d)
+{
+    /* a vlen dataset's pile dataset holds the lengths of its elements (vlen.c) */
+    return d < job->nds && !job->ds[d].vlen ? job->ds[d].ftype : H5T_NATIVE_UINT64;
+}
+/* Datasets of a pile: nds shuffled, the index, then one payload dataset per vlen dataset. */
+static inline size_t h5shuf__pile_nsets(const h5shuf_job *job)
+{
+    return job->nds + 1 + job->nvlen;
+}
+static inline uint64_t h5shuf__buf_row_bytes(const h5shuf_job *job, size_t d)
+{
+    return d < job->nds ? job->ds[d].row_bytes : sizeof(uint64_t);
+}
+
+/* nds + 1 buffers of rows rows each (see h5shuf__buf_type); NULL when out of memory (message
+ * recorded).  Free with h5shuf__bufs_free, which accepts NULL. */
+H5SHUF_INTERNAL unsigned char **h5shuf__bufs_alloc(h5shuf_job *job, uint64_t rows);
+H5SHUF_INTERNAL void h5shuf__bufs_free(const h5shuf_job *job, unsigned char **bufs);
+
+/* A pile on disk: its key range, its group in the scratch file, its rows. */
+struct h5shuf_pile {
+    struct h5shuf_range range;
+    uint64_t number;   /* the group is /piles/<number>, 6 digits or more */
+    uint64_t rows;
+    uint64_t bytes;    /* payload bytes of its vlen rows (0 without vlen datasets) */
+};
+
+/* The scratch file and the piles in it, in key order. */
+struct h5shuf_scratch {
+    char *path;
+    hid_t file;
+    struct h5shuf_pile *piles;
+    size_t npiles, cap;
+    uint64_t next_number;
+};
+
+H5SHUF_INTERNAL int h5shuf__scratch_create(h5shuf_job *job, const char *dir, struct h5shuf_scratch *sc);
+/* The same at a path made from template (ending in XXXXXX, as for mkstemp). */
+H5SHUF_INTERNAL int h5shuf__scratch_create_at(h5shuf_job *job, const char *template_path, struct h5shuf_scratch *sc);
+/* Close and remove the scratch file.  Safe on a zeroed or half-made scratch. */
+H5SHUF_INTERNAL void h5shuf__scratch_destroy(struct h5shuf_scratch *sc);
+/* Drop all piles (for a restart of pass 1): unlinks /piles and makes it anew. */
+H5SHUF_INTERNAL int h5shuf__scratch_reset(h5shuf_job *job, struct h5shuf_scratch *sc);
+
+/* A pile being filled: its buffer.  Its group and datasets are opened only while a full buffer is
+ * written (created at the first write), so HDF5 holds no state per pile between flushes: memory stays
+ * flat however many piles there are. */
+struct h5shuf_varena;
+struct h5shuf_pile_writer {
+    unsigned char **buf; /* nds + 1 buffers of cap rows (index: 8 bytes a row) */
+    uint64_t nbuf;       /* rows in the buffers */
+    uint64_t written;    /* rows on disk or being encoded */
+    int created;         /* the pile's group exists */
+    struct h5shuf_varena *va; /* nvlen payload buffers (vlen.c), NULL without vlen datasets */
+};
+
+/* A full pile buffer handed to the pool: its chunks are being encoded and are stored later, in order. */
+struct h5shuf_pile_flush {
+    uint64_t k;                  /* the pile */
+    uint64_t offset, rows;       /* rows [offset, offset + rows) of the pile */
+    unsigned char **buf;         /* the buffers (a spare set while the pile fills a fresh one) */
+    struct h5shuf_chunk **chunk; /* nds + 1 */
+    int busy;
+};
+
+/* A set of m piles being filled over range, each buffering cap rows (= its chunk rows).  With a pool of
+ * several threads a full buffer is swapped for a spare one and encoded while scattering goes on
+ * (H5SHUF_SPARE_PILE_BUFFERS per thread); the oldest pending flush is stored when no spare is left. */
+struct h5shuf_pileset {
+    struct h5shuf_range range;
+    uint64_t m;
+    uint64_t cap;
+    struct h5shuf_pile_writer *w;
+    struct h5shuf_scratch *sc;
+    uint64_t first_number; /* pile k is number first_number + k */
+    struct h5shuf_pile_flush *fl; /* nfl pending-flush slots (a ring), 0 when flushes are synchronous */
+    size_t nfl, fl_head, fl_count;
+    struct h5shuf_pipeline *pl;   /* nds + 1: the pile datasets' pipelines, from the first pile made */
+    int pl_ready;
+    uint64_t *vchunk;      /* per vlen dataset: payload elements per scratch chunk (= its buffer) */
+};
+
+/* Prepare m piles over range (numbers reserved, buffers allocated; groups made at their first flush). */
+H5SHUF_INTERNAL int h5shuf__pileset_open(h5shuf_job *job, struct h5shuf_scratch *sc, struct h5shuf_range range,
+                                         uint64_t m, uint64_t cap, struct h5shuf_pileset *ps);
+/* Append one row (one pointer per dataset) with global id to pile k; flushes a full buffer. */
+H5SHUF_INTERNAL int h5shuf__pileset_append(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t k,
+                                           const unsigned char *const *rows, uint64_t id);
+/* Flush every buffer, close the datasets, and record the piles (in key order) in out[0..m). */
+H5SHUF_INTERNAL int h5shuf__pileset_finish(h5shuf_job *job, struct h5shuf_pileset *ps, struct h5shuf_pile *out);
+/* Free a pileset's buffers (after finish, or on error). */
+H5SHUF_INTERNAL void h5shuf__pileset_free(const h5shuf_job *job, struct h5shuf_pileset *ps);
+
+/* Open pile p's datasets: dsets[0..nds] (index last).  Caller closes them with h5shuf__pile_close. */
+H5SHUF_INTERNAL int h5shuf__pile_open(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h5shuf_pile *p,
+                                      hid_t *group, hid_t *dsets);
+H5SHUF_INTERNAL void h5shuf__pile_close(hid_t group, hid_t *dsets, size_t n);
+/* Create pile number's group with empty datasets (a pile that received no row has none). */
+H5SHUF_INTERNAL int h5shuf__pile_create_empty(h5shuf_job *job, struct h5shuf_scratch *sc, uint64_t number);
+/* Remove pile p's group (after it has been consumed). */
+H5SHUF_INTERNAL int h5shuf__pile_remove(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h5shuf_pile *p);
+
+
+/* Bytes pile p needs in pass 2 (rows with their sort records, plus payload), and whether it is over the
+ * plan's bounds (rows, or those bytes for vlen rows). */
+H5SHUF_INTERNAL uint64_t h5shuf__pile_mem_bytes(const h5shuf_job *job, const struct h5shuf_pile *p);
+H5SHUF_INTERNAL int h5shuf__pile_oversize(const h5shuf_job *job, const struct h5shuf_pile *p);
+
+#endif /* H5SHUF_PILES_H */

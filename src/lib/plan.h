@@ -1,0 +1,78 @@
+/*
+ * plan.h - how many piles, how large, and the buffers of both passes, from N, the row size and the
+ * memory budget (plan.c; DESIGN.md section 3).  No HDF5.
+ */
+#ifndef H5SHUF_PLAN_H
+#define H5SHUF_PLAN_H
+
+#include "error.h"
+
+/* Bytes per row that pass 2 needs besides the row itself: id (8), key/index pair (16), radix tmp (16). */
+#define H5SHUF_PASS2_ROW_OVERHEAD 40u
+/* Bytes per row that pass 1's pile buffers need besides the row itself: the id. */
+#define H5SHUF_PASS1_ROW_OVERHEAD 8u
+/* Bytes each pile costs in pass 1 besides its buffered rows (writer, buffer pointers, malloc headers,
+ * its record in the pile list), per pile plus per dataset; an upper bound, measured with malloc_usable_size. */
+#define H5SHUF_PILE_OVERHEAD 160u
+#define H5SHUF_PILE_OVERHEAD_PER_DATASET 24u
+/* Fixed buffers outside the per-row arithmetic: the output band of each dataset (at most this many
+ * bytes, or one chunk band if larger), counted inside the budget. */
+#define H5SHUF_BAND_BYTES_MAX (4u << 20)
+/* Rows per chunk of the --index dataset (1 MiB of uint64). */
+#define H5SHUF_INDEX_CHUNK_ROWS (UINT64_C(1) << 17)
+/* Pass 1 reads slabs of at most this many bytes (tens of MiB, as DESIGN.md section 3 asks). */
+#define H5SHUF_SLAB_BYTES_MAX (32u << 20)
+/* Spare pile buffer sets per thread in pass 1 (asynchronous flushes; none with one thread). */
+#define H5SHUF_SPARE_PILE_BUFFERS 2u
+/* Scratch chunks (one pile buffer flush) hold at most this many bytes (all datasets of a row together). */
+#define H5SHUF_PILE_CHUNK_BYTES_MAX (1u << 20)
+
+/* Inputs of the planner. */
+struct h5shuf_plan_in {
+    uint64_t rows;            /* N */
+    uint64_t row_bytes;       /* sum of the datasets' row sizes */
+    uint64_t ndatasets;
+    uint64_t mem_limit_bytes;
+    uint64_t band_bytes;      /* the output writer's buffers (all datasets) */
+    uint64_t slab_align_rows; /* pass 1 slabs are a multiple of this (the first input's chunk rows) */
+    uint64_t debug_pile_bound_rows;
+    unsigned threads;         /* chunk codec threads (h5shuf_plan.threads) */
+    int no_pipeline;          /* nonzero: never overlap the passes (variable-length rows: HDF5 reads them on
+                               * one thread, so a second slab or pile would only cost memory) */
+    uint64_t pile_rows;       /* rows that go into piles when fewer than rows (a head); 0: rows */
+    uint64_t mem_row_bytes;   /* vlen rows only (else 0): a row's bytes in memory without its payload */
+    double row_var;           /* vlen rows only: variance of a row's payload bytes */
+};
+
+/* The largest s with s + 6*sqrt(s) <= bound: floor((sqrt(bound + 9) - 3)^2), at least 0. */
+H5SHUF_INTERNAL uint64_t h5shuf__pile_target_for_bound(uint64_t bound);
+
+/* The oversize bound of a pile of target s rows: s + ceil(6*sqrt(s)). */
+H5SHUF_INTERNAL uint64_t h5shuf__pile_bound_for_target(uint64_t s);
+
+/* Make the plan (fields of h5shuf_plan other than seed/restarts/splits).  Returns H5SHUF_OK or
+ * H5SHUF_EBUDGET with a message saying the smallest budget that works. */
+H5SHUF_INTERNAL int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct h5shuf_err *err);
+
+/* Bytes one pile costs in pass 1 besides its rows (H5SHUF_PILE_OVERHEAD...). */
+H5SHUF_INTERNAL uint64_t h5shuf__pile_overhead(uint64_t ndatasets);
+
+/* Nonzero when the plan overlaps I/O with work (more than one thread): two slabs in pass 1, two piles in
+ * pass 2, and the stored chunks of the one being read (DESIGN.md section 4). */
+H5SHUF_INTERNAL int h5shuf__plan_pipelined(const h5shuf_plan *plan);
+/* Bytes a pile row costs in pass 2, sequential or pipelined (see plan.c). */
+H5SHUF_INTERNAL uint64_t h5shuf__plan_pass2_row_bytes(uint64_t row_bytes, int pipelined);
+/* Bytes of pass 1's slab buffers under the plan (all copies when pipelined). */
+H5SHUF_INTERNAL uint64_t h5shuf__plan_slab_bytes(const h5shuf_plan *plan);
+
+/* Spare pile buffer sets of pass 1 under the plan (H5SHUF_SPARE_PILE_BUFFERS per thread, none with one). */
+H5SHUF_INTERNAL uint64_t h5shuf__plan_spare_buffers(const h5shuf_plan *plan);
+
+/* Bytes of pass 1's m piles under the plan: buffers (h5shuf__plan_pile_buffer_rows), spare buffers
+ * with their encoded chunks, and overhead. */
+H5SHUF_INTERNAL uint64_t h5shuf__plan_pass1_pile_bytes(const h5shuf_plan *plan, uint64_t m);
+
+/* Pile buffer rows of pass 1 for m piles under the plan's budget (at least 1). */
+H5SHUF_INTERNAL uint64_t h5shuf__plan_pile_buffer_rows(const h5shuf_plan *plan, uint64_t m);
+
+#endif /* H5SHUF_PLAN_H */

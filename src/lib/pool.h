@@ -1,0 +1,34 @@
+/*
+ * pool.h - a small pool of worker threads for chunk compression and decompression (pool.c).
+ */
+#ifndef H5SHUF_POOL_H
+#define H5SHUF_POOL_H
+
+#include "base.h"
+
+/* A unit of work for the pool: run(task, thread) computes only (no HDF5, no library allocation);
+ * thread is 0 for the submitting thread, 1..n-1 for workers.  Embed it first in a larger struct. */
+enum { H5SHUF_TASK_IDLE = 0, H5SHUF_TASK_QUEUED, H5SHUF_TASK_RUNNING, H5SHUF_TASK_DONE };
+struct h5shuf_task {
+    void (*run)(struct h5shuf_task *task, unsigned thread);
+    struct h5shuf_task *next;
+    int state;     /* H5SHUF_TASK_*: read and written under the pool's lock once submitted */
+    int submitted; /* set by h5shuf__pool_submit; the submitter's own: it clears it when it has used the result */
+};
+struct h5shuf_pool;
+
+/* A pool of nthreads threads counting the submitter (nthreads - 1 workers; 0 or 1: none, tasks run at
+ * submission).  Returns H5SHUF_OK or H5SHUF_ENOMEM; fewer workers than asked when the system refuses
+ * threads.  Free with h5shuf__pool_free (accepts NULL), which joins the workers. */
+H5SHUF_INTERNAL int h5shuf__pool_create(unsigned nthreads, struct h5shuf_pool **out);
+H5SHUF_INTERNAL void h5shuf__pool_free(struct h5shuf_pool *p);
+/* Threads that run tasks, the submitter included (1 for NULL). */
+H5SHUF_INTERNAL unsigned h5shuf__pool_threads(const struct h5shuf_pool *p);
+/* Queue task (FIFO); with no workers it runs now.  The task must stay alive until waited for. */
+H5SHUF_INTERNAL void h5shuf__pool_submit(struct h5shuf_pool *p, struct h5shuf_task *task);
+/* Return when task has run, running queued tasks meanwhile.  An idle task returns at once. */
+H5SHUF_INTERNAL void h5shuf__pool_wait(struct h5shuf_pool *p, struct h5shuf_task *task);
+/* Return when every submitted task has run (tasks' states stay DONE until their owners look). */
+H5SHUF_INTERNAL void h5shuf__pool_drain(struct h5shuf_pool *p);
+
+#endif /* H5SHUF_POOL_H */

@@ -1,0 +1,79 @@
+/*
+ * rows.c - rows moved through HDF5: a hyperslab of whole rows along dim 0, read or written with the file
+ * datatype as the memory type, so HDF5 converts nothing and the output's bytes are the input's, bit for
+ * bit, whatever the type.
+ */
+#include "fault.h"
+#include "rows.h"
+
+herr_t h5shuf__extend_rows(hid_t dset, uint64_t rows)
+{
+    hsize_t dims[H5S_MAX_RANK];
+    hid_t s = H5Dget_space(dset);
+    if (s < 0)
+        return -1;
+    int rank = H5Sget_simple_extent_dims(s, dims, NULL);
+    H5Sclose(s);
+    if (rank < 1)
+        return -1;
+    dims[0] = rows;
+    return H5Dset_extent(dset, dims);
+}
+
+herr_t h5shuf__select_rows(hid_t dset, uint64_t start, uint64_t count, hid_t *fspace, hid_t *mspace, int extend)
+{
+    hsize_t dims[H5S_MAX_RANK], off[H5S_MAX_RANK] = {0};
+    *fspace = *mspace = H5I_INVALID_HID;
+    if (extend && h5shuf__extend_rows(dset, start + count) < 0)
+        return -1;
+    *fspace = H5Dget_space(dset);
+    if (*fspace < 0)
+        return -1;
+    int rank = H5Sget_simple_extent_ndims(*fspace);
+    H5Sget_simple_extent_dims(*fspace, dims, NULL);
+    off[0] = start;
+    dims[0] = count;
+    if (H5Sselect_hyperslab(*fspace, H5S_SELECT_SET, off, NULL, dims, NULL) < 0)
+        return -1;
+    *mspace = H5Screate_simple(rank, dims, NULL);
+    return *mspace < 0 ? -1 : 0;
+}
+
+/* Move rows [start, start+count) between dset and buf (raw bytes of ftype): write when buf_in, else read
+ * into buf_out. */
+static herr_t transfer_rows(hid_t dset, hid_t ftype, uint64_t start, uint64_t count, void *buf_out,
+                            const void *buf_in, int extend)
+{
+    if (count == 0)
+        return 0;
+    hid_t fs = H5I_INVALID_HID, ms = H5I_INVALID_HID;
+    herr_t r = h5shuf__select_rows(dset, start, count, &fs, &ms, extend);
+    if (r >= 0 && H5SHUF_FAULT())
+        r = -1;
+    else if (r >= 0)
+        r = buf_in ? H5Dwrite(dset, ftype, ms, fs, H5P_DEFAULT, buf_in) : H5Dread(dset, ftype, ms, fs, H5P_DEFAULT, buf_out);
+    return h5shuf__spaces_close(r, fs, ms);
+}
+
+herr_t h5shuf__spaces_close(herr_t r, hid_t fs, hid_t ms)
+{
+    /* Every HDF5 call clears the error stack: keep the failure's for the caller's message. */
+    hid_t stack = r < 0 ? H5Eget_current_stack() : H5I_INVALID_HID;
+    if (fs >= 0)
+        H5Sclose(fs);
+    if (ms >= 0)
+        H5Sclose(ms);
+    if (stack >= 0)
+        H5Eset_current_stack(stack);
+    return r;
+}
+
+herr_t h5shuf__read_rows(hid_t dset, hid_t ftype, uint64_t start, uint64_t count, void *buf)
+{
+    return transfer_rows(dset, ftype, start, count, buf, NULL, 0);
+}
+
+herr_t h5shuf__write_rows(hid_t dset, hid_t ftype, uint64_t start, uint64_t count, const void *buf, int extend)
+{
+    return transfer_rows(dset, ftype, start, count, NULL, buf, extend);
+}

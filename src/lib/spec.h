@@ -1,0 +1,42 @@
+/*
+ * spec.h - the texts the library parses: "FILE[:/path[,/path...]]" specs, filter specs and chunk shapes
+ * (spec.c; sizes with K/M/G/T are the public h5shuf_parse_size).
+ */
+#ifndef H5SHUF_SPEC_H
+#define H5SHUF_SPEC_H
+
+#include <hdf5.h>
+
+#include "error.h"
+
+/* A parsed "FILE[:/path[,/path...]]". */
+struct h5shuf_spec {
+    char *file;
+    char **paths; /* NULL when none were given */
+    size_t npaths;
+};
+
+/* Parse text into *spec (caller frees with h5shuf__spec_clear).  Returns H5SHUF_OK or H5SHUF_EINVAL
+ * with a message in err. */
+H5SHUF_INTERNAL int h5shuf__spec_parse(const char *text, struct h5shuf_spec *spec, struct h5shuf_err *err);
+H5SHUF_INTERNAL void h5shuf__spec_clear(struct h5shuf_spec *spec);
+
+/* A parsed filter spec (h5shuf_options.compression). */
+enum h5shuf_codec { H5SHUF_CODEC_NONE = 0, H5SHUF_CODEC_GZIP, H5SHUF_CODEC_ZSTD };
+struct h5shuf_filters {
+    int keep;               /* "keep": the first input's pipeline */
+    int shuffle, fletcher32;
+    enum h5shuf_codec codec;
+    int level;
+};
+
+/* Parse a filter spec ("keep" allowed when allow_keep); NULL parses as dflt.  Returns H5SHUF_OK or
+ * H5SHUF_EINVAL with a message naming what (e.g. "--compression") is wrong. */
+H5SHUF_INTERNAL int h5shuf__filters_parse(const char *text, const char *dflt, int allow_keep, const char *what,
+                                          struct h5shuf_filters *f, struct h5shuf_err *err);
+
+/* Parse a chunk shape "ROWS" or "D0xD1x..." into dims (at most H5S_MAX_RANK); *rank = number given.
+ * Returns H5SHUF_OK or H5SHUF_EINVAL. */
+H5SHUF_INTERNAL int h5shuf__chunk_parse(const char *text, hsize_t *dims, int *rank, struct h5shuf_err *err);
+
+#endif /* H5SHUF_SPEC_H */

@@ -1,0 +1,68 @@
+/*
+ * vlen.h - rows of variable-length datatypes: sequences of a fixed-size base type and strings (vlen.c).
+ */
+#ifndef H5SHUF_VLEN_H
+#define H5SHUF_VLEN_H
+
+#include <hdf5.h>
+
+#include "datasets.h"
+
+/* Variable-length rows.  In memory a row of a vlen dataset is HDF5's own memory form: elems hvl_t
+ * (sequences) or char * (strings, NUL-terminated), pointing into HDF5's allocations (input reads) or
+ * an arena (piles loaded from the scratch).  In the scratch a pile stores, per vlen dataset, the
+ * elements' lengths in "dN" (uint64, the dataset's shape; sequences: elements, strings: bytes with the
+ * NUL) and their concatenated payload in "dN_data" (1-D, the base type or uint8), so no global heap. */
+
+/* A growable byte buffer; data == NULL when empty. */
+struct h5shuf_varena {
+    unsigned char *data;
+    uint64_t n, cap;
+    uint64_t written; /* a pile buffer's: payload elements already in its scratch dataset */
+};
+
+/* Why type t cannot be shuffled as variable-length rows (vlen inside a compound, vlen of vlen...), or
+ * NULL when it can (or is not variable-length at all). */
+H5SHUF_INTERNAL const char *h5shuf__vlen_unsupported(hid_t t);
+/* Fill ds's vlen fields from its file type (called for the first input); H5SHUF_OK or an error. */
+H5SHUF_INTERNAL int h5shuf__vlen_setup(h5shuf_job *job, struct h5shuf_dsinfo *ds, const char *where);
+/* Estimate the payload bytes per row (mean per dataset, variance of the row's sum) from a sample of
+ * the inputs' rows; sets ds[].mean_bytes, ds[].plan_row_bytes and job->vlen_var. */
+H5SHUF_INTERNAL int h5shuf__vlen_estimate(h5shuf_job *job);
+/* Payload (pointer and bytes, the NUL of a string included) of element e of a row in memory form. */
+H5SHUF_INTERNAL const void *h5shuf__vlen_elem(const struct h5shuf_dsinfo *ds, const unsigned char *row, uint64_t e,
+                                              uint64_t *bytes);
+/* Read rows [start, start+n) of dset into buf (memory form, HDF5's allocations).  buf is zeroed first,
+ * so h5shuf__vlen_reclaim is safe after a failure too. */
+H5SHUF_INTERNAL herr_t h5shuf__vlen_read(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n, void *buf);
+/* Free what h5shuf__vlen_read allocated for n rows (H5Dvlen_reclaim) and zero buf. */
+H5SHUF_INTERNAL void h5shuf__vlen_reclaim(const struct h5shuf_dsinfo *ds, uint64_t n, void *buf);
+/* Load rows [start, start+n) of a pile's vlen dataset (lengths lens, payload data from element *cursor
+ * on, which advances) into buf (memory form) with the payload appended to arena a. */
+H5SHUF_INTERNAL herr_t h5shuf__vlen_load(const struct h5shuf_dsinfo *ds, hid_t lens, hid_t data, uint64_t start,
+                                         uint64_t n, uint64_t *cursor, unsigned char *buf, struct h5shuf_varena *a);
+/* Append a row (memory form) to a pile buffer: its lengths to lens, its payload to a.  < 0: no memory. */
+H5SHUF_INTERNAL int h5shuf__vlen_pile_put(const struct h5shuf_dsinfo *ds, const unsigned char *row, uint64_t *lens,
+                                          struct h5shuf_varena *a);
+/* Write the payload buffered in a to a pile's payload dataset (which holds *written elements): whole
+ * chunks of chunk elements, or everything when all; the rest stays in a. */
+H5SHUF_INTERNAL herr_t h5shuf__vlen_pile_flush(const struct h5shuf_dsinfo *ds, hid_t data, uint64_t chunk, int all,
+                                               uint64_t *written, struct h5shuf_varena *a);
+/* Append a row (memory form) to an output band: payload copied into a, desc gets offsets into it. */
+H5SHUF_INTERNAL int h5shuf__vlen_band_put(const struct h5shuf_dsinfo *ds, const unsigned char *row, unsigned char *desc,
+                                          struct h5shuf_varena *a);
+/* Write n band rows (offsets in desc, made pointers here) at output row start. */
+H5SHUF_INTERNAL herr_t h5shuf__vlen_band_write(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
+                                               unsigned char *desc, const struct h5shuf_varena *a);
+/* Grow a to hold at least need bytes; < 0: no memory. */
+/* Payload elements per scratch chunk (and pile buffer) of vlen dataset ds for piles of cap_rows rows. */
+H5SHUF_INTERNAL uint64_t h5shuf__vlen_chunk_elems(const h5shuf_job *job, const struct h5shuf_dsinfo *ds,
+                                                  uint64_t cap_rows);
+/* Bytes of a pile's payload buffer for chunks of chunk elements: the chunk and a quarter more. */
+H5SHUF_INTERNAL uint64_t h5shuf__vlen_arena_bytes(const struct h5shuf_dsinfo *ds, uint64_t chunk);
+/* Cap the metadata cache of an input or output file when the job has vlen rows. */
+H5SHUF_INTERNAL void h5shuf__vlen_limit_cache(const h5shuf_job *job, hid_t file);
+H5SHUF_INTERNAL int h5shuf__varena_reserve(struct h5shuf_varena *a, uint64_t need);
+H5SHUF_INTERNAL void h5shuf__varena_free(struct h5shuf_varena *a);
+
+#endif /* H5SHUF_VLEN_H */
