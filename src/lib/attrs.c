@@ -10,10 +10,8 @@
 #include "error.h"
 #include "fault.h"
 #include "h5err.h"
-#include "job.h"
 
 struct copy_ctx {
-    h5shuf_job *job;
     hid_t dst;
     int failed;
 };
@@ -74,32 +72,15 @@ out:
     return 0;
 }
 
-int h5shuf__attrs_copy(h5shuf_job *job, hid_t src, hid_t dst, const char *what)
+int h5shuf__attrs_copy(hid_t src, hid_t dst, const char *what, struct h5shuf_err *err)
 {
-    struct copy_ctx cx = {job, dst, 0};
+    struct copy_ctx cx = {dst, 0};
     char cause[256];
     hsize_t idx = 0;
     if (H5Aiterate2(src, H5_INDEX_NAME, H5_ITER_INC, &idx, copy_attr_cb, &cx) < 0 || cx.failed)
-        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot copy attributes: %s", what,
+        return h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot copy attributes: %s", what,
                             h5shuf__hdf5_cause(cause, sizeof cause));
     return H5SHUF_OK;
-}
-
-herr_t h5shuf__put_string_attr(hid_t obj, const char *name, const char *value)
-{
-    hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, H5T_VARIABLE);
-    H5Tset_cset(t, H5T_CSET_UTF8);
-    hid_t s = H5Screate(H5S_SCALAR);
-    if (H5Aexists(obj, name) > 0)
-        H5Adelete(obj, name);
-    hid_t a = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
-    herr_t r = a < 0 ? -1 : H5Awrite(a, t, &value);
-    if (a >= 0)
-        H5Aclose(a);
-    H5Sclose(s);
-    H5Tclose(t);
-    return r;
 }
 
 hid_t h5shuf__vstring_type(void)
@@ -112,11 +93,12 @@ hid_t h5shuf__vstring_type(void)
     return t;
 }
 
-/* Write attribute name: n values of type (file type ftype, memory type mtype); n == 0: a scalar. */
-herr_t h5shuf__put_attr(hid_t obj, const char *name, hid_t ftype, hid_t mtype, size_t n, const void *buf)
+herr_t h5shuf__attr_put(hid_t obj, const char *name, hid_t ftype, hid_t mtype, size_t n, const void *buf)
 {
     hsize_t dim = n;
     hid_t s = n ? H5Screate_simple(1, &dim, NULL) : H5Screate(H5S_SCALAR);
+    if (s >= 0 && H5Aexists(obj, name) > 0)
+        H5Adelete(obj, name);
     hid_t a = s >= 0 && !H5SHUF_FAULT() ? H5Acreate2(obj, name, ftype, s, H5P_DEFAULT, H5P_DEFAULT) : H5I_INVALID_HID;
     herr_t r = a < 0 ? -1 : H5Awrite(a, mtype, buf);
     if (a >= 0)
@@ -126,37 +108,30 @@ herr_t h5shuf__put_attr(hid_t obj, const char *name, hid_t ftype, hid_t mtype, s
     return r;
 }
 
-herr_t h5shuf__put_u64(hid_t obj, const char *name, uint64_t v)
+herr_t h5shuf__attr_put_u64(hid_t obj, const char *name, uint64_t v)
 {
-    return h5shuf__put_attr(obj, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, 0, &v);
+    return h5shuf__attr_put(obj, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, 0, &v);
 }
 
-herr_t h5shuf__put_strings(hid_t obj, const char *name, const char *const *v, size_t n)
+herr_t h5shuf__attr_put_u64s(hid_t obj, const char *name, const uint64_t *v, size_t n)
+{
+    return h5shuf__attr_put(obj, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, n, v);
+}
+
+herr_t h5shuf__attr_put_strings(hid_t obj, const char *name, const char *const *v, size_t n)
 {
     hid_t t = h5shuf__vstring_type();
-    herr_t r = t < 0 ? -1 : h5shuf__put_attr(obj, name, t, t, n, v);
+    herr_t r = t < 0 ? -1 : h5shuf__attr_put(obj, name, t, t, n, v);
     if (t >= 0)
         H5Tclose(t);
     return r;
 }
 
-herr_t h5shuf__put_string(hid_t obj, const char *name, const char *v)
+herr_t h5shuf__attr_put_string(hid_t obj, const char *name, const char *v)
 {
     hid_t t = h5shuf__vstring_type();
-    herr_t r = t < 0 ? -1 : h5shuf__put_attr(obj, name, t, t, 0, &v);
+    herr_t r = t < 0 ? -1 : h5shuf__attr_put(obj, name, t, t, 0, &v);
     if (t >= 0)
         H5Tclose(t);
-    return r;
-}
-
-herr_t h5shuf__put_u64_attr(hid_t obj, const char *name, const uint64_t *v, hsize_t n)
-{
-    hid_t s = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, NULL);
-    hid_t a = s < 0 || H5SHUF_FAULT() ? H5I_INVALID_HID : H5Acreate2(obj, name, H5T_STD_U64LE, s, H5P_DEFAULT, H5P_DEFAULT);
-    herr_t r = a < 0 ? -1 : H5Awrite(a, H5T_NATIVE_UINT64, v);
-    if (a >= 0)
-        H5Aclose(a);
-    if (s >= 0)
-        H5Sclose(s);
     return r;
 }

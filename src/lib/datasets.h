@@ -7,7 +7,7 @@
 
 #include <hdf5.h>
 
-#include "base.h"
+#include "error.h"
 
 /* How a dataset's rows are held (vlen.c): fixed-size records, or HDF5's memory form of variable-length
  * sequences (hvl_t) or strings (char *). */
@@ -40,5 +40,37 @@ struct h5shuf_dsinfo {
     hsize_t out_maxdims[H5S_MAX_RANK];
     uint64_t out_chunk_rows;       /* chunk dim 0 of the output, 0 when not chunked */
 };
+
+/* The shuffled datasets of a job, in the order of the first input's paths. */
+struct h5shuf_datasets {
+    struct h5shuf_dsinfo *ds; /* n entries */
+    size_t n;
+    size_t nvlen;             /* how many have variable-length rows (their vslot is 0 .. nvlen-1) */
+    uint64_t row_bytes;       /* planned bytes of a row: the sum of ds[].plan_row_bytes */
+    double vlen_var;          /* estimated variance of a row's payload bytes (all vlen datasets) */
+};
+
+/* Close and free what the datasets hold (types, property lists, paths) and empty the set.  Safe on a
+ * zeroed set.  Call before the files they came from are closed: closing a file with H5F_CLOSE_STRONG
+ * also closes a committed datatype opened from it, and a second H5Tclose would fail. */
+H5SHUF_INTERNAL void h5shuf__datasets_free(struct h5shuf_datasets *dsets);
+
+/* Row buffers: buffer d < n holds rows of dataset d as they are in memory (the file datatype's bytes, or
+ * a vlen dataset's records), buffer n the rows' global ids (uint64).  The file type of buffer d in a
+ * pile: a vlen dataset's pile dataset holds its elements' lengths (vlen.c). */
+static inline hid_t h5shuf__buf_type(const struct h5shuf_datasets *dsets, size_t d)
+{
+    return d < dsets->n && !dsets->ds[d].vlen ? dsets->ds[d].ftype : H5T_NATIVE_UINT64;
+}
+static inline uint64_t h5shuf__buf_row_bytes(const struct h5shuf_datasets *dsets, size_t d)
+{
+    return d < dsets->n ? dsets->ds[d].row_bytes : sizeof(uint64_t);
+}
+
+/* n + 1 buffers of rows rows each; NULL when out of memory (recorded in err).  Free with
+ * h5shuf__bufs_free, which accepts NULL. */
+H5SHUF_INTERNAL unsigned char **h5shuf__bufs_alloc(const struct h5shuf_datasets *dsets, uint64_t rows,
+                                                   struct h5shuf_err *err);
+H5SHUF_INTERNAL void h5shuf__bufs_free(const struct h5shuf_datasets *dsets, unsigned char **bufs);
 
 #endif /* H5SHUF_DATASETS_H */

@@ -1,16 +1,15 @@
 /*
- * error.c - status texts and the job's one-line error message.
+ * error.c - status texts, the one-line error message of a failed call, and progress reports.
  *
- * The library never prints: the first failure on a path records "FILE:/dataset: cause" in the job, and
- * every caller above it only forwards the status.  HDF5's own error stack is silenced during a run;
- * its innermost message is appended to ours where it says more than we know.
+ * The library never prints: the first failure on a path records "FILE:/dataset: cause", and every
+ * caller above it only forwards the status.  HDF5's own error stack is silenced during a run; its
+ * innermost message (h5err.c) is appended to ours where it says more than we know.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "error.h"
-#include "job.h"
 
 const char *h5shuf_strerror(int status)
 {
@@ -41,15 +40,28 @@ int h5shuf__fail(struct h5shuf_err *err, int status, const char *fmt, ...)
     return status;
 }
 
-void h5shuf__err_clear(h5shuf_job *job)
+void h5shuf__err_reset(struct h5shuf_err *err)
 {
-    job->err.status = H5SHUF_OK;
-    job->err.msg[0] = '\0';
+    err->status = H5SHUF_OK;
+    err->msg[0] = '\0';
 }
 
-int h5shuf__progress(h5shuf_job *job, h5shuf_phase phase, uint64_t done, uint64_t total)
+void h5shuf__err_prefix(struct h5shuf_err *err, const char *prefix)
 {
-    if (job->opts.progress && job->opts.progress(job->opts.progress_user, phase, done, total) != 0)
-        return h5shuf__fail(&job->err, H5SHUF_ECANCELED, "canceled");
+    char msg[H5SHUF_ERRMSG_MAX];
+    memcpy(msg, err->msg, sizeof msg);
+    int n = snprintf(err->msg, sizeof err->msg, "%s", prefix);
+    if (n > 0 && (size_t)n < sizeof err->msg) {
+        size_t len = strnlen(msg, sizeof err->msg - (size_t)n - 1);
+        memcpy(err->msg + n, msg, len);
+        err->msg[(size_t)n + len] = '\0';
+    }
+}
+
+int h5shuf__progress(const struct h5shuf_progress *p, struct h5shuf_err *err, h5shuf_phase phase, uint64_t done,
+                     uint64_t total)
+{
+    if (p->fn && p->fn(p->user, phase, done, total) != 0)
+        return h5shuf__fail(err, H5SHUF_ECANCELED, "canceled");
     return H5SHUF_OK;
 }

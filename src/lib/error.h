@@ -1,8 +1,8 @@
 /*
- * error.h - the one-line error message of a failed call, and progress reports.
+ * error.h - the one-line error message of a failed call, and the progress reports of a run (error.c).
  *
  * The library never prints: the first failure on a path records "FILE:/dataset: cause" and every caller
- * above it only forwards the status (error.c).
+ * above it only forwards the status.  No HDF5 here (h5err.h has HDF5's side).
  */
 #ifndef H5SHUF_ERROR_H
 #define H5SHUF_ERROR_H
@@ -13,7 +13,7 @@
 #define H5SHUF_ERRMSG_MAX 1024
 
 struct h5shuf_err {
-    int status;
+    int status; /* H5SHUF_OK until the first failure */
     char msg[H5SHUF_ERRMSG_MAX];
 };
 
@@ -22,10 +22,21 @@ struct h5shuf_err {
 H5SHUF_INTERNAL int h5shuf__fail(struct h5shuf_err *err, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Clear the job's recorded error (each public call starts clean). */
-H5SHUF_INTERNAL void h5shuf__err_clear(h5shuf_job *job);
+/* Forget the recorded error (each public call starts clean). */
+H5SHUF_INTERNAL void h5shuf__err_reset(struct h5shuf_err *err);
 
-/* Report progress; returns H5SHUF_ECANCELED (recorded) when the callback asks to stop. */
-H5SHUF_INTERNAL int h5shuf__progress(h5shuf_job *job, h5shuf_phase phase, uint64_t done, uint64_t total);
+/* Put prefix ("FILE:/dataset: ") in front of the recorded message, cut to fit. */
+H5SHUF_INTERNAL void h5shuf__err_prefix(struct h5shuf_err *err, const char *prefix);
+
+/* The caller's progress callback (h5shuf_options.progress), NULL for none. */
+struct h5shuf_progress {
+    h5shuf_progress_fn fn;
+    void *user;
+};
+
+/* Report rows done of total in phase; H5SHUF_ECANCELED (recorded in err as "canceled") when the callback
+ * asks to stop, else H5SHUF_OK. */
+H5SHUF_INTERNAL int h5shuf__progress(const struct h5shuf_progress *p, struct h5shuf_err *err, h5shuf_phase phase,
+                                     uint64_t done, uint64_t total);
 
 #endif /* H5SHUF_ERROR_H */

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -14,7 +15,6 @@
 #include "error.h"
 #include "fault.h"
 #include "files.h"
-#include "job.h"
 
 char *h5shuf__dir_of(const char *path)
 {
@@ -26,7 +26,24 @@ char *h5shuf__dir_of(const char *path)
     return strndup(path, (size_t)(slash - path));
 }
 
-/* Free bytes for unprivileged users on dir's filesystem, and its device; 0 when unknown. */
+char *h5shuf__temp_template(const char *dir, const char *path)
+{
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    size_t len = strlen(dir) + strlen(base) + 32;
+    char *t = malloc(len);
+    if (t)
+        snprintf(t, len, "%s/.%s.h5shuf-XXXXXX", dir, base);
+    return t;
+}
+
+void h5shuf__mode_of_new_file(const char *path)
+{
+    /* mkstemp makes the file 0600; give it the mode a new file gets (0666 less the umask). */
+    mode_t mask = umask(0);
+    umask(mask);
+    chmod(path, 0666 & ~mask);
+}
+
 uint64_t h5shuf__free_bytes(const char *dir, dev_t *dev)
 {
     struct statvfs v;
@@ -35,12 +52,11 @@ uint64_t h5shuf__free_bytes(const char *dir, dev_t *dev)
     return statvfs(dir, &v) == 0 ? (uint64_t)v.f_bavail * v.f_frsize : 0;
 }
 
-/* Move the finished file tmp_path to out; without force, never replace a file that appeared. */
-int h5shuf__commit_file(h5shuf_job *job, const char *tmp_path, const char *out)
+int h5shuf__commit_file(const char *tmp_path, const char *out, int force, struct h5shuf_err *err)
 {
-    if (job->opts.force) {
+    if (force) {
         if (rename(tmp_path, out) != 0)
-            return h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot rename the finished output into place: %s", out,
+            return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot rename the finished output into place: %s", out,
                                 strerror(errno));
         return H5SHUF_OK;
     }
@@ -50,21 +66,16 @@ int h5shuf__commit_file(h5shuf_job *job, const char *tmp_path, const char *out)
     }
     int e = errno;
     if (e == EEXIST)
-        return h5shuf__fail(&job->err, H5SHUF_EEXIST, "%s: it appeared while h5shuf ran (use --force to replace it)", out);
+        return h5shuf__fail(err, H5SHUF_EEXIST, "%s: it appeared while h5shuf ran (use --force to replace it)", out);
     if (e == EPERM || e == ENOTSUP || e == EOPNOTSUPP) {
         /* a filesystem without hard links: check, then rename (a file appearing in between is replaced) */
         struct stat st;
         if (stat(out, &st) == 0)
-            return h5shuf__fail(&job->err, H5SHUF_EEXIST, "%s: it appeared while h5shuf ran (use --force to replace it)",
+            return h5shuf__fail(err, H5SHUF_EEXIST, "%s: it appeared while h5shuf ran (use --force to replace it)",
                                 out);
         if (rename(tmp_path, out) == 0)
             return H5SHUF_OK;
         e = errno;
     }
-    return h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot move the output into place: %s", out, strerror(e));
-}
-
-int h5shuf__output_commit(h5shuf_job *job, const char *tmp_path)
-{
-    return h5shuf__commit_file(job, tmp_path, job->out_spec.file);
+    return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot move the output into place: %s", out, strerror(e));
 }

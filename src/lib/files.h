@@ -1,25 +1,31 @@
 /*
- * files.h - the filesystem side of a run: the directory of a path, free space, and moving a finished
- * file into place without ever replacing a file that appeared meanwhile (files.c).
+ * files.h - the filesystem side of a run: the directory of a path, temporary names beside a final one,
+ * free space, and moving a finished file into place without ever replacing a file that appeared
+ * meanwhile (files.c).
  */
 #ifndef H5SHUF_FILES_H
 #define H5SHUF_FILES_H
 
 #include <sys/types.h>
 
-#include "base.h"
+#include "error.h"
 
 /* The directory part of path ("." when it has none); caller frees; NULL when out of memory. */
 H5SHUF_INTERNAL char *h5shuf__dir_of(const char *path);
 
-/* Free bytes for unprivileged users on dir's filesystem, and its device; 0 when unknown. */
+/* "DIR/.BASE.h5shuf-XXXXXX", a mkstemp template in dir for the file that will be named path (BASE its
+ * last component); caller frees; NULL when out of memory. */
+H5SHUF_INTERNAL char *h5shuf__temp_template(const char *dir, const char *path);
+
+/* Give the file at path the mode a new file gets, 0666 less the umask (mkstemp makes it 0600). */
+H5SHUF_INTERNAL void h5shuf__mode_of_new_file(const char *path);
+
+/* Free bytes for unprivileged users on dir's filesystem, and its device (*dev); 0 when unknown. */
 H5SHUF_INTERNAL uint64_t h5shuf__free_bytes(const char *dir, dev_t *dev);
 
-/* Move the finished file tmp_path to out; without force, never replace a file that appeared. */
-H5SHUF_INTERNAL int h5shuf__commit_file(h5shuf_job *job, const char *tmp_path, const char *out);
-
-/* Move the finished file tmp_path to the output's name; without force, never replace a file that appeared.
- * (The pile file of a scatter; targets.c commits the outputs.) */
-H5SHUF_INTERNAL int h5shuf__output_commit(h5shuf_job *job, const char *tmp_path);
+/* Move the finished file tmp_path to out.  With force, rename (replacing whatever is there); without,
+ * link then unlink, so that a file that appeared at out while h5shuf ran is never replaced
+ * (H5SHUF_EEXIST).  Errors name out. */
+H5SHUF_INTERNAL int h5shuf__commit_file(const char *tmp_path, const char *out, int force, struct h5shuf_err *err);
 
 #endif /* H5SHUF_FILES_H */

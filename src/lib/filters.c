@@ -12,7 +12,7 @@ const char *h5shuf_zstd_version(void)
     return ZSTD_versionString();
 }
 
-int h5shuf__zstd_register(void)
+int h5shuf__filters_register(void)
 {
     /* Ours replaces any 32015 filter registered before: same stream, same cd_values. */
     return H5Zregister(&h5shuf_zstd_class) < 0 ? H5SHUF_EHDF5 : H5SHUF_OK;
@@ -20,7 +20,7 @@ int h5shuf__zstd_register(void)
 
 int h5shuf_register_zstd(void)
 {
-    return h5shuf__zstd_register();
+    return h5shuf__filters_register();
 }
 
 herr_t h5shuf__filters_apply(const struct h5shuf_filters *f, hid_t dcpl)

@@ -9,8 +9,9 @@
 
 #include "spec.h"
 
-/* Register the zstd filter in this process (idempotent). */
-H5SHUF_INTERNAL int h5shuf__zstd_register(void);
+/* Register h5shuf's filters (zstd, 32015) with this process's HDF5, replacing any registered before
+ * (idempotent).  H5SHUF_OK or H5SHUF_EHDF5. */
+H5SHUF_INTERNAL int h5shuf__filters_register(void);
 
 /* Add the pipeline f (not keep) to dcpl: shuffle, codec, fletcher32, in that order.  Returns < 0 on error. */
 H5SHUF_INTERNAL herr_t h5shuf__filters_apply(const struct h5shuf_filters *f, hid_t dcpl);

@@ -15,155 +15,174 @@
 #include "fault.h"
 #include "gather.h"
 #include "h5err.h"
-#include "job.h"
 #include "piles.h"
 #include "plan.h"
 #include "sort.h"
 #include "vlen.h"
-#include "writer.h"
 
-/* Start loading pile p into buf (nds + 1 buffers): pipelined, its chunks are read now and decoded by the
+/* Start loading pile p into buf (n + 1 buffers): pipelined, its chunks are read now and decoded by the
  * pool; else it is loaded whole before the call returns (a few chunks in flight, no copy of the pile's
  * stored chunks, which only the pipelined plan counts).  A vlen dataset is loaded now, its payload into
  * arena[vslot] (one arena set per buffer set, vlen.c). */
-static int load_start(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h5shuf_pile *p, unsigned char **buf,
-                      struct h5shuf_prefetch **pf, hid_t *dsets, int pipelined, struct h5shuf_varena *arena)
+static int load_start(const struct h5shuf_ctx *cx, const struct h5shuf_scratch *sc, const struct h5shuf_pile *p,
+                      unsigned char **buf, struct h5shuf_prefetch **pf, hid_t *sets, int pipelined,
+                      struct h5shuf_varena *arena)
 {
+    const struct h5shuf_datasets *dsets = sc->dsets;
     char cause[256];
     if (p->rows == 0)
         return H5SHUF_OK;
     hid_t group;
-    int st = h5shuf__pile_open(job, sc, p, &group, dsets);
-    for (size_t d = 0; d <= job->nds && st == H5SHUF_OK; d++) {
-        const struct h5shuf_dsinfo *ds = d < job->nds && job->ds[d].vlen ? &job->ds[d] : NULL;
+    int st = h5shuf__pile_open(sc, p, &group, sets, cx->err);
+    for (size_t d = 0; d <= dsets->n && st == H5SHUF_OK; d++) {
+        const struct h5shuf_dsinfo *ds = d < dsets->n && dsets->ds[d].vlen ? &dsets->ds[d] : NULL;
         uint64_t cursor = 0;
         if (ds)
             arena[ds->vslot].n = 0;
-        if ((ds ? h5shuf__vlen_load(ds, dsets[d], dsets[job->nds + 1 + ds->vslot], 0, p->rows, &cursor, buf[d],
+        if ((ds ? h5shuf__vlen_load(ds, sets[d], sets[dsets->n + 1 + ds->vslot], 0, p->rows, &cursor, buf[d],
                                     &arena[ds->vslot])
-            : pipelined ? h5shuf__prefetch_start(job->cio, dsets[d], h5shuf__buf_type(job, d), 0, p->rows, buf[d], pf[d])
-                        : h5shuf__chunkio_read(job->cio, dsets[d], h5shuf__buf_type(job, d), 0, p->rows, buf[d])) < 0)
-            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot read pile %llu: %s", sc->path,
+            : pipelined ? h5shuf__prefetch_start(cx->cio, sets[d], h5shuf__buf_type(dsets, d), 0, p->rows, buf[d], pf[d])
+                        : h5shuf__chunkio_read(cx->cio, sets[d], h5shuf__buf_type(dsets, d), 0, p->rows, buf[d])) < 0)
+            st = h5shuf__fail(cx->err, H5SHUF_EIO, "%s: cannot read pile %llu: %s", sc->path,
                               (unsigned long long)p->number, h5shuf__hdf5_cause(cause, sizeof cause));
     }
-    h5shuf__pile_close(group, dsets, h5shuf__pile_nsets(job)); /* the raw chunks are in memory already */
+    h5shuf__pile_close(group, sets, h5shuf__pile_nsets(dsets)); /* the raw chunks are in memory already */
     return st;
 }
 
-static int load_finish(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h5shuf_pile *p,
+static int load_finish(const struct h5shuf_ctx *cx, const struct h5shuf_scratch *sc, const struct h5shuf_pile *p,
                        struct h5shuf_prefetch **pf)
 {
     char cause[256];
     int st = H5SHUF_OK;
-    for (size_t d = 0; d <= job->nds; d++)
-        if (h5shuf__prefetch_finish(job->cio, pf[d]) < 0 && st == H5SHUF_OK)
-            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot read pile %llu: %s", sc->path,
+    for (size_t d = 0; d <= sc->dsets->n; d++)
+        if (h5shuf__prefetch_finish(cx->cio, pf[d]) < 0 && st == H5SHUF_OK)
+            st = h5shuf__fail(cx->err, H5SHUF_EIO, "%s: cannot read pile %llu: %s", sc->path,
                               (unsigned long long)p->number, h5shuf__hdf5_cause(cause, sizeof cause));
     return st;
 }
 
-/* Sort pile p (loaded in buf) by key and hand its rows to the writer. */
-static int sort_and_write(h5shuf_job *job, const struct h5shuf_pile *p, unsigned char **buf, struct h5shuf_keyidx *pairs,
-                          struct h5shuf_keyidx *tmp, const unsigned char **rows, struct h5shuf_writer *w)
+/* Sort pile p (loaded in buf) by key and hand its rows to the output. */
+static int sort_and_write(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p2, const struct h5shuf_pile *p,
+                          unsigned char **buf, struct h5shuf_keyidx *pairs, struct h5shuf_keyidx *tmp,
+                          const unsigned char **rows, struct h5shuf_targets *out, struct h5shuf_writer *w)
 {
-    const uint64_t *ids = (const uint64_t *)buf[job->nds];
+    const struct h5shuf_datasets *dsets = p2->sc->dsets;
+    const uint64_t *ids = (const uint64_t *)buf[dsets->n];
     for (uint64_t r = 0; r < p->rows; r++) {
-        pairs[r].key = h5shuf_key(job->seed, ids[r]);
+        pairs[r].key = h5shuf_key(p2->seed, ids[r]);
         pairs[r].idx = r;
     }
     h5shuf__sort_keyidx(pairs, tmp, p->rows);
     int st = H5SHUF_OK;
     for (uint64_t r = 0; r < p->rows && st == H5SHUF_OK; r++) {
         uint64_t i = pairs[r].idx;
-        for (size_t d = 0; d < job->nds; d++)
-            rows[d] = buf[d] + i * job->ds[d].row_bytes;
-        st = h5shuf__writer_put(job, w, rows, ids[i]);
+        for (size_t d = 0; d < dsets->n; d++)
+            rows[d] = buf[d] + i * dsets->ds[d].row_bytes;
+        st = h5shuf__targets_put(cx, out, w, rows, ids[i]);
     }
     return st;
 }
 
-int h5shuf__gather(h5shuf_job *job, struct h5shuf_scratch *sc)
+/* Overlap loading the next pile with sorting and writing this one: when the plan allows it and two of the
+ * largest piles (most rows, or most bytes of vlen rows: most_bytes) fit the budget beside the bands (a
+ * gather of piles made by a one-thread scatter may hold piles too large for two). */
+static int overlap(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, uint64_t most, uint64_t most_bytes)
 {
-    struct h5shuf_writer w = {0};
-    uint64_t most = 0;
-    for (size_t j = 0; j < sc->npiles; j++)
-        if (sc->piles[j].rows > most)
-            most = sc->piles[j].rows;
-    /* Pipelined when the plan allows it and two of these piles fit the budget (a gather of piles made
-     * by a one-thread scatter may hold piles too large for two). */
-    int pipelined = h5shuf__plan_pipelined(&job->plan) && h5shuf__chunkio_threads(job->cio) > 1 && sc->npiles > 1 &&
-                    (h5shuf_u128)most * h5shuf__plan_pass2_row_bytes(job->row_bytes, 1) + h5shuf__writer_bytes(job) <=
-                        job->opts.mem_limit_bytes;
-    if (pipelined && job->nvlen) { /* vlen rows: two of the largest piles by their real bytes */
-        uint64_t most_bytes = 0;
-        for (size_t j = 0; j < sc->npiles; j++) {
-            uint64_t b = h5shuf__pile_mem_bytes(job, &sc->piles[j]);
-            most_bytes = b > most_bytes ? b : most_bytes;
-        }
-        pipelined = (h5shuf_u128)2 * most_bytes + h5shuf__writer_bytes(job) <= job->opts.mem_limit_bytes;
-    }
+    const struct h5shuf_datasets *dsets = p->sc->dsets;
+    if (!p->pipelined || h5shuf__chunkio_threads(cx->cio) < 2 || p->npiles < 2 ||
+        (h5shuf_u128)most * h5shuf__plan_pass2_row_bytes(dsets->row_bytes, 1) + p->band_bytes > p->mem_limit_bytes)
+        return 0;
+    return !dsets->nvlen || (h5shuf_u128)2 * most_bytes + p->band_bytes <= p->mem_limit_bytes;
+}
 
-    /* Buffers for the largest pile (two sets when pipelined): rows of each dataset, ids, key/index pairs
-     * and radix scratch. */
-    unsigned char **buf[2] = {h5shuf__bufs_alloc(job, most), pipelined ? h5shuf__bufs_alloc(job, most) : NULL};
-    struct h5shuf_keyidx *pairs = malloc((most ? most : 1) * sizeof *pairs);
-    struct h5shuf_keyidx *tmp = malloc((most ? most : 1) * sizeof *tmp);
-    const unsigned char **rows = calloc(job->nds ? job->nds : 1, sizeof *rows);
-    hid_t *dsets = malloc(h5shuf__pile_nsets(job) * sizeof *dsets);
-    struct h5shuf_prefetch **pf = calloc(job->nds + 1, sizeof *pf);
-    /* vlen rows: each dataset's payload of the pile, per buffer set (grown to the largest, never copied) */
-    struct h5shuf_varena *arena = job->nvlen ? calloc(2 * job->nvlen, sizeof *arena) : NULL;
-    int st = h5shuf__writer_init(job, &w);
-    for (size_t d = 0; pf && d <= job->nds; d++)
-        if (!(pf[d] = h5shuf__prefetch_new()))
-            st = st == H5SHUF_OK ? h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory") : st;
-    if (st == H5SHUF_OK && (!buf[0] || (pipelined && !buf[1]) || !pairs || !tmp || !rows || !dsets || !pf || (job->nvlen && !arena)))
-        st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for a pile of %llu rows", (unsigned long long)most);
+/* The buffers of pass 2, for the largest pile (two sets when overlapping): rows of each dataset and ids,
+ * key/index pairs and radix scratch, row pointers, pile dataset ids, prefetches, vlen payload arenas. */
+struct pass2_bufs {
+    unsigned char **buf[2];
+    struct h5shuf_keyidx *pairs, *tmp;
+    const unsigned char **rows;
+    hid_t *sets;
+    struct h5shuf_prefetch **pf;
+    struct h5shuf_varena *arena; /* 2 * nvlen */
+};
 
+static int bufs_make(const struct h5shuf_ctx *cx, const struct h5shuf_datasets *dsets, uint64_t most,
+                     uint64_t most_payload, int pipelined, struct pass2_bufs *b)
+{
+    struct h5shuf_err *err = cx->err;
+    b->buf[0] = h5shuf__bufs_alloc(dsets, most, err);
+    b->buf[1] = pipelined ? h5shuf__bufs_alloc(dsets, most, err) : NULL;
+    b->pairs = malloc((most ? most : 1) * sizeof *b->pairs);
+    b->tmp = malloc((most ? most : 1) * sizeof *b->tmp);
+    b->rows = calloc(dsets->n ? dsets->n : 1, sizeof *b->rows);
+    b->sets = malloc(h5shuf__pile_nsets(dsets) * sizeof *b->sets);
+    b->pf = calloc(dsets->n + 1, sizeof *b->pf);
+    b->arena = dsets->nvlen ? calloc(2 * dsets->nvlen, sizeof *b->arena) : NULL;
+    int st = H5SHUF_OK;
+    for (size_t d = 0; b->pf && d <= dsets->n; d++)
+        if (!(b->pf[d] = h5shuf__prefetch_new()))
+            st = st == H5SHUF_OK ? h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory") : st;
+    if (st == H5SHUF_OK && (!b->buf[0] || (pipelined && !b->buf[1]) || !b->pairs || !b->tmp || !b->rows || !b->sets ||
+                            !b->pf || (dsets->nvlen && !b->arena)))
+        st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for a pile of %llu rows", (unsigned long long)most);
     /* vlen rows: each payload buffer sized once for the largest pile's payload (pages are only touched as
      * needed), so loading piles of growing size never reallocates and fragments the heap */
-    uint64_t most_payload = 0;
-    for (size_t j = 0; j < sc->npiles; j++)
-        most_payload = sc->piles[j].bytes > most_payload ? sc->piles[j].bytes : most_payload;
-    for (size_t v = 0; st == H5SHUF_OK && arena && v < (pipelined ? 2 : 1) * job->nvlen; v++)
-        if (h5shuf__varena_reserve(&arena[v], most_payload) < 0)
-            st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for a pile of %llu bytes",
+    for (size_t v = 0; st == H5SHUF_OK && b->arena && v < (pipelined ? 2 : 1) * dsets->nvlen; v++)
+        if (h5shuf__varena_reserve(&b->arena[v], most_payload) < 0)
+            st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for a pile of %llu bytes",
                               (unsigned long long)most_payload);
+    return st;
+}
+
+static void bufs_free(const struct h5shuf_ctx *cx, const struct h5shuf_datasets *dsets, struct pass2_bufs *b)
+{
+    for (size_t d = 0; b->pf && d <= dsets->n; d++)
+        h5shuf__prefetch_free(cx->cio, b->pf[d]); /* waits for decodes still queued after an error */
+    free(b->pf);
+    for (size_t v = 0; b->arena && v < 2 * dsets->nvlen; v++)
+        h5shuf__varena_free(&b->arena[v]);
+    free(b->arena);
+    h5shuf__bufs_free(dsets, b->buf[0]);
+    h5shuf__bufs_free(dsets, b->buf[1]);
+    free(b->pairs);
+    free(b->tmp);
+    free(b->rows);
+    free(b->sets);
+}
+
+int h5shuf__gather(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, struct h5shuf_targets *out,
+                   struct h5shuf_writer *w)
+{
+    const struct h5shuf_datasets *dsets = p->sc->dsets;
+    uint64_t most = 0, most_bytes = 0, most_payload = 0;
+    for (size_t j = 0; j < p->npiles; j++) {
+        uint64_t b = h5shuf__pile_mem_bytes(dsets, &p->piles[j]);
+        most = p->piles[j].rows > most ? p->piles[j].rows : most;
+        most_bytes = b > most_bytes ? b : most_bytes;
+        most_payload = p->piles[j].bytes > most_payload ? p->piles[j].bytes : most_payload;
+    }
+    const int pipelined = overlap(cx, p, most, most_bytes);
+    struct pass2_bufs b = {{NULL, NULL}, NULL, NULL, NULL, NULL, NULL, NULL};
+    int st = bufs_make(cx, dsets, most, most_payload, pipelined, &b);
+    const size_t nv = dsets->nvlen;
     int cur = 0;
-    if (st == H5SHUF_OK && sc->npiles > 0)
-        st = load_start(job, sc, &sc->piles[0], buf[0], pf, dsets, pipelined, arena);
-    for (size_t j = 0; j < sc->npiles && st == H5SHUF_OK; j++) {
-        const struct h5shuf_pile *p = &sc->piles[j];
-        st = load_finish(job, sc, p, pf);
+    if (st == H5SHUF_OK && p->npiles > 0)
+        st = load_start(cx, p->sc, &p->piles[0], b.buf[0], b.pf, b.sets, pipelined, b.arena);
+    for (size_t j = 0; j < p->npiles && st == H5SHUF_OK; j++) {
+        const struct h5shuf_pile *pile = &p->piles[j];
+        st = load_finish(cx, p->sc, pile, b.pf);
         int next = pipelined ? cur ^ 1 : cur;
-        if (st == H5SHUF_OK && pipelined && j + 1 < sc->npiles) /* overlaps the sort and writes below */
-            st = load_start(job, sc, &sc->piles[j + 1], buf[next], pf, dsets, pipelined,
-                            arena ? arena + next * job->nvlen : NULL);
+        if (st == H5SHUF_OK && pipelined && j + 1 < p->npiles) /* overlaps the sort and writes below */
+            st = load_start(cx, p->sc, &p->piles[j + 1], b.buf[next], b.pf, b.sets, pipelined,
+                            b.arena ? b.arena + next * nv : NULL);
         if (st == H5SHUF_OK)
-            st = sort_and_write(job, p, buf[cur], pairs, tmp, rows, &w);
-        if (st == H5SHUF_OK && !pipelined && j + 1 < sc->npiles)
-            st = load_start(job, sc, &sc->piles[j + 1], buf[next], pf, dsets, pipelined,
-                            arena ? arena + next * job->nvlen : NULL);
+            st = sort_and_write(cx, p, pile, b.buf[cur], b.pairs, b.tmp, b.rows, out, w);
+        if (st == H5SHUF_OK && !pipelined && j + 1 < p->npiles)
+            st = load_start(cx, p->sc, &p->piles[j + 1], b.buf[next], b.pf, b.sets, pipelined,
+                            b.arena ? b.arena + next * nv : NULL);
         cur = next;
     }
-    if (st == H5SHUF_OK)
-        st = h5shuf__writer_flush(job, &w);
-    for (size_t d = 0; st == H5SHUF_OK && d < job->nds + 2; d++)
-        if (w.band[d].buf && w.band[d].next_row != job->out_rows)
-            st = h5shuf__fail(&job->err, H5SHUF_EINTERNAL, "wrote %llu rows of %llu", (unsigned long long)w.band[d].next_row,
-                              (unsigned long long)job->out_rows);
-    for (size_t d = 0; pf && d <= job->nds; d++)
-        h5shuf__prefetch_free(job->cio, pf[d]); /* waits for decodes still queued after an error */
-    free(pf);
-    for (size_t v = 0; arena && v < 2 * job->nvlen; v++)
-        h5shuf__varena_free(&arena[v]);
-    free(arena);
-    h5shuf__writer_free(&w);
-    h5shuf__bufs_free(job, buf[0]);
-    h5shuf__bufs_free(job, buf[1]);
-    free(pairs);
-    free(tmp);
-    free(rows);
-    free(dsets);
+    bufs_free(cx, dsets, &b);
     return st;
 }

@@ -12,7 +12,6 @@
 #include "error.h"
 #include "fault.h"
 #include "head.h"
-#include "job.h"
 
 static int pair_less(struct h5shuf_keyidx a, struct h5shuf_keyidx b)
 {
@@ -63,15 +62,12 @@ static void heap_offer(struct h5shuf_keyidx *heap, size_t *n, uint64_t w, struct
     }
 }
 
-/* In one stream over ids 0 .. job->rows-1 (those with (key, id) <= *bound when bound is not NULL): the w
- * smallest pairs (key, id) into small[0..w) and, when large is not NULL, the w largest into large[0..w),
- * each in heap order. */
-void h5shuf__select_pairs(const h5shuf_job *job, struct h5shuf_keyidx *small, struct h5shuf_keyidx *large, uint64_t w,
-                         const struct h5shuf_keyidx *bound)
+void h5shuf__select_pairs(uint64_t seed, uint64_t rows, struct h5shuf_keyidx *small, struct h5shuf_keyidx *large,
+                          uint64_t w, const struct h5shuf_keyidx *bound)
 {
     size_t ns = 0, nl = 0;
-    for (uint64_t i = 0; i < job->rows && w > 0; i++) {
-        struct h5shuf_keyidx p = {h5shuf_key(job->seed, i), i};
+    for (uint64_t i = 0; i < rows && w > 0; i++) {
+        struct h5shuf_keyidx p = {h5shuf_key(seed, i), i};
         if (bound && pair_less(*bound, p))
             continue;
         heap_offer(small, &ns, w, p, 0);
@@ -80,20 +76,20 @@ void h5shuf__select_pairs(const h5shuf_job *job, struct h5shuf_keyidx *small, st
     }
 }
 
-int h5shuf__head_bound(h5shuf_job *job)
+int h5shuf__head_bound(uint64_t seed, uint64_t rows, uint64_t n, uint64_t mem_limit_bytes, struct h5shuf_keyidx *bound,
+                       struct h5shuf_err *err)
 {
-    uint64_t n = job->out_rows;
     if (n == 0)
         return H5SHUF_OK; /* nothing is written: no bound needed */
-    if (n > job->opts.mem_limit_bytes / sizeof(struct h5shuf_keyidx))
-        return h5shuf__fail(&job->err, H5SHUF_EBUDGET,
+    if (n > mem_limit_bytes / sizeof(struct h5shuf_keyidx))
+        return h5shuf__fail(err, H5SHUF_EBUDGET,
                             "--head %llu: selecting the rows takes %llu bytes of keys, more than the memory budget",
                             (unsigned long long)n, (unsigned long long)(n * sizeof(struct h5shuf_keyidx)));
     struct h5shuf_keyidx *heap = malloc(n * sizeof *heap);
     if (!heap)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory selecting the first %llu rows", (unsigned long long)n);
-    h5shuf__select_pairs(job, heap, NULL, n, NULL);
-    job->head_bound = heap[0]; /* the root of the max-heap: the n-th smallest */
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory selecting the first %llu rows", (unsigned long long)n);
+    h5shuf__select_pairs(seed, rows, heap, NULL, n, NULL);
+    *bound = heap[0]; /* the root of the max-heap: the n-th smallest */
     free(heap);
     return H5SHUF_OK;
 }

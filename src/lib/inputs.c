@@ -18,44 +18,33 @@
 #include "fault.h"
 #include "h5err.h"
 #include "inputs.h"
-#include "job.h"
 #include "vlen.h"
 
 /* Chunk cache of an input dataset: one band of chunks (all chunks of one chunk-row along dim 0), so a
  * chunk that straddles two slabs is decompressed once; at most this many bytes. */
 #define INPUT_CACHE_BYTES_MAX (16u << 20)
 
-const char *h5shuf__where(const h5shuf_job *job, size_t f, size_t d, char *buf, size_t cap)
-{
-    const char *file = f < job->ninputs ? job->inputs[f].spec.file : "?";
-    if (d < job->nds)
-        snprintf(buf, cap, "%s:%s", file, job->ds[d].in_path);
-    else
-        snprintf(buf, cap, "%s", file);
-    return buf;
-}
-
 static char *xstrdup(const char *s)
 {
     return s ? strdup(s) : NULL;
 }
 
-static int open_file(h5shuf_job *job, struct h5shuf_input *in)
+static int open_file(struct h5shuf_input *in, struct h5shuf_err *err)
 {
     struct stat st;
     char cause[256];
     const char *path = h5shuf__input_path(in);
     if (stat(path, &st) != 0)
-        return h5shuf__fail(&job->err, errno == ENOENT ? H5SHUF_ENOENT : H5SHUF_EIO, "%s: %s", in->spec.file,
+        return h5shuf__fail(err, errno == ENOENT ? H5SHUF_ENOENT : H5SHUF_EIO, "%s: %s", in->spec.file,
                             strerror(errno));
     if (S_ISDIR(st.st_mode))
-        return h5shuf__fail(&job->err, H5SHUF_ENOTHDF5, "%s: is a directory, not an HDF5 file", in->spec.file);
+        return h5shuf__fail(err, H5SHUF_ENOTHDF5, "%s: is a directory, not an HDF5 file", in->spec.file);
     if (access(path, R_OK) != 0)
-        return h5shuf__fail(&job->err, H5SHUF_EIO, "%s: %s", in->spec.file, strerror(errno));
+        return h5shuf__fail(err, H5SHUF_EIO, "%s: %s", in->spec.file, strerror(errno));
     htri_t is = H5Fis_hdf5(path);
     if (is <= 0) {
         H5Eclear2(H5E_DEFAULT);
-        return h5shuf__fail(&job->err, H5SHUF_ENOTHDF5, "%s: not an HDF5 file", in->spec.file);
+        return h5shuf__fail(err, H5SHUF_ENOTHDF5, "%s: not an HDF5 file", in->spec.file);
     }
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
@@ -64,7 +53,7 @@ static int open_file(h5shuf_job *job, struct h5shuf_input *in)
         h5shuf__hdf5_cause(cause, sizeof cause); /* before H5Pclose clears the stack */
     H5Pclose(fapl);
     if (in->file < 0)
-        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot open: %s", in->spec.file, cause);
+        return h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot open: %s", in->spec.file, cause);
     return H5SHUF_OK;
 }
 
@@ -115,114 +104,126 @@ static const char *type_unsupported(hid_t t)
     return NULL;
 }
 
-/* Open dataset path of input f as shuffled dataset d; check it against the first input's. */
-static int open_dataset(h5shuf_job *job, size_t f, size_t d, const char *path)
-{
-    struct h5shuf_input *in = &job->inputs[f];
-    const char *file = in->spec.file;
-    char cause[256];
-    int st = H5SHUF_OK;
-    hid_t ftype = H5I_INVALID_HID, space = H5I_INVALID_HID, dapl = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
+/* The rows of a dataset and how they look: its file type (owned), shape and the bytes of a row in memory. */
+struct shape {
+    hid_t ftype;
+    int rank;
+    hsize_t dims[H5S_MAX_RANK], maxdims[H5S_MAX_RANK];
+    uint64_t row_bytes;
+    int is_vlen;
+};
 
+/* Path must name a dataset of in: "no such dataset", a dangling link, or another kind of object are
+ * refused by name. */
+static int check_object(const struct h5shuf_input *in, const char *path, struct h5shuf_err *err)
+{
+    const char *file = in->spec.file;
     int e = path_exists(in->file, path);
     if (e <= 0)
-        return h5shuf__fail(&job->err, e < 0 ? H5SHUF_EHDF5 : H5SHUF_ENOENT, "%s:%s: no such dataset", file, path);
+        return h5shuf__fail(err, e < 0 ? H5SHUF_EHDF5 : H5SHUF_ENOENT, "%s:%s: no such dataset", file, path);
     H5O_info_t oi;
     if (H5Oget_info_by_name(in->file, path, &oi, H5P_DEFAULT) < 0) {
         H5Eclear2(H5E_DEFAULT);
-        return h5shuf__fail(&job->err, H5SHUF_ENOENT, "%s:%s: link does not resolve to an object (dangling link?)",
-                            file, path);
+        return h5shuf__fail(err, H5SHUF_ENOENT, "%s:%s: link does not resolve to an object (dangling link?)", file, path);
     }
     if (oi.type != H5O_TYPE_DATASET)
-        return h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s:%s: is a %s, not a dataset", file, path,
+        return h5shuf__fail(err, H5SHUF_EUNSUPPORTED, "%s:%s: is a %s, not a dataset", file, path,
                             oi.type == H5O_TYPE_GROUP ? "group" : "named datatype");
+    return H5SHUF_OK;
+}
 
-    hid_t dset = H5Dopen2(in->file, path, H5P_DEFAULT);
-    if (dset < 0)
-        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot open: %s", file, path,
-                            h5shuf__hdf5_cause(cause, sizeof cause));
-    in->src[d].dset = dset;
-    ftype = H5Dget_type(dset);
-    space = H5Dget_space(dset);
-    if (ftype < 0 || space < 0) {
-        st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: %s", file, path, h5shuf__hdf5_cause(cause, sizeof cause));
+/* Read dset's type and shape into *sh and check its rows can be shuffled: a supported type, rank >= 1,
+ * rows of a non-zero size that fits 64 bits.  sh->ftype is the caller's to close (also on failure). */
+static int read_shape(hid_t dset, const char *file, const char *path, struct shape *sh, struct h5shuf_err *err)
+{
+    char cause[256];
+    int st = H5SHUF_OK;
+    sh->ftype = H5Dget_type(dset);
+    hid_t space = H5Dget_space(dset);
+    if (sh->ftype < 0 || space < 0) {
+        st = h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: %s", file, path, h5shuf__hdf5_cause(cause, sizeof cause));
         goto out;
     }
-    const char *why = type_unsupported(ftype);
+    const char *why = type_unsupported(sh->ftype);
     if (why) {
-        st = h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s:%s: unsupported %s", file, path, why);
+        st = h5shuf__fail(err, H5SHUF_EUNSUPPORTED, "%s:%s: unsupported %s", file, path, why);
         goto out;
     }
-    int rank = H5Sget_simple_extent_ndims(space);
-    if (H5Sget_simple_extent_type(space) != H5S_SIMPLE || rank < 1) {
-        st = h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s:%s: unsupported %s dataspace (rows need rank >= 1)",
-                          file, path, H5Sget_simple_extent_type(space) == H5S_NULL ? "null" : "scalar");
+    sh->rank = H5Sget_simple_extent_ndims(space);
+    if (H5Sget_simple_extent_type(space) != H5S_SIMPLE || sh->rank < 1) {
+        st = h5shuf__fail(err, H5SHUF_EUNSUPPORTED, "%s:%s: unsupported %s dataspace (rows need rank >= 1)", file, path,
+                          H5Sget_simple_extent_type(space) == H5S_NULL ? "null" : "scalar");
         goto out;
     }
-    hsize_t dims[H5S_MAX_RANK], maxdims[H5S_MAX_RANK];
-    H5Sget_simple_extent_dims(space, dims, maxdims);
-    H5T_class_t tclass = H5Tget_class(ftype);
-    int is_vlen = tclass == H5T_VLEN || (tclass == H5T_STRING && H5Tis_variable_str(ftype) > 0);
+    H5Sget_simple_extent_dims(space, sh->dims, sh->maxdims);
+    H5T_class_t tclass = H5Tget_class(sh->ftype);
+    sh->is_vlen = tclass == H5T_VLEN || (tclass == H5T_STRING && H5Tis_variable_str(sh->ftype) > 0);
     /* a vlen row's record in memory is HDF5's: hvl_t or char * per element (vlen.c) */
-    uint64_t row_bytes = !is_vlen ? H5Tget_size(ftype) : tclass == H5T_VLEN ? sizeof(hvl_t) : sizeof(char *);
-    for (int k = 1; k < rank; k++) {
-        if (dims[k] != 0 && row_bytes > UINT64_MAX / dims[k]) {
-            st = h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s:%s: row size overflows 64 bits", file, path);
+    sh->row_bytes = !sh->is_vlen ? H5Tget_size(sh->ftype) : tclass == H5T_VLEN ? sizeof(hvl_t) : sizeof(char *);
+    for (int k = 1; k < sh->rank; k++) {
+        if (sh->dims[k] != 0 && sh->row_bytes > UINT64_MAX / sh->dims[k]) {
+            st = h5shuf__fail(err, H5SHUF_EUNSUPPORTED, "%s:%s: row size overflows 64 bits", file, path);
             goto out;
         }
-        row_bytes *= dims[k];
+        sh->row_bytes *= sh->dims[k];
     }
-    if (row_bytes == 0) {
-        st = h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s:%s: rows are empty (a dimension after the first is 0)",
-                          file, path);
-        goto out;
-    }
-    in->src[d].rows = dims[0];
+    if (sh->row_bytes == 0)
+        st = h5shuf__fail(err, H5SHUF_EUNSUPPORTED, "%s:%s: rows are empty (a dimension after the first is 0)", file,
+                          path);
+out:
+    if (space >= 0)
+        H5Sclose(space);
+    return st;
+}
 
-    if (f == 0) {
-        struct h5shuf_dsinfo *ds = &job->ds[d];
-        ds->ftype = ftype;
-        ftype = H5I_INVALID_HID; /* owned by ds now */
-        ds->rank = rank;
-        memcpy(ds->dims, dims, sizeof dims);
-        memcpy(ds->maxdims, maxdims, sizeof maxdims);
-        ds->row_bytes = ds->plan_row_bytes = row_bytes;
-        if (is_vlen) {
-            char where[600];
-            snprintf(where, sizeof where, "%s:%s", file, path);
-            if ((st = h5shuf__vlen_setup(job, ds, where)) != H5SHUF_OK)
-                goto out;
-        }
-        ds->dcpl = H5Dget_create_plist(dset);
-        if (ds->dcpl < 0) {
-            st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: %s", file, path, h5shuf__hdf5_cause(cause, sizeof cause));
-            goto out;
-        }
-        if (H5Pget_layout(ds->dcpl) == H5D_CHUNKED) {
-            hsize_t cdims[H5S_MAX_RANK];
-            H5Pget_chunk(ds->dcpl, H5S_MAX_RANK, cdims);
-            ds->chunk_rows = cdims[0];
-        }
-    } else {
-        const struct h5shuf_dsinfo *ds = &job->ds[d];
-        const char *first = job->inputs[0].spec.file;
-        if (H5Tequal(ftype, ds->ftype) <= 0) {
-            st = h5shuf__fail(&job->err, H5SHUF_EMISMATCH, "%s:%s: datatype differs from %s:%s", file, path, first,
-                              ds->in_path);
-            goto out;
-        }
-        int same = rank == ds->rank;
-        for (int k = 1; same && k < rank; k++)
-            same = dims[k] == ds->dims[k];
-        if (!same) {
-            st = h5shuf__fail(&job->err, H5SHUF_EMISMATCH, "%s:%s: row shape differs from %s:%s", file, path, first,
-                              ds->in_path);
-            goto out;
-        }
+/* The first input's dataset describes shuffled dataset ds: its type (taken from sh), shape, creation
+ * properties, and for vlen rows their memory types (as vlen dataset number *nvlen, which grows). */
+static int describe(struct h5shuf_dsinfo *ds, struct shape *sh, hid_t dset, const char *file, const char *path,
+                    size_t *nvlen, struct h5shuf_err *err)
+{
+    char cause[256];
+    ds->ftype = sh->ftype;
+    sh->ftype = H5I_INVALID_HID; /* owned by ds now */
+    ds->rank = sh->rank;
+    memcpy(ds->dims, sh->dims, sizeof ds->dims);
+    memcpy(ds->maxdims, sh->maxdims, sizeof ds->maxdims);
+    ds->row_bytes = ds->plan_row_bytes = sh->row_bytes;
+    if (sh->is_vlen) {
+        char where[600];
+        snprintf(where, sizeof where, "%s:%s", file, path);
+        int st = h5shuf__vlen_setup(ds, *nvlen, where, err);
+        if (st != H5SHUF_OK)
+            return st;
+        ++*nvlen;
     }
+    ds->dcpl = H5Dget_create_plist(dset);
+    if (ds->dcpl < 0)
+        return h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: %s", file, path, h5shuf__hdf5_cause(cause, sizeof cause));
+    if (H5Pget_layout(ds->dcpl) == H5D_CHUNKED) {
+        hsize_t cdims[H5S_MAX_RANK];
+        H5Pget_chunk(ds->dcpl, H5S_MAX_RANK, cdims);
+        ds->chunk_rows = cdims[0];
+    }
+    return H5SHUF_OK;
+}
 
-    /* Every filter must be loadable to read the chunks: say which one is missing, and where. */
-    dcpl = H5Dget_create_plist(dset);
+/* A later input's dataset must have the first input's datatype and row shape. */
+static int check_same(const struct h5shuf_dsinfo *ds, const struct shape *sh, const char *file, const char *path,
+                      const char *first, struct h5shuf_err *err)
+{
+    if (H5Tequal(sh->ftype, ds->ftype) <= 0)
+        return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s:%s: datatype differs from %s:%s", file, path, first, ds->in_path);
+    int same = sh->rank == ds->rank;
+    for (int k = 1; same && k < sh->rank; k++)
+        same = sh->dims[k] == ds->dims[k];
+    if (!same)
+        return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s:%s: row shape differs from %s:%s", file, path, first, ds->in_path);
+    return H5SHUF_OK;
+}
+
+/* Every filter must be loadable to read the chunks: say which one is missing, and where. */
+static int check_filters(hid_t dcpl, const char *file, const char *path, struct h5shuf_err *err)
+{
     for (int i = 0, nf = dcpl >= 0 ? H5Pget_nfilters(dcpl) : 0; i < nf; i++) {
         unsigned flags, cfg, cd[16];
         size_t ncd = 16;
@@ -230,37 +231,70 @@ static int open_dataset(h5shuf_job *job, size_t f, size_t d, const char *path)
         H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, sizeof fname, fname, &cfg);
         if (id >= 0 && H5Zfilter_avail(id) <= 0) {
             H5Eclear2(H5E_DEFAULT);
-            st = h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED,
-                              "%s:%s: needs HDF5 filter %d%s%s%s, which cannot be loaded here (set HDF5_PLUGIN_PATH "
-                              "to the directory of its plugin)",
-                              file, path, (int)id, *fname ? " (" : "", fname, *fname ? ")" : "");
-            goto out;
+            return h5shuf__fail(err, H5SHUF_EUNSUPPORTED,
+                                "%s:%s: needs HDF5 filter %d%s%s%s, which cannot be loaded here (set HDF5_PLUGIN_PATH "
+                                "to the directory of its plugin)",
+                                file, path, (int)id, *fname ? " (" : "", fname, *fname ? ")" : "");
         }
     }
-    /* Reopen with a chunk cache of one chunk band, now that the layout is known. */
-    if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED) {
-        hsize_t cdims[H5S_MAX_RANK];
-        H5Pget_chunk(dcpl, H5S_MAX_RANK, cdims);
-        uint64_t band = cdims[0] * row_bytes;
-        if (band > INPUT_CACHE_BYTES_MAX)
-            band = INPUT_CACHE_BYTES_MAX;
-        dapl = H5Pcreate(H5P_DATASET_ACCESS);
-        H5Pset_chunk_cache(dapl, 12421, band, 1.0);
-        hid_t again = H5Dopen2(in->file, path, dapl);
-        if (again >= 0) {
-            H5Dclose(dset);
-            in->src[d].dset = again;
-        }
+    return H5SHUF_OK;
+}
+
+/* Reopen *dset (path of file) with a chunk cache of one band of chunks, now that its layout is known. */
+static void set_chunk_cache(hid_t file, const char *path, hid_t dcpl, uint64_t row_bytes, hid_t *dset)
+{
+    if (dcpl < 0 || H5Pget_layout(dcpl) != H5D_CHUNKED)
+        return;
+    hsize_t cdims[H5S_MAX_RANK];
+    H5Pget_chunk(dcpl, H5S_MAX_RANK, cdims);
+    uint64_t band = cdims[0] * row_bytes;
+    if (band > INPUT_CACHE_BYTES_MAX)
+        band = INPUT_CACHE_BYTES_MAX;
+    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    H5Pset_chunk_cache(dapl, 12421, band, 1.0);
+    hid_t again = H5Dopen2(file, path, dapl);
+    if (again >= 0) {
+        H5Dclose(*dset);
+        *dset = again;
     }
-out:
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
     if (dapl >= 0)
         H5Pclose(dapl);
-    if (ftype >= 0)
-        H5Tclose(ftype);
-    if (space >= 0)
-        H5Sclose(space);
+}
+
+/* Open dataset path of input f as shuffled dataset d (its rows in *rows): the first input's describes
+ * dsets->ds[d], a later input's is checked against it. */
+static int open_dataset(struct h5shuf_inputs *in, size_t f, size_t d, const char *path, struct h5shuf_datasets *dsets,
+                        uint64_t *rows, struct h5shuf_err *err)
+{
+    struct h5shuf_input *inp = &in->v[f];
+    const char *file = inp->spec.file;
+    char cause[256];
+    int st = check_object(inp, path, err);
+    if (st != H5SHUF_OK)
+        return st;
+    hid_t dset = H5Dopen2(inp->file, path, H5P_DEFAULT);
+    if (dset < 0)
+        return h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot open: %s", file, path,
+                            h5shuf__hdf5_cause(cause, sizeof cause));
+    inp->dset[d] = dset;
+    struct shape sh = {.ftype = H5I_INVALID_HID};
+    hid_t dcpl = H5I_INVALID_HID;
+    st = read_shape(dset, file, path, &sh, err);
+    if (st == H5SHUF_OK) {
+        *rows = sh.dims[0];
+        st = f == 0 ? describe(&dsets->ds[d], &sh, dset, file, path, &dsets->nvlen, err)
+                    : check_same(&dsets->ds[d], &sh, file, path, in->v[0].spec.file, err);
+    }
+    if (st == H5SHUF_OK) {
+        dcpl = H5Dget_create_plist(dset);
+        st = check_filters(dcpl, file, path, err);
+    }
+    if (st == H5SHUF_OK)
+        set_chunk_cache(inp->file, path, dcpl, sh.row_bytes, &inp->dset[d]);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (sh.ftype >= 0)
+        H5Tclose(sh.ftype);
     return st;
 }
 
@@ -319,23 +353,22 @@ out:
 }
 
 /* Pick the datasets of the whole-file form: those whose dim 0 is the N held by the most datasets. */
-static int discover(h5shuf_job *job)
+static int discover(struct h5shuf_input *in, struct h5shuf_err *err)
 {
-    struct h5shuf_input *in = &job->inputs[0];
     struct discovery dv = {0};
     int st = H5SHUF_OK;
     char cause[256];
     if (H5Ovisit(in->file, H5_INDEX_NAME, H5_ITER_INC, discover_cb, &dv) < 0 && !dv.oom) {
-        st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot list objects: %s", in->spec.file,
+        st = h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot list objects: %s", in->spec.file,
                           h5shuf__hdf5_cause(cause, sizeof cause));
         goto out;
     }
     if (dv.oom) {
-        st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "%s: out of memory", in->spec.file);
+        st = h5shuf__fail(err, H5SHUF_ENOMEM, "%s: out of memory", in->spec.file);
         goto out;
     }
     if (dv.n == 0) {
-        st = h5shuf__fail(&job->err, H5SHUF_ENOENT, "%s: no dataset with rows (rank >= 1) in the file", in->spec.file);
+        st = h5shuf__fail(err, H5SHUF_ENOENT, "%s: no dataset with rows (rank >= 1) in the file", in->spec.file);
         goto out;
     }
     /* Count datasets per dim 0; the winner must be unique. */
@@ -356,7 +389,7 @@ static int discover(h5shuf_job *job)
         for (size_t i = 0; i < dv.n && len < sizeof list - 1; i++)
             len += (size_t)snprintf(list + len, sizeof list - len, "%s%s (%llu rows)", i ? ", " : "", dv.v[i].path,
                                     (unsigned long long)dv.v[i].rows);
-        st = h5shuf__fail(&job->err, H5SHUF_EAMBIGUOUS,
+        st = h5shuf__fail(err, H5SHUF_EAMBIGUOUS,
                           "%s: cannot tell which datasets hold the rows, candidates: %s; name them as %s:/a,/b",
                           in->spec.file, list, in->spec.file);
         goto out;
@@ -364,7 +397,7 @@ static int discover(h5shuf_job *job)
     uint64_t n = dv.v[best].rows;
     in->spec.paths = calloc(best_count, sizeof *in->spec.paths);
     if (!in->spec.paths) {
-        st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "%s: out of memory", in->spec.file);
+        st = h5shuf__fail(err, H5SHUF_ENOMEM, "%s: out of memory", in->spec.file);
         goto out;
     }
     for (size_t i = 0; i < dv.n; i++)
@@ -379,120 +412,168 @@ out:
     return st;
 }
 
-int h5shuf__inputs_open(h5shuf_job *job)
+const char *h5shuf__where(const struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets, size_t f, size_t d,
+                          char *buf, size_t cap)
 {
-    int st;
-    char where[512];
-    for (size_t f = 0; f < job->ninputs; f++)
-        job->inputs[f].file = H5I_INVALID_HID;
-    for (size_t f = 0; f < job->ninputs; f++)
-        if ((st = open_file(job, &job->inputs[f])) != H5SHUF_OK)
-            return st;
+    const char *file = f < in->n ? in->v[f].spec.file : "?";
+    if (d < dsets->n)
+        snprintf(buf, cap, "%s:%s", file, dsets->ds[d].in_path);
+    else
+        snprintf(buf, cap, "%s", file);
+    return buf;
+}
 
-    struct h5shuf_input *first = &job->inputs[0];
-    job->whole_file = first->spec.npaths == 0;
-    if (job->whole_file && (st = discover(job)) != H5SHUF_OK)
-        return st;
-    job->ds = calloc(first->spec.npaths, sizeof *job->ds);
-    if (!job->ds)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    job->nds = first->spec.npaths;
-    for (size_t d = 0; d < job->nds; d++) /* every id invalid before anything can fail: cleanup closes them */
-        job->ds[d].ftype = job->ds[d].dcpl = job->ds[d].out_dcpl = job->ds[d].mtype = job->ds[d].etype = H5I_INVALID_HID;
-    for (size_t d = 0; d < job->nds; d++) {
-        job->ds[d].in_path = xstrdup(first->spec.paths[d]);
-        const char *o = job->out_spec.npaths ? job->out_spec.paths[d] : first->spec.paths[d];
-        if (job->out_spec.npaths && job->out_spec.npaths != job->nds)
-            return h5shuf__fail(&job->err, H5SHUF_EINVAL, "%s: names %zu datasets for %zu shuffled datasets",
-                                job->out_spec.file, job->out_spec.npaths, job->nds);
-        job->ds[d].out_path = xstrdup(o);
-        if (!job->ds[d].in_path || !job->ds[d].out_path)
-            return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+/* The table of shuffled datasets from the first input's paths, each output path from out_spec's (when
+ * it names them) or the input path; every id invalid before anything can fail. */
+static int name_datasets(const struct h5shuf_spec *first, const struct h5shuf_spec *out_spec,
+                         struct h5shuf_datasets *dsets, struct h5shuf_err *err)
+{
+    dsets->ds = calloc(first->npaths, sizeof *dsets->ds);
+    if (!dsets->ds)
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    dsets->n = first->npaths;
+    for (size_t d = 0; d < dsets->n; d++) {
+        struct h5shuf_dsinfo *ds = &dsets->ds[d];
+        ds->ftype = ds->dcpl = ds->out_dcpl = ds->mtype = ds->etype = H5I_INVALID_HID;
     }
-
-    job->rows = 0;
-    job->row_bytes = 0;
-    for (size_t f = 0; f < job->ninputs; f++) {
-        struct h5shuf_input *in = &job->inputs[f];
-        const struct h5shuf_spec *paths = in->spec.npaths ? &in->spec : &first->spec;
-        if (paths->npaths != job->nds)
-            return h5shuf__fail(&job->err, H5SHUF_EMISMATCH, "%s: names %zu datasets but %s names %zu", in->spec.file,
-                                paths->npaths, first->spec.file, job->nds);
-        in->src = calloc(job->nds, sizeof *in->src);
-        if (!in->src)
-            return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-        for (size_t d = 0; d < job->nds; d++)
-            in->src[d].dset = H5I_INVALID_HID;
-        for (size_t d = 0; d < job->nds; d++)
-            if ((st = open_dataset(job, f, d, paths->paths[d])) != H5SHUF_OK)
-                return st;
-        in->rows = in->src[0].rows;
-        for (size_t d = 1; d < job->nds; d++)
-            if (in->src[d].rows != in->rows)
-                return h5shuf__fail(&job->err, H5SHUF_EMISMATCH, "%s: %s has %llu rows but %s has %llu", in->spec.file,
-                                    paths->paths[d], (unsigned long long)in->src[d].rows, paths->paths[0],
-                                    (unsigned long long)in->rows);
-        in->first_row = job->rows;
-        if (job->rows + in->rows < job->rows)
-            return h5shuf__fail(&job->err, H5SHUF_EINVAL, "%s: too many rows", h5shuf__where(job, f, 0, where, sizeof where));
-        job->rows += in->rows;
+    for (size_t d = 0; d < dsets->n; d++) {
+        dsets->ds[d].in_path = xstrdup(first->paths[d]);
+        const char *o = out_spec->npaths ? out_spec->paths[d] : first->paths[d];
+        if (out_spec->npaths && out_spec->npaths != dsets->n)
+            return h5shuf__fail(err, H5SHUF_EINVAL, "%s: names %zu datasets for %zu shuffled datasets", out_spec->file,
+                                out_spec->npaths, dsets->n);
+        dsets->ds[d].out_path = xstrdup(o);
+        if (!dsets->ds[d].in_path || !dsets->ds[d].out_path)
+            return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     }
-    for (size_t f = 0; f < job->ninputs; f++)
-        h5shuf__vlen_limit_cache(job, job->inputs[f].file);
-    if ((st = h5shuf__vlen_estimate(job)) != H5SHUF_OK)
-        return st;
-    for (size_t d = 0; d < job->nds; d++) {
-        if (job->row_bytes + job->ds[d].plan_row_bytes < job->row_bytes)
-            return h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s: rows of more than 2^64 bytes", job->inputs[0].spec.file);
-        job->row_bytes += job->ds[d].plan_row_bytes;
-    }
-    if (job->row_bytes && job->rows > UINT64_MAX / job->row_bytes)
-        return h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s: more than 2^64 bytes of rows", job->inputs[0].spec.file);
     return H5SHUF_OK;
 }
 
-void h5shuf__inputs_close(h5shuf_job *job)
+/* Open the shuffled datasets of input f, all with the same rows (its rows). */
+static int open_input(struct h5shuf_inputs *in, size_t f, struct h5shuf_datasets *dsets, struct h5shuf_err *err)
 {
-    /* Types and property lists first: closing a file with H5F_CLOSE_STRONG also closes a committed
-     * datatype opened from it, and a second H5Tclose would then fail (and print, outside a call). */
-    for (size_t d = 0; job->ds && d < job->nds; d++) {
-        if (job->ds[d].ftype >= 0)
-            H5Tclose(job->ds[d].ftype);
-        if (job->ds[d].dcpl >= 0)
-            H5Pclose(job->ds[d].dcpl);
-        if (job->ds[d].out_dcpl >= 0)
-            H5Pclose(job->ds[d].out_dcpl);
-        if (job->ds[d].mtype >= 0)
-            H5Tclose(job->ds[d].mtype);
-        if (job->ds[d].etype >= 0)
-            H5Tclose(job->ds[d].etype);
-        free(job->ds[d].in_path);
-        free(job->ds[d].out_path);
+    struct h5shuf_input *inp = &in->v[f];
+    const struct h5shuf_spec *first = &in->v[0].spec;
+    const struct h5shuf_spec *paths = inp->spec.npaths ? &inp->spec : first;
+    if (paths->npaths != dsets->n)
+        return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s: names %zu datasets but %s names %zu", inp->spec.file,
+                            paths->npaths, first->file, dsets->n);
+    inp->dset = calloc(dsets->n, sizeof *inp->dset);
+    if (!inp->dset)
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    for (size_t d = 0; d < dsets->n; d++)
+        inp->dset[d] = H5I_INVALID_HID;
+    for (size_t d = 0; d < dsets->n; d++) {
+        uint64_t rows = 0;
+        int st = open_dataset(in, f, d, paths->paths[d], dsets, &rows, err);
+        if (st != H5SHUF_OK)
+            return st;
+        if (d == 0)
+            inp->rows = rows;
+        else if (rows != inp->rows)
+            return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s: %s has %llu rows but %s has %llu", inp->spec.file,
+                                paths->paths[d], (unsigned long long)rows, paths->paths[0],
+                                (unsigned long long)inp->rows);
     }
-    free(job->ds);
-    job->ds = NULL;
-    for (size_t f = 0; f < job->ninputs; f++) {
-        struct h5shuf_input *in = &job->inputs[f];
-        if (in->src)
-            for (size_t d = 0; d < job->nds; d++)
-                if (in->src[d].dset >= 0)
-                    H5Dclose(in->src[d].dset);
-        free(in->src);
-        in->src = NULL;
-        if (in->file >= 0)
-            H5Fclose(in->file);
-        in->file = H5I_INVALID_HID;
-    }
-    job->nds = 0;
-    job->nvlen = 0;
+    return H5SHUF_OK;
 }
 
-size_t h5shuf__input_of(const h5shuf_job *job, uint64_t id)
+/* Estimate the payload of vlen rows from blocks of rows spread over all inputs (vlen.c). */
+static int estimate_vlen(const struct h5shuf_inputs *in, struct h5shuf_datasets *dsets, struct h5shuf_err *err)
 {
-    size_t lo = 0, hi = job->ninputs; /* the last input whose first_row <= id */
+    struct h5shuf_vlen_block blocks[H5SHUF_VLEN_SAMPLE_BLOCKS];
+    const uint64_t rows = in->rows, b_rows = H5SHUF_VLEN_SAMPLE_BLOCK_ROWS;
+    const uint64_t all = (uint64_t)H5SHUF_VLEN_SAMPLE_BLOCKS * b_rows;
+    size_t nb = rows <= all ? (size_t)((rows + b_rows - 1) / b_rows) : H5SHUF_VLEN_SAMPLE_BLOCKS;
+    for (size_t b = 0; b < nb; b++) {
+        /* block b starts at global row g: consecutive blocks when all rows are sampled, else spread */
+        uint64_t g = rows <= all ? b * b_rows : (uint64_t)((h5shuf_u128)b * rows / H5SHUF_VLEN_SAMPLE_BLOCKS);
+        size_t f = 0;
+        while (f + 1 < in->n && g >= in->v[f].first_row + in->v[f].rows)
+            f++;
+        uint64_t start = g - in->v[f].first_row;
+        blocks[b].file = in->v[f].spec.file;
+        blocks[b].dset = in->v[f].dset;
+        blocks[b].start = start;
+        blocks[b].n = in->v[f].rows - start < b_rows ? in->v[f].rows - start : b_rows;
+    }
+    return h5shuf__vlen_estimate(dsets, blocks, nb, err);
+}
+
+int h5shuf__inputs_open(struct h5shuf_inputs *in, const struct h5shuf_spec *out_spec, struct h5shuf_datasets *dsets,
+                        struct h5shuf_err *err)
+{
+    int st;
+    char where[512];
+    for (size_t f = 0; f < in->n; f++)
+        in->v[f].file = H5I_INVALID_HID;
+    for (size_t f = 0; f < in->n; f++)
+        if ((st = open_file(&in->v[f], err)) != H5SHUF_OK)
+            return st;
+    struct h5shuf_input *first = &in->v[0];
+    in->whole_file = first->spec.npaths == 0;
+    if (in->whole_file && (st = discover(first, err)) != H5SHUF_OK)
+        return st;
+    if ((st = name_datasets(&first->spec, out_spec, dsets, err)) != H5SHUF_OK)
+        return st;
+    in->rows = 0;
+    dsets->row_bytes = 0;
+    for (size_t f = 0; f < in->n; f++) {
+        if ((st = open_input(in, f, dsets, err)) != H5SHUF_OK)
+            return st;
+        in->v[f].first_row = in->rows;
+        if (in->rows + in->v[f].rows < in->rows)
+            return h5shuf__fail(err, H5SHUF_EINVAL, "%s: too many rows", h5shuf__where(in, dsets, f, 0, where, sizeof where));
+        in->rows += in->v[f].rows;
+    }
+    for (size_t f = 0; f < in->n; f++)
+        h5shuf__vlen_limit_cache(dsets, in->v[f].file);
+    if (dsets->nvlen && (st = estimate_vlen(in, dsets, err)) != H5SHUF_OK)
+        return st;
+    for (size_t d = 0; d < dsets->n; d++) {
+        if (dsets->row_bytes + dsets->ds[d].plan_row_bytes < dsets->row_bytes)
+            return h5shuf__fail(err, H5SHUF_EUNSUPPORTED, "%s: rows of more than 2^64 bytes", first->spec.file);
+        dsets->row_bytes += dsets->ds[d].plan_row_bytes;
+    }
+    if (dsets->row_bytes && in->rows > UINT64_MAX / dsets->row_bytes)
+        return h5shuf__fail(err, H5SHUF_EUNSUPPORTED, "%s: more than 2^64 bytes of rows", first->spec.file);
+    return H5SHUF_OK;
+}
+
+void h5shuf__inputs_close(struct h5shuf_inputs *in, struct h5shuf_datasets *dsets)
+{
+    /* The datasets' types and property lists first (h5shuf__datasets_free). */
+    size_t nds = dsets->n;
+    h5shuf__datasets_free(dsets);
+    for (size_t f = 0; f < in->n; f++) {
+        struct h5shuf_input *inp = &in->v[f];
+        for (size_t d = 0; inp->dset && d < nds; d++)
+            if (inp->dset[d] >= 0)
+                H5Dclose(inp->dset[d]);
+        free(inp->dset);
+        inp->dset = NULL;
+        if (inp->file >= 0)
+            H5Fclose(inp->file);
+        inp->file = H5I_INVALID_HID;
+    }
+}
+
+void h5shuf__inputs_free(struct h5shuf_inputs *in)
+{
+    for (size_t f = 0; f < in->n; f++) {
+        h5shuf__spec_clear(&in->v[f].spec);
+        free(in->v[f].open_path);
+    }
+    free(in->v);
+    memset(in, 0, sizeof *in);
+}
+
+size_t h5shuf__input_of(const struct h5shuf_inputs *in, uint64_t id)
+{
+    size_t lo = 0, hi = in->n; /* the last input whose first_row <= id */
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
-        if (job->inputs[mid].first_row <= id)
+        if (in->v[mid].first_row <= id)
             lo = mid;
         else
             hi = mid;
@@ -500,17 +581,17 @@ size_t h5shuf__input_of(const h5shuf_job *job, uint64_t id)
     return lo;
 }
 
-int h5shuf__input_append(h5shuf_job *job, const char *spec)
+int h5shuf__inputs_append(struct h5shuf_inputs *in, const char *spec, struct h5shuf_err *err)
 {
-    struct h5shuf_input *v = realloc(job->inputs, (job->ninputs + 1) * sizeof *v);
+    struct h5shuf_input *v = realloc(in->v, (in->n + 1) * sizeof *v);
     if (!v)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    job->inputs = v;
-    struct h5shuf_input *in = &v[job->ninputs];
-    memset(in, 0, sizeof *in);
-    in->file = H5I_INVALID_HID;
-    int st = h5shuf__spec_parse(spec, &in->spec, &job->err);
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    in->v = v;
+    struct h5shuf_input *inp = &v[in->n];
+    memset(inp, 0, sizeof *inp);
+    inp->file = H5I_INVALID_HID;
+    int st = h5shuf__spec_parse(spec, &inp->spec, err);
     if (st == H5SHUF_OK)
-        job->ninputs++;
+        in->n++;
     return st;
 }

@@ -11,6 +11,7 @@
 #include "fault.h"
 #include "inputs.h"
 #include "job.h"
+#include "mixing.h"
 #include "pilefile.h"
 #include "targets.h"
 
@@ -64,7 +65,7 @@ h5shuf_job *h5shuf_job_create(const h5shuf_options *opts)
         }
         *strs[i].from = *strs[i].to;
     }
-    job->cur_file = H5I_INVALID_HID;
+    job->out.file = H5I_INVALID_HID;
     return job;
 }
 
@@ -72,12 +73,8 @@ void h5shuf_job_free(h5shuf_job *job)
 {
     if (!job)
         return;
-    h5shuf__inputs_close(job);
-    for (size_t f = 0; f < job->ninputs; f++) {
-        h5shuf__spec_clear(&job->inputs[f].spec);
-        free(job->inputs[f].open_path);
-    }
-    free(job->inputs);
+    h5shuf__inputs_close(&job->in, &job->dsets);
+    h5shuf__inputs_free(&job->in);
     h5shuf__spec_clear(&job->out_spec);
     free(job->tmpdir);
     free(job->compression);
@@ -87,18 +84,22 @@ void h5shuf_job_free(h5shuf_job *job)
     free(job->source_index_path);
     free(job->split);
     free(job->mixing_counts);
-    h5shuf__outputs_free(job);
+    h5shuf__targets_free(&job->out);
     free(job->scratch_dir);
-    h5shuf__piles_free(job);
+    h5shuf__pilefile_free(job->pf);
     free(job->piles_path);
     free(job);
 }
 
 const char *h5shuf_job_temp_file(const h5shuf_job *job, int which)
 {
-    if (job && which >= 2 && (size_t)which - 1 < job->ntargets)
-        return job->targets[which - 1].tmp_path;
-    return job && (which == 0 || which == 1) ? job->temp_file[which] : NULL;
+    if (!job || which < 0)
+        return NULL;
+    if (which >= 2) /* further outputs (shards, splits) */
+        return (size_t)which - 1 < job->out.n ? job->out.v[which - 1].tmp_path : NULL;
+    if (which == 0 && !job->temp_file[0]) /* the output (a scatter's pile file is temp_file[0]) */
+        return job->out.n ? job->out.v[0].tmp_path : NULL;
+    return job->temp_file[which];
 }
 
 const char *h5shuf_errmsg(const h5shuf_job *job)
@@ -113,21 +114,20 @@ uint64_t h5shuf_job_seed(const h5shuf_job *job)
 
 const char *h5shuf_job_dataset(const h5shuf_job *job, size_t index)
 {
-    return job->planned && index < job->nds ? job->ds[index].in_path : NULL;
+    return job->planned && index < job->dsets.n ? job->dsets.ds[index].in_path : NULL;
 }
 
 int h5shuf_job_add_input(h5shuf_job *job, const char *spec)
 {
-    h5shuf__err_clear(job);
+    h5shuf__err_reset(&job->err);
     if (job->planned)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is already planned");
-    int st = h5shuf__input_append(job, spec);
-    return st;
+    return h5shuf__inputs_append(&job->in, spec, &job->err);
 }
 
 int h5shuf_job_set_output(h5shuf_job *job, const char *spec)
 {
-    h5shuf__err_clear(job);
+    h5shuf__err_reset(&job->err);
     if (job->planned)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is already planned");
     h5shuf__spec_clear(&job->out_spec);
@@ -136,7 +136,7 @@ int h5shuf_job_set_output(h5shuf_job *job, const char *spec)
 
 int h5shuf_job_set_piles(h5shuf_job *job, const char *path)
 {
-    h5shuf__err_clear(job);
+    h5shuf__err_reset(&job->err);
     if (job->planned)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is already planned");
     if (!path || !*path)
@@ -151,11 +151,21 @@ int h5shuf_job_set_piles(h5shuf_job *job, const char *path)
 
 const char *h5shuf_job_output_file(const h5shuf_job *job, size_t index, uint64_t *first_row, uint64_t *rows)
 {
-    if (!job || !job->planned || index >= job->ntargets)
+    if (!job || !job->planned || index >= job->out.n)
         return NULL;
     if (first_row)
-        *first_row = job->targets[index].first;
+        *first_row = job->out.v[index].first;
     if (rows)
-        *rows = job->targets[index].rows;
-    return job->targets[index].path;
+        *rows = job->out.v[index].rows;
+    return job->out.v[index].path;
+}
+
+int h5shuf_job_mixing(h5shuf_job *job, uint64_t window_rows, h5shuf_mixing *first, h5shuf_mixing *last)
+{
+    h5shuf__err_reset(&job->err);
+    if (!job->planned)
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is not planned");
+    const struct h5shuf_keyidx *bound = job->out_rows < job->in.rows ? &job->head_bound : NULL;
+    return h5shuf__mixing(&job->in, job->seed, job->out_rows, bound, window_rows, &job->mixing_counts, first, last,
+                          &job->err);
 }

@@ -14,8 +14,6 @@
 #include "error.h"
 #include "fault.h"
 #include "head.h"
-#include "inputs.h"
-#include "job.h"
 #include "mixing.h"
 
 #define DEFAULT_WINDOW_ROWS UINT64_C(10000)
@@ -64,23 +62,23 @@ double h5shuf__chi2_upper(double chi2, uint64_t df)
     return df == 0 ? 1.0 : gamma_q((double)df / 2, chi2 / 2);
 }
 
-static void window_stats(const h5shuf_job *job, const struct h5shuf_keyidx *pairs, uint64_t w, uint64_t first_row,
-                         uint64_t *counts, double *expected, h5shuf_mixing *m)
+static void window_stats(const struct h5shuf_inputs *in, const struct h5shuf_keyidx *pairs, uint64_t w,
+                         uint64_t first_row, uint64_t *counts, double *expected, h5shuf_mixing *m)
 {
-    memset(counts, 0, job->ninputs * sizeof *counts);
+    memset(counts, 0, in->n * sizeof *counts);
     for (uint64_t r = 0; r < w; r++)
-        counts[h5shuf__input_of(job, pairs[r].idx)]++;
+        counts[h5shuf__input_of(in, pairs[r].idx)]++;
     m->window_rows = w;
     m->first_row = first_row;
-    m->ninputs = job->ninputs;
+    m->ninputs = in->n;
     m->counts = counts;
     m->expected = expected;
     m->chi2 = 0;
     m->df = 0;
     uint64_t used = 0;
-    for (size_t f = 0; f < job->ninputs; f++) {
-        expected[f] = job->rows ? (double)w * (double)job->inputs[f].rows / (double)job->rows : 0;
-        if (job->inputs[f].rows == 0)
+    for (size_t f = 0; f < in->n; f++) {
+        expected[f] = in->rows ? (double)w * (double)in->v[f].rows / (double)in->rows : 0;
+        if (in->v[f].rows == 0)
             continue;
         used++;
         double diff = (double)counts[f] - expected[f];
@@ -91,30 +89,28 @@ static void window_stats(const h5shuf_job *job, const struct h5shuf_keyidx *pair
     m->p_value = h5shuf__chi2_upper(m->chi2, m->df);
 }
 
-int h5shuf_job_mixing(h5shuf_job *job, uint64_t window_rows, h5shuf_mixing *first, h5shuf_mixing *last)
+int h5shuf__mixing(const struct h5shuf_inputs *in, uint64_t seed, uint64_t out_rows, const struct h5shuf_keyidx *bound,
+                   uint64_t window_rows, uint64_t **store, h5shuf_mixing *first, h5shuf_mixing *last,
+                   struct h5shuf_err *err)
 {
-    h5shuf__err_clear(job);
-    if (!job->planned)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is not planned");
     uint64_t w = window_rows ? window_rows : DEFAULT_WINDOW_ROWS;
-    if (w > job->out_rows)
-        w = job->out_rows;
+    if (w > out_rows)
+        w = out_rows;
     if (w > SIZE_MAX / 2 / sizeof(struct h5shuf_keyidx))
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for a window of %llu rows", (unsigned long long)w);
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for a window of %llu rows", (unsigned long long)w);
     struct h5shuf_keyidx *heap = malloc((w ? 2 * w : 1) * sizeof *heap); /* smallest, then largest */
     /* 2 * ninputs counts, then 2 * ninputs doubles (expected shares), in one block */
-    free(job->mixing_counts);
-    job->mixing_counts = malloc(job->ninputs * 2 * (sizeof(uint64_t) + sizeof(double)));
-    if (!heap || !job->mixing_counts) {
+    free(*store);
+    *store = malloc(in->n * 2 * (sizeof(uint64_t) + sizeof(double)));
+    if (!heap || !*store) {
         free(heap);
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for a window of %llu rows", (unsigned long long)w);
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for a window of %llu rows", (unsigned long long)w);
     }
-    uint64_t *counts = job->mixing_counts;
-    double *expected = (double *)(counts + 2 * job->ninputs);
-    const struct h5shuf_keyidx *bound = job->out_rows < job->rows ? &job->head_bound : NULL;
-    h5shuf__select_pairs(job, heap, heap + w, w, bound);
-    window_stats(job, heap, w, 0, counts, expected, first);
-    window_stats(job, heap + w, w, job->out_rows - w, counts + job->ninputs, expected + job->ninputs, last);
+    uint64_t *counts = *store;
+    double *expected = (double *)(counts + 2 * in->n);
+    h5shuf__select_pairs(seed, in->rows, heap, heap + w, w, bound);
+    window_stats(in, heap, w, 0, counts, expected, first);
+    window_stats(in, heap + w, w, out_rows - w, counts + in->n, expected + in->n, last);
     free(heap);
     return H5SHUF_OK;
 }

@@ -16,7 +16,6 @@
 #include "error.h"
 #include "fault.h"
 #include "h5err.h"
-#include "job.h"
 #include "objcopy.h"
 
 struct objref {
@@ -46,7 +45,7 @@ static int obj_add(struct h5shuf_objcopy *cs, haddr_t addr, const char *out_path
         size_t cap = cs->cap ? 2 * cs->cap : 64;
         struct objref *old = cs->slot, *slot = malloc(cap * sizeof *slot);
         if (!slot)
-            return h5shuf__fail(&cs->job->err, H5SHUF_ENOMEM, "out of memory");
+            return h5shuf__fail(cs->err, H5SHUF_ENOMEM, "out of memory");
         for (size_t i = 0; i < cap; i++)
             slot[i].addr = HADDR_UNDEF;
         size_t oldcap = cs->cap;
@@ -59,7 +58,7 @@ static int obj_add(struct h5shuf_objcopy *cs, haddr_t addr, const char *out_path
     }
     char *p = out_path ? strdup(out_path) : NULL;
     if (out_path && !p)
-        return h5shuf__fail(&cs->job->err, H5SHUF_ENOMEM, "out of memory");
+        return h5shuf__fail(cs->err, H5SHUF_ENOMEM, "out of memory");
     struct objref *r = &cs->slot[slot_of(cs, addr)];
     r->addr = addr;
     r->out_path = p;
@@ -78,7 +77,7 @@ static int defer_link(struct h5shuf_objcopy *cs, const char *from, const char *t
         if (b)
             cs->link_to = b;
         if (!a || !b)
-            return h5shuf__fail(&cs->job->err, H5SHUF_ENOMEM, "out of memory");
+            return h5shuf__fail(cs->err, H5SHUF_ENOMEM, "out of memory");
         cs->links_cap = cap;
     }
     cs->link_from[cs->nlinks] = strdup(from);
@@ -86,7 +85,7 @@ static int defer_link(struct h5shuf_objcopy *cs, const char *from, const char *t
     if (!cs->link_from[cs->nlinks] || !cs->link_to[cs->nlinks]) {
         free(cs->link_from[cs->nlinks]);
         free(cs->link_to[cs->nlinks]);
-        return h5shuf__fail(&cs->job->err, H5SHUF_ENOMEM, "out of memory");
+        return h5shuf__fail(cs->err, H5SHUF_ENOMEM, "out of memory");
     }
     cs->nlinks++;
     return H5SHUF_OK;
@@ -118,13 +117,12 @@ static herr_t copy_link_cb(hid_t src, const char *name, const H5L_info_t *li, vo
 {
     struct tree_ctx *tc = data;
     struct h5shuf_objcopy *cs = tc->cs;
-    h5shuf_job *job = cs->job;
-    const char *file = job->inputs[0].spec.file;
+    const char *file = cs->src->spec.file;
     char cause[256];
     size_t plen = strlen(tc->prefix);
     char *path = malloc(plen + strlen(name) + 2);
     if (!path) {
-        cs->st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+        cs->st = h5shuf__fail(cs->err, H5SHUF_ENOMEM, "out of memory");
         return -1;
     }
     sprintf(path, "%s%s%s", tc->prefix, plen > 1 ? "/" : "", name);
@@ -151,9 +149,9 @@ static herr_t copy_link_cb(hid_t src, const char *name, const H5L_info_t *li, vo
         if (H5Oget_info_by_name(src, name, &oi, H5P_DEFAULT) < 0) {
             r = -1;
         } else if ((seen = obj_find(cs, oi.addr)) != NULL) {
-            const char *target = seen->out_path ? seen->out_path : job->ds[seen->d].out_path;
+            const char *target = seen->out_path ? seen->out_path : cs->dsets->ds[seen->d].out_path;
             /* a shuffled dataset under its own name is made by the shuffle; any other link is a link */
-            if (seen->out_path || strcmp(path, job->ds[seen->d].in_path) != 0)
+            if (seen->out_path || strcmp(path, cs->dsets->ds[seen->d].in_path) != 0)
                 cs->st = defer_link(cs, path, target);
             r = cs->st == H5SHUF_OK ? 0 : -2;
         } else if (oi.type == H5O_TYPE_GROUP) {
@@ -177,7 +175,7 @@ static herr_t copy_link_cb(hid_t src, const char *name, const H5L_info_t *li, vo
         }
     }
     if (r == -1)
-        cs->st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot copy to the output: %s", file, path,
+        cs->st = h5shuf__fail(cs->err, H5SHUF_EHDF5, "%s:%s: cannot copy to the output: %s", file, path,
                               h5shuf__hdf5_cause(cause, sizeof cause));
     free(path);
     return r < 0 ? -1 : 0;
@@ -185,35 +183,34 @@ static herr_t copy_link_cb(hid_t src, const char *name, const H5L_info_t *li, vo
 
 static int copy_group(struct h5shuf_objcopy *cs, hid_t src, hid_t dst, const char *prefix)
 {
-    int st = h5shuf__attrs_copy(cs->job, src, dst, cs->job->inputs[0].spec.file);
+    int st = h5shuf__attrs_copy(src, dst, cs->src->spec.file, cs->err);
     if (st != H5SHUF_OK)
         return st;
     struct tree_ctx tc = {cs, dst, prefix};
     hsize_t idx = 0;
     if (H5Literate(src, H5_INDEX_NAME, H5_ITER_INC, &idx, copy_link_cb, &tc) < 0 && cs->st == H5SHUF_OK) {
         char cause[256];
-        cs->st = h5shuf__fail(&cs->job->err, H5SHUF_EHDF5, "%s:%s: cannot list: %s", cs->job->inputs[0].spec.file, prefix,
+        cs->st = h5shuf__fail(cs->err, H5SHUF_EHDF5, "%s:%s: cannot list: %s", cs->src->spec.file, prefix,
                               h5shuf__hdf5_cause(cause, sizeof cause));
     }
     return cs->st;
 }
 
-int h5shuf__objcopy_tree(h5shuf_job *job, hid_t out, struct h5shuf_objcopy *cs)
+int h5shuf__objcopy_tree(struct h5shuf_objcopy *cs, hid_t out, const char *ofile)
 {
-    const char *ofile = job->out_name;
     char cause[256];
     int st = H5SHUF_OK;
     /* The shuffled datasets first, by address: any other link to them becomes a link. */
-    for (size_t d = 0; d < job->nds && st == H5SHUF_OK; d++) {
+    for (size_t d = 0; d < cs->dsets->n && st == H5SHUF_OK; d++) {
         H5O_info_t oi;
-        st = H5Oget_info(job->inputs[0].src[d].dset, &oi) < 0
-                 ? h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: %s", ofile, h5shuf__hdf5_cause(cause, sizeof cause))
+        st = H5Oget_info(cs->src->dset[d], &oi) < 0
+                 ? h5shuf__fail(cs->err, H5SHUF_EHDF5, "%s: %s", ofile, h5shuf__hdf5_cause(cause, sizeof cause))
                  : obj_add(cs, oi.addr, NULL, d);
     }
-    hid_t root = H5Gopen2(job->inputs[0].file, "/", H5P_DEFAULT);
+    hid_t root = H5Gopen2(cs->src->file, "/", H5P_DEFAULT);
     hid_t oroot = H5Gopen2(out, "/", H5P_DEFAULT);
     if (st == H5SHUF_OK)
-        st = root < 0 || oroot < 0 ? h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: %s", ofile,
+        st = root < 0 || oroot < 0 ? h5shuf__fail(cs->err, H5SHUF_EHDF5, "%s: %s", ofile,
                                                   h5shuf__hdf5_cause(cause, sizeof cause))
                                    : copy_group(cs, root, oroot, "/");
     if (root >= 0)
@@ -223,14 +220,13 @@ int h5shuf__objcopy_tree(h5shuf_job *job, hid_t out, struct h5shuf_objcopy *cs)
     return st;
 }
 
-int h5shuf__objcopy_links(h5shuf_job *job, hid_t out, struct h5shuf_objcopy *cs)
+int h5shuf__objcopy_links(struct h5shuf_objcopy *cs, hid_t out, const char *ofile)
 {
-    const char *ofile = job->out_name;
     char cause[256];
     int st = H5SHUF_OK;
     for (size_t k = 0; k < cs->nlinks && st == H5SHUF_OK; k++)
         if (H5Lcreate_hard(out, cs->link_to[k], out, cs->link_from[k], H5P_DEFAULT, H5P_DEFAULT) < 0)
-            st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot link to %s: %s", ofile, cs->link_from[k],
+            st = h5shuf__fail(cs->err, H5SHUF_EHDF5, "%s:%s: cannot link to %s: %s", ofile, cs->link_from[k],
                               cs->link_to[k], h5shuf__hdf5_cause(cause, sizeof cause));
     return st;
 }

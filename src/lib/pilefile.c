@@ -1,11 +1,11 @@
 /*
- * pilefile.c - the pile file: the two passes of a shuffle as separate runs (the lazy second pass).
+ * pilefile.c - the pile file (format v1, docs/lazy.md): the two passes of a shuffle as separate runs.
  *
  * h5shuf_run_scatter (run.c) runs pass 1 and the oversize handling exactly as h5shuf_run does, into a scratch
  * file written next to the pile file's name, then renumbers the piles in key order (/piles/000000 is the
  * pile of the smallest keys), records what a gather needs as attributes and a pile table
- * (docs/lazy.md), and renames the file into place.  h5shuf_run_gather rebuilds the one-shot job from the
- * pile file and runs the same output phases and pass 2 over it, so its output is the one-shot output,
+ * (docs/lazy.md), and renames the file into place.  h5shuf_run_gather rebuilds the one-shot job from what
+ * this file reads back and runs the same output phases and pass 2 over it, so its output is the one-shot output,
  * byte for byte: the output file is the result of the same sequence of HDF5 calls.
  *
  * A gather reads the metadata of the output (the first input's dataset creation properties and
@@ -27,12 +27,8 @@
 #include "error.h"
 #include "fault.h"
 #include "h5err.h"
-#include "inputs.h"
-#include "job.h"
 #include "pilefile.h"
-#include "piles.h"
-#include "plan.h"
-#include "writer.h"
+#include "provenance.h"
 
 #define PILES_FORMAT "h5shuf-piles"
 #define PILES_FORMAT_VERSION 1u
@@ -43,6 +39,12 @@ struct table_row {
     uint64_t last;   /* its last key (inclusive: hi - 1, so the last pile's 2^64 fits in 64 bits) */
     uint64_t rows;   /* rows in the pile */
     uint64_t offset; /* output row of its first row: the rows of the piles before it */
+};
+
+/* Where a read failure goes: "PATH: damaged pile file: ..." */
+struct reader {
+    const char *path;
+    struct h5shuf_err *err;
 };
 
 static uint64_t mtime_ns(const struct stat *st)
@@ -57,11 +59,25 @@ static void free_strings(char **v, size_t n)
     free(v);
 }
 
-/* ---- attributes ---------------------------------------------------------------------------------- */
+static hid_t table_type(int file)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, file ? 32 : sizeof(struct table_row));
+    hid_t u = file ? H5T_STD_U64LE : H5T_NATIVE_UINT64;
+    if (t >= 0 && (H5Tinsert(t, "lo", file ? 0 : HOFFSET(struct table_row, lo), u) < 0 ||
+                   H5Tinsert(t, "last", file ? 8 : HOFFSET(struct table_row, last), u) < 0 ||
+                   H5Tinsert(t, "rows", file ? 16 : HOFFSET(struct table_row, rows), u) < 0 ||
+                   H5Tinsert(t, "offset", file ? 24 : HOFFSET(struct table_row, offset), u) < 0)) {
+        H5Tclose(t);
+        t = H5I_INVALID_HID;
+    }
+    return t;
+}
+
+/* ---- reading attributes ------------------------------------------------------------------------- */
 
 /* Open attribute name of the pile file's root and check it holds n values (n == 0: a scalar).
  * Returns the attribute, or H5I_INVALID_HID with a "damaged pile file" message recorded. */
-static hid_t open_attr(h5shuf_job *job, hid_t obj, const char *name, size_t n)
+static hid_t open_attr(const struct reader *rd, hid_t obj, const char *name, size_t n)
 {
     hid_t a = H5Aexists(obj, name) > 0 ? H5Aopen(obj, name, H5P_DEFAULT) : H5I_INVALID_HID;
     hid_t s = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
@@ -74,8 +90,8 @@ static hid_t open_attr(h5shuf_job *job, hid_t obj, const char *name, size_t n)
     if (a >= 0)
         H5Aclose(a);
     H5Eclear2(H5E_DEFAULT);
-    h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: attribute %s is missing or has the wrong shape",
-                 job->piles_path, name);
+    h5shuf__fail(rd->err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: attribute %s is missing or has the wrong shape",
+                 rd->path, name);
     return H5I_INVALID_HID;
 }
 
@@ -93,45 +109,45 @@ static hssize_t attr_count(hid_t obj, const char *name)
     return n;
 }
 
-static int get_u64s(h5shuf_job *job, hid_t obj, const char *name, size_t n, uint64_t *v)
+static int get_u64s(const struct reader *rd, hid_t obj, const char *name, size_t n, uint64_t *v)
 {
-    hid_t a = open_attr(job, obj, name, n);
+    hid_t a = open_attr(rd, obj, name, n);
     if (a < 0)
-        return job->err.status;
+        return rd->err->status;
     herr_t r = H5Aread(a, H5T_NATIVE_UINT64, v);
     H5Aclose(a);
     if (r < 0) {
         H5Eclear2(H5E_DEFAULT);
-        return h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: attribute %s is not integers",
-                            job->piles_path, name);
+        return h5shuf__fail(rd->err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: attribute %s is not integers",
+                            rd->path, name);
     }
     return H5SHUF_OK;
 }
 
 /* Read n strings (n == 0: one, a scalar) into out[0..max(n,1)), each a malloc'd copy. */
-static int get_strings(h5shuf_job *job, hid_t obj, const char *name, size_t n, char **out)
+static int get_strings(const struct reader *rd, hid_t obj, const char *name, size_t n, char **out)
 {
     size_t count = n ? n : 1;
     for (size_t i = 0; i < count; i++)
         out[i] = NULL;
-    hid_t a = open_attr(job, obj, name, n);
+    hid_t a = open_attr(rd, obj, name, n);
     if (a < 0)
-        return job->err.status;
+        return rd->err->status;
     int st = H5SHUF_OK;
     hid_t t = h5shuf__vstring_type();
     hid_t at = H5Aget_type(a);
     char **raw = calloc(count, sizeof *raw);
     if (!raw) {
-        st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+        st = h5shuf__fail(rd->err, H5SHUF_ENOMEM, "out of memory");
     } else if (t < 0 || at < 0 || H5Tget_class(at) != H5T_STRING || H5Tis_variable_str(at) <= 0 || H5Aread(a, t, raw) < 0) {
         H5Eclear2(H5E_DEFAULT);
-        st = h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: attribute %s is not strings",
-                          job->piles_path, name);
+        st = h5shuf__fail(rd->err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: attribute %s is not strings",
+                          rd->path, name);
         memset(raw, 0, count * sizeof *raw); /* a failed read leaves nothing to free */
     }
     for (size_t i = 0; raw && i < count; i++) {
         if (st == H5SHUF_OK && !(out[i] = strdup(raw[i] ? raw[i] : "")))
-            st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+            st = h5shuf__fail(rd->err, H5SHUF_ENOMEM, "out of memory");
         if (raw[i])
             H5free_memory(raw[i]);
     }
@@ -150,33 +166,19 @@ static int get_strings(h5shuf_job *job, hid_t obj, const char *name, size_t n, c
     return st;
 }
 
-static hid_t table_type(int file)
-{
-    hid_t t = H5Tcreate(H5T_COMPOUND, file ? 32 : sizeof(struct table_row));
-    hid_t u = file ? H5T_STD_U64LE : H5T_NATIVE_UINT64;
-    if (t >= 0 && (H5Tinsert(t, "lo", file ? 0 : HOFFSET(struct table_row, lo), u) < 0 ||
-                   H5Tinsert(t, "last", file ? 8 : HOFFSET(struct table_row, last), u) < 0 ||
-                   H5Tinsert(t, "rows", file ? 16 : HOFFSET(struct table_row, rows), u) < 0 ||
-                   H5Tinsert(t, "offset", file ? 24 : HOFFSET(struct table_row, offset), u) < 0)) {
-        H5Tclose(t);
-        t = H5I_INVALID_HID;
-    }
-    return t;
-}
-
-/* ---- scatter ------------------------------------------------------------------------------------- */
+/* ---- a scatter's pile file ------------------------------------------------------------------------ */
 
 /* Rename the piles /piles/0, 1, ... M-1 in key order (a pile that got no row gets an empty group), so
  * that a reader finds pile j by its number.  Empty key ranges (possible only in theory, when a range of
  * fewer keys than parts is cut) hold no row and are dropped. */
-int h5shuf__piles_renumber(h5shuf_job *job, struct h5shuf_scratch *sc)
+static int renumber(struct h5shuf_scratch *sc, struct h5shuf_err *err)
 {
     char from[64], to[64], cause[256];
     size_t n = 0;
     for (size_t j = 0; j < sc->npiles; j++) {
         if (sc->piles[j].range.lo == sc->piles[j].range.hi) {
             if (sc->piles[j].rows)
-                return h5shuf__fail(&job->err, H5SHUF_EINTERNAL, "rows in an empty key range");
+                return h5shuf__fail(err, H5SHUF_EINTERNAL, "rows in an empty key range");
             continue;
         }
         sc->piles[n++] = sc->piles[j];
@@ -196,11 +198,11 @@ int h5shuf__piles_renumber(h5shuf_job *job, struct h5shuf_scratch *sc)
     if (r >= 0)
         r = H5Lmove(sc->file, "/piles.new", sc->file, "/piles", H5P_DEFAULT, H5P_DEFAULT);
     if (r < 0)
-        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot renumber the piles: %s", sc->path,
+        return h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot renumber the piles: %s", sc->path,
                             h5shuf__hdf5_cause(cause, sizeof cause));
     for (size_t j = 0; j < n; j++) {
         sc->piles[j].number = j;
-        int st = sc->piles[j].rows ? H5SHUF_OK : h5shuf__pile_create_empty(job, sc, j);
+        int st = sc->piles[j].rows ? H5SHUF_OK : h5shuf__pile_create_empty(sc, j, err);
         if (st != H5SHUF_OK)
             return st;
     }
@@ -209,10 +211,10 @@ int h5shuf__piles_renumber(h5shuf_job *job, struct h5shuf_scratch *sc)
 
 /* The spec of input f as given ("FILE" or "FILE:/a,/b"): in whole-file mode the first input's paths were
  * discovered, not given, and a gather discovers them again.  Caller frees. */
-static char *spec_text(const h5shuf_job *job, size_t f)
+static char *spec_text(const struct h5shuf_inputs *in, size_t f)
 {
-    const struct h5shuf_spec *s = &job->inputs[f].spec;
-    size_t npaths = f == 0 && job->whole_file ? 0 : s->npaths;
+    const struct h5shuf_spec *s = &in->v[f].spec;
+    size_t npaths = f == 0 && in->whole_file ? 0 : s->npaths;
     size_t len = strlen(s->file) + 1;
     for (size_t k = 0; k < npaths; k++)
         len += strlen(s->paths[k]) + 1;
@@ -225,108 +227,104 @@ static char *spec_text(const h5shuf_job *job, size_t f)
     return t;
 }
 
-/* Record on the pile file's root and in /pile_table what a gather and a loader need (docs/lazy.md). */
-int h5shuf__piles_write_meta(h5shuf_job *job, struct h5shuf_scratch *sc)
+/* What a gather needs to know of the inputs: each one's spec as given, absolute file name, rows, size and
+ * modification time (nin of each; rows, bytes and times in u[0..3*nin)). */
+struct input_records {
+    size_t nin;
+    char **specs, **files;
+    uint64_t *u;
+};
+
+static int input_records(const struct h5shuf_inputs *in, struct input_records *r, struct h5shuf_err *err)
 {
-    char cause[256];
-    int st = H5SHUF_OK;
-    size_t nin = job->ninputs;
-    char **specs = calloc(nin, sizeof *specs), **files = calloc(nin, sizeof *files);
-    const char **dsnames = calloc(job->nds ? job->nds : 1, sizeof *dsnames);
-    uint64_t *u = calloc(3 * nin, sizeof *u);
-    struct table_row *table = calloc(sc->npiles ? sc->npiles : 1, sizeof *table);
-    hid_t root = H5I_INVALID_HID, ftype = H5I_INVALID_HID, mtype = H5I_INVALID_HID, space = H5I_INVALID_HID,
-          dset = H5I_INVALID_HID;
-    if (!specs || !files || !dsnames || !u || !table) {
-        st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-        goto out;
-    }
+    size_t nin = r->nin = in->n;
+    r->specs = calloc(nin, sizeof *r->specs);
+    r->files = calloc(nin, sizeof *r->files);
+    r->u = calloc(3 * nin, sizeof *r->u);
+    if (!r->specs || !r->files || !r->u)
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     for (size_t f = 0; f < nin; f++) {
         struct stat sb;
-        const char *path = h5shuf__input_path(&job->inputs[f]);
-        if (stat(path, &sb) != 0) {
-            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: %s", job->inputs[f].spec.file, strerror(errno));
-            goto out;
-        }
-        specs[f] = spec_text(job, f);
-        files[f] = realpath(path, NULL);
-        if (!specs[f] || !files[f]) {
-            st = h5shuf__fail(&job->err, files[f] || errno == ENOMEM ? H5SHUF_ENOMEM : H5SHUF_EIO, "%s: %s",
-                              job->inputs[f].spec.file, files[f] ? "out of memory" : strerror(errno));
-            goto out;
-        }
-        u[f] = job->inputs[f].rows;
-        u[nin + f] = (uint64_t)sb.st_size;
-        u[2 * nin + f] = mtime_ns(&sb);
+        const char *path = h5shuf__input_path(&in->v[f]);
+        if (stat(path, &sb) != 0)
+            return h5shuf__fail(err, H5SHUF_EIO, "%s: %s", in->v[f].spec.file, strerror(errno));
+        r->specs[f] = spec_text(in, f);
+        r->files[f] = realpath(path, NULL);
+        if (!r->specs[f] || !r->files[f])
+            return h5shuf__fail(err, r->files[f] || errno == ENOMEM ? H5SHUF_ENOMEM : H5SHUF_EIO, "%s: %s",
+                                in->v[f].spec.file, r->files[f] ? "out of memory" : strerror(errno));
+        r->u[f] = in->v[f].rows;
+        r->u[nin + f] = (uint64_t)sb.st_size;
+        r->u[2 * nin + f] = mtime_ns(&sb);
     }
-    for (size_t d = 0; d < job->nds; d++)
-        dsnames[d] = job->ds[d].in_path;
-    uint64_t offset = 0;
-    for (size_t j = 0; j < sc->npiles; j++) {
-        table[j].lo = (uint64_t)sc->piles[j].range.lo;
-        table[j].last = (uint64_t)(sc->piles[j].range.hi - 1);
-        table[j].rows = sc->piles[j].rows;
-        table[j].offset = offset;
-        offset += sc->piles[j].rows;
-    }
-    root = H5Gopen2(sc->file, "/", H5P_DEFAULT);
-    herr_t r = root < 0 ? -1 : 0;
+    return H5SHUF_OK;
+}
+
+static void input_records_free(struct input_records *r)
+{
+    free_strings(r->specs, r->specs ? r->nin : 0);
+    free_strings(r->files, r->files ? r->nin : 0);
+    free(r->u);
+}
+
+/* The root attributes of the pile file (docs/lazy.md).  < 0 on an HDF5 error. */
+static herr_t write_attrs(hid_t root, const struct h5shuf_scratch *sc, const struct h5shuf_pilefile_meta *m,
+                          const struct input_records *rec, const char **dsnames)
+{
+    size_t nin = rec->nin;
     uint32_t version = PILES_FORMAT_VERSION;
-    uint8_t whole = (uint8_t)job->whole_file;
+    uint8_t whole = (uint8_t)m->inputs->whole_file;
+    herr_t r = h5shuf__attr_put_string(root, "h5shuf_format", PILES_FORMAT);
     if (r >= 0)
-        r = h5shuf__put_string(root, "h5shuf_format", PILES_FORMAT);
+        r = h5shuf__attr_put(root, "h5shuf_format_version", H5T_STD_U32LE, H5T_NATIVE_UINT32, 0, &version);
     if (r >= 0)
-        r = h5shuf__put_attr(root, "h5shuf_format_version", H5T_STD_U32LE, H5T_NATIVE_UINT32, 0, &version);
+        r = h5shuf__attr_put_string(root, "h5shuf_version", H5SHUF_VERSION_STRING);
     if (r >= 0)
-        r = h5shuf__put_string(root, "h5shuf_version", H5SHUF_VERSION_STRING);
+        r = h5shuf__attr_put_string(root, "h5shuf_key", H5SHUF_KEY_TEXT);
     if (r >= 0)
-        r = h5shuf__put_string(root, "h5shuf_key", "Philox4x64-10 word 0, counter (i,0,0,0), key (seed,0); rows sorted by (key, i)");
+        r = h5shuf__attr_put_u64(root, "h5shuf_seed", m->seed);
     if (r >= 0)
-        r = h5shuf__put_u64(root, "h5shuf_seed", job->seed);
+        r = h5shuf__attr_put_u64(root, "h5shuf_rows", m->inputs->rows);
     if (r >= 0)
-        r = h5shuf__put_u64(root, "h5shuf_rows", job->rows);
+        r = h5shuf__attr_put_u64(root, "h5shuf_piles", sc->npiles);
     if (r >= 0)
-        r = h5shuf__put_u64(root, "h5shuf_piles", sc->npiles);
+        r = h5shuf__attr_put_u64(root, "h5shuf_pile_bound_rows", m->plan->pile_bound_rows);
     if (r >= 0)
-        r = h5shuf__put_u64(root, "h5shuf_pile_bound_rows", job->plan.pile_bound_rows);
+        r = h5shuf__attr_put_u64(root, "h5shuf_splits", m->plan->splits);
     if (r >= 0)
-        r = h5shuf__put_u64(root, "h5shuf_splits", job->plan.splits);
+        r = h5shuf__attr_put_u64(root, "h5shuf_restarts", m->plan->restarts);
     if (r >= 0)
-        r = h5shuf__put_u64(root, "h5shuf_restarts", job->plan.restarts);
+        r = h5shuf__attr_put(root, "h5shuf_whole_file", H5T_STD_U8LE, H5T_NATIVE_UINT8, 0, &whole);
     if (r >= 0)
-        r = h5shuf__put_attr(root, "h5shuf_whole_file", H5T_STD_U8LE, H5T_NATIVE_UINT8, 0, &whole);
+        r = h5shuf__attr_put_strings(root, "h5shuf_datasets", dsnames, m->dsets->n);
     if (r >= 0)
-        r = h5shuf__put_strings(root, "h5shuf_datasets", dsnames, job->nds);
+        r = h5shuf__attr_put_strings(root, "h5shuf_input_specs", (const char *const *)rec->specs, nin);
     if (r >= 0)
-        r = h5shuf__put_strings(root, "h5shuf_input_specs", (const char *const *)specs, nin);
+        r = h5shuf__attr_put_strings(root, "h5shuf_input_files", (const char *const *)rec->files, nin);
     if (r >= 0)
-        r = h5shuf__put_strings(root, "h5shuf_input_files", (const char *const *)files, nin);
+        r = h5shuf__attr_put_u64s(root, "h5shuf_input_rows", rec->u, nin);
     if (r >= 0)
-        r = h5shuf__put_attr(root, "h5shuf_input_rows", H5T_STD_U64LE, H5T_NATIVE_UINT64, nin, u);
+        r = h5shuf__attr_put_u64s(root, "h5shuf_input_bytes", rec->u + nin, nin);
     if (r >= 0)
-        r = h5shuf__put_attr(root, "h5shuf_input_bytes", H5T_STD_U64LE, H5T_NATIVE_UINT64, nin, u + nin);
-    if (r >= 0)
-        r = h5shuf__put_attr(root, "h5shuf_input_mtime_ns", H5T_STD_U64LE, H5T_NATIVE_UINT64, nin, u + 2 * nin);
-    if (r >= 0 && job->compression)
-        r = h5shuf__put_string(root, "h5shuf_compression", job->compression);
-    if (r >= 0 && job->chunk_shape)
-        r = h5shuf__put_string(root, "h5shuf_chunk_shape", job->chunk_shape);
-    if (r >= 0 && job->index_path)
-        r = h5shuf__put_string(root, "h5shuf_index", job->index_path);
-    if (r >= 0) {
-        hsize_t m = sc->npiles;
-        ftype = table_type(1);
-        mtype = table_type(0);
-        space = H5Screate_simple(1, &m, NULL);
-        dset = ftype >= 0 && mtype >= 0 && space >= 0 && !H5SHUF_FAULT()
-                   ? H5Dcreate2(sc->file, "/pile_table", ftype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
-                   : H5I_INVALID_HID;
-        r = dset < 0 ? -1 : H5Dwrite(dset, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, table);
-    }
-    if (r < 0)
-        st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot write the pile file's attributes: %s", sc->path,
-                          h5shuf__hdf5_cause(cause, sizeof cause));
-out:
+        r = h5shuf__attr_put_u64s(root, "h5shuf_input_mtime_ns", rec->u + 2 * nin, nin);
+    if (r >= 0 && m->compression)
+        r = h5shuf__attr_put_string(root, "h5shuf_compression", m->compression);
+    if (r >= 0 && m->chunk_shape)
+        r = h5shuf__attr_put_string(root, "h5shuf_chunk_shape", m->chunk_shape);
+    if (r >= 0 && m->index_path)
+        r = h5shuf__attr_put_string(root, "h5shuf_index", m->index_path);
+    return r;
+}
+
+/* /pile_table: each pile's key range, rows and output offset.  < 0 on an HDF5 error. */
+static herr_t write_table(const struct h5shuf_scratch *sc, const struct table_row *table)
+{
+    hsize_t m = sc->npiles;
+    hid_t ftype = table_type(1), mtype = table_type(0), space = H5Screate_simple(1, &m, NULL);
+    hid_t dset = ftype >= 0 && mtype >= 0 && space >= 0 && !H5SHUF_FAULT()
+                     ? H5Dcreate2(sc->file, "/pile_table", ftype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
+                     : H5I_INVALID_HID;
+    herr_t r = dset < 0 ? -1 : H5Dwrite(dset, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, table);
     if (dset >= 0)
         H5Dclose(dset);
     if (space >= 0)
@@ -335,21 +333,54 @@ out:
         H5Tclose(ftype);
     if (mtype >= 0)
         H5Tclose(mtype);
-    if (root >= 0)
-        H5Gclose(root);
-    free_strings(specs, specs ? nin : 0);
-    free_strings(files, files ? nin : 0);
+    return r;
+}
+
+/* Record on the pile file's root and in /pile_table what a gather and a loader need (docs/lazy.md). */
+static int write_meta(struct h5shuf_scratch *sc, const struct h5shuf_pilefile_meta *m, struct h5shuf_err *err)
+{
+    char cause[256];
+    struct input_records rec = {0};
+    const char **dsnames = calloc(m->dsets->n ? m->dsets->n : 1, sizeof *dsnames);
+    struct table_row *table = calloc(sc->npiles ? sc->npiles : 1, sizeof *table);
+    int st = dsnames && table ? input_records(m->inputs, &rec, err) : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    if (st == H5SHUF_OK) {
+        for (size_t d = 0; d < m->dsets->n; d++)
+            dsnames[d] = m->dsets->ds[d].in_path;
+        uint64_t offset = 0;
+        for (size_t j = 0; j < sc->npiles; j++) {
+            table[j].lo = (uint64_t)sc->piles[j].range.lo;
+            table[j].last = (uint64_t)(sc->piles[j].range.hi - 1);
+            table[j].rows = sc->piles[j].rows;
+            table[j].offset = offset;
+            offset += sc->piles[j].rows;
+        }
+        hid_t root = H5Gopen2(sc->file, "/", H5P_DEFAULT);
+        herr_t r = root < 0 ? -1 : write_attrs(root, sc, m, &rec, dsnames);
+        if (r >= 0)
+            r = write_table(sc, table);
+        if (root >= 0)
+            H5Gclose(root);
+        if (r < 0)
+            st = h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot write the pile file's attributes: %s", sc->path,
+                              h5shuf__hdf5_cause(cause, sizeof cause));
+    }
+    input_records_free(&rec);
     free(dsnames);
-    free(u);
     free(table);
     return st;
 }
 
-/* ---- gather -------------------------------------------------------------------------------------- */
-
-void h5shuf__piles_free(h5shuf_job *job)
+int h5shuf__pilefile_finish(struct h5shuf_scratch *sc, const struct h5shuf_pilefile_meta *m, struct h5shuf_err *err)
 {
-    struct h5shuf_pilefile *pf = job->pf;
+    int st = renumber(sc, err);
+    return st == H5SHUF_OK ? write_meta(sc, m, err) : st;
+}
+
+/* ---- a gather's pile file ------------------------------------------------------------------------- */
+
+void h5shuf__pilefile_free(struct h5shuf_pilefile *pf)
+{
     if (!pf)
         return;
     if (pf->file >= 0)
@@ -358,38 +389,26 @@ void h5shuf__piles_free(h5shuf_job *job)
     free(pf->in_rows);
     free(pf->in_bytes);
     free(pf->in_mtime_ns);
-    free_strings(pf->datasets, pf->nds);
+    free_strings(pf->specs, pf->specs ? pf->ninputs : 0);
+    free_strings(pf->files, pf->files ? pf->ninputs : 0);
+    free_strings(pf->datasets, pf->datasets ? pf->nds : 0);
+    free(pf->compression);
+    free(pf->chunk_shape);
+    free(pf->index_path);
     free(pf);
-    job->pf = NULL;
 }
 
-/* Add input f of the pile file: spec as given, opened by its absolute name. */
-static int add_input(h5shuf_job *job, const char *spec, const char *file)
+/* An output option recorded at scatter time (NULL when none was). */
+static int recorded_option(const struct reader *rd, hid_t root, const char *name, char **opt)
 {
-    int st = h5shuf__input_append(job, spec);
-    if (st == H5SHUF_ENOMEM)
-        return st;
-    if (st != H5SHUF_OK) {
-        job->err.status = H5SHUF_OK; /* say where the bad spec came from */
-        return h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: input spec '%s'", job->piles_path, spec);
-    }
-    struct h5shuf_input *in = &job->inputs[job->ninputs - 1];
-    if (!(in->open_path = strdup(file)))
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    return H5SHUF_OK;
-}
-
-/* An output option the gather was not given: the one recorded at scatter time, if any. */
-static int recorded_option(h5shuf_job *job, hid_t root, const char *name, char **opt)
-{
-    if (*opt || H5Aexists(root, name) <= 0)
+    if (H5Aexists(root, name) <= 0)
         return H5SHUF_OK;
-    return get_strings(job, root, name, 0, opt);
+    return get_strings(rd, root, name, 0, opt);
 }
 
-static int read_table(h5shuf_job *job, struct h5shuf_pilefile *pf)
+static int read_table(const struct reader *rd, struct h5shuf_pilefile *pf)
 {
-    const char *pfile = job->piles_path;
+    const char *pfile = rd->path;
     int st = H5SHUF_OK;
     hid_t mtype = table_type(0), space = H5I_INVALID_HID;
     hid_t dset = H5Lexists(pf->file, "/pile_table", H5P_DEFAULT) > 0 ? H5Dopen2(pf->file, "/pile_table", H5P_DEFAULT)
@@ -397,7 +416,7 @@ static int read_table(h5shuf_job *job, struct h5shuf_pilefile *pf)
     struct table_row *t = calloc(pf->npiles ? pf->npiles : 1, sizeof *t);
     pf->piles = calloc(pf->npiles ? pf->npiles : 1, sizeof *pf->piles);
     if (!t || !pf->piles) {
-        st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+        st = h5shuf__fail(rd->err, H5SHUF_ENOMEM, "out of memory");
         goto out;
     }
     space = dset >= 0 ? H5Dget_space(dset) : H5I_INVALID_HID;
@@ -405,7 +424,7 @@ static int read_table(h5shuf_job *job, struct h5shuf_pilefile *pf)
         H5Sget_simple_extent_npoints(space) != (hssize_t)pf->npiles ||
         H5Dread(dset, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, t) < 0) {
         H5Eclear2(H5E_DEFAULT);
-        st = h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: no readable /pile_table of %zu piles",
+        st = h5shuf__fail(rd->err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: no readable /pile_table of %zu piles",
                           pfile, pf->npiles);
         goto out;
     }
@@ -415,7 +434,7 @@ static int read_table(h5shuf_job *job, struct h5shuf_pilefile *pf)
         h5shuf_u128 lo = t[j].lo, hi = (h5shuf_u128)t[j].last + 1;
         h5shuf_u128 want = j ? pf->piles[j - 1].range.hi : 0;
         if (lo != want || hi <= lo || t[j].offset != sum || t[j].rows > pf->rows - sum)
-            st = h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: /pile_table row %zu", pfile, j);
+            st = h5shuf__fail(rd->err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: /pile_table row %zu", pfile, j);
         pf->piles[j].range.lo = lo;
         pf->piles[j].range.hi = hi;
         pf->piles[j].rows = t[j].rows;
@@ -423,7 +442,7 @@ static int read_table(h5shuf_job *job, struct h5shuf_pilefile *pf)
         sum += t[j].rows;
     }
     if (st == H5SHUF_OK && (sum != pf->rows || pf->npiles == 0 || pf->piles[pf->npiles - 1].range.hi != (h5shuf_u128)1 << 64))
-        st = h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: /pile_table does not cover all keys and rows",
+        st = h5shuf__fail(rd->err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: /pile_table does not cover all keys and rows",
                           pfile);
 out:
     free(t);
@@ -436,207 +455,165 @@ out:
     return st;
 }
 
-int h5shuf__piles_load(h5shuf_job *job)
+/* The scalars of the root: format, version, rows, piles, seed, whole-file flag, bound, splits, restarts. */
+static int read_header(const struct reader *rd, hid_t root, struct h5shuf_pilefile *pf)
 {
-    const char *pfile = job->piles_path;
+    char *format = NULL;
+    uint64_t version = 0, whole = 0;
+    int st = H5SHUF_OK;
+    if (H5Aexists(root, "h5shuf_format") <= 0 || get_strings(rd, root, "h5shuf_format", 0, &format) != H5SHUF_OK ||
+        strcmp(format, PILES_FORMAT) != 0) {
+        H5Eclear2(H5E_DEFAULT);
+        rd->err->status = H5SHUF_OK; /* this message, not get_strings's */
+        st = h5shuf__fail(rd->err, H5SHUF_EUNSUPPORTED,
+                          "%s: not a pile file (no h5shuf_format \"%s\" attribute; made by h5shuf scatter)", rd->path,
+                          PILES_FORMAT);
+    } else if ((st = get_u64s(rd, root, "h5shuf_format_version", 0, &version)) != H5SHUF_OK) {
+    } else if (version != PILES_FORMAT_VERSION) {
+        st = h5shuf__fail(rd->err, H5SHUF_EUNSUPPORTED,
+                          "%s: pile file format version %" PRIu64
+                          " is not the one this h5shuf %s reads (%u); gather it with the h5shuf that scattered it",
+                          rd->path, version, H5SHUF_VERSION_STRING, PILES_FORMAT_VERSION);
+    } else if ((st = get_u64s(rd, root, "h5shuf_rows", 0, &pf->rows)) != H5SHUF_OK ||
+               (st = get_u64s(rd, root, "h5shuf_piles", 0, &pf->npiles)) != H5SHUF_OK ||
+               (st = get_u64s(rd, root, "h5shuf_seed", 0, &pf->seed)) != H5SHUF_OK ||
+               (st = get_u64s(rd, root, "h5shuf_whole_file", 0, &whole)) != H5SHUF_OK ||
+               (st = get_u64s(rd, root, "h5shuf_pile_bound_rows", 0, &pf->bound_rows)) != H5SHUF_OK ||
+               (st = get_u64s(rd, root, "h5shuf_splits", 0, &pf->splits)) != H5SHUF_OK ||
+               (st = get_u64s(rd, root, "h5shuf_restarts", 0, &pf->restarts)) != H5SHUF_OK) {
+    }
+    pf->whole_file = whole != 0;
+    free(format);
+    return st;
+}
+
+/* The inputs and datasets as the scatter had them (counts from the attributes' shapes), and the output
+ * options it was given. */
+static int read_inputs(const struct reader *rd, hid_t root, struct h5shuf_pilefile *pf)
+{
+    hssize_t n = attr_count(root, "h5shuf_input_specs"), m = attr_count(root, "h5shuf_datasets");
+    if (n < 1 || m < 1)
+        return h5shuf__fail(rd->err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: no inputs or datasets recorded",
+                            rd->path);
+    size_t nin = pf->ninputs = (size_t)n;
+    pf->nds = (size_t)m;
+    pf->specs = calloc(nin, sizeof *pf->specs);
+    pf->files = calloc(nin, sizeof *pf->files);
+    pf->datasets = calloc(pf->nds, sizeof *pf->datasets);
+    pf->in_rows = calloc(nin, sizeof *pf->in_rows);
+    pf->in_bytes = calloc(nin, sizeof *pf->in_bytes);
+    pf->in_mtime_ns = calloc(nin, sizeof *pf->in_mtime_ns);
+    if (!pf->specs || !pf->files || !pf->datasets || !pf->in_rows || !pf->in_bytes || !pf->in_mtime_ns)
+        return h5shuf__fail(rd->err, H5SHUF_ENOMEM, "out of memory");
+    int st;
+    if ((st = get_strings(rd, root, "h5shuf_input_specs", nin, pf->specs)) != H5SHUF_OK ||
+        (st = get_strings(rd, root, "h5shuf_input_files", nin, pf->files)) != H5SHUF_OK ||
+        (st = get_strings(rd, root, "h5shuf_datasets", pf->nds, pf->datasets)) != H5SHUF_OK ||
+        (st = get_u64s(rd, root, "h5shuf_input_rows", nin, pf->in_rows)) != H5SHUF_OK ||
+        (st = get_u64s(rd, root, "h5shuf_input_bytes", nin, pf->in_bytes)) != H5SHUF_OK ||
+        (st = get_u64s(rd, root, "h5shuf_input_mtime_ns", nin, pf->in_mtime_ns)) != H5SHUF_OK ||
+        (st = recorded_option(rd, root, "h5shuf_compression", &pf->compression)) != H5SHUF_OK ||
+        (st = recorded_option(rd, root, "h5shuf_chunk_shape", &pf->chunk_shape)) != H5SHUF_OK ||
+        (st = recorded_option(rd, root, "h5shuf_index", &pf->index_path)) != H5SHUF_OK)
+        return st;
+    return H5SHUF_OK;
+}
+
+int h5shuf__pilefile_open(const char *path, struct h5shuf_pilefile **out, struct h5shuf_err *err)
+{
+    const struct reader rd = {path, err};
     char cause[256];
     struct stat sb;
-    if (!job->out_spec.file)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "no output given");
-    if (stat(pfile, &sb) != 0)
-        return h5shuf__fail(&job->err, errno == ENOENT ? H5SHUF_ENOENT : H5SHUF_EIO, "%s: %s", pfile, strerror(errno));
-    if (S_ISDIR(sb.st_mode) || H5Fis_hdf5(pfile) <= 0) {
+    *out = NULL;
+    if (stat(path, &sb) != 0)
+        return h5shuf__fail(err, errno == ENOENT ? H5SHUF_ENOENT : H5SHUF_EIO, "%s: %s", path, strerror(errno));
+    if (S_ISDIR(sb.st_mode) || H5Fis_hdf5(path) <= 0) {
         H5Eclear2(H5E_DEFAULT);
-        return h5shuf__fail(&job->err, H5SHUF_ENOTHDF5, "%s: not an HDF5 file, so not a pile file (made by h5shuf scatter)",
-                            pfile);
+        return h5shuf__fail(err, H5SHUF_ENOTHDF5, "%s: not an HDF5 file, so not a pile file (made by h5shuf scatter)",
+                            path);
     }
     struct h5shuf_pilefile *pf = calloc(1, sizeof *pf);
     if (!pf)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    job->pf = pf;
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    *out = pf;
     pf->file_bytes = (uint64_t)sb.st_size;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-    pf->file = H5Fopen(pfile, H5F_ACC_RDONLY, fapl); /* read-only: a gather never changes the pile file */
+    pf->file = H5Fopen(path, H5F_ACC_RDONLY, fapl); /* read-only: a gather never changes the pile file */
     if (pf->file < 0)
         h5shuf__hdf5_cause(cause, sizeof cause);
     H5Pclose(fapl);
     if (pf->file < 0)
-        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot open: %s", pfile, cause);
-
+        return h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot open: %s", path, cause);
     hid_t root = H5Gopen2(pf->file, "/", H5P_DEFAULT);
     if (root < 0)
-        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: %s", pfile, h5shuf__hdf5_cause(cause, sizeof cause));
-    int st = H5SHUF_OK;
-    char *format = NULL, **specs = NULL, **files = NULL;
-    uint64_t version = 0, npiles = 0, nin = 0, nds = 0, seed = 0, whole = 0;
-    if (H5Aexists(root, "h5shuf_format") <= 0 || get_strings(job, root, "h5shuf_format", 0, &format) != H5SHUF_OK ||
-        strcmp(format, PILES_FORMAT) != 0) {
-        H5Eclear2(H5E_DEFAULT);
-        job->err.status = H5SHUF_OK;
-        st = h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s: not a pile file (no h5shuf_format \"%s\" attribute; made by h5shuf scatter)",
-                          pfile, PILES_FORMAT);
-        goto out;
-    }
-    if ((st = get_u64s(job, root, "h5shuf_format_version", 0, &version)) != H5SHUF_OK)
-        goto out;
-    if (version != PILES_FORMAT_VERSION) {
-        st = h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s: pile file format version %" PRIu64
-                          " is not the one this h5shuf %s reads (%u); gather it with the h5shuf that scattered it",
-                          pfile, version, H5SHUF_VERSION_STRING, PILES_FORMAT_VERSION);
-        goto out;
-    }
-    if ((st = get_u64s(job, root, "h5shuf_rows", 0, &pf->rows)) != H5SHUF_OK ||
-        (st = get_u64s(job, root, "h5shuf_piles", 0, &npiles)) != H5SHUF_OK ||
-        (st = get_u64s(job, root, "h5shuf_seed", 0, &seed)) != H5SHUF_OK ||
-        (st = get_u64s(job, root, "h5shuf_whole_file", 0, &whole)) != H5SHUF_OK ||
-        (st = get_u64s(job, root, "h5shuf_pile_bound_rows", 0, &pf->bound_rows)) != H5SHUF_OK ||
-        (st = get_u64s(job, root, "h5shuf_splits", 0, &pf->splits)) != H5SHUF_OK ||
-        (st = get_u64s(job, root, "h5shuf_restarts", 0, &pf->restarts)) != H5SHUF_OK)
-        goto out;
-    /* Counts from the attributes' shapes. */
-    hssize_t n = attr_count(root, "h5shuf_input_specs"), m = attr_count(root, "h5shuf_datasets");
-    if (n < 1 || m < 1) {
-        st = h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: no inputs or datasets recorded", pfile);
-        goto out;
-    }
-    nin = (uint64_t)n;
-    nds = (uint64_t)m;
-    pf->ninputs = nin;
-    pf->nds = nds;
-    pf->npiles = npiles;
-    specs = calloc(nin, sizeof *specs);
-    files = calloc(nin, sizeof *files);
-    pf->datasets = calloc(nds, sizeof *pf->datasets);
-    pf->in_rows = calloc(nin, sizeof *pf->in_rows);
-    pf->in_bytes = calloc(nin, sizeof *pf->in_bytes);
-    pf->in_mtime_ns = calloc(nin, sizeof *pf->in_mtime_ns);
-    if (!specs || !files || !pf->datasets || !pf->in_rows || !pf->in_bytes || !pf->in_mtime_ns) {
-        st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-        goto out;
-    }
-    if ((st = get_strings(job, root, "h5shuf_input_specs", nin, specs)) != H5SHUF_OK ||
-        (st = get_strings(job, root, "h5shuf_input_files", nin, files)) != H5SHUF_OK ||
-        (st = get_strings(job, root, "h5shuf_datasets", nds, pf->datasets)) != H5SHUF_OK ||
-        (st = get_u64s(job, root, "h5shuf_input_rows", nin, pf->in_rows)) != H5SHUF_OK ||
-        (st = get_u64s(job, root, "h5shuf_input_bytes", nin, pf->in_bytes)) != H5SHUF_OK ||
-        (st = get_u64s(job, root, "h5shuf_input_mtime_ns", nin, pf->in_mtime_ns)) != H5SHUF_OK)
-        goto out;
-    if ((npiles == 0 || npiles > SIZE_MAX / sizeof(struct table_row))) {
-        st = h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: %" PRIu64 " piles", pfile, npiles);
-        goto out;
-    }
-    if ((st = read_table(job, pf)) != H5SHUF_OK)
-        goto out;
-    /* The inputs, as the scatter had them: whole-file mode rediscovers the first input's datasets. */
-    for (size_t f = 0; f < nin && st == H5SHUF_OK; f++)
-        st = add_input(job, specs[f], files[f]);
-    if (st != H5SHUF_OK)
-        goto out;
-    if ((whole != 0) != (job->inputs[0].spec.npaths == 0)) {
-        st = h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: whole-file flag and first input disagree", pfile);
-        goto out;
-    }
-    if (job->opts.seed_set && job->opts.seed != seed) {
-        st = h5shuf__fail(&job->err, H5SHUF_EINVAL, "%s: the piles were scattered with seed %" PRIu64 ", not %" PRIu64,
-                          pfile, seed, job->opts.seed);
-        goto out;
-    }
-    job->opts.seed = seed;
-    job->opts.seed_set = 1;
-    /* Output options not given to the gather: those given to the scatter. */
-    if ((st = recorded_option(job, root, "h5shuf_compression", &job->compression)) != H5SHUF_OK ||
-        (st = recorded_option(job, root, "h5shuf_chunk_shape", &job->chunk_shape)) != H5SHUF_OK ||
-        (st = recorded_option(job, root, "h5shuf_index", &job->index_path)) != H5SHUF_OK)
-        goto out;
-    job->opts.compression = job->compression;
-    job->opts.chunk_shape = job->chunk_shape;
-    job->opts.index_path = job->index_path;
-out:
-    free(format);
-    free_strings(specs, specs ? nin : 0);
-    free_strings(files, files ? nin : 0);
+        return h5shuf__fail(err, H5SHUF_EHDF5, "%s: %s", path, h5shuf__hdf5_cause(cause, sizeof cause));
+    int st = read_header(&rd, root, pf);
+    if (st == H5SHUF_OK)
+        st = read_inputs(&rd, root, pf);
+    if (st == H5SHUF_OK && (pf->npiles == 0 || pf->npiles > SIZE_MAX / sizeof(struct table_row)))
+        st = h5shuf__fail(err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: %" PRIu64 " piles", path, pf->npiles);
+    if (st == H5SHUF_OK)
+        st = read_table(&rd, pf);
     H5Gclose(root);
     return st;
 }
 
-int h5shuf__piles_check(h5shuf_job *job)
+int h5shuf__pilefile_check(const struct h5shuf_pilefile *pf, const char *path, const struct h5shuf_inputs *in,
+                           const struct h5shuf_datasets *dsets, struct h5shuf_err *err)
 {
-    struct h5shuf_pilefile *pf = job->pf;
-    const char *pfile = job->piles_path;
-    char cause[256];
-    if (job->nds != pf->nds)
-        return h5shuf__fail(&job->err, H5SHUF_EMISMATCH, "%s: has %zu datasets now, %zu when %s was scattered",
-                            job->inputs[0].spec.file, job->nds, pf->nds, pfile);
-    for (size_t d = 0; d < job->nds; d++)
-        if (strcmp(job->ds[d].in_path, pf->datasets[d]) != 0)
-            return h5shuf__fail(&job->err, H5SHUF_EMISMATCH, "%s: dataset %zu is %s now, %s when %s was scattered",
-                                job->inputs[0].spec.file, d, job->ds[d].in_path, pf->datasets[d], pfile);
-    for (size_t f = 0; f < job->ninputs; f++) {
+    const char *first = in->v[0].spec.file;
+    if (dsets->n != pf->nds)
+        return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s: has %zu datasets now, %zu when %s was scattered", first, dsets->n,
+                            pf->nds, path);
+    for (size_t d = 0; d < dsets->n; d++)
+        if (strcmp(dsets->ds[d].in_path, pf->datasets[d]) != 0)
+            return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s: dataset %zu is %s now, %s when %s was scattered", first, d,
+                                dsets->ds[d].in_path, pf->datasets[d], path);
+    for (size_t f = 0; f < in->n; f++) {
         struct stat sb;
-        const struct h5shuf_input *in = &job->inputs[f];
-        if (stat(h5shuf__input_path(in), &sb) != 0)
-            return h5shuf__fail(&job->err, H5SHUF_EIO, "%s: %s", in->spec.file, strerror(errno));
-        if (in->rows != pf->in_rows[f] || (uint64_t)sb.st_size != pf->in_bytes[f] || mtime_ns(&sb) != pf->in_mtime_ns[f])
-            return h5shuf__fail(&job->err, H5SHUF_EMISMATCH,
+        const struct h5shuf_input *inp = &in->v[f];
+        if (stat(h5shuf__input_path(inp), &sb) != 0)
+            return h5shuf__fail(err, H5SHUF_EIO, "%s: %s", inp->spec.file, strerror(errno));
+        if (inp->rows != pf->in_rows[f] || (uint64_t)sb.st_size != pf->in_bytes[f] || mtime_ns(&sb) != pf->in_mtime_ns[f])
+            return h5shuf__fail(err, H5SHUF_EMISMATCH,
                                 "%s: changed since %s was scattered (%s differs); a gather reads the output's "
                                 "metadata from it: scatter again",
-                                in->spec.file, pfile,
-                                in->rows != pf->in_rows[f]                ? "its row count"
+                                inp->spec.file, path,
+                                inp->rows != pf->in_rows[f]                ? "its row count"
                                 : (uint64_t)sb.st_size != pf->in_bytes[f] ? "its size"
                                                                           : "its modification time");
     }
-    if (job->rows != pf->rows)
-        return h5shuf__fail(&job->err, H5SHUF_EMISMATCH, "%s: records %" PRIu64 " rows, the inputs have %" PRIu64, pfile,
-                            pf->rows, job->rows);
+    if (in->rows != pf->rows)
+        return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s: records %" PRIu64 " rows, the inputs have %" PRIu64, path, pf->rows,
+                            in->rows);
     /* The piles' datasets must hold the inputs' rows: same file datatype and row shape. */
-    struct h5shuf_scratch sc = {.path = job->piles_path, .file = pf->file};
+    struct h5shuf_scratch sc = {.path = (char *)path, .file = pf->file, .dsets = dsets};
     struct h5shuf_pile p0 = {.number = 0};
     hid_t group = H5I_INVALID_HID;
-    hid_t *dsets = malloc(h5shuf__pile_nsets(job) * sizeof *dsets);
-    if (!dsets)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    int st = h5shuf__pile_open(job, &sc, &p0, &group, dsets);
-    for (size_t d = 0; d < job->nds && st == H5SHUF_OK; d++) {
-        hid_t t = H5Dget_type(dsets[d]), s = H5Dget_space(dsets[d]);
+    hid_t *sets = malloc(h5shuf__pile_nsets(dsets) * sizeof *sets);
+    if (!sets)
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    int st = h5shuf__pile_open(&sc, &p0, &group, sets, err);
+    for (size_t d = 0; d < dsets->n && st == H5SHUF_OK; d++) {
+        hid_t t = H5Dget_type(sets[d]), s = H5Dget_space(sets[d]);
         hsize_t dims[H5S_MAX_RANK];
         int rank = s >= 0 ? H5Sget_simple_extent_ndims(s) : -1;
         /* (a vlen dataset's pile dataset holds its elements' lengths, vlen.c) */
-        int same = t >= 0 && H5Tequal(t, h5shuf__buf_type(job, d)) > 0 && rank == job->ds[d].rank;
+        int same = t >= 0 && H5Tequal(t, h5shuf__buf_type(dsets, d)) > 0 && rank == dsets->ds[d].rank;
         if (same && H5Sget_simple_extent_dims(s, dims, NULL) >= 0)
             for (int k = 1; k < rank; k++)
-                same = same && dims[k] == job->ds[d].dims[k];
+                same = same && dims[k] == dsets->ds[d].dims[k];
         if (t >= 0)
             H5Tclose(t);
         if (s >= 0)
             H5Sclose(s);
         H5Eclear2(H5E_DEFAULT);
         if (!same)
-            st = h5shuf__fail(&job->err, H5SHUF_EMISMATCH, "%s:%s: datatype or row shape differs from the piles in %s",
-                              job->inputs[0].spec.file, job->ds[d].in_path, pfile);
+            st = h5shuf__fail(err, H5SHUF_EMISMATCH, "%s:%s: datatype or row shape differs from the piles in %s", first,
+                              dsets->ds[d].in_path, path);
     }
-    h5shuf__pile_close(group, dsets, h5shuf__pile_nsets(job));
-    free(dsets);
-    if (st != H5SHUF_OK)
-        return st;
-    /* Pass 2 holds the largest pile, its ids, sort records and the output bands. */
-    uint64_t most = 0;
-    for (size_t j = 0; j < pf->npiles; j++)
-        most = pf->piles[j].rows > most ? pf->piles[j].rows : most;
-    h5shuf_u128 need = (h5shuf_u128)most * (job->row_bytes + H5SHUF_PASS2_ROW_OVERHEAD) + h5shuf__writer_bytes(job);
-    if (need > job->opts.mem_limit_bytes)
-        return h5shuf__fail(&job->err, H5SHUF_EBUDGET,
-                            "%s: its largest pile (%" PRIu64 " rows) needs %" PRIu64 " MiB in pass 2, more than the "
-                            "budget of %" PRIu64 " MiB (use -m)",
-                            pfile, most, (uint64_t)((need + (1 << 20) - 1) >> 20), job->opts.mem_limit_bytes >> 20);
-    h5shuf_plan *p = &job->plan;
-    p->piles = pf->npiles;
-    p->pile_bound_rows = pf->bound_rows;
-    p->pile_target_rows = h5shuf__pile_target_for_bound(pf->bound_rows);
-    p->splits = pf->splits;
-    p->restarts = pf->restarts;
-    p->scratch_bytes = pf->file_bytes;
-    p->mem_planned_bytes = (uint64_t)need;
-    (void)cause;
-    return H5SHUF_OK;
+    h5shuf__pile_close(group, sets, h5shuf__pile_nsets(dsets));
+    free(sets);
+    return st;
 }

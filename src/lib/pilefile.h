@@ -1,37 +1,55 @@
 /*
  * pilefile.h - the pile file of h5shuf scatter / gather (format v1, docs/lazy.md): the piles of pass 1
- * renumbered in key order, with what a gather needs recorded as attributes and a pile table (pilefile.c).
+ * renumbered in key order, with what a gather needs recorded as root attributes and a pile table; and
+ * the same read back (pilefile.c).  The job (run.c) decides what to do with what is read.
  */
 #ifndef H5SHUF_PILEFILE_H
 #define H5SHUF_PILEFILE_H
 
 #include <hdf5.h>
 
+#include "inputs.h"
 #include "piles.h"
+
+/* What a scatter records besides its piles. */
+struct h5shuf_pilefile_meta {
+    const struct h5shuf_inputs *inputs;   /* open (their rows, sizes and modification times are recorded) */
+    const struct h5shuf_datasets *dsets;  /* the shuffled datasets' input paths */
+    uint64_t seed;
+    const h5shuf_plan *plan;              /* pile_bound_rows, splits, restarts */
+    const char *compression, *chunk_shape, *index_path; /* the output options given to the scatter, or NULL */
+};
+
+/* A scatter, after pass 1: rename the piles /piles/000000 .. M-1 in key order (empty piles get empty
+ * groups, empty key ranges are dropped) and record m on the root and in /pile_table. */
+H5SHUF_INTERNAL int h5shuf__pilefile_finish(struct h5shuf_scratch *sc, const struct h5shuf_pilefile_meta *m,
+                                            struct h5shuf_err *err);
 
 /* What a gather read from its pile file. */
 struct h5shuf_pilefile {
-    hid_t file;
-    struct h5shuf_pile *piles;
-    size_t npiles;
-    uint64_t rows, bound_rows, splits, restarts;
+    hid_t file;                  /* open read-only: a gather never changes the pile file */
+    struct h5shuf_pile *piles;   /* npiles, in key order, numbered 0 .. npiles-1 */
+    uint64_t npiles;
+    uint64_t rows, bound_rows, splits, restarts, seed;
+    int whole_file;
     size_t ninputs, nds;
-    uint64_t *in_rows, *in_bytes, *in_mtime_ns;
-    char **datasets; /* nds input dataset paths */
+    char **specs;                /* ninputs: as given to the scatter */
+    char **files;                /* ninputs: absolute names (where the gather opens them) */
+    uint64_t *in_rows, *in_bytes, *in_mtime_ns; /* ninputs: as they were */
+    char **datasets;             /* nds input dataset paths */
+    char *compression, *chunk_shape, *index_path; /* output options given to the scatter, or NULL */
     uint64_t file_bytes;
 };
 
-/* A scatter, after pass 1: rename the piles /piles/0 .. M-1 in key order (empty piles get empty groups). */
-H5SHUF_INTERNAL int h5shuf__piles_renumber(h5shuf_job *job, struct h5shuf_scratch *sc);
-/* A scatter, last: record on the pile file's root and in /pile_table what a gather and a loader need. */
-H5SHUF_INTERNAL int h5shuf__piles_write_meta(h5shuf_job *job, struct h5shuf_scratch *sc);
-/* Planning a gather, before the inputs are opened: read the pile file, add its inputs, seed and output
- * options.  Errors name the pile file. */
-H5SHUF_INTERNAL int h5shuf__piles_load(h5shuf_job *job);
-/* Planning a gather, after the inputs are opened: check they are the ones scattered, unchanged, and that
- * the largest pile fits the budget; put the pile file's figures in the plan. */
-H5SHUF_INTERNAL int h5shuf__piles_check(h5shuf_job *job);
-/* Release what h5shuf__piles_load kept (the open pile file).  Safe when there is none. */
-H5SHUF_INTERNAL void h5shuf__piles_free(h5shuf_job *job);
+/* Open and read the pile file at path into *pf (set even on failure: free it with h5shuf__pilefile_free,
+ * which accepts NULL).  Errors name the file: H5SHUF_ENOENT/ENOTHDF5 (no pile file), H5SHUF_EUNSUPPORTED
+ * (not a pile file, a damaged one, or one of another format version). */
+H5SHUF_INTERNAL int h5shuf__pilefile_open(const char *path, struct h5shuf_pilefile **pf, struct h5shuf_err *err);
+/* The inputs, opened again by the gather, must be the ones scattered, unchanged (datasets, rows, size,
+ * modification time), and the piles must hold their rows' datatypes and shapes: else H5SHUF_EMISMATCH. */
+H5SHUF_INTERNAL int h5shuf__pilefile_check(const struct h5shuf_pilefile *pf, const char *path,
+                                           const struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets,
+                                           struct h5shuf_err *err);
+H5SHUF_INTERNAL void h5shuf__pilefile_free(struct h5shuf_pilefile *pf);
 
 #endif /* H5SHUF_PILEFILE_H */

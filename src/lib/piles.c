@@ -21,7 +21,6 @@
 #include "fault.h"
 #include "filters.h"
 #include "h5err.h"
-#include "job.h"
 #include "piles.h"
 #include "plan.h"
 #include "rows.h"
@@ -37,54 +36,58 @@ static void pile_name(uint64_t number, char *buf, size_t cap)
 }
 
 /* The dataset of vlen slot v. */
-static size_t vlen_dataset(const h5shuf_job *job, size_t v)
+static size_t vlen_dataset(const struct h5shuf_datasets *dsets, size_t v)
 {
     size_t d = 0;
-    while (d < job->nds && !(job->ds[d].vlen && job->ds[d].vslot == v))
+    while (d < dsets->n && !(dsets->ds[d].vlen && dsets->ds[d].vslot == v))
         d++;
     return d;
 }
 
 /* Name of pile dataset d (0 .. h5shuf__pile_nsets). */
-static void pile_dset_name(const h5shuf_job *job, size_t d, char *buf, size_t cap)
+static void pile_dset_name(const struct h5shuf_datasets *dsets, size_t d, char *buf, size_t cap)
 {
-    if (d == job->nds)
+    if (d == dsets->n)
         snprintf(buf, cap, "index");
-    else if (d < job->nds)
+    else if (d < dsets->n)
         snprintf(buf, cap, "d%zu", d);
     else
-        snprintf(buf, cap, "d%zu_data", vlen_dataset(job, d - job->nds - 1));
+        snprintf(buf, cap, "d%zu_data", vlen_dataset(dsets, d - dsets->n - 1));
 }
 
-int h5shuf__scratch_create(h5shuf_job *job, const char *dir, struct h5shuf_scratch *sc)
+int h5shuf__scratch_create(struct h5shuf_scratch *sc, const char *dir, const struct h5shuf_datasets *dsets,
+                           const struct h5shuf_filters *filters, struct h5shuf_err *err)
 {
     size_t len = strlen(dir) + 40;
     char *tmpl = malloc(len);
     if (!tmpl) {
         memset(sc, 0, sizeof *sc);
         sc->file = H5I_INVALID_HID;
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     }
     snprintf(tmpl, len, "%s/h5shuf-scratch-XXXXXX", dir);
-    int st = h5shuf__scratch_create_at(job, tmpl, sc);
+    int st = h5shuf__scratch_create_at(sc, tmpl, dsets, filters, err);
     free(tmpl);
     return st;
 }
 
-int h5shuf__scratch_create_at(h5shuf_job *job, const char *template_path, struct h5shuf_scratch *sc)
+int h5shuf__scratch_create_at(struct h5shuf_scratch *sc, const char *template_path, const struct h5shuf_datasets *dsets,
+                              const struct h5shuf_filters *filters, struct h5shuf_err *err)
 {
     char cause[256];
     memset(sc, 0, sizeof *sc);
     sc->file = H5I_INVALID_HID;
+    sc->dsets = dsets;
+    sc->filters = *filters;
     sc->path = strdup(template_path);
     if (!sc->path)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     int fd = mkstemp(sc->path);
     if (fd < 0) {
         int e = errno;
         free(sc->path);
         sc->path = NULL;
-        return h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot create the scratch file: %s", template_path, strerror(e));
+        return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot create the scratch file: %s", template_path, strerror(e));
     }
     close(fd);
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
@@ -106,10 +109,10 @@ int h5shuf__scratch_create_at(h5shuf_job *job, const char *template_path, struct
         h5shuf__hdf5_cause(cause, sizeof cause); /* before H5Pclose clears the stack */
     H5Pclose(fapl);
     if (sc->file < 0)
-        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot create the scratch file: %s", sc->path, cause);
+        return h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot create the scratch file: %s", sc->path, cause);
     hid_t g = H5Gcreate2(sc->file, "/piles", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (g < 0)
-        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: %s", sc->path, h5shuf__hdf5_cause(cause, sizeof cause));
+        return h5shuf__fail(err, H5SHUF_EHDF5, "%s: %s", sc->path, h5shuf__hdf5_cause(cause, sizeof cause));
     H5Gclose(g);
     return H5SHUF_OK;
 }
@@ -132,24 +135,25 @@ void h5shuf__scratch_destroy(struct h5shuf_scratch *sc)
     sc->npiles = sc->cap = 0;
 }
 
-int h5shuf__scratch_reset(h5shuf_job *job, struct h5shuf_scratch *sc)
+int h5shuf__scratch_reset(struct h5shuf_scratch *sc, struct h5shuf_err *err)
 {
     char cause[256];
     if (H5Ldelete(sc->file, "/piles", H5P_DEFAULT) < 0)
-        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: %s", sc->path, h5shuf__hdf5_cause(cause, sizeof cause));
+        return h5shuf__fail(err, H5SHUF_EHDF5, "%s: %s", sc->path, h5shuf__hdf5_cause(cause, sizeof cause));
     hid_t g = H5Gcreate2(sc->file, "/piles", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (g < 0)
-        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: %s", sc->path, h5shuf__hdf5_cause(cause, sizeof cause));
+        return h5shuf__fail(err, H5SHUF_EHDF5, "%s: %s", sc->path, h5shuf__hdf5_cause(cause, sizeof cause));
     H5Gclose(g);
     sc->npiles = 0;
     return H5SHUF_OK;
 }
 
 /* Create pile group number with its datasets, chunked cap rows at a time (vlen payloads vchunk[v]
- * elements); they are left open in *group and dsets[0..h5shuf__pile_nsets). */
-static int pile_create(h5shuf_job *job, struct h5shuf_scratch *sc, uint64_t number, uint64_t cap,
-                       const uint64_t *vchunk, hid_t *group, hid_t *dsets)
+ * elements); they are left open in *group and sets[0..h5shuf__pile_nsets). */
+static int pile_create(const struct h5shuf_scratch *sc, uint64_t number, uint64_t cap, const uint64_t *vchunk,
+                       hid_t *group, hid_t *sets, struct h5shuf_err *err)
 {
+    const struct h5shuf_datasets *dsets = sc->dsets;
     char name[PILE_NAME_MAX], cause[256];
     int st = H5SHUF_OK;
     hid_t dcpl = H5I_INVALID_HID, dapl = H5I_INVALID_HID, space = H5I_INVALID_HID;
@@ -162,21 +166,21 @@ static int pile_create(h5shuf_job *job, struct h5shuf_scratch *sc, uint64_t numb
     /* [0]: the data's scratch filters; [1]: the ids', which increase by about M from row to row, so
      * byte shuffle + the data's codec at level 1 shrinks them to a few bits a row whenever scratch
      * compression is on (the same codec: a pile file made with gzip is readable without a plugin). */
-    const struct h5shuf_filters *sf = &job->scratch_filters;
+    const struct h5shuf_filters *sf = &sc->filters;
     const int compress = sf->codec != H5SHUF_CODEC_NONE;
     const struct h5shuf_filters index_filters[2] = {*sf, {.shuffle = compress, .codec = sf->codec, .level = 1}};
-    for (size_t d = 0; d < h5shuf__pile_nsets(job); d++) {
+    for (size_t d = 0; d < h5shuf__pile_nsets(dsets); d++) {
         hsize_t dims[H5S_MAX_RANK], maxdims[H5S_MAX_RANK], cdims[H5S_MAX_RANK];
         int rank = 1;
-        hid_t type = h5shuf__buf_type(job, d); /* a vlen dataset's lengths: uint64 */
-        int lengths = d == job->nds || (d < job->nds && job->ds[d].vlen); /* ids or lengths: index filters */
+        hid_t type = h5shuf__buf_type(dsets, d); /* a vlen dataset's lengths: uint64 */
+        int lengths = d == dsets->n || (d < dsets->n && dsets->ds[d].vlen); /* ids or lengths: index filters */
         uint64_t rows = cap;
-        if (d < job->nds) {
-            rank = job->ds[d].rank;
-            memcpy(dims, job->ds[d].dims, sizeof dims);
-        } else if (d > job->nds) { /* a vlen payload: 1-D, its chunk a pile buffer's */
-            type = job->ds[vlen_dataset(job, d - job->nds - 1)].etype;
-            rows = vchunk[d - job->nds - 1];
+        if (d < dsets->n) {
+            rank = dsets->ds[d].rank;
+            memcpy(dims, dsets->ds[d].dims, sizeof dims);
+        } else if (d > dsets->n) { /* a vlen payload: 1-D, its chunk a pile buffer's */
+            type = dsets->ds[vlen_dataset(dsets, d - dsets->n - 1)].etype;
+            rows = vchunk[d - dsets->n - 1];
         }
         memcpy(maxdims, dims, sizeof dims);
         memcpy(cdims, dims, sizeof dims);
@@ -189,9 +193,9 @@ static int pile_create(h5shuf_job *job, struct h5shuf_scratch *sc, uint64_t numb
             H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 || h5shuf__filters_apply(&index_filters[lengths], dcpl) < 0)
             goto hdf5_error;
         char dname[32];
-        pile_dset_name(job, d, dname, sizeof dname);
-        dsets[d] = H5Dcreate2(*group, dname, type, space, H5P_DEFAULT, dcpl, dapl);
-        if (dsets[d] < 0)
+        pile_dset_name(dsets, d, dname, sizeof dname);
+        sets[d] = H5Dcreate2(*group, dname, type, space, H5P_DEFAULT, dcpl, dapl);
+        if (sets[d] < 0)
             goto hdf5_error;
         H5Sclose(space);
         H5Pclose(dcpl);
@@ -199,7 +203,7 @@ static int pile_create(h5shuf_job *job, struct h5shuf_scratch *sc, uint64_t numb
     }
     goto out;
 hdf5_error:
-    st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot create pile: %s", sc->path, name,
+    st = h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot create pile: %s", sc->path, name,
                       h5shuf__hdf5_cause(cause, sizeof cause));
 out:
     if (space >= 0)
@@ -211,38 +215,15 @@ out:
     return st;
 }
 
-unsigned char **h5shuf__bufs_alloc(h5shuf_job *job, uint64_t rows)
+void h5shuf__pileset_free(struct h5shuf_chunkio *cio, struct h5shuf_pileset *ps)
 {
-    unsigned char **bufs = calloc(job->nds + 1, sizeof *bufs);
-    for (size_t d = 0; bufs && d <= job->nds; d++) {
-        bufs[d] = malloc((rows ? rows : 1) * h5shuf__buf_row_bytes(job, d));
-        if (!bufs[d]) {
-            h5shuf__bufs_free(job, bufs);
-            bufs = NULL;
-        }
-    }
-    if (!bufs)
-        h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for buffers of %llu rows", (unsigned long long)rows);
-    return bufs;
-}
-
-void h5shuf__bufs_free(const h5shuf_job *job, unsigned char **bufs)
-{
-    if (!bufs)
-        return;
-    for (size_t d = 0; d <= job->nds; d++)
-        free(bufs[d]);
-    free(bufs);
-}
-
-void h5shuf__pileset_free(const h5shuf_job *job, struct h5shuf_pileset *ps)
-{
+    const struct h5shuf_datasets *dsets = ps->sc ? ps->sc->dsets : NULL;
     for (size_t i = 0; ps->fl && i < ps->nfl; i++) {
         struct h5shuf_pile_flush *f = &ps->fl[i];
-        for (size_t d = 0; f->chunk && d <= job->nds; d++)
-            h5shuf__chunk_free(job->cio, f->chunk[d]); /* waits for a pending encode of f->buf */
+        for (size_t d = 0; f->chunk && d <= dsets->n; d++)
+            h5shuf__chunk_free(cio, f->chunk[d]); /* waits for a pending encode of f->buf */
         free(f->chunk);
-        h5shuf__bufs_free(job, f->buf);
+        h5shuf__bufs_free(dsets, f->buf);
     }
     free(ps->fl);
     free(ps->pl);
@@ -252,8 +233,8 @@ void h5shuf__pileset_free(const h5shuf_job *job, struct h5shuf_pileset *ps)
     if (!ps->w)
         return;
     for (uint64_t k = 0; k < ps->m; k++) {
-        h5shuf__bufs_free(job, ps->w[k].buf);
-        for (size_t v = 0; ps->w[k].va && v < job->nvlen; v++)
+        h5shuf__bufs_free(dsets, ps->w[k].buf);
+        for (size_t v = 0; ps->w[k].va && v < dsets->nvlen; v++)
             h5shuf__varena_free(&ps->w[k].va[v]);
         free(ps->w[k].va);
     }
@@ -263,9 +244,11 @@ void h5shuf__pileset_free(const h5shuf_job *job, struct h5shuf_pileset *ps)
     ps->vchunk = NULL;
 }
 
-int h5shuf__pileset_open(h5shuf_job *job, struct h5shuf_scratch *sc, struct h5shuf_range range, uint64_t m,
-                         uint64_t cap, struct h5shuf_pileset *ps)
+int h5shuf__pileset_open(const struct h5shuf_ctx *cx, struct h5shuf_scratch *sc, struct h5shuf_range range, uint64_t m,
+                         uint64_t cap, size_t spares, struct h5shuf_pileset *ps)
 {
+    const struct h5shuf_datasets *dsets = sc->dsets;
+    struct h5shuf_err *err = cx->err;
     memset(ps, 0, sizeof *ps);
     ps->range = range;
     ps->m = m;
@@ -275,74 +258,75 @@ int h5shuf__pileset_open(h5shuf_job *job, struct h5shuf_scratch *sc, struct h5sh
     sc->next_number += m;
     ps->w = calloc(m, sizeof *ps->w);
     if (!ps->w)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for %llu piles", (unsigned long long)m);
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for %llu piles", (unsigned long long)m);
     for (uint64_t k = 0; k < m; k++)
-        if (!(ps->w[k].buf = h5shuf__bufs_alloc(job, cap)))
-            return job->err.status;
-    if (job->nvlen) {
+        if (!(ps->w[k].buf = h5shuf__bufs_alloc(dsets, cap, err)))
+            return err->status;
+    if (dsets->nvlen) {
         /* payload buffers: allocated at a pile's first row, each one scratch chunk */
-        ps->vchunk = calloc(job->nvlen, sizeof *ps->vchunk);
+        ps->vchunk = calloc(dsets->nvlen, sizeof *ps->vchunk);
         if (!ps->vchunk)
-            return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for %llu piles", (unsigned long long)m);
-        for (size_t d = 0; d < job->nds; d++)
-            if (job->ds[d].vlen)
-                ps->vchunk[job->ds[d].vslot] = h5shuf__vlen_chunk_elems(job, &job->ds[d], cap);
+            return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for %llu piles", (unsigned long long)m);
+        for (size_t d = 0; d < dsets->n; d++)
+            if (dsets->ds[d].vlen)
+                ps->vchunk[dsets->ds[d].vslot] = h5shuf__vlen_chunk_elems(&dsets->ds[d], cap);
         for (uint64_t k = 0; k < m; k++)
-            if (!(ps->w[k].va = calloc(job->nvlen, sizeof *ps->w[k].va)))
-                return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for %llu piles", (unsigned long long)m);
+            if (!(ps->w[k].va = calloc(dsets->nvlen, sizeof *ps->w[k].va)))
+                return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for %llu piles", (unsigned long long)m);
     }
     /* Asynchronous flushes: spare buffer sets and their chunks, when the pool has workers. */
-    size_t spares = (size_t)h5shuf__plan_spare_buffers(&job->plan);
-    if (spares == 0 || h5shuf__chunkio_threads(job->cio) < 2 || job->nvlen) /* vlen payloads: synchronous */
+    if (spares == 0 || h5shuf__chunkio_threads(cx->cio) < 2 || dsets->nvlen) /* vlen payloads: synchronous */
         return H5SHUF_OK;
     ps->fl = calloc(spares, sizeof *ps->fl);
-    ps->pl = calloc(job->nds + 1, sizeof *ps->pl);
+    ps->pl = calloc(dsets->n + 1, sizeof *ps->pl);
     if (!ps->fl || !ps->pl)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     ps->nfl = spares;
     for (size_t i = 0; i < spares; i++) {
         struct h5shuf_pile_flush *f = &ps->fl[i];
-        if (!(f->buf = h5shuf__bufs_alloc(job, cap)))
-            return job->err.status;
-        if (!(f->chunk = calloc(job->nds + 1, sizeof *f->chunk)))
-            return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-        for (size_t d = 0; d <= job->nds; d++)
+        if (!(f->buf = h5shuf__bufs_alloc(dsets, cap, err)))
+            return err->status;
+        if (!(f->chunk = calloc(dsets->n + 1, sizeof *f->chunk)))
+            return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+        for (size_t d = 0; d <= dsets->n; d++)
             if (!(f->chunk[d] = h5shuf__chunk_new()))
-                return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+                return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     }
     return H5SHUF_OK;
 }
 
 /* h5shuf__pile_nsets dataset ids, all H5I_INVALID_HID; NULL when out of memory (recorded). */
-static hid_t *dsets_new(h5shuf_job *job)
+static hid_t *sets_new(const struct h5shuf_datasets *dsets, struct h5shuf_err *err)
 {
-    hid_t *dsets = malloc(h5shuf__pile_nsets(job) * sizeof *dsets);
-    if (!dsets)
-        h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    for (size_t d = 0; dsets && d < h5shuf__pile_nsets(job); d++)
-        dsets[d] = H5I_INVALID_HID;
-    return dsets;
+    hid_t *sets = malloc(h5shuf__pile_nsets(dsets) * sizeof *sets);
+    if (!sets)
+        h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    for (size_t d = 0; sets && d < h5shuf__pile_nsets(dsets); d++)
+        sets[d] = H5I_INVALID_HID;
+    return sets;
 }
 
 /* Store the oldest pending flush: its encoded chunks, in the pile, after the rows already there. */
-static int flush_reap(h5shuf_job *job, struct h5shuf_pileset *ps)
+static int flush_reap(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps)
 {
+    const struct h5shuf_datasets *dsets = ps->sc->dsets;
+    struct h5shuf_err *err = cx->err;
     struct h5shuf_pile_flush *f = &ps->fl[ps->fl_head];
     const struct h5shuf_pile p = {.number = ps->first_number + f->k};
     char name[PILE_NAME_MAX], cause[256];
     hid_t group = H5I_INVALID_HID;
-    hid_t *dsets = dsets_new(job);
-    int st = dsets ? h5shuf__pile_open(job, ps->sc, &p, &group, dsets) : job->err.status;
-    for (size_t d = 0; d <= job->nds && st == H5SHUF_OK; d++) {
-        if (h5shuf__extend_rows(dsets[d], f->offset + f->rows) < 0 || h5shuf__chunk_write(job->cio, dsets[d], f->offset, f->chunk[d]) < 0) {
+    hid_t *sets = sets_new(dsets, err);
+    int st = sets ? h5shuf__pile_open(ps->sc, &p, &group, sets, err) : err->status;
+    for (size_t d = 0; d <= dsets->n && st == H5SHUF_OK; d++) {
+        if (h5shuf__extend_rows(sets[d], f->offset + f->rows) < 0 || h5shuf__chunk_write(cx->cio, sets[d], f->offset, f->chunk[d]) < 0) {
             pile_name(p.number, name, sizeof name);
-            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot write: %s", ps->sc->path, name,
+            st = h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot write: %s", ps->sc->path, name,
                               h5shuf__hdf5_cause(cause, sizeof cause));
         }
     }
-    if (dsets)
-        h5shuf__pile_close(group, dsets, job->nds + 1);
-    free(dsets);
+    if (sets)
+        h5shuf__pile_close(group, sets, dsets->n + 1);
+    free(sets);
     f->busy = 0;
     ps->fl_head = (ps->fl_head + 1) % ps->nfl;
     ps->fl_count--;
@@ -351,28 +335,30 @@ static int flush_reap(h5shuf_job *job, struct h5shuf_pileset *ps)
 
 /* Hand pile k's full buffer to the pool and give the pile a spare one; the pile's group is made now if
  * it is new (the encoders need its datasets' pipelines). */
-static int flush_async(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t k)
+static int flush_async(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, uint64_t k)
 {
+    const struct h5shuf_datasets *dsets = ps->sc->dsets;
+    struct h5shuf_err *err = cx->err;
     struct h5shuf_pile_writer *w = &ps->w[k];
     int st = H5SHUF_OK;
-    if (ps->fl_count == ps->nfl && (st = flush_reap(job, ps)) != H5SHUF_OK)
+    if (ps->fl_count == ps->nfl && (st = flush_reap(cx, ps)) != H5SHUF_OK)
         return st;
     if (!w->created) {
         hid_t group = H5I_INVALID_HID;
-        hid_t *dsets = dsets_new(job);
-        if (!dsets)
-            return job->err.status;
-        st = pile_create(job, ps->sc, ps->first_number + k, ps->cap, ps->vchunk, &group, dsets);
-        for (size_t d = 0; d <= job->nds && st == H5SHUF_OK && !ps->pl_ready; d++)
-            if (h5shuf__pipeline_probe(dsets[d], h5shuf__buf_type(job, d), &ps->pl[d]) < 0)
-                st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot inspect a pile", ps->sc->path);
-        h5shuf__pile_close(group, dsets, job->nds + 1);
-        free(dsets);
+        hid_t *sets = sets_new(dsets, err);
+        if (!sets)
+            return err->status;
+        st = pile_create(ps->sc, ps->first_number + k, ps->cap, ps->vchunk, &group, sets, err);
+        for (size_t d = 0; d <= dsets->n && st == H5SHUF_OK && !ps->pl_ready; d++)
+            if (h5shuf__pipeline_probe(sets[d], h5shuf__buf_type(dsets, d), &ps->pl[d]) < 0)
+                st = h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot inspect a pile", ps->sc->path);
+        h5shuf__pile_close(group, sets, dsets->n + 1);
+        free(sets);
         if (st != H5SHUF_OK)
             return st;
         w->created = 1;
         ps->pl_ready = 1;
-        for (size_t d = 0; d <= job->nds; d++)
+        for (size_t d = 0; d <= dsets->n; d++)
             if (!ps->pl[d].direct)
                 return -1; /* HDF5 must run this pipeline: the caller writes synchronously */
     }
@@ -385,19 +371,20 @@ static int flush_async(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t k)
     f->rows = w->nbuf;
     f->busy = 1;
     ps->fl_count++;
-    for (size_t d = 0; d <= job->nds; d++)
-        if (h5shuf__chunk_encode_start(job->cio, &ps->pl[d], f->buf[d], f->rows, f->chunk[d]) < 0)
-            return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for scratch chunks");
+    for (size_t d = 0; d <= dsets->n; d++)
+        if (h5shuf__chunk_encode_start(cx->cio, &ps->pl[d], f->buf[d], f->rows, f->chunk[d]) < 0)
+            return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for scratch chunks");
     w->written += w->nbuf;
     w->nbuf = 0;
     return H5SHUF_OK;
 }
 
 /* Does pile k have vlen payload to write: a whole chunk, or anything when all? */
-static int payload_due(const h5shuf_job *job, const struct h5shuf_pileset *ps, uint64_t k, int all)
+static int payload_due(const struct h5shuf_pileset *ps, uint64_t k, int all)
 {
-    for (size_t d = 0; ps->w[k].va && d < job->nds; d++) {
-        const struct h5shuf_dsinfo *ds = &job->ds[d];
+    const struct h5shuf_datasets *dsets = ps->sc->dsets;
+    for (size_t d = 0; ps->w[k].va && d < dsets->n; d++) {
+        const struct h5shuf_dsinfo *ds = &dsets->ds[d];
         const struct h5shuf_varena *a = ds->vlen ? &ps->w[k].va[ds->vslot] : NULL;
         if (a && (all ? a->n > 0 : a->n >= ps->vchunk[ds->vslot] * ds->elem_bytes))
             return 1;
@@ -407,51 +394,53 @@ static int payload_due(const h5shuf_job *job, const struct h5shuf_pileset *ps, u
 
 /* Write pile k's buffer (and whole chunks of its vlen payload, or all of it when all): create the pile
  * at its first write, else open it; close it again. */
-static int pile_flush(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t k, int all)
+static int pile_flush(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, uint64_t k, int all)
 {
+    const struct h5shuf_datasets *dsets = ps->sc->dsets;
+    struct h5shuf_err *err = cx->err;
     struct h5shuf_pile_writer *w = &ps->w[k];
     const struct h5shuf_pile p = {.number = ps->first_number + k};
     char cause[256];
-    if (w->nbuf == 0 && !payload_due(job, ps, k, all))
+    if (w->nbuf == 0 && !payload_due(ps, k, all))
         return H5SHUF_OK;
     if (ps->nfl > 0) {
         int direct = 1;
-        for (size_t d = 0; ps->pl_ready && d <= job->nds; d++)
+        for (size_t d = 0; ps->pl_ready && d <= dsets->n; d++)
             direct = direct && ps->pl[d].direct;
-        int st = direct ? flush_async(job, ps, k) : -1;
+        int st = direct ? flush_async(cx, ps, k) : -1;
         if (st != -1)
             return st;
     }
     hid_t group = H5I_INVALID_HID;
-    const size_t nsets = h5shuf__pile_nsets(job);
-    hid_t *dsets = dsets_new(job);
-    if (!dsets)
-        return job->err.status;
-    int st = !w->created ? pile_create(job, ps->sc, p.number, ps->cap, ps->vchunk, &group, dsets)
-                         : h5shuf__pile_open(job, ps->sc, &p, &group, dsets);
+    const size_t nsets = h5shuf__pile_nsets(dsets);
+    hid_t *sets = sets_new(dsets, err);
+    if (!sets)
+        return err->status;
+    int st = !w->created ? pile_create(ps->sc, p.number, ps->cap, ps->vchunk, &group, sets, err)
+                         : h5shuf__pile_open(ps->sc, &p, &group, sets, err);
     w->created = 1;
-    for (size_t d = 0; d <= job->nds && st == H5SHUF_OK; d++) {
-        if (h5shuf__chunkio_write(job->cio, dsets[d], h5shuf__buf_type(job, d), w->written, w->nbuf, w->buf[d], 1) < 0) {
+    for (size_t d = 0; d <= dsets->n && st == H5SHUF_OK; d++) {
+        if (h5shuf__chunkio_write(cx->cio, sets[d], h5shuf__buf_type(dsets, d), w->written, w->nbuf, w->buf[d], 1) < 0) {
             char name[PILE_NAME_MAX];
             pile_name(p.number, name, sizeof name);
-            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot write: %s", ps->sc->path, name,
+            st = h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot write: %s", ps->sc->path, name,
                               h5shuf__hdf5_cause(cause, sizeof cause));
         }
     }
-    for (size_t d = 0; d < job->nds && st == H5SHUF_OK; d++) {
-        const struct h5shuf_dsinfo *ds = &job->ds[d];
+    for (size_t d = 0; d < dsets->n && st == H5SHUF_OK; d++) {
+        const struct h5shuf_dsinfo *ds = &dsets->ds[d];
         if (!ds->vlen)
             continue;
         struct h5shuf_varena *a = &w->va[ds->vslot];
-        if (h5shuf__vlen_pile_flush(ds, dsets[job->nds + 1 + ds->vslot], ps->vchunk[ds->vslot], all, &a->written, a) < 0) {
+        if (h5shuf__vlen_pile_flush(ds, sets[dsets->n + 1 + ds->vslot], ps->vchunk[ds->vslot], all, &a->written, a) < 0) {
             char name[PILE_NAME_MAX];
             pile_name(p.number, name, sizeof name);
-            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot write: %s", ps->sc->path, name,
+            st = h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot write: %s", ps->sc->path, name,
                               h5shuf__hdf5_cause(cause, sizeof cause));
         }
     }
-    h5shuf__pile_close(group, dsets, nsets);
-    free(dsets);
+    h5shuf__pile_close(group, sets, nsets);
+    free(sets);
     if (st == H5SHUF_OK) {
         w->written += w->nbuf;
         w->nbuf = 0;
@@ -459,38 +448,40 @@ static int pile_flush(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t k, in
     return st;
 }
 
-int h5shuf__pileset_append(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t k, const unsigned char *const *rows,
+int h5shuf__pileset_append(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, uint64_t k, const unsigned char *const *rows,
                            uint64_t id)
 {
+    const struct h5shuf_datasets *dsets = ps->sc->dsets;
     struct h5shuf_pile_writer *w = &ps->w[k];
-    for (size_t d = 0; d < job->nds; d++) {
-        const struct h5shuf_dsinfo *ds = &job->ds[d];
+    for (size_t d = 0; d < dsets->n; d++) {
+        const struct h5shuf_dsinfo *ds = &dsets->ds[d];
         if (ds->vlen) { /* lengths in the buffer (uint64 per element), payload in the pile's arena */
             struct h5shuf_varena *a = &w->va[ds->vslot];
             uint64_t *lens = (uint64_t *)(void *)(w->buf[d] + w->nbuf * ds->elems * sizeof(uint64_t));
             if ((a->cap == 0 && h5shuf__varena_reserve(a, h5shuf__vlen_arena_bytes(ds, ps->vchunk[ds->vslot])) < 0) ||
                 h5shuf__vlen_pile_put(ds, rows[d], lens, a) < 0)
-                return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for variable-length rows");
+                return h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory for variable-length rows");
             continue;
         }
         uint64_t rb = ds->row_bytes;
         memcpy(w->buf[d] + w->nbuf * rb, rows[d], rb);
     }
-    memcpy(w->buf[job->nds] + w->nbuf * sizeof id, &id, sizeof id);
-    if (++w->nbuf == ps->cap || payload_due(job, ps, k, 0))
-        return pile_flush(job, ps, k, 0);
+    memcpy(w->buf[dsets->n] + w->nbuf * sizeof id, &id, sizeof id);
+    if (++w->nbuf == ps->cap || payload_due(ps, k, 0))
+        return pile_flush(cx, ps, k, 0);
     return H5SHUF_OK;
 }
 
-int h5shuf__pileset_finish(h5shuf_job *job, struct h5shuf_pileset *ps, struct h5shuf_pile *out)
+int h5shuf__pileset_finish(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, struct h5shuf_pile *out)
 {
+    const struct h5shuf_datasets *dsets = ps->sc->dsets;
     for (uint64_t k = 0; k < ps->m; k++) {
-        int st = pile_flush(job, ps, k, 1);
+        int st = pile_flush(cx, ps, k, 1);
         if (st != H5SHUF_OK)
             return st;
     }
     while (ps->fl_count > 0) {
-        int st = flush_reap(job, ps);
+        int st = flush_reap(cx, ps);
         if (st != H5SHUF_OK)
             return st;
     }
@@ -500,79 +491,97 @@ int h5shuf__pileset_finish(h5shuf_job *job, struct h5shuf_pileset *ps, struct h5
         out[k].number = ps->first_number + k;
         out[k].rows = ps->w[k].written;
         out[k].bytes = 0;
-        for (size_t d = 0; ps->w[k].va && d < job->nds; d++)
-            if (job->ds[d].vlen)
-                out[k].bytes += ps->w[k].va[job->ds[d].vslot].written * job->ds[d].elem_bytes;
+        for (size_t d = 0; ps->w[k].va && d < dsets->n; d++)
+            if (dsets->ds[d].vlen)
+                out[k].bytes += ps->w[k].va[dsets->ds[d].vslot].written * dsets->ds[d].elem_bytes;
     }
-    h5shuf__pileset_free(job, ps);
+    h5shuf__pileset_free(cx->cio, ps);
     return H5SHUF_OK;
 }
 
-int h5shuf__pile_open(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h5shuf_pile *p, hid_t *group,
-                      hid_t *dsets)
+int h5shuf__pile_open(const struct h5shuf_scratch *sc, const struct h5shuf_pile *p, hid_t *group, hid_t *sets,
+                      struct h5shuf_err *err)
 {
+    const struct h5shuf_datasets *dsets = sc->dsets;
     char name[PILE_NAME_MAX], cause[256];
     pile_name(p->number, name, sizeof name);
-    const size_t nsets = h5shuf__pile_nsets(job);
+    const size_t nsets = h5shuf__pile_nsets(dsets);
     for (size_t d = 0; d < nsets; d++)
-        dsets[d] = H5I_INVALID_HID;
+        sets[d] = H5I_INVALID_HID;
     *group = H5Gopen2(sc->file, name, H5P_DEFAULT);
     if (*group < 0)
         goto fail;
     for (size_t d = 0; d < nsets; d++) {
         char dname[32];
-        pile_dset_name(job, d, dname, sizeof dname);
-        dsets[d] = H5Dopen2(*group, dname, H5P_DEFAULT);
-        if (dsets[d] < 0)
+        pile_dset_name(dsets, d, dname, sizeof dname);
+        sets[d] = H5Dopen2(*group, dname, H5P_DEFAULT);
+        if (sets[d] < 0)
             goto fail;
     }
     return H5SHUF_OK;
 fail:
-    h5shuf__pile_close(*group, dsets, nsets);
+    h5shuf__pile_close(*group, sets, nsets);
     *group = H5I_INVALID_HID;
-    return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot open pile: %s", sc->path, name,
+    return h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot open pile: %s", sc->path, name,
                         h5shuf__hdf5_cause(cause, sizeof cause));
 }
 
-void h5shuf__pile_close(hid_t group, hid_t *dsets, size_t n)
+void h5shuf__pile_close(hid_t group, hid_t *sets, size_t n)
 {
     for (size_t d = 0; d < n; d++)
-        if (dsets[d] >= 0) {
-            H5Dclose(dsets[d]);
-            dsets[d] = H5I_INVALID_HID;
+        if (sets[d] >= 0) {
+            H5Dclose(sets[d]);
+            sets[d] = H5I_INVALID_HID;
         }
     if (group >= 0)
         H5Gclose(group);
 }
 
-int h5shuf__pile_create_empty(h5shuf_job *job, struct h5shuf_scratch *sc, uint64_t number)
+int h5shuf__pile_create_empty(const struct h5shuf_scratch *sc, uint64_t number, struct h5shuf_err *err)
 {
+    const struct h5shuf_datasets *dsets = sc->dsets;
     hid_t group = H5I_INVALID_HID;
-    const size_t nsets = h5shuf__pile_nsets(job);
-    hid_t *dsets = malloc(nsets * sizeof *dsets);
-    uint64_t *vchunk = job->nvlen ? calloc(job->nvlen, sizeof *vchunk) : NULL;
-    if (!dsets || (job->nvlen && !vchunk)) {
-        free(dsets);
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    const size_t nsets = h5shuf__pile_nsets(dsets);
+    hid_t *sets = malloc(nsets * sizeof *sets);
+    uint64_t *vchunk = dsets->nvlen ? calloc(dsets->nvlen, sizeof *vchunk) : NULL;
+    if (!sets || (dsets->nvlen && !vchunk)) {
+        free(sets);
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     }
     for (size_t d = 0; d < nsets; d++)
-        dsets[d] = H5I_INVALID_HID;
-    for (size_t d = 0; d < job->nds; d++)
-        if (job->ds[d].vlen)
-            vchunk[job->ds[d].vslot] = h5shuf__vlen_chunk_elems(job, &job->ds[d], 1);
-    int st = pile_create(job, sc, number, 1, vchunk, &group, dsets);
-    h5shuf__pile_close(group, dsets, nsets);
-    free(dsets);
+        sets[d] = H5I_INVALID_HID;
+    for (size_t d = 0; d < dsets->n; d++)
+        if (dsets->ds[d].vlen)
+            vchunk[dsets->ds[d].vslot] = h5shuf__vlen_chunk_elems(&dsets->ds[d], 1);
+    int st = pile_create(sc, number, 1, vchunk, &group, sets, err);
+    h5shuf__pile_close(group, sets, nsets);
+    free(sets);
     free(vchunk);
     return st;
 }
 
-int h5shuf__pile_remove(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h5shuf_pile *p)
+int h5shuf__pile_remove(const struct h5shuf_scratch *sc, const struct h5shuf_pile *p, struct h5shuf_err *err)
 {
     char name[PILE_NAME_MAX], cause[256];
     pile_name(p->number, name, sizeof name);
     if (H5Ldelete(sc->file, name, H5P_DEFAULT) < 0)
-        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot remove pile: %s", sc->path, name,
+        return h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot remove pile: %s", sc->path, name,
                             h5shuf__hdf5_cause(cause, sizeof cause));
     return H5SHUF_OK;
+}
+
+uint64_t h5shuf__pile_mem_bytes(const struct h5shuf_datasets *dsets, const struct h5shuf_pile *p)
+{
+    uint64_t per_row = H5SHUF_PASS2_ROW_OVERHEAD;
+    for (size_t d = 0; d < dsets->n; d++)
+        per_row += dsets->ds[d].row_bytes;
+    h5shuf_u128 b = (h5shuf_u128)p->rows * per_row + p->bytes;
+    return b > UINT64_MAX ? UINT64_MAX : (uint64_t)b;
+}
+
+int h5shuf__pile_oversize(const struct h5shuf_datasets *dsets, const h5shuf_plan *plan, const struct h5shuf_pile *p)
+{
+    if (p->rows > plan->pile_bound_rows)
+        return 1;
+    return plan->pile_bound_bytes && h5shuf__pile_mem_bytes(dsets, p) > plan->pile_bound_bytes;
 }

@@ -7,31 +7,16 @@
 
 #include <hdf5.h>
 
+#include "ctx.h"
 #include "datasets.h"
-#include "job.h"
 #include "keys.h"
+#include "spec.h"
 
-/* Buffer d of a pile, slab or pass-2 load: d < nds holds rows of shuffled dataset d (its file type),
- * d == nds the global row ids (uint64). */
-static inline hid_t h5shuf__buf_type(const h5shuf_job *job, size_t d)
+/* Datasets of a pile: one per shuffled dataset, the index, then one payload dataset per vlen dataset. */
+static inline size_t h5shuf__pile_nsets(const struct h5shuf_datasets *dsets)
 {
-    /* a vlen dataset's pile dataset holds the lengths of its elements (vlen.c) */
-    return d < job->nds && !job->ds[d].vlen ? job->ds[d].ftype : H5T_NATIVE_UINT64;
+    return dsets->n + 1 + dsets->nvlen;
 }
-/* Datasets of a pile: nds shuffled, the index, then one payload dataset per vlen dataset. */
-static inline size_t h5shuf__pile_nsets(const h5shuf_job *job)
-{
-    return job->nds + 1 + job->nvlen;
-}
-static inline uint64_t h5shuf__buf_row_bytes(const h5shuf_job *job, size_t d)
-{
-    return d < job->nds ? job->ds[d].row_bytes : sizeof(uint64_t);
-}
-
-/* nds + 1 buffers of rows rows each (see h5shuf__buf_type); NULL when out of memory (message
- * recorded).  Free with h5shuf__bufs_free, which accepts NULL. */
-H5SHUF_INTERNAL unsigned char **h5shuf__bufs_alloc(h5shuf_job *job, uint64_t rows);
-H5SHUF_INTERNAL void h5shuf__bufs_free(const h5shuf_job *job, unsigned char **bufs);
 
 /* A pile on disk: its key range, its group in the scratch file, its rows. */
 struct h5shuf_pile {
@@ -41,22 +26,29 @@ struct h5shuf_pile {
     uint64_t bytes;    /* payload bytes of its vlen rows (0 without vlen datasets) */
 };
 
-/* The scratch file and the piles in it, in key order. */
+/* The scratch file (or a pile file) and the piles in it, in key order. */
 struct h5shuf_scratch {
     char *path;
     hid_t file;
     struct h5shuf_pile *piles;
     size_t npiles, cap;
     uint64_t next_number;
+    const struct h5shuf_datasets *dsets; /* what a pile holds: a dataset per shuffled dataset, ids, payloads */
+    struct h5shuf_filters filters;       /* of the piles' datasets (--scratch-compression) */
 };
 
-H5SHUF_INTERNAL int h5shuf__scratch_create(h5shuf_job *job, const char *dir, struct h5shuf_scratch *sc);
+/* Create an empty scratch file "DIR/h5shuf-scratch-XXXXXX" whose piles hold rows of dsets (which must
+ * outlive it), compressed with filters.  Destroy with h5shuf__scratch_destroy, also after a failure. */
+H5SHUF_INTERNAL int h5shuf__scratch_create(struct h5shuf_scratch *sc, const char *dir, const struct h5shuf_datasets *dsets,
+                                           const struct h5shuf_filters *filters, struct h5shuf_err *err);
 /* The same at a path made from template (ending in XXXXXX, as for mkstemp). */
-H5SHUF_INTERNAL int h5shuf__scratch_create_at(h5shuf_job *job, const char *template_path, struct h5shuf_scratch *sc);
+H5SHUF_INTERNAL int h5shuf__scratch_create_at(struct h5shuf_scratch *sc, const char *template_path,
+                                              const struct h5shuf_datasets *dsets, const struct h5shuf_filters *filters,
+                                              struct h5shuf_err *err);
 /* Close and remove the scratch file.  Safe on a zeroed or half-made scratch. */
 H5SHUF_INTERNAL void h5shuf__scratch_destroy(struct h5shuf_scratch *sc);
 /* Drop all piles (for a restart of pass 1): unlinks /piles and makes it anew. */
-H5SHUF_INTERNAL int h5shuf__scratch_reset(h5shuf_job *job, struct h5shuf_scratch *sc);
+H5SHUF_INTERNAL int h5shuf__scratch_reset(struct h5shuf_scratch *sc, struct h5shuf_err *err);
 
 /* A pile being filled: its buffer.  Its group and datasets are opened only while a full buffer is
  * written (created at the first write), so HDF5 holds no state per pile between flushes: memory stays
@@ -96,30 +88,35 @@ struct h5shuf_pileset {
     uint64_t *vchunk;      /* per vlen dataset: payload elements per scratch chunk (= its buffer) */
 };
 
-/* Prepare m piles over range (numbers reserved, buffers allocated; groups made at their first flush). */
-H5SHUF_INTERNAL int h5shuf__pileset_open(h5shuf_job *job, struct h5shuf_scratch *sc, struct h5shuf_range range,
-                                         uint64_t m, uint64_t cap, struct h5shuf_pileset *ps);
+/* Prepare m piles of sc over range, buffering cap rows each, with spares spare buffer sets for flushes
+ * that overlap scattering (used only when cx's pool has workers; h5shuf__plan_spare_buffers): numbers
+ * reserved, buffers allocated, groups made at their first flush.  Free with h5shuf__pileset_free. */
+H5SHUF_INTERNAL int h5shuf__pileset_open(const struct h5shuf_ctx *cx, struct h5shuf_scratch *sc, struct h5shuf_range range,
+                                         uint64_t m, uint64_t cap, size_t spares, struct h5shuf_pileset *ps);
 /* Append one row (one pointer per dataset) with global id to pile k; flushes a full buffer. */
-H5SHUF_INTERNAL int h5shuf__pileset_append(h5shuf_job *job, struct h5shuf_pileset *ps, uint64_t k,
+H5SHUF_INTERNAL int h5shuf__pileset_append(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, uint64_t k,
                                            const unsigned char *const *rows, uint64_t id);
 /* Flush every buffer, close the datasets, and record the piles (in key order) in out[0..m). */
-H5SHUF_INTERNAL int h5shuf__pileset_finish(h5shuf_job *job, struct h5shuf_pileset *ps, struct h5shuf_pile *out);
-/* Free a pileset's buffers (after finish, or on error). */
-H5SHUF_INTERNAL void h5shuf__pileset_free(const h5shuf_job *job, struct h5shuf_pileset *ps);
+H5SHUF_INTERNAL int h5shuf__pileset_finish(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps,
+                                           struct h5shuf_pile *out);
+/* Free a pileset's buffers (after finish, or on error), waiting for encodes still queued in cio. */
+H5SHUF_INTERNAL void h5shuf__pileset_free(struct h5shuf_chunkio *cio, struct h5shuf_pileset *ps);
 
-/* Open pile p's datasets: dsets[0..nds] (index last).  Caller closes them with h5shuf__pile_close. */
-H5SHUF_INTERNAL int h5shuf__pile_open(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h5shuf_pile *p,
-                                      hid_t *group, hid_t *dsets);
-H5SHUF_INTERNAL void h5shuf__pile_close(hid_t group, hid_t *dsets, size_t n);
+/* Open pile p's datasets: sets[0..h5shuf__pile_nsets) (index at n).  Caller closes them with
+ * h5shuf__pile_close. */
+H5SHUF_INTERNAL int h5shuf__pile_open(const struct h5shuf_scratch *sc, const struct h5shuf_pile *p, hid_t *group,
+                                      hid_t *sets, struct h5shuf_err *err);
+H5SHUF_INTERNAL void h5shuf__pile_close(hid_t group, hid_t *sets, size_t n);
 /* Create pile number's group with empty datasets (a pile that received no row has none). */
-H5SHUF_INTERNAL int h5shuf__pile_create_empty(h5shuf_job *job, struct h5shuf_scratch *sc, uint64_t number);
+H5SHUF_INTERNAL int h5shuf__pile_create_empty(const struct h5shuf_scratch *sc, uint64_t number, struct h5shuf_err *err);
 /* Remove pile p's group (after it has been consumed). */
-H5SHUF_INTERNAL int h5shuf__pile_remove(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h5shuf_pile *p);
-
+H5SHUF_INTERNAL int h5shuf__pile_remove(const struct h5shuf_scratch *sc, const struct h5shuf_pile *p,
+                                        struct h5shuf_err *err);
 
 /* Bytes pile p needs in pass 2 (rows with their sort records, plus payload), and whether it is over the
  * plan's bounds (rows, or those bytes for vlen rows). */
-H5SHUF_INTERNAL uint64_t h5shuf__pile_mem_bytes(const h5shuf_job *job, const struct h5shuf_pile *p);
-H5SHUF_INTERNAL int h5shuf__pile_oversize(const h5shuf_job *job, const struct h5shuf_pile *p);
+H5SHUF_INTERNAL uint64_t h5shuf__pile_mem_bytes(const struct h5shuf_datasets *dsets, const struct h5shuf_pile *p);
+H5SHUF_INTERNAL int h5shuf__pile_oversize(const struct h5shuf_datasets *dsets, const h5shuf_plan *plan,
+                                          const struct h5shuf_pile *p);
 
 #endif /* H5SHUF_PILES_H */

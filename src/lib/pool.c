@@ -9,6 +9,7 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "fault.h"
 #include "pool.h"
@@ -128,6 +129,12 @@ void h5shuf__pool_free(struct h5shuf_pool *p)
     pthread_cond_destroy(&p->done);
     pthread_mutex_destroy(&p->mu);
     free(p);
+}
+
+unsigned h5shuf__pool_threads_for(unsigned asked)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return asked ? asked : cpus > 0 ? (unsigned)cpus : 1;
 }
 
 unsigned h5shuf__pool_threads(const struct h5shuf_pool *p)

@@ -22,6 +22,8 @@ struct h5shuf_pool;
  * threads.  Free with h5shuf__pool_free (accepts NULL), which joins the workers. */
 H5SHUF_INTERNAL int h5shuf__pool_create(unsigned nthreads, struct h5shuf_pool **out);
 H5SHUF_INTERNAL void h5shuf__pool_free(struct h5shuf_pool *p);
+/* The threads a run uses for asked (h5shuf_options.threads): asked, or the online CPUs when 0. */
+H5SHUF_INTERNAL unsigned h5shuf__pool_threads_for(unsigned asked);
 /* Threads that run tasks, the submitter included (1 for NULL). */
 H5SHUF_INTERNAL unsigned h5shuf__pool_threads(const struct h5shuf_pool *p);
 /* Queue task (FIFO); with no workers it runs now.  The task must stay alive until waited for. */

@@ -1,19 +1,21 @@
 /*
  * provenance.h - what an output file says about itself: the tool, seed, inputs and key function on its
- * root group, and for one of several outputs (shards, splits, a head) its range of the output order
- * (provenance.c).
+ * root group (provenance.c).
  */
 #ifndef H5SHUF_PROVENANCE_H
 #define H5SHUF_PROVENANCE_H
 
 #include <hdf5.h>
 
-#include "base.h"
+#include "output.h"
 
-/* Write the provenance attributes on the output's root group. */
-H5SHUF_INTERNAL int h5shuf__output_provenance(h5shuf_job *job, hid_t out);
+/* The key function, as the attribute h5shuf_key of outputs and pile files states it (DESIGN.md 2). */
+#define H5SHUF_KEY_TEXT "Philox4x64-10 word 0, counter (i,0,0,0), key (seed,0); rows sorted by (key, i)"
 
-/* The range attributes of target k in a run with several outputs (nothing for the single whole output). */
-H5SHUF_INTERNAL int h5shuf__target_attrs(h5shuf_job *job, size_t k, hid_t file);
+/* Write the provenance attributes of of on the root group of the open file out (named ofile):
+ * h5shuf_version, h5shuf_inputs, h5shuf_index and h5shuf_source_index (when set), h5shuf_key,
+ * h5shuf_seed. */
+H5SHUF_INTERNAL int h5shuf__output_provenance(const struct h5shuf_outfile *of, hid_t out, const char *ofile,
+                                              struct h5shuf_err *err);
 
 #endif /* H5SHUF_PROVENANCE_H */

@@ -2,12 +2,17 @@
  * run.c - planning a job and the runs that string the stages together: h5shuf_run (pass 1, oversize,
  * pass 2), h5shuf_run_scatter (pass 1 into a pile file) and h5shuf_run_gather (pass 2 from it).
  *
+ * Each stage is handed what it uses (the inputs, the datasets, the plan, the scratch file, the output
+ * files, and a context with the error, the codec threads and the progress callback); the serial run is
+ * pass 1 over all rows [0, N) composed with pass 2 over all piles.
+ *
  * A run never leaves anything half-done behind: the output is written as ".NAME.h5shuf-XXXXXX" in the
  * output's directory and renamed into place only after the file is closed without error; the scratch file
  * is removed on every return.  Inputs are opened read-only.  HDF5's automatic error printing is switched
  * off for the duration of a call and restored after it.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +21,7 @@
 #include <unistd.h>
 
 #include "chunkio.h"
+#include "ctx.h"
 #include "error.h"
 #include "fault.h"
 #include "files.h"
@@ -28,32 +34,218 @@
 #include "pilefile.h"
 #include "piles.h"
 #include "plan.h"
+#include "pool.h"
 #include "scatter.h"
 #include "targets.h"
 #include "writer.h"
 
-/* Restarts of pass 1 before giving up (each at least doubles M). */
-#define RESTARTS_MAX 20
+/* The context the job's stages run in. */
+static struct h5shuf_ctx ctx_of(h5shuf_job *job)
+{
+    struct h5shuf_ctx cx = {&job->err, job->cio, {job->opts.progress, job->opts.progress_user}};
+    return cx;
+}
+
+/* ---- planning ------------------------------------------------------------------------------------- */
+
+/* A scatter: the pile file takes the output's place (out_spec.file). */
+static int scatter_setup(h5shuf_job *job)
+{
+    if (job->out_spec.file)
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "a scatter writes the pile file %s and takes no output",
+                            job->piles_path);
+    job->out_spec.file = strdup(job->piles_path);
+    if (!job->out_spec.file)
+        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    return H5SHUF_OK;
+}
+
+/* An output option the gather was not given: the copy of the one recorded at scatter time, if any. */
+static int recorded(struct h5shuf_err *err, const char *rec, char **opt, const char **in_opts)
+{
+    if (*opt || !rec)
+        return H5SHUF_OK;
+    if (!(*opt = strdup(rec)))
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    *in_opts = *opt;
+    return H5SHUF_OK;
+}
+
+/* A gather, before the inputs are opened: read the pile file; its inputs (opened by their absolute
+ * names), seed and recorded output options become the job's. */
+static int gather_setup(h5shuf_job *job)
+{
+    const char *pfile = job->piles_path;
+    struct h5shuf_err *err = &job->err;
+    if (!job->out_spec.file)
+        return h5shuf__fail(err, H5SHUF_EINVAL, "no output given");
+    int st = h5shuf__pilefile_open(pfile, &job->pf, err);
+    const struct h5shuf_pilefile *pf = job->pf;
+    for (size_t f = 0; st == H5SHUF_OK && f < pf->ninputs; f++) {
+        st = h5shuf__inputs_append(&job->in, pf->specs[f], err);
+        if (st != H5SHUF_OK && st != H5SHUF_ENOMEM) {
+            err->status = H5SHUF_OK; /* say where the bad spec came from */
+            st = h5shuf__fail(err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: input spec '%s'", pfile, pf->specs[f]);
+        }
+        if (st == H5SHUF_OK && !(job->in.v[job->in.n - 1].open_path = strdup(pf->files[f])))
+            st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    }
+    if (st != H5SHUF_OK)
+        return st;
+    if (pf->whole_file != (job->in.v[0].spec.npaths == 0))
+        return h5shuf__fail(err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: whole-file flag and first input disagree",
+                            pfile);
+    if (job->opts.seed_set && job->opts.seed != pf->seed)
+        return h5shuf__fail(err, H5SHUF_EINVAL, "%s: the piles were scattered with seed %" PRIu64 ", not %" PRIu64,
+                            pfile, pf->seed, job->opts.seed);
+    job->opts.seed = pf->seed;
+    job->opts.seed_set = 1;
+    if ((st = recorded(err, pf->compression, &job->compression, &job->opts.compression)) != H5SHUF_OK ||
+        (st = recorded(err, pf->chunk_shape, &job->chunk_shape, &job->opts.chunk_shape)) != H5SHUF_OK ||
+        (st = recorded(err, pf->index_path, &job->index_path, &job->opts.index_path)) != H5SHUF_OK)
+        return st;
+    return H5SHUF_OK;
+}
+
+/* A gather, after the inputs are opened: they must be the ones scattered, and the largest pile must fit
+ * the budget; the plan takes the pile file's figures. */
+static int gather_check(h5shuf_job *job)
+{
+    const struct h5shuf_pilefile *pf = job->pf;
+    int st = h5shuf__pilefile_check(pf, job->piles_path, &job->in, &job->dsets, &job->err);
+    if (st != H5SHUF_OK)
+        return st;
+    /* Pass 2 holds the largest pile, its ids, sort records and the output bands. */
+    uint64_t most = 0;
+    for (size_t j = 0; j < pf->npiles; j++)
+        most = pf->piles[j].rows > most ? pf->piles[j].rows : most;
+    uint64_t bands = h5shuf__writer_bytes(&job->dsets, job->out_rows, job->index_path != NULL,
+                                          job->source_index_path != NULL);
+    h5shuf_u128 need = (h5shuf_u128)most * (job->dsets.row_bytes + H5SHUF_PASS2_ROW_OVERHEAD) + bands;
+    if (need > job->opts.mem_limit_bytes)
+        return h5shuf__fail(&job->err, H5SHUF_EBUDGET,
+                            "%s: its largest pile (%" PRIu64 " rows) needs %" PRIu64 " MiB in pass 2, more than the "
+                            "budget of %" PRIu64 " MiB (use -m)",
+                            job->piles_path, most, (uint64_t)((need + (1 << 20) - 1) >> 20),
+                            job->opts.mem_limit_bytes >> 20);
+    h5shuf_plan *p = &job->plan;
+    p->piles = pf->npiles;
+    p->pile_bound_rows = pf->bound_rows;
+    p->pile_target_rows = h5shuf__pile_target_for_bound(pf->bound_rows);
+    p->splits = pf->splits;
+    p->restarts = pf->restarts;
+    p->scratch_bytes = pf->file_bytes;
+    p->mem_planned_bytes = (uint64_t)need;
+    return H5SHUF_OK;
+}
+
+/* The options that need no file: modes and outputs that go together, paths, the budget. */
+static int check_options(h5shuf_job *job)
+{
+    struct h5shuf_err *err = &job->err;
+    if (job->mode == H5SHUF_MODE_SCATTER && (job->opts.shards || job->split || job->source_index_path))
+        return h5shuf__fail(err, H5SHUF_EINVAL,
+                            "--shards, --split and --source-index shape the output: give them to the gather, not the scatter");
+    if (job->mode != H5SHUF_MODE_RUN && job->opts.head_set)
+        return h5shuf__fail(err, H5SHUF_EINVAL,
+                            "--head chooses the rows before pass 1: it works with the one-shot shuffle only, not with "
+                            "scatter or gather");
+    if (job->in.n == 0)
+        return h5shuf__fail(err, H5SHUF_EINVAL, "no input given");
+    if (!job->out_spec.file)
+        return h5shuf__fail(err, H5SHUF_EINVAL, "no output given");
+    if (job->opts.mem_limit_bytes == 0)
+        return h5shuf__fail(err, H5SHUF_EINVAL, "memory budget of 0 bytes");
+    if (job->index_path && job->index_path[0] != '/')
+        return h5shuf__fail(err, H5SHUF_EINVAL, "--index '%s': a dataset path must start with '/'", job->index_path);
+    if (job->source_index_path && job->source_index_path[0] != '/')
+        return h5shuf__fail(err, H5SHUF_EINVAL, "--source-index '%s': a dataset path must start with '/'",
+                            job->source_index_path);
+    if (job->source_index_path && job->index_path && strcmp(job->index_path, job->source_index_path) == 0)
+        return h5shuf__fail(err, H5SHUF_EINVAL, "--index and --source-index name the same dataset '%s'", job->index_path);
+    if (job->opts.tmpdir && !*job->opts.tmpdir)
+        return h5shuf__fail(err, H5SHUF_EINVAL, "empty scratch directory name (--tmpdir)");
+    return H5SHUF_OK;
+}
+
+/* h5shuf's filters registered with HDF5, and the filter and chunk specs of the options parsed. */
+static int parse_filters(h5shuf_job *job)
+{
+    int st = h5shuf__filters_register();
+    if (st != H5SHUF_OK)
+        return h5shuf__fail(&job->err, st, "cannot register h5shuf's filters with HDF5");
+    st = h5shuf__filters_parse(job->compression, "keep", 1, "--compression", &job->out_filters, &job->err);
+    if (st == H5SHUF_OK)
+        st = h5shuf__filters_parse(job->scratch_compression, "zstd:1+shuffle", 0, "--scratch-compression",
+                                   &job->scratch_filters, &job->err);
+    if (st == H5SHUF_OK && job->chunk_shape) {
+        hsize_t dims[H5S_MAX_RANK];
+        int rank;
+        st = h5shuf__chunk_parse(job->chunk_shape, dims, &rank, &job->err);
+    }
+    return st;
+}
+
+/* The seed given, or a random one from the OS. */
+static int draw_seed(h5shuf_job *job)
+{
+    if (job->opts.seed_set)
+        job->seed = job->opts.seed;
+    else if (getrandom(&job->seed, sizeof job->seed, 0) != (ssize_t)sizeof job->seed)
+        return h5shuf__fail(&job->err, H5SHUF_EIO, "cannot draw a random seed: %s", strerror(errno));
+    return H5SHUF_OK;
+}
+
+/* The plan of piles and buffers (plan.c) for the opened inputs; its error names the first dataset. */
+static int plan_piles(h5shuf_job *job)
+{
+    const struct h5shuf_datasets *dsets = &job->dsets;
+    struct h5shuf_plan_in pin = {
+        .rows = job->in.rows,
+        .row_bytes = dsets->row_bytes,
+        .ndatasets = dsets->n,
+        .mem_limit_bytes = job->opts.mem_limit_bytes,
+        .band_bytes = h5shuf__writer_bytes(dsets, job->out_rows, job->index_path != NULL, job->source_index_path != NULL),
+        .slab_align_rows = dsets->ds[0].chunk_rows,
+        .debug_pile_bound_rows = job->opts.debug_pile_bound_rows,
+        .threads = h5shuf__pool_threads_for(job->opts.threads),
+        .no_pipeline = dsets->nvlen > 0,
+        .pile_rows = job->out_rows,
+        .row_var = dsets->vlen_var,
+    };
+    for (size_t d = 0; dsets->nvlen && d < dsets->n; d++) /* vlen rows: plan by bytes too */
+        pin.mem_row_bytes += dsets->ds[d].row_bytes;
+    memset(&job->plan, 0, sizeof job->plan);
+    int st = h5shuf__plan_make(&pin, &job->plan, &job->err);
+    if (st != H5SHUF_OK) { /* say which datasets the rows come from */
+        char where[1024];
+        snprintf(where, sizeof where, "%s:%s: ", job->in.v[0].spec.file, dsets->ds[0].in_path);
+        h5shuf__err_prefix(&job->err, where);
+        return st;
+    }
+    job->plan.seed = job->seed;
+    return H5SHUF_OK;
+}
 
 /* Fill the plan's disk estimates and free space (see h5shuf_plan). */
 static int plan_disk(h5shuf_job *job)
 {
     h5shuf_plan *p = &job->plan;
-    const char *env = getenv("TMPDIR");
+    const char *env = getenv("TMPDIR"), *out = job->out.v[0].path;
     /* A scatter's scratch file is the pile file itself, written next to its final name. */
-    job->scratch_dir = job->mode == H5SHUF_MODE_SCATTER ? h5shuf__dir_of(job->targets[0].path)
+    job->scratch_dir = job->mode == H5SHUF_MODE_SCATTER ? h5shuf__dir_of(out)
                        : job->opts.tmpdir                ? strdup(job->opts.tmpdir)
                        : env && *env                     ? strdup(env)
-                                                         : h5shuf__dir_of(job->targets[0].path);
-    char *out_dir = h5shuf__dir_of(job->targets[0].path);
+                                                         : h5shuf__dir_of(out);
+    char *out_dir = h5shuf__dir_of(out);
     if (!job->scratch_dir || !out_dir) {
         free(out_dir);
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     }
-    for (size_t f = 0; f < job->ninputs; f++)
-        for (size_t d = 0; d < job->nds; d++) /* a vlen dataset's payload is in the global heap: estimate it */
-            p->input_stored_bytes += job->ds[d].vlen ? job->inputs[f].rows * job->ds[d].plan_row_bytes
-                                                     : H5Dget_storage_size(job->inputs[f].src[d].dset);
+    for (size_t f = 0; f < job->in.n; f++)
+        for (size_t d = 0; d < job->dsets.n; d++) /* a vlen dataset's payload is in the global heap: estimate it */
+            p->input_stored_bytes += job->dsets.ds[d].vlen ? job->in.v[f].rows * job->dsets.ds[d].plan_row_bytes
+                                                           : H5Dget_storage_size(job->in.v[f].dset[d]);
     uint64_t stored = p->input_stored_bytes < p->total_bytes ? p->input_stored_bytes : p->total_bytes;
     int scratch_packed = job->scratch_filters.codec != H5SHUF_CODEC_NONE;
     p->scratch_estimate_bytes = (scratch_packed ? stored : p->total_bytes) + 8 * p->rows;
@@ -64,8 +256,8 @@ static int plan_disk(h5shuf_job *job)
         p->output_estimate_bytes = 0;
     if (job->mode == H5SHUF_MODE_GATHER) /* the piles exist already */
         p->scratch_estimate_bytes = 0;
-    if (job->out_rows < job->rows) /* a head: its share */
-        p->output_estimate_bytes = (uint64_t)((long double)p->output_estimate_bytes * job->out_rows / job->rows);
+    if (job->out_rows < job->in.rows) /* a head: its share */
+        p->output_estimate_bytes = (uint64_t)((long double)p->output_estimate_bytes * job->out_rows / job->in.rows);
     dev_t ds, dout;
     p->scratch_free_bytes = h5shuf__free_bytes(job->scratch_dir, &ds);
     p->output_free_bytes = h5shuf__free_bytes(out_dir, &dout);
@@ -101,110 +293,44 @@ static int check_disk(h5shuf_job *job)
 static int make_plan(h5shuf_job *job)
 {
     int st = H5SHUF_OK;
-    if (job->piles_path) { /* a scatter writes the pile file, a gather reads it (lazy.c) */
-        job->mode = job->ninputs ? H5SHUF_MODE_SCATTER : H5SHUF_MODE_GATHER;
-        st = job->mode == H5SHUF_MODE_SCATTER ? h5shuf__piles_scatter_setup(job) : h5shuf__piles_load(job);
-        if (st != H5SHUF_OK)
-            return st;
-    }
-    if (job->mode == H5SHUF_MODE_SCATTER && (job->opts.shards || job->split || job->source_index_path))
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL,
-                            "--shards, --split and --source-index shape the output: give them to the gather, not the scatter");
-    if (job->mode != H5SHUF_MODE_RUN && job->opts.head_set)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL,
-                            "--head chooses the rows before pass 1: it works with the one-shot shuffle only, not with "
-                            "scatter or gather");
-    if (job->ninputs == 0)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "no input given");
-    if (!job->out_spec.file)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "no output given");
-    if (job->opts.mem_limit_bytes == 0)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "memory budget of 0 bytes");
-    if (job->index_path && job->index_path[0] != '/')
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "--index '%s': a dataset path must start with '/'", job->index_path);
-    if (job->source_index_path && job->source_index_path[0] != '/')
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "--source-index '%s': a dataset path must start with '/'",
-                            job->source_index_path);
-    if (job->source_index_path && job->index_path && strcmp(job->index_path, job->source_index_path) == 0)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "--index and --source-index name the same dataset '%s'",
-                            job->index_path);
-    if (job->opts.tmpdir && !*job->opts.tmpdir)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "empty scratch directory name (--tmpdir)");
-    st = h5shuf__zstd_register();
-    if (st != H5SHUF_OK)
-        return h5shuf__fail(&job->err, st, "cannot register the zstd filter with HDF5");
-    st = h5shuf__filters_parse(job->compression, "keep", 1, "--compression", &job->out_filters, &job->err);
-    if (st == H5SHUF_OK)
-        st = h5shuf__filters_parse(job->scratch_compression, "zstd:1+shuffle", 0, "--scratch-compression",
-                                   &job->scratch_filters, &job->err);
-    if (st == H5SHUF_OK && job->chunk_shape) {
-        hsize_t dims[H5S_MAX_RANK];
-        int rank;
-        st = h5shuf__chunk_parse(job->chunk_shape, dims, &rank, &job->err);
+    if (job->piles_path) { /* a scatter writes the pile file, a gather reads it */
+        job->mode = job->in.n ? H5SHUF_MODE_SCATTER : H5SHUF_MODE_GATHER;
+        st = job->mode == H5SHUF_MODE_SCATTER ? scatter_setup(job) : gather_setup(job);
     }
     if (st == H5SHUF_OK)
-        st = h5shuf__inputs_open(job);
+        st = check_options(job);
     if (st == H5SHUF_OK)
-        st = h5shuf__output_plan(job);
-    job->out_rows = job->rows;
-    if (job->opts.head_set && job->opts.head_rows < job->rows)
-        job->out_rows = job->opts.head_rows;
+        st = parse_filters(job);
     if (st == H5SHUF_OK)
-        st = h5shuf__outputs_plan(job);
+        st = h5shuf__inputs_open(&job->in, &job->out_spec, &job->dsets, &job->err);
+    if (st == H5SHUF_OK)
+        st = h5shuf__output_plan(&job->dsets, job->in.rows, &job->out_filters, job->chunk_shape, job->out_spec.file,
+                                 &job->err);
+    job->out_rows = job->opts.head_set && job->opts.head_rows < job->in.rows ? job->opts.head_rows : job->in.rows;
+    if (st == H5SHUF_OK)
+        st = h5shuf__targets_plan(&job->out, job->out_spec.file, job->opts.shards, job->split, job->out_rows,
+                                  job->in.rows, &job->err);
+    if (st == H5SHUF_OK)
+        st = draw_seed(job);
+    if (st == H5SHUF_OK && job->out_rows < job->in.rows)
+        st = h5shuf__head_bound(job->seed, job->in.rows, job->out_rows, job->opts.mem_limit_bytes, &job->head_bound,
+                                &job->err);
+    if (st == H5SHUF_OK)
+        st = plan_piles(job);
+    if (st == H5SHUF_OK && job->mode == H5SHUF_MODE_GATHER)
+        st = gather_check(job);
+    if (st == H5SHUF_OK)
+        st = plan_disk(job);
     if (st != H5SHUF_OK)
         return st;
-    if (job->opts.seed_set) {
-        job->seed = job->opts.seed;
-    } else if (getrandom(&job->seed, sizeof job->seed, 0) != (ssize_t)sizeof job->seed) {
-        return h5shuf__fail(&job->err, H5SHUF_EIO, "cannot draw a random seed: %s", strerror(errno));
-    }
-    if (job->opts.head_set && job->opts.head_rows < job->rows && (st = h5shuf__head_bound(job)) != H5SHUF_OK)
-        return st;
-    struct h5shuf_plan_in pin = {
-        .rows = job->rows,
-        .row_bytes = job->row_bytes,
-        .ndatasets = job->nds,
-        .mem_limit_bytes = job->opts.mem_limit_bytes,
-        .band_bytes = h5shuf__writer_bytes(job),
-        .slab_align_rows = job->ds[0].chunk_rows,
-        .debug_pile_bound_rows = job->opts.debug_pile_bound_rows,
-        .threads = job->opts.threads,
-        .no_pipeline = job->nvlen > 0,
-        .pile_rows = job->out_rows,
-        .row_var = job->vlen_var,
-    };
-    if (!pin.threads) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        pin.threads = cpus > 0 ? (unsigned)cpus : 1;
-    }
-    for (size_t d = 0; job->nvlen && d < job->nds; d++) /* vlen rows: plan by bytes too */
-        pin.mem_row_bytes += job->ds[d].row_bytes;
-    memset(&job->plan, 0, sizeof job->plan);
-    st = h5shuf__plan_make(&pin, &job->plan, &job->err);
-    if (st != H5SHUF_OK) {
-        /* Say which datasets the rows come from. */
-        char msg[H5SHUF_ERRMSG_MAX];
-        memcpy(msg, job->err.msg, sizeof msg);
-        int n = snprintf(job->err.msg, sizeof job->err.msg, "%s:%s: ", job->inputs[0].spec.file, job->ds[0].in_path);
-        if (n > 0 && (size_t)n < sizeof job->err.msg) {
-            size_t len = strnlen(msg, sizeof job->err.msg - (size_t)n - 1);
-            memcpy(job->err.msg + n, msg, len);
-            job->err.msg[(size_t)n + len] = '\0';
-        }
-        return st;
-    }
-    job->plan.seed = job->seed;
-    if (job->mode == H5SHUF_MODE_GATHER && (st = h5shuf__piles_check(job)) != H5SHUF_OK)
-        return st;
-    if ((st = plan_disk(job)) != H5SHUF_OK)
-        return st;
+    job->of = (struct h5shuf_outfile){&job->dsets, &job->in, job->index_path, job->source_index_path, job->seed};
     job->planned = 1;
     return H5SHUF_OK;
 }
 
 int h5shuf_job_plan(h5shuf_job *job, h5shuf_plan *plan)
 {
-    h5shuf__err_clear(job);
+    h5shuf__err_reset(&job->err);
     if (job->planned) {
         if (plan)
             *plan = job->plan;
@@ -219,56 +345,65 @@ int h5shuf_job_plan(h5shuf_job *job, h5shuf_plan *plan)
     return st;
 }
 
-/* Is any pile over the bound (rows, or bytes of vlen rows)? */
-static int any_oversize(const h5shuf_job *job, const struct h5shuf_scratch *sc)
-{
-    for (size_t j = 0; j < sc->npiles; j++)
-        if (h5shuf__pile_oversize(job, &sc->piles[j]))
-            return 1;
-    return 0;
-}
+/* ---- the runs ------------------------------------------------------------------------------------- */
 
-int h5shuf__scatter_all(h5shuf_job *job, struct h5shuf_scratch *sc)
-{
-    int st = h5shuf__scatter(job, sc);
-    if (job->opts.on_oversize == H5SHUF_OVERSIZE_RESTART) {
-        while (st == H5SHUF_OK && any_oversize(job, sc)) {
-            if (job->plan.restarts == RESTARTS_MAX)
-                return h5shuf__fail(&job->err, H5SHUF_EINTERNAL, "piles still oversize after %d restarts", RESTARTS_MAX);
-            /* More piles: at least twice as many, and enough for the bound's own target. */
-            uint64_t target = h5shuf__pile_target_for_bound(job->plan.pile_bound_rows);
-            uint64_t m = job->out_rows / (target ? target : 1) + 1;
-            if (m < 2 * job->plan.piles)
-                m = 2 * job->plan.piles;
-            /* Pass 1 keeps a buffer of at least one row per pile: when M piles no longer fit the budget,
-             * split the oversize piles instead (the output is the same either way). */
-            if (h5shuf__plan_slab_bytes(&job->plan) + h5shuf__plan_pass1_pile_bytes(&job->plan, m) >
-                job->plan.mem_limit_bytes)
-                return h5shuf__split_oversize(job, sc);
-            job->plan.piles = m;
-            job->plan.pile_buffer_rows = h5shuf__plan_pile_buffer_rows(&job->plan, m);
-            job->plan.restarts++;
-            st = h5shuf__scratch_reset(job, sc);
-            if (st == H5SHUF_OK)
-                st = h5shuf__scatter(job, sc);
-        }
-        return st;
-    }
-    if (st == H5SHUF_OK && any_oversize(job, sc))
-        st = h5shuf__split_oversize(job, sc);
-    return st;
-}
-
-int h5shuf__run_prepare(h5shuf_job *job)
+/* Plan (if not done), refuse an output that is an input or exists (without force), check free space,
+ * and start the codec threads (the public entry point stops them when the run ends). */
+static int run_prepare(h5shuf_job *job)
 {
     int st = job->planned ? H5SHUF_OK : make_plan(job);
     if (st == H5SHUF_OK)
-        st = h5shuf__outputs_check(job);
+        st = h5shuf__targets_check(&job->out, &job->in, job->mode == H5SHUF_MODE_GATHER ? job->piles_path : NULL,
+                                   job->opts.force, &job->err);
     if (st == H5SHUF_OK && !job->opts.debug_skip_space_check)
         st = check_disk(job);
     if (st == H5SHUF_OK && !job->cio && (st = h5shuf__chunkio_create(job->plan.threads, &job->cio)) != H5SHUF_OK)
         h5shuf__fail(&job->err, st, "out of memory for %u threads", job->plan.threads);
-    return st; /* the public entry point frees job->cio when the run ends */
+    return st;
+}
+
+/* Pass 1 over all rows of the inputs into sc, with the oversize handling. */
+static int pass1(h5shuf_job *job, struct h5shuf_scratch *sc)
+{
+    const struct h5shuf_ctx cx = ctx_of(job);
+    const struct h5shuf_pass1 p1 = {
+        .inputs = &job->in,
+        .seed = job->seed,
+        .first_row = 0,
+        .end_row = job->in.rows,
+        .total_rows = job->in.rows,
+        .pile_rows = job->out_rows,
+        .head_bound = job->out_rows < job->in.rows ? &job->head_bound : NULL,
+        .plan = &job->plan,
+        .on_oversize = job->opts.on_oversize,
+    };
+    return h5shuf__pass1(&cx, &p1, sc);
+}
+
+/* Pass 2 over all piles of sc into the output files (created), then closed. */
+static int pass2(h5shuf_job *job, const struct h5shuf_scratch *sc)
+{
+    const struct h5shuf_ctx cx = ctx_of(job);
+    const struct h5shuf_pass2 p2 = {
+        .sc = sc,
+        .piles = sc->piles,
+        .npiles = sc->npiles,
+        .seed = job->seed,
+        .pipelined = h5shuf__plan_pipelined(&job->plan),
+        .mem_limit_bytes = job->opts.mem_limit_bytes,
+        .band_bytes = h5shuf__writer_bytes(&job->dsets, job->out_rows, job->index_path != NULL,
+                                           job->source_index_path != NULL),
+    };
+    struct h5shuf_writer w;
+    int st = h5shuf__writer_init(&w, &job->of, 0, job->out_rows, &job->err);
+    if (st == H5SHUF_OK)
+        st = h5shuf__gather(&cx, &p2, &job->out, &w);
+    if (st == H5SHUF_OK)
+        st = h5shuf__writer_flush(&cx, &w);
+    if (st == H5SHUF_OK)
+        st = h5shuf__writer_check_end(&w, job->out_rows, &job->err);
+    h5shuf__writer_free(&w);
+    return h5shuf__targets_close(&job->out, st, &job->err);
 }
 
 /* The one-shot shuffle: the outputs are made first (their bytes follow from the sequence of HDF5 calls on
@@ -278,103 +413,71 @@ static int run(h5shuf_job *job)
     struct h5shuf_scratch sc = {.file = H5I_INVALID_HID};
     if (job->piles_path)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "a job with a pile file runs with h5shuf_run_scatter or h5shuf_run_gather");
-    int st = h5shuf__run_prepare(job);
+    int st = run_prepare(job);
     if (st == H5SHUF_OK)
-        st = h5shuf__outputs_create(job);
+        st = h5shuf__targets_create(&job->out, &job->of, &job->err);
     if (st == H5SHUF_OK)
-        st = h5shuf__scratch_create(job, job->scratch_dir, &sc);
+        st = h5shuf__scratch_create(&sc, job->scratch_dir, &job->dsets, &job->scratch_filters, &job->err);
     job->temp_file[1] = sc.path;
     if (st == H5SHUF_OK && job->out_rows > 0) {
-        st = h5shuf__scatter_all(job, &sc);
+        st = pass1(job, &sc);
         hsize_t size = 0;
         if (st == H5SHUF_OK && H5Fget_filesize(sc.file, &size) >= 0)
             job->plan.scratch_bytes = size;
         if (st == H5SHUF_OK)
-            st = h5shuf__gather(job, &sc);
-        st = h5shuf__outputs_close(job, st);
+            st = pass2(job, &sc);
     }
     job->temp_file[1] = NULL;
     h5shuf__scratch_destroy(&sc);
-    return h5shuf__outputs_finish(job, st);
+    return h5shuf__targets_finish(&job->out, st, job->opts.force, &job->err);
 }
 
-int h5shuf__public_run(h5shuf_job *job, int (*fn)(h5shuf_job *job))
+/* Close a finished pile file (flushed first, so a full disk fails here), recording its size. */
+static int close_pilefile(h5shuf_job *job, struct h5shuf_scratch *sc)
 {
-    h5shuf__err_clear(job);
-    struct h5shuf_quiet q;
-    h5shuf__quiet_begin(&q);
-    int st = fn(job);
-    h5shuf__chunkio_free(job->cio); /* made by h5shuf__run_prepare */
-    job->cio = NULL;
-    h5shuf__quiet_end(&q);
-    return st;
-}
-
-int h5shuf_run(h5shuf_job *job)
-{
-    return h5shuf__public_run(job, run);
-}
-
-int h5shuf__piles_scatter_setup(h5shuf_job *job)
-{
-    if (job->out_spec.file)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "a scatter writes the pile file %s and takes no output",
-                            job->piles_path);
-    job->out_spec.file = strdup(job->piles_path);
-    if (!job->out_spec.file)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    char cause[256];
+    hsize_t size = 0;
+    if (H5Fflush(sc->file, H5F_SCOPE_LOCAL) < 0)
+        return h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot finish writing: %s", job->out_spec.file,
+                            h5shuf__hdf5_cause(cause, sizeof cause));
+    if (H5Fget_filesize(sc->file, &size) >= 0)
+        job->plan.scratch_bytes = size;
+    job->plan.piles = sc->npiles;
+    herr_t r = H5Fclose(sc->file);
+    sc->file = H5I_INVALID_HID;
+    if (r < 0)
+        return h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot finish writing: %s", job->out_spec.file,
+                            h5shuf__hdf5_cause(cause, sizeof cause));
     return H5SHUF_OK;
 }
 
+/* A scatter: pass 1 and the oversize handling into the pile file, written as .NAME.h5shuf-XXXXXX beside
+ * its final name (like an output), renumbered and recorded, then moved into place. */
 static int run_scatter(h5shuf_job *job)
 {
     struct h5shuf_scratch sc = {.file = H5I_INVALID_HID};
-    char cause[256];
-    if (!job->piles_path || (job->planned ? job->mode != H5SHUF_MODE_SCATTER : job->ninputs == 0))
+    if (!job->piles_path || (job->planned ? job->mode != H5SHUF_MODE_SCATTER : job->in.n == 0))
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "a scatter needs inputs and a pile file (h5shuf_job_set_piles)");
-    int st = h5shuf__run_prepare(job);
+    int st = run_prepare(job);
     if (st == H5SHUF_OK) {
-        /* The pile file is written as .NAME.h5shuf-XXXXXX beside its final name, like an output. */
-        const char *out = job->out_spec.file;
-        const char *base = strrchr(out, '/') ? strrchr(out, '/') + 1 : out;
-        size_t len = strlen(job->scratch_dir) + strlen(base) + 32;
-        char *tmpl = malloc(len);
-        if (!tmpl) {
-            st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-        } else {
-            snprintf(tmpl, len, "%s/.%s.h5shuf-XXXXXX", job->scratch_dir, base);
-            st = h5shuf__scratch_create_at(job, tmpl, &sc);
-            free(tmpl);
-        }
+        char *tmpl = h5shuf__temp_template(job->scratch_dir, job->out_spec.file);
+        st = tmpl ? h5shuf__scratch_create_at(&sc, tmpl, &job->dsets, &job->scratch_filters, &job->err)
+                  : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+        free(tmpl);
     }
     job->temp_file[0] = job->temp_file[1] = sc.path;
     if (st == H5SHUF_OK) {
-        /* mkstemp makes the file 0600; give it the mode a new file gets (0666 less the umask). */
-        mode_t mask = umask(0);
-        umask(mask);
-        chmod(sc.path, 0666 & ~mask);
-        st = h5shuf__scatter_all(job, &sc);
+        h5shuf__mode_of_new_file(sc.path);
+        st = pass1(job, &sc);
     }
+    const struct h5shuf_pilefile_meta meta = {&job->in, &job->dsets, job->seed, &job->plan,
+                                              job->compression, job->chunk_shape, job->index_path};
     if (st == H5SHUF_OK)
-        st = h5shuf__piles_renumber(job, &sc);
+        st = h5shuf__pilefile_finish(&sc, &meta, &job->err);
     if (st == H5SHUF_OK)
-        st = h5shuf__piles_write_meta(job, &sc);
-    if (st == H5SHUF_OK && H5Fflush(sc.file, H5F_SCOPE_LOCAL) < 0)
-        st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot finish writing: %s", job->out_spec.file,
-                          h5shuf__hdf5_cause(cause, sizeof cause));
-    hsize_t size = 0;
-    if (st == H5SHUF_OK && H5Fget_filesize(sc.file, &size) >= 0)
-        job->plan.scratch_bytes = size;
-    if (st == H5SHUF_OK) {
-        job->plan.piles = sc.npiles;
-        herr_t r = H5Fclose(sc.file);
-        sc.file = H5I_INVALID_HID;
-        if (r < 0)
-            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot finish writing: %s", job->out_spec.file,
-                              h5shuf__hdf5_cause(cause, sizeof cause));
-    }
+        st = close_pilefile(job, &sc);
     if (st == H5SHUF_OK)
-        st = h5shuf__output_commit(job, sc.path);
+        st = h5shuf__commit_file(sc.path, job->out_spec.file, job->opts.force, &job->err);
     job->temp_file[0] = job->temp_file[1] = NULL;
     if (st == H5SHUF_OK) { /* in place: keep it */
         free(sc.path);
@@ -384,28 +487,47 @@ static int run_scatter(h5shuf_job *job)
     return st;
 }
 
-int h5shuf_run_scatter(h5shuf_job *job)
-{
-    return h5shuf__public_run(job, run_scatter);
-}
-
+/* A gather: the output files made as the one-shot run makes them, and pass 2 from the pile file. */
 static int run_gather(h5shuf_job *job)
 {
-    if (!job->piles_path || (job->planned ? job->mode != H5SHUF_MODE_GATHER : job->ninputs != 0))
+    if (!job->piles_path || (job->planned ? job->mode != H5SHUF_MODE_GATHER : job->in.n != 0))
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "a gather needs a pile file (h5shuf_job_set_piles), an output and no inputs");
-    int st = h5shuf__run_prepare(job);
+    int st = run_prepare(job);
     if (st == H5SHUF_OK)
-        st = h5shuf__outputs_create(job);
+        st = h5shuf__targets_create(&job->out, &job->of, &job->err);
     if (st == H5SHUF_OK && job->out_rows > 0) {
         struct h5shuf_scratch sc = {.path = job->piles_path, .file = job->pf->file, .piles = job->pf->piles,
-                                    .npiles = job->pf->npiles};
-        st = h5shuf__gather(job, &sc);
-        st = h5shuf__outputs_close(job, st);
+                                    .npiles = job->pf->npiles, .dsets = &job->dsets, .filters = job->scratch_filters};
+        st = pass2(job, &sc);
     }
-    return h5shuf__outputs_finish(job, st);
+    return h5shuf__targets_finish(&job->out, st, job->opts.force, &job->err);
+}
+
+/* A public run: a clean error, HDF5's printing off, fn, and the job's chunk I/O released whatever fn
+ * returned. */
+static int public_run(h5shuf_job *job, int (*fn)(h5shuf_job *job))
+{
+    h5shuf__err_reset(&job->err);
+    struct h5shuf_quiet q;
+    h5shuf__quiet_begin(&q);
+    int st = fn(job);
+    h5shuf__chunkio_free(job->cio); /* made by run_prepare */
+    job->cio = NULL;
+    h5shuf__quiet_end(&q);
+    return st;
+}
+
+int h5shuf_run(h5shuf_job *job)
+{
+    return public_run(job, run);
+}
+
+int h5shuf_run_scatter(h5shuf_job *job)
+{
+    return public_run(job, run_scatter);
 }
 
 int h5shuf_run_gather(h5shuf_job *job)
 {
-    return h5shuf__public_run(job, run_gather);
+    return public_run(job, run_gather);
 }

@@ -1,5 +1,5 @@
 /*
- * scatter.c - pass 1 (scatter the inputs into piles) and the oversize recursion.
+ * scatter.c - pass 1 (scatter the inputs into piles) and the oversize handling.
  *
  * Pass 1 reads each input in slabs of whole chunks (DESIGN.md section 3), computes every row's key and
  * pile, and appends the row to its pile's buffer; the buffers are the buckets of a counting sort by pile,
@@ -7,8 +7,11 @@
  * stable sort relies on to break key ties by id.
  *
  * Oversize recursion re-scatters a pile whose rows exceed the bound into sub-piles over its own key range,
- * the same way, and replaces it in the key-ordered list by them.  Because piles are key ranges, neither
- * recursion nor a restart of pass 1 can change the output.
+ * the same way, and replaces it in the key-ordered list by them; a restart redoes pass 1 with more piles.
+ * Because piles are key ranges, neither recursion nor a restart can change the output.
+ *
+ * Pass 1 reads a range of the global rows: all of them for one process, a part for each of several
+ * (DESIGN.md section 5); every row reaches its pile in increasing id order either way.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,7 +22,6 @@
 #include "fault.h"
 #include "h5err.h"
 #include "inputs.h"
-#include "job.h"
 #include "piles.h"
 #include "plan.h"
 #include "scatter.h"
@@ -27,6 +29,8 @@
 
 /* Give up splitting a pile this many levels down: it cannot happen with uniform keys. */
 #define SPLIT_DEPTH_MAX 16
+/* Restarts of pass 1 before giving up (each at least doubles M). */
+#define RESTARTS_MAX 20
 
 /* Slab buffers, one per dataset plus ids (h5shuf__bufs_alloc). */
 struct slab {
@@ -34,59 +38,61 @@ struct slab {
     uint64_t rows;
 };
 
-static int slab_alloc(h5shuf_job *job, struct slab *sl, uint64_t rows)
+static int slab_alloc(const struct h5shuf_datasets *dsets, struct slab *sl, uint64_t rows, struct h5shuf_err *err)
 {
     sl->rows = rows;
-    sl->buf = h5shuf__bufs_alloc(job, rows);
-    for (size_t d = 0; sl->buf && d < job->nds; d++)
-        if (job->ds[d].vlen) /* records HDF5 fills with pointers: zero, so slab_release is always safe */
-            memset(sl->buf[d], 0, (rows ? rows : 1) * job->ds[d].row_bytes);
-    return sl->buf ? H5SHUF_OK : job->err.status;
+    sl->buf = h5shuf__bufs_alloc(dsets, rows, err);
+    for (size_t d = 0; sl->buf && d < dsets->n; d++)
+        if (dsets->ds[d].vlen) /* records HDF5 fills with pointers: zero, so slab_release is always safe */
+            memset(sl->buf[d], 0, (rows ? rows : 1) * dsets->ds[d].row_bytes);
+    return sl->buf ? H5SHUF_OK : err->status;
 }
 
-/* Append n rows of the slab, with ids ids[0..n), to their piles in ps. */
-static int scatter_rows(h5shuf_job *job, struct h5shuf_pileset *ps, struct slab *sl, const uint64_t *ids, uint64_t n)
+/* Free the vlen data HDF5 allocated for the slab's rows (safe on a zeroed slab: slab_alloc zeroes). */
+static void slab_release(const struct h5shuf_datasets *dsets, struct slab *sl)
 {
+    for (size_t d = 0; sl->buf && d < dsets->n; d++)
+        if (dsets->ds[d].vlen)
+            h5shuf__vlen_reclaim(&dsets->ds[d], sl->rows, sl->buf[d]);
+}
+
+/* Append n rows of the slab, with ids ids[0..n), to their piles in ps (a head's rows only). */
+static int scatter_rows(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_pileset *ps,
+                        struct slab *sl, const uint64_t *ids, uint64_t n)
+{
+    const struct h5shuf_datasets *dsets = ps->sc->dsets;
     const unsigned char *rows[64];
-    const unsigned char **rp = job->nds <= 64 ? rows : malloc(job->nds * sizeof *rp);
+    const unsigned char **rp = dsets->n <= 64 ? rows : malloc(dsets->n * sizeof *rp);
     if (!rp)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+        return h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory");
     int st = H5SHUF_OK;
-    int head = job->out_rows < job->rows;
+    const struct h5shuf_keyidx *bound = p->head_bound;
     for (uint64_t r = 0; r < n && st == H5SHUF_OK; r++) {
-        uint64_t key = h5shuf_key(job->seed, ids[r]);
+        uint64_t key = h5shuf_key(p->seed, ids[r]);
         /* a head keeps the rows up to its bound (key, id) only */
-        if (head && (key > job->head_bound.key || (key == job->head_bound.key && ids[r] > job->head_bound.idx)))
+        if (bound && (key > bound->key || (key == bound->key && ids[r] > bound->idx)))
             continue;
         uint64_t k = h5shuf__range_part(ps->range, ps->m, key);
-        for (size_t d = 0; d < job->nds; d++)
-            rp[d] = sl->buf[d] + r * job->ds[d].row_bytes;
-        st = h5shuf__pileset_append(job, ps, k, rp, ids[r]);
+        for (size_t d = 0; d < dsets->n; d++)
+            rp[d] = sl->buf[d] + r * dsets->ds[d].row_bytes;
+        st = h5shuf__pileset_append(cx, ps, k, rp, ids[r]);
     }
     if (rp != rows)
         free(rp);
     return st;
 }
 
-/* Free the vlen data HDF5 allocated for the slab's rows (safe on a zeroed slab: slab_alloc zeroes). */
-static void slab_release(h5shuf_job *job, struct slab *sl)
-{
-    for (size_t d = 0; sl->buf && d < job->nds; d++)
-        if (job->ds[d].vlen)
-            h5shuf__vlen_reclaim(&job->ds[d], sl->rows, sl->buf[d]);
-}
-
-static int piles_reserve(h5shuf_job *job, struct h5shuf_scratch *sc, size_t n)
+static int piles_reserve(struct h5shuf_scratch *sc, size_t n, struct h5shuf_err *err)
 {
     if (n <= sc->cap)
         return H5SHUF_OK;
     size_t cap = sc->cap ? sc->cap : 64;
     while (cap < n)
         cap *= 2;
-    struct h5shuf_pile *p = realloc(sc->piles, cap * sizeof *p);
-    if (!p)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    sc->piles = p;
+    struct h5shuf_pile *v = realloc(sc->piles, cap * sizeof *v);
+    if (!v)
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    sc->piles = v;
     sc->cap = cap;
     return H5SHUF_OK;
 }
@@ -97,238 +103,282 @@ struct slab_pos {
     uint64_t start, n;
 };
 
-/* The slab after pos (the first one when pos->f == SIZE_MAX); 0 when there is none. */
-static int slab_next(const h5shuf_job *job, uint64_t slab_rows, struct slab_pos *pos)
+/* The slab after pos (the first one when pos->f == SIZE_MAX); 0 when there is none.  Slabs are the pass's
+ * rows cut at every input's end and every multiple of slab_rows from an input's first row. */
+static int slab_next(const struct h5shuf_pass1 *p, struct slab_pos *pos)
 {
-    uint64_t start = pos->f == SIZE_MAX ? 0 : pos->start + pos->n;
-    size_t f = pos->f == SIZE_MAX ? 0 : pos->f;
-    while (f < job->ninputs && start >= job->inputs[f].rows) {
+    const struct h5shuf_inputs *in = p->inputs;
+    if (p->first_row >= p->end_row)
+        return 0;
+    size_t f = pos->f == SIZE_MAX ? h5shuf__input_of(in, p->first_row) : pos->f;
+    uint64_t start = pos->f == SIZE_MAX ? p->first_row - in->v[f].first_row : pos->start + pos->n;
+    while (f < in->n && start >= in->v[f].rows) {
         f++;
         start = 0;
     }
-    if (f >= job->ninputs)
+    if (f >= in->n || in->v[f].first_row + start >= p->end_row)
         return 0;
-    uint64_t left = job->inputs[f].rows - start;
+    uint64_t end = p->end_row - in->v[f].first_row < in->v[f].rows ? p->end_row - in->v[f].first_row : in->v[f].rows;
+    uint64_t slab = p->plan->slab_rows, boundary = start - start % slab + slab;
     pos->f = f;
     pos->start = start;
-    pos->n = left < slab_rows ? left : slab_rows;
+    pos->n = (end < boundary ? end : boundary) - start;
     return 1;
 }
 
-static int slab_fail(h5shuf_job *job, const struct slab_pos *pos, size_t d)
+static int slab_fail(const struct h5shuf_pass1 *p, const struct h5shuf_datasets *dsets, const struct slab_pos *pos,
+                     size_t d, struct h5shuf_err *err)
 {
     char where[512], cause[256];
-    return h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot read rows %llu..%llu: %s",
-                        h5shuf__where(job, pos->f, d, where, sizeof where), (unsigned long long)pos->start,
+    return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot read rows %llu..%llu: %s",
+                        h5shuf__where(p->inputs, dsets, pos->f, d, where, sizeof where), (unsigned long long)pos->start,
                         (unsigned long long)(pos->start + pos->n - 1), h5shuf__hdf5_cause(cause, sizeof cause));
 }
 
 /* Start reading slab pos into sl: pipelined, decoded by the pool while the caller scatters another; else
  * read whole before the call returns (without a copy of its stored chunks, which only the pipelined plan
  * counts). */
-static int slab_start(h5shuf_job *job, const struct slab_pos *pos, struct slab *sl, struct h5shuf_prefetch **pf,
-                      int pipelined)
+static int slab_start(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, const struct h5shuf_datasets *dsets,
+                      const struct slab_pos *pos, struct slab *sl, struct h5shuf_prefetch **pf, int pipelined)
 {
-    const struct h5shuf_input *in = &job->inputs[pos->f];
-    for (size_t d = 0; d < job->nds; d++) {
-        const struct h5shuf_dsinfo *ds = &job->ds[d];
+    const hid_t *src = p->inputs->v[pos->f].dset;
+    for (size_t d = 0; d < dsets->n; d++) {
+        const struct h5shuf_dsinfo *ds = &dsets->ds[d];
         /* vlen rows: read now, into HDF5's allocations (slab_release frees them) */
-        if ((ds->vlen ? h5shuf__vlen_read(ds, in->src[d].dset, pos->start, pos->n, sl->buf[d])
-             : pipelined ? h5shuf__prefetch_start(job->cio, in->src[d].dset, ds->ftype, pos->start, pos->n, sl->buf[d], pf[d])
-                         : h5shuf__chunkio_read(job->cio, in->src[d].dset, ds->ftype, pos->start, pos->n, sl->buf[d])) < 0)
-            return slab_fail(job, pos, d);
+        if ((ds->vlen ? h5shuf__vlen_read(ds, src[d], pos->start, pos->n, sl->buf[d])
+             : pipelined ? h5shuf__prefetch_start(cx->cio, src[d], ds->ftype, pos->start, pos->n, sl->buf[d], pf[d])
+                         : h5shuf__chunkio_read(cx->cio, src[d], ds->ftype, pos->start, pos->n, sl->buf[d])) < 0)
+            return slab_fail(p, dsets, pos, d, cx->err);
     }
     return H5SHUF_OK;
 }
 
-static int slab_finish(h5shuf_job *job, const struct slab_pos *pos, struct h5shuf_prefetch **pf)
+static int slab_finish(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, const struct h5shuf_datasets *dsets,
+                       const struct slab_pos *pos, struct h5shuf_prefetch **pf)
 {
     int st = H5SHUF_OK;
-    for (size_t d = 0; d < job->nds; d++)
-        if (h5shuf__prefetch_finish(job->cio, pf[d]) < 0 && st == H5SHUF_OK)
-            st = slab_fail(job, pos, d);
+    for (size_t d = 0; d < dsets->n; d++)
+        if (h5shuf__prefetch_finish(cx->cio, pf[d]) < 0 && st == H5SHUF_OK)
+            st = slab_fail(p, dsets, pos, d, cx->err);
     return st;
 }
 
-int h5shuf__scatter(h5shuf_job *job, struct h5shuf_scratch *sc)
+/* Scatter the slabs into ps, reading slab k + 1 (pipelined: decoding it on the pool) while slab k is
+ * scattered (DESIGN.md section 4). */
+static int scatter_slabs(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_pileset *ps,
+                         struct slab *sl, struct h5shuf_prefetch **pf, int pipelined)
 {
-    const h5shuf_plan *plan = &job->plan;
-    struct h5shuf_range all = {0, (h5shuf_u128)1 << 64};
-    if (job->out_rows < job->rows) /* a head: piles cut the keys up to its bound */
-        all.hi = (h5shuf_u128)job->head_bound.key + 1;
-    struct h5shuf_pileset ps = {0};
-    struct slab sl[2] = {{0}, {0}};
-    /* Pipelined: slab k + 1 is read and decoded while slab k is scattered (DESIGN.md section 4). */
-    const int pipelined = h5shuf__plan_pipelined(plan) && h5shuf__chunkio_threads(job->cio) > 1;
-    struct h5shuf_prefetch **pf = calloc(job->nds ? job->nds : 1, sizeof *pf);
-    int st = pf ? piles_reserve(job, sc, plan->piles) : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    for (size_t d = 0; st == H5SHUF_OK && d < job->nds; d++)
-        if (!(pf[d] = h5shuf__prefetch_new()))
-            st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    if (st == H5SHUF_OK)
-        st = slab_alloc(job, &sl[0], plan->slab_rows);
-    if (st == H5SHUF_OK && pipelined)
-        st = slab_alloc(job, &sl[1], plan->slab_rows);
-    if (st == H5SHUF_OK)
-        st = h5shuf__pileset_open(job, sc, all, plan->piles, plan->pile_buffer_rows, &ps);
+    const struct h5shuf_datasets *dsets = ps->sc->dsets;
     uint64_t done = 0;
-    int cur = 0;
+    int cur = 0, st = H5SHUF_OK;
     struct slab_pos pos = {.f = SIZE_MAX};
-    int more = slab_next(job, plan->slab_rows, &pos);
-    if (st == H5SHUF_OK && more)
-        st = slab_start(job, &pos, &sl[0], pf, pipelined);
+    int more = slab_next(p, &pos);
+    if (more)
+        st = slab_start(cx, p, dsets, &pos, &sl[0], pf, pipelined);
     while (st == H5SHUF_OK && more) {
         struct slab_pos next = pos;
-        int next_more = slab_next(job, plan->slab_rows, &next);
+        int next_more = slab_next(p, &next);
         int to = pipelined ? cur ^ 1 : cur;
-        st = slab_finish(job, &pos, pf);
+        st = slab_finish(cx, p, dsets, &pos, pf);
         if (st == H5SHUF_OK && pipelined && next_more)
-            st = slab_start(job, &next, &sl[to], pf, pipelined);
+            st = slab_start(cx, p, dsets, &next, &sl[to], pf, pipelined);
         if (st != H5SHUF_OK)
             break;
-        uint64_t *ids = (uint64_t *)sl[cur].buf[job->nds];
-        uint64_t first = job->inputs[pos.f].first_row + pos.start;
+        uint64_t *ids = (uint64_t *)sl[cur].buf[dsets->n];
+        uint64_t first = p->inputs->v[pos.f].first_row + pos.start;
         for (uint64_t r = 0; r < pos.n; r++)
             ids[r] = first + r;
-        st = scatter_rows(job, &ps, &sl[cur], ids, pos.n);
-        slab_release(job, &sl[cur]);
+        st = scatter_rows(cx, p, ps, &sl[cur], ids, pos.n);
+        slab_release(dsets, &sl[cur]);
         done += pos.n;
         if (st == H5SHUF_OK)
-            st = h5shuf__progress(job, H5SHUF_PHASE_SCATTER, done, job->rows);
+            st = h5shuf__progress(&cx->progress, cx->err, H5SHUF_PHASE_SCATTER, done, p->total_rows);
         if (st == H5SHUF_OK && !pipelined && next_more)
-            st = slab_start(job, &next, &sl[to], pf, pipelined);
+            st = slab_start(cx, p, dsets, &next, &sl[to], pf, pipelined);
         pos = next;
         more = next_more;
         cur = to;
     }
-    if (st == H5SHUF_OK) {
-        st = h5shuf__pileset_finish(job, &ps, sc->piles);
-        if (st == H5SHUF_OK)
-            sc->npiles = plan->piles;
-    }
-    for (size_t d = 0; pf && d < job->nds; d++)
-        h5shuf__prefetch_free(job->cio, pf[d]); /* waits for decodes still queued after an error */
-    free(pf);
-    h5shuf__pileset_free(job, &ps);
-    slab_release(job, &sl[0]);
-    slab_release(job, &sl[1]);
-    h5shuf__bufs_free(job, sl[0].buf);
-    h5shuf__bufs_free(job, sl[1].buf);
     return st;
 }
 
-/* Split pile p (over the bound) into sub-piles, appending the resulting piles, in key order and each
- * within the bound, to *out (n of cap).  The split pile's group is removed. */
-static int split_pile(h5shuf_job *job, struct h5shuf_scratch *sc, const struct h5shuf_pile *p, int depth,
-                      struct h5shuf_pile **out, size_t *n, size_t *cap, uint64_t *done)
+int h5shuf__scatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_scratch *sc)
 {
-    const h5shuf_plan *plan = &job->plan;
-    if (!h5shuf__pile_oversize(job, p)) {
-        if (*n == *cap) {
-            size_t c = *cap ? 2 * *cap : 64;
-            struct h5shuf_pile *v = realloc(*out, c * sizeof *v);
-            if (!v)
-                return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-            *out = v;
-            *cap = c;
-        }
-        (*out)[(*n)++] = *p;
-        return H5SHUF_OK;
+    const struct h5shuf_datasets *dsets = sc->dsets;
+    const h5shuf_plan *plan = p->plan;
+    struct h5shuf_err *err = cx->err;
+    struct h5shuf_range all = {0, (h5shuf_u128)1 << 64};
+    if (p->head_bound) /* a head: piles cut the keys up to its bound */
+        all.hi = (h5shuf_u128)p->head_bound->key + 1;
+    struct h5shuf_pileset ps = {0};
+    struct slab sl[2] = {{0}, {0}};
+    const int pipelined = h5shuf__plan_pipelined(plan) && h5shuf__chunkio_threads(cx->cio) > 1;
+    struct h5shuf_prefetch **pf = calloc(dsets->n ? dsets->n : 1, sizeof *pf);
+    int st = pf ? piles_reserve(sc, plan->piles, err) : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    for (size_t d = 0; st == H5SHUF_OK && d < dsets->n; d++)
+        if (!(pf[d] = h5shuf__prefetch_new()))
+            st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    if (st == H5SHUF_OK)
+        st = slab_alloc(dsets, &sl[0], plan->slab_rows, err);
+    if (st == H5SHUF_OK && pipelined)
+        st = slab_alloc(dsets, &sl[1], plan->slab_rows, err);
+    if (st == H5SHUF_OK)
+        st = h5shuf__pileset_open(cx, sc, all, plan->piles, plan->pile_buffer_rows,
+                                  (size_t)h5shuf__plan_spare_buffers(plan), &ps);
+    if (st == H5SHUF_OK)
+        st = scatter_slabs(cx, p, &ps, sl, pf, pipelined);
+    if (st == H5SHUF_OK) {
+        st = h5shuf__pileset_finish(cx, &ps, sc->piles);
+        if (st == H5SHUF_OK)
+            sc->npiles = plan->piles;
     }
-    if (p->rows == 1 && p->rows <= plan->pile_bound_rows) {
-        char where[512];
-        size_t d = 0;
-        while (d + 1 < job->nds && !job->ds[d].vlen)
-            d++;
-        return h5shuf__fail(&job->err, H5SHUF_EBUDGET,
-                            "%s: a row of %llu bytes of variable-length data does not fit the memory budget "
-                            "(a pile may use %llu bytes; raise --memory)",
-                            h5shuf__where(job, 0, d, where, sizeof where), (unsigned long long)p->bytes,
-                            (unsigned long long)plan->pile_bound_bytes);
-    }
-    if (depth >= SPLIT_DEPTH_MAX || p->range.hi - p->range.lo < 2)
-        return h5shuf__fail(&job->err, H5SHUF_EINTERNAL, "a pile of %llu rows cannot be split below its bound",
-                            (unsigned long long)p->rows);
+    for (size_t d = 0; pf && d < dsets->n; d++)
+        h5shuf__prefetch_free(cx->cio, pf[d]); /* waits for decodes still queued after an error */
+    free(pf);
+    h5shuf__pileset_free(cx->cio, &ps);
+    slab_release(dsets, &sl[0]);
+    slab_release(dsets, &sl[1]);
+    h5shuf__bufs_free(dsets, sl[0].buf);
+    h5shuf__bufs_free(dsets, sl[1].buf);
+    return st;
+}
 
+/* Append pile p, within its bounds, to the list out (n of cap). */
+static int keep_pile(const struct h5shuf_pile *p, struct h5shuf_pile **out, size_t *n, size_t *cap,
+                     struct h5shuf_err *err)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 64;
+        struct h5shuf_pile *v = realloc(*out, c * sizeof *v);
+        if (!v)
+            return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+        *out = v;
+        *cap = c;
+    }
+    (*out)[(*n)++] = *p;
+    return H5SHUF_OK;
+}
+
+/* Into how many sub-piles pile p is split: enough for the bound's own target rows, and with vlen rows
+ * enough for their bytes at the target's share of the byte bound; at least 2. */
+static uint64_t split_parts(const struct h5shuf_datasets *dsets, const h5shuf_plan *plan, const struct h5shuf_pile *p)
+{
     uint64_t target = h5shuf__pile_target_for_bound(plan->pile_bound_rows);
     if (target == 0)
         target = 1;
     uint64_t m = p->rows / target + (p->rows % target != 0);
     if (plan->pile_bound_bytes) {
-        /* vlen rows: also enough sub-piles for their bytes, at the target's share of the byte bound */
         h5shuf_u128 unit = (h5shuf_u128)plan->pile_bound_bytes * target / plan->pile_bound_rows;
-        h5shuf_u128 mb = unit ? ((h5shuf_u128)h5shuf__pile_mem_bytes(job, p) + unit - 1) / unit : 2;
+        h5shuf_u128 mb = unit ? ((h5shuf_u128)h5shuf__pile_mem_bytes(dsets, p) + unit - 1) / unit : 2;
         if (mb > m)
             m = mb < p->rows ? (uint64_t)mb : p->rows;
     }
-    if (m < 2)
-        m = 2;
+    return m < 2 ? 2 : m;
+}
+
+/* Read pile p back in slabs and scatter its rows into m sub-piles over its key range, recorded in
+ * sub[0..m); *done counts the rows for progress. */
+static int rescatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_scratch *sc,
+                     const struct h5shuf_pile *pile, uint64_t m, struct h5shuf_pile *sub, uint64_t *done)
+{
+    const struct h5shuf_datasets *dsets = sc->dsets;
+    const h5shuf_plan *plan = p->plan;
+    struct h5shuf_err *err = cx->err;
     struct h5shuf_pileset ps = {0};
     struct slab sl = {0};
-    struct h5shuf_pile *sub = calloc(m, sizeof *sub);
     hid_t group = H5I_INVALID_HID;
-    hid_t *dsets = malloc(h5shuf__pile_nsets(job) * sizeof *dsets);
+    hid_t *sets = malloc(h5shuf__pile_nsets(dsets) * sizeof *sets);
     /* vlen rows: where each payload is read up to, and the slab's payload */
-    uint64_t *cursor = job->nvlen ? calloc(job->nvlen, sizeof *cursor) : NULL;
-    struct h5shuf_varena *arena = job->nvlen ? calloc(job->nvlen, sizeof *arena) : NULL;
+    uint64_t *cursor = dsets->nvlen ? calloc(dsets->nvlen, sizeof *cursor) : NULL;
+    struct h5shuf_varena *arena = dsets->nvlen ? calloc(dsets->nvlen, sizeof *arena) : NULL;
     char cause[256];
-    int st = sub && dsets && (!job->nvlen || (cursor && arena)) ? H5SHUF_OK
-                                                                : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    int st = sets && (!dsets->nvlen || (cursor && arena)) ? H5SHUF_OK : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     if (st == H5SHUF_OK)
-        st = slab_alloc(job, &sl, plan->slab_rows < p->rows ? plan->slab_rows : p->rows);
+        st = slab_alloc(dsets, &sl, plan->slab_rows < pile->rows ? plan->slab_rows : pile->rows, err);
     if (st == H5SHUF_OK)
-        st = h5shuf__pile_open(job, sc, p, &group, dsets);
+        st = h5shuf__pile_open(sc, pile, &group, sets, err);
     if (st == H5SHUF_OK)
-        st = h5shuf__pileset_open(job, sc, p->range, m, h5shuf__plan_pile_buffer_rows(plan, m), &ps);
-    for (uint64_t start = 0; start < p->rows && st == H5SHUF_OK; start += sl.rows) {
-        uint64_t cnt = p->rows - start < sl.rows ? p->rows - start : sl.rows;
-        for (size_t d = 0; d <= job->nds; d++) {
-            const struct h5shuf_dsinfo *ds = d < job->nds && job->ds[d].vlen ? &job->ds[d] : NULL;
+        st = h5shuf__pileset_open(cx, sc, pile->range, m, h5shuf__plan_pile_buffer_rows(plan, m),
+                                  (size_t)h5shuf__plan_spare_buffers(plan), &ps);
+    for (uint64_t start = 0; start < pile->rows && st == H5SHUF_OK; start += sl.rows) {
+        uint64_t cnt = pile->rows - start < sl.rows ? pile->rows - start : sl.rows;
+        for (size_t d = 0; d <= dsets->n; d++) {
+            const struct h5shuf_dsinfo *ds = d < dsets->n && dsets->ds[d].vlen ? &dsets->ds[d] : NULL;
             if (ds)
                 arena[ds->vslot].n = 0;
-            if ((ds ? h5shuf__vlen_load(ds, dsets[d], dsets[job->nds + 1 + ds->vslot], start, cnt, &cursor[ds->vslot],
+            if ((ds ? h5shuf__vlen_load(ds, sets[d], sets[dsets->n + 1 + ds->vslot], start, cnt, &cursor[ds->vslot],
                                         sl.buf[d], &arena[ds->vslot])
-                    : h5shuf__chunkio_read(job->cio, dsets[d], h5shuf__buf_type(job, d), start, cnt, sl.buf[d])) < 0) {
-                st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot read pile %llu: %s", sc->path,
-                                  (unsigned long long)p->number, h5shuf__hdf5_cause(cause, sizeof cause));
+                    : h5shuf__chunkio_read(cx->cio, sets[d], h5shuf__buf_type(dsets, d), start, cnt, sl.buf[d])) < 0) {
+                st = h5shuf__fail(err, H5SHUF_EIO, "%s: cannot read pile %llu: %s", sc->path,
+                                  (unsigned long long)pile->number, h5shuf__hdf5_cause(cause, sizeof cause));
                 break;
             }
         }
         if (st == H5SHUF_OK)
-            st = scatter_rows(job, &ps, &sl, (const uint64_t *)sl.buf[job->nds], cnt);
+            st = scatter_rows(cx, p, &ps, &sl, (const uint64_t *)sl.buf[dsets->n], cnt);
         *done += cnt;
         if (st == H5SHUF_OK)
-            st = h5shuf__progress(job, H5SHUF_PHASE_SPLIT, *done, job->rows);
+            st = h5shuf__progress(&cx->progress, err, H5SHUF_PHASE_SPLIT, *done, p->total_rows);
     }
     if (st == H5SHUF_OK)
-        st = h5shuf__pileset_finish(job, &ps, sub);
-    h5shuf__pileset_free(job, &ps);
-    h5shuf__bufs_free(job, sl.buf);
-    if (dsets)
-        h5shuf__pile_close(group, dsets, h5shuf__pile_nsets(job));
-    free(dsets);
-    for (size_t v = 0; arena && v < job->nvlen; v++)
+        st = h5shuf__pileset_finish(cx, &ps, sub);
+    h5shuf__pileset_free(cx->cio, &ps);
+    h5shuf__bufs_free(dsets, sl.buf);
+    if (sets)
+        h5shuf__pile_close(group, sets, h5shuf__pile_nsets(dsets));
+    free(sets);
+    for (size_t v = 0; arena && v < dsets->nvlen; v++)
         h5shuf__varena_free(&arena[v]);
     free(arena);
     free(cursor);
+    return st;
+}
+
+/* Split pile p (over the bound) into sub-piles, appending the resulting piles, in key order and each
+ * within the bound, to *out (n of cap).  The split pile's group is removed. */
+static int split_pile(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_scratch *sc,
+                      const struct h5shuf_pile *pile, int depth, struct h5shuf_pile **out, size_t *n, size_t *cap,
+                      uint64_t *done)
+{
+    const struct h5shuf_datasets *dsets = sc->dsets;
+    h5shuf_plan *plan = p->plan;
+    if (!h5shuf__pile_oversize(dsets, plan, pile))
+        return keep_pile(pile, out, n, cap, cx->err);
+    if (pile->rows == 1 && pile->rows <= plan->pile_bound_rows) {
+        char where[512];
+        size_t d = 0;
+        while (d + 1 < dsets->n && !dsets->ds[d].vlen)
+            d++;
+        return h5shuf__fail(cx->err, H5SHUF_EBUDGET,
+                            "%s: a row of %llu bytes of variable-length data does not fit the memory budget "
+                            "(a pile may use %llu bytes; raise --memory)",
+                            h5shuf__where(p->inputs, dsets, 0, d, where, sizeof where), (unsigned long long)pile->bytes,
+                            (unsigned long long)plan->pile_bound_bytes);
+    }
+    if (depth >= SPLIT_DEPTH_MAX || pile->range.hi - pile->range.lo < 2)
+        return h5shuf__fail(cx->err, H5SHUF_EINTERNAL, "a pile of %llu rows cannot be split below its bound",
+                            (unsigned long long)pile->rows);
+    uint64_t m = split_parts(dsets, plan, pile);
+    struct h5shuf_pile *sub = calloc(m, sizeof *sub);
+    int st = sub ? rescatter(cx, p, sc, pile, m, sub, done) : h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory");
     if (st == H5SHUF_OK) {
-        job->plan.splits++;
-        st = h5shuf__pile_remove(job, sc, p);
+        plan->splits++;
+        st = h5shuf__pile_remove(sc, pile, cx->err);
     }
     for (uint64_t k = 0; k < m && st == H5SHUF_OK; k++)
-        st = split_pile(job, sc, &sub[k], depth + 1, out, n, cap, done);
+        st = split_pile(cx, p, sc, &sub[k], depth + 1, out, n, cap, done);
     free(sub);
     return st;
 }
 
-int h5shuf__split_oversize(h5shuf_job *job, struct h5shuf_scratch *sc)
+int h5shuf__split_oversize(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_scratch *sc)
 {
     struct h5shuf_pile *out = NULL;
     size_t n = 0, cap = 0;
     uint64_t done = 0;
     int st = H5SHUF_OK;
     for (size_t j = 0; j < sc->npiles && st == H5SHUF_OK; j++)
-        st = split_pile(job, sc, &sc->piles[j], 0, &out, &n, &cap, &done);
+        st = split_pile(cx, p, sc, &sc->piles[j], 0, &out, &n, &cap, &done);
     if (st != H5SHUF_OK) {
         free(out);
         return st;
@@ -338,4 +388,41 @@ int h5shuf__split_oversize(h5shuf_job *job, struct h5shuf_scratch *sc)
     sc->npiles = n;
     sc->cap = cap;
     return H5SHUF_OK;
+}
+
+/* Is any pile over the bound (rows, or bytes of vlen rows)? */
+static int any_oversize(const struct h5shuf_scratch *sc, const h5shuf_plan *plan)
+{
+    for (size_t j = 0; j < sc->npiles; j++)
+        if (h5shuf__pile_oversize(sc->dsets, plan, &sc->piles[j]))
+            return 1;
+    return 0;
+}
+
+int h5shuf__pass1(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_scratch *sc)
+{
+    h5shuf_plan *plan = p->plan;
+    int st = h5shuf__scatter(cx, p, sc);
+    if (p->on_oversize != H5SHUF_OVERSIZE_RESTART)
+        return st == H5SHUF_OK && any_oversize(sc, plan) ? h5shuf__split_oversize(cx, p, sc) : st;
+    while (st == H5SHUF_OK && any_oversize(sc, plan)) {
+        if (plan->restarts == RESTARTS_MAX)
+            return h5shuf__fail(cx->err, H5SHUF_EINTERNAL, "piles still oversize after %d restarts", RESTARTS_MAX);
+        /* More piles: at least twice as many, and enough for the bound's own target. */
+        uint64_t target = h5shuf__pile_target_for_bound(plan->pile_bound_rows);
+        uint64_t m = p->pile_rows / (target ? target : 1) + 1;
+        if (m < 2 * plan->piles)
+            m = 2 * plan->piles;
+        /* Pass 1 keeps a buffer of at least one row per pile: when M piles no longer fit the budget, split
+         * the oversize piles instead (the output is the same either way). */
+        if (h5shuf__plan_slab_bytes(plan) + h5shuf__plan_pass1_pile_bytes(plan, m) > plan->mem_limit_bytes)
+            return h5shuf__split_oversize(cx, p, sc);
+        plan->piles = m;
+        plan->pile_buffer_rows = h5shuf__plan_pile_buffer_rows(plan, m);
+        plan->restarts++;
+        st = h5shuf__scratch_reset(sc, cx->err);
+        if (st == H5SHUF_OK)
+            st = h5shuf__scatter(cx, p, sc);
+    }
+    return st;
 }

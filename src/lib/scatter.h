@@ -1,17 +1,39 @@
 /*
- * scatter.h - pass 1: the inputs scattered into piles, and the oversize recursion (scatter.c).
+ * scatter.h - pass 1: rows of the inputs scattered into piles by key range, and the oversize handling
+ * (recursion or restart) that leaves every pile within its bound (scatter.c; DESIGN.md section 3).
  */
 #ifndef H5SHUF_SCATTER_H
 #define H5SHUF_SCATTER_H
 
+#include "inputs.h"
 #include "piles.h"
+#include "sort.h"
 
-/* Pass 1: read every input in slabs and scatter its rows into plan.piles piles.  On return sc->piles
- * lists them in key order. */
-H5SHUF_INTERNAL int h5shuf__scatter(h5shuf_job *job, struct h5shuf_scratch *sc);
+/* What pass 1 reads and how.  The rows scattered are the global rows [first_row, end_row) of the inputs
+ * (all of them for a serial run; a part for one of several processes), in slabs of plan->slab_rows. */
+struct h5shuf_pass1 {
+    const struct h5shuf_inputs *inputs;      /* open, their datasets described by the scratch's dsets */
+    uint64_t seed;
+    uint64_t first_row, end_row;             /* global row ids, first_row <= end_row <= inputs->rows */
+    uint64_t total_rows;                     /* rows of the whole pass, for progress reports */
+    uint64_t pile_rows;                      /* rows that reach the piles in all (N, or a head's) */
+    const struct h5shuf_keyidx *head_bound;  /* a head: only rows with (key, id) <= *head_bound; else NULL */
+    h5shuf_plan *plan;                       /* slabs, piles, buffers, bounds; the oversize handling updates
+                                              * piles, pile_buffer_rows, restarts and splits */
+    h5shuf_oversize on_oversize;
+};
 
-/* Oversize handling: split every pile over the bound into sub-piles by key range (recursively).
- * Rewrites sc->piles in key order. */
-H5SHUF_INTERNAL int h5shuf__split_oversize(h5shuf_job *job, struct h5shuf_scratch *sc);
+/* Pass 1: read the rows in slabs and scatter them into plan->piles piles over the key range (all keys, or
+ * up to the head's bound).  On return sc->piles lists them in key order. */
+H5SHUF_INTERNAL int h5shuf__scatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_scratch *sc);
+
+/* Oversize recursion: split every pile of sc over the plan's bounds into sub-piles by key range
+ * (recursively), counting the splits in the plan.  Rewrites sc->piles in key order. */
+H5SHUF_INTERNAL int h5shuf__split_oversize(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p,
+                                           struct h5shuf_scratch *sc);
+
+/* Pass 1 with its oversize handling (p->on_oversize: recursion, or restarts with more piles): on return
+ * every pile is within its bound. */
+H5SHUF_INTERNAL int h5shuf__pass1(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_scratch *sc);
 
 #endif /* H5SHUF_SCATTER_H */

@@ -5,7 +5,7 @@
  * Every target is a complete HDF5 file: the shuffled datasets with its rows, the copied objects of a
  * whole-file run, the provenance, and attributes saying which range of the output it holds.  All targets
  * are created under temporary names before pass 1 and closed again; pass 2's writer opens one at a time
- * and moves to the next at each boundary (h5shuf__outputs_next), so each target's chunks start at its
+ * and moves to the next at each boundary (h5shuf__targets_put), so each target's chunks start at its
  * own row 0 and memory does not grow with K.  Only when every target is finished are they moved into
  * place; on any failure none of them remains.  Splitting never changes the order: concatenating the
  * targets gives exactly the single-file output.
@@ -22,8 +22,8 @@
 #include "fault.h"
 #include "files.h"
 #include "h5err.h"
+#include "attrs.h"
 #include "inputs.h"
-#include "job.h"
 #include "output.h"
 #include "provenance.h"
 #include "targets.h"
@@ -84,23 +84,24 @@ static void zero_pad(char *buf, uint64_t v, int width)
     memcpy(buf + pad, digits, (size_t)n + 1);
 }
 
-static int add_target(h5shuf_job *job, char *path, const char *label, uint64_t first, uint64_t rows)
+static int add_target(struct h5shuf_targets *t, char *path, const char *label, uint64_t first, uint64_t rows,
+                      struct h5shuf_err *err)
 {
-    struct h5shuf_target *t = &job->targets[job->ntargets];
-    memset(t, 0, sizeof *t);
-    t->path = path;
-    t->first = first;
-    t->rows = rows;
-    if (!path || (label && !(t->label = strdup(label)))) {
+    struct h5shuf_target *tg = &t->v[t->n];
+    memset(tg, 0, sizeof *tg);
+    tg->path = path;
+    tg->first = first;
+    tg->rows = rows;
+    if (!path || (label && !(tg->label = strdup(label)))) {
         free(path);
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     }
-    job->ntargets++;
+    t->n++;
     return H5SHUF_OK;
 }
 
 /* Parse "name=frac,..." into names (pointers into copy, which the caller frees) and fractions. */
-static int split_parse(h5shuf_job *job, char *copy, char ***names, double **fracs, size_t *n)
+static int split_parse(const char *split, char *copy, char ***names, double **fracs, size_t *n, struct h5shuf_err *err)
 {
     size_t cap = 1;
     for (const char *p = copy; *p; p++)
@@ -108,7 +109,7 @@ static int split_parse(h5shuf_job *job, char *copy, char ***names, double **frac
     *names = calloc(cap, sizeof **names);
     *fracs = calloc(cap, sizeof **fracs);
     if (!*names || !*fracs)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     const char *syntax = "--split '%s': expected NAME=FRACTION[,NAME=FRACTION...], e.g. train=0.9,val=0.1";
     double sum = 0;
     *n = 0;
@@ -118,74 +119,72 @@ static int split_parse(h5shuf_job *job, char *copy, char ***names, double **frac
             *next++ = '\0';
         char *eq = strchr(item, '=');
         if (!eq || eq == item || !eq[1])
-            return h5shuf__fail(&job->err, H5SHUF_EINVAL, syntax, job->split);
+            return h5shuf__fail(err, H5SHUF_EINVAL, syntax, split);
         *eq = '\0';
         for (const char *c = item; *c; c++)
             if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' ||
                   *c == '-' || *c == '.'))
-                return h5shuf__fail(&job->err, H5SHUF_EINVAL,
-                                    "--split '%s': name '%s' may only hold letters, digits, '_', '-' and '.'", job->split,
+                return h5shuf__fail(err, H5SHUF_EINVAL,
+                                    "--split '%s': name '%s' may only hold letters, digits, '_', '-' and '.'", split,
                                     item);
         for (size_t k = 0; k < *n; k++)
             if (strcmp((*names)[k], item) == 0)
-                return h5shuf__fail(&job->err, H5SHUF_EINVAL, "--split '%s': name '%s' given twice", job->split, item);
+                return h5shuf__fail(err, H5SHUF_EINVAL, "--split '%s': name '%s' given twice", split, item);
         char *end;
         errno = 0;
         double f = strtod(eq + 1, &end);
         if (*end || errno || eq[1] == ' ' || !isfinite(f))
-            return h5shuf__fail(&job->err, H5SHUF_EINVAL, syntax, job->split);
+            return h5shuf__fail(err, H5SHUF_EINVAL, syntax, split);
         if (!(f > 0))
-            return h5shuf__fail(&job->err, H5SHUF_EINVAL, "--split '%s': the fraction of '%s' must be above 0",
-                                job->split, item);
+            return h5shuf__fail(err, H5SHUF_EINVAL, "--split '%s': the fraction of '%s' must be above 0",
+                                split, item);
         (*names)[*n] = item;
         (*fracs)[(*n)++] = f;
         sum += f;
     }
     if (fabs(sum - 1.0) > 1e-6)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "--split '%s': the fractions sum to %.9g, not 1", job->split, sum);
+        return h5shuf__fail(err, H5SHUF_EINVAL, "--split '%s': the fractions sum to %.9g, not 1", split, sum);
     return H5SHUF_OK;
 }
 
-int h5shuf__outputs_plan(h5shuf_job *job)
+/* The targets of --split: consecutive ranges of the output order by the normalised fractions. */
+static int plan_splits(struct h5shuf_targets *t, const char *out, struct h5shuf_err *err)
 {
-    uint64_t rows = job->out_rows;
-    const char *out = job->out_spec.file;
-    if (job->opts.shards && job->split)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "--shards and --split cannot be combined");
-    if (job->opts.shards > SHARDS_MAX)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "--shards %llu: at most %llu shards",
-                            (unsigned long long)job->opts.shards, (unsigned long long)SHARDS_MAX);
-    if (job->split) {
-        char *copy = strdup(job->split), **names = NULL;
-        double *fracs = NULL;
-        size_t n = 0;
-        int st = copy ? split_parse(job, copy, &names, &fracs, &n) : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-        if (st == H5SHUF_OK && !(job->targets = calloc(n, sizeof *job->targets)))
-            st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-        long double total = 0, cum = 0;
-        for (size_t k = 0; k < n; k++)
-            total += fracs[k];
-        uint64_t first = 0;
-        for (size_t k = 0; k < n && st == H5SHUF_OK; k++) {
-            cum += fracs[k];
-            uint64_t end = k + 1 == n ? rows : (uint64_t)floorl((long double)rows * cum / total);
-            if (end > rows)
-                end = rows;
-            if (end < first)
-                end = first;
-            st = add_target(job, output_name(out, "{split}", names[k], names[k]), names[k], first, end - first);
-            first = end;
-        }
-        free(names);
-        free(fracs);
-        free(copy);
-        return st;
+    uint64_t rows = t->rows;
+    char *copy = strdup(t->split), **names = NULL;
+    double *fracs = NULL;
+    size_t n = 0;
+    int st = copy ? split_parse(t->split, copy, &names, &fracs, &n, err) : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    if (st == H5SHUF_OK && !(t->v = calloc(n, sizeof *t->v)))
+        st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    long double total = 0, cum = 0;
+    for (size_t k = 0; k < n; k++)
+        total += fracs[k];
+    uint64_t first = 0;
+    for (size_t k = 0; k < n && st == H5SHUF_OK; k++) {
+        cum += fracs[k];
+        uint64_t end = k + 1 == n ? rows : (uint64_t)floorl((long double)rows * cum / total);
+        if (end > rows)
+            end = rows;
+        if (end < first)
+            end = first;
+        st = add_target(t, output_name(out, "{split}", names[k], names[k]), names[k], first, end - first, err);
+        first = end;
     }
-    uint64_t k = job->opts.shards ? job->opts.shards : 1;
-    if (!(job->targets = calloc(k, sizeof *job->targets)))
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    if (!job->opts.shards)
-        return add_target(job, strdup(out), NULL, 0, rows);
+    free(names);
+    free(fracs);
+    free(copy);
+    return st;
+}
+
+/* The targets of --shards K (or the single output when K = 0). */
+static int plan_shards(struct h5shuf_targets *t, const char *out, struct h5shuf_err *err)
+{
+    uint64_t rows = t->rows, k = t->shards ? t->shards : 1;
+    if (!(t->v = calloc(k, sizeof *t->v)))
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    if (!t->shards)
+        return add_target(t, strdup(out), NULL, 0, rows, err);
     int width = snprintf(NULL, 0, "%llu", (unsigned long long)k);
     if (width < 5)
         width = 5;
@@ -195,222 +194,269 @@ int h5shuf__outputs_plan(h5shuf_job *job)
         zero_pad(index, s, width);
         zero_pad(count, k, width);
         snprintf(tag, sizeof tag, "%s-of-%s", index, count);
-        int st = add_target(job, replace_all(output_name(out, "{shard}", index, tag), "{shards}", count), NULL, first,
-                            end - first);
+        int st = add_target(t, replace_all(output_name(out, "{shard}", index, tag), "{shards}", count), NULL, first,
+                            end - first, err);
         if (st != H5SHUF_OK)
             return st;
     }
     return H5SHUF_OK;
 }
 
-int h5shuf__outputs_check(h5shuf_job *job)
+int h5shuf__targets_plan(struct h5shuf_targets *t, const char *out, uint64_t shards, const char *split, uint64_t rows,
+                         uint64_t all_rows, struct h5shuf_err *err)
 {
-    for (size_t t = 0; t < job->ntargets; t++) {
-        const char *out = job->targets[t].path;
+    t->rows = rows;
+    t->shards = shards;
+    t->split = split;
+    t->file = H5I_INVALID_HID;
+    if (shards && split)
+        return h5shuf__fail(err, H5SHUF_EINVAL, "--shards and --split cannot be combined");
+    if (shards > SHARDS_MAX)
+        return h5shuf__fail(err, H5SHUF_EINVAL, "--shards %llu: at most %llu shards", (unsigned long long)shards,
+                            (unsigned long long)SHARDS_MAX);
+    int st = split ? plan_splits(t, out, err) : plan_shards(t, out, err);
+    t->ranges = t->n > 1 || shards || rows != all_rows;
+    return st;
+}
+
+int h5shuf__targets_check(const struct h5shuf_targets *t, const struct h5shuf_inputs *in, const char *piles_path,
+                          int force, struct h5shuf_err *err)
+{
+    for (size_t k = 0; k < t->n; k++) {
+        const char *out = t->v[k].path;
         struct stat so;
-        for (size_t u = 0; u < t; u++)
-            if (strcmp(out, job->targets[u].path) == 0)
-                return h5shuf__fail(&job->err, H5SHUF_EINVAL, "%s: two outputs have this name", out);
+        for (size_t u = 0; u < k; u++)
+            if (strcmp(out, t->v[u].path) == 0)
+                return h5shuf__fail(err, H5SHUF_EINVAL, "%s: two outputs have this name", out);
         if (stat(out, &so) != 0) {
             if (errno == ENOENT)
                 continue;
-            return h5shuf__fail(&job->err, H5SHUF_EIO, "%s: %s", out, strerror(errno));
+            return h5shuf__fail(err, H5SHUF_EIO, "%s: %s", out, strerror(errno));
         }
-        for (size_t f = 0; f < job->ninputs; f++) {
+        for (size_t f = 0; f < in->n; f++) {
             struct stat si;
-            if (stat(h5shuf__input_path(&job->inputs[f]), &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
-                return h5shuf__fail(&job->err, H5SHUF_ESAMEFILE,
-                                    "%s: the output is also input %zu; refusing to overwrite it", out, f + 1);
+            if (stat(h5shuf__input_path(&in->v[f]), &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+                return h5shuf__fail(err, H5SHUF_ESAMEFILE, "%s: the output is also input %zu; refusing to overwrite it",
+                                    out, f + 1);
         }
         struct stat sp;
-        if (job->mode == H5SHUF_MODE_GATHER && stat(job->piles_path, &sp) == 0 && sp.st_dev == so.st_dev &&
-            sp.st_ino == so.st_ino)
-            return h5shuf__fail(&job->err, H5SHUF_ESAMEFILE, "%s: the output is the pile file; refusing to overwrite it",
-                                out);
+        if (piles_path && stat(piles_path, &sp) == 0 && sp.st_dev == so.st_dev && sp.st_ino == so.st_ino)
+            return h5shuf__fail(err, H5SHUF_ESAMEFILE, "%s: the output is the pile file; refusing to overwrite it", out);
         if (!S_ISREG(so.st_mode))
-            return h5shuf__fail(&job->err, H5SHUF_EEXIST, "%s: exists and is not a regular file; not replacing it", out);
-        if (!job->opts.force)
-            return h5shuf__fail(&job->err, H5SHUF_EEXIST, "%s: output file exists (use --force to replace it)", out);
+            return h5shuf__fail(err, H5SHUF_EEXIST, "%s: exists and is not a regular file; not replacing it", out);
+        if (!force)
+            return h5shuf__fail(err, H5SHUF_EEXIST, "%s: output file exists (use --force to replace it)", out);
     }
     return H5SHUF_OK;
 }
 
-/* Create target t's file under a temporary name next to its final path. */
-static int target_open_new(h5shuf_job *job, struct h5shuf_target *t, hid_t *file)
+/* Create target tg's file under a temporary name next to its final path. */
+static int target_open_new(struct h5shuf_target *tg, hid_t *file, struct h5shuf_err *err)
 {
-    const char *out = t->path;
+    const char *out = tg->path;
     char cause[256];
     char *dir = h5shuf__dir_of(out);
-    const char *base = strrchr(out, '/') ? strrchr(out, '/') + 1 : out;
-    size_t len = (dir ? strlen(dir) : 0) + strlen(base) + 32;
-    t->tmp_path = dir ? malloc(len) : NULL;
-    if (!t->tmp_path) {
+    tg->tmp_path = dir ? h5shuf__temp_template(dir, out) : NULL;
+    if (!tg->tmp_path) {
         free(dir);
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     }
-    snprintf(t->tmp_path, len, "%s/.%s.h5shuf-XXXXXX", dir, base);
-    int fd = mkstemp(t->tmp_path);
+    int fd = mkstemp(tg->tmp_path);
     if (fd < 0) {
         int e = errno;
-        free(t->tmp_path);
-        t->tmp_path = NULL;
-        int st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot create the output in %s: %s", out, dir, strerror(e));
+        free(tg->tmp_path);
+        tg->tmp_path = NULL;
+        int st = h5shuf__fail(err, H5SHUF_EIO, "%s: cannot create the output in %s: %s", out, dir, strerror(e));
         free(dir);
         return st;
     }
     free(dir);
-    /* mkstemp makes the file 0600; give it the mode a new file gets (0666 less the umask). */
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
     close(fd);
+    h5shuf__mode_of_new_file(tg->tmp_path);
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
     H5Pset_obj_track_times(fcpl, 0); /* the root group too: no clock in the file */
-    *file = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Fcreate(t->tmp_path, H5F_ACC_TRUNC, fcpl, fapl);
+    *file = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Fcreate(tg->tmp_path, H5F_ACC_TRUNC, fcpl, fapl);
     if (*file < 0)
         h5shuf__hdf5_cause(cause, sizeof cause); /* before H5Pclose clears the stack */
     H5Pclose(fcpl);
     H5Pclose(fapl);
     if (*file < 0)
-        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot create: %s", out, cause);
+        return h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot create: %s", out, cause);
     return H5SHUF_OK;
 }
 
-/* Close the datasets in job->out_dsets and the file; st != OK empties the file first.  Returns st or
- * the first error of closing. */
-static int close_file(h5shuf_job *job, hid_t file, const char *tmp_path, int st)
+/* The range attributes of target k when there are several outputs (or a head): which rows of the output
+ * order it holds, and which shard or split it is. */
+static int range_attrs(const struct h5shuf_targets *t, size_t k, hid_t file, struct h5shuf_err *err)
+{
+    const struct h5shuf_target *tg = &t->v[k];
+    if (!t->ranges)
+        return H5SHUF_OK; /* the single whole output: nothing to add */
+    char cause[256];
+    hid_t root = H5Gopen2(file, "/", H5P_DEFAULT);
+    uint64_t range[2] = {tg->first, tg->first + tg->rows};
+    herr_t r = root < 0 ? -1 : h5shuf__attr_put_u64s(root, "h5shuf_row_range", range, 2);
+    if (r >= 0)
+        r = h5shuf__attr_put_u64(root, "h5shuf_output_rows", t->rows);
+    if (r >= 0 && t->shards) {
+        r = h5shuf__attr_put_u64(root, "h5shuf_shard", k);
+        if (r >= 0)
+            r = h5shuf__attr_put_u64(root, "h5shuf_shards", t->n);
+    } else if (r >= 0 && tg->label) {
+        r = h5shuf__attr_put_string(root, "h5shuf_split", tg->label);
+        if (r >= 0)
+            r = h5shuf__attr_put_string(root, "h5shuf_splits", t->split);
+    }
+    if (root >= 0)
+        H5Gclose(root);
+    if (r < 0)
+        return h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot write the range attributes: %s", tg->path,
+                            h5shuf__hdf5_cause(cause, sizeof cause));
+    return H5SHUF_OK;
+}
+
+/* The path of output dataset d (the shuffled datasets, then the index and the source index). */
+static const char *dataset_path(const struct h5shuf_outfile *of, size_t d)
+{
+    return d < of->dsets->n ? of->dsets->ds[d].out_path : d == of->dsets->n ? of->index_path : of->source_index_path;
+}
+
+/* Close the datasets in t->dsets and the file (named name, at tmp_path); st != OK empties the file
+ * first.  Returns st or the first error of closing. */
+static int close_file(struct h5shuf_targets *t, hid_t file, const char *name, const char *tmp_path, int st,
+                      struct h5shuf_err *err)
 {
     char cause[256];
-    for (size_t d = 0; d < job->nds + 2; d++) {
-        if (job->out_dsets[d] >= 0 && H5Dclose(job->out_dsets[d]) < 0 && st == H5SHUF_OK)
-            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: %s", job->out_name,
-                              d < job->nds ? job->ds[d].out_path : d == job->nds ? job->index_path : job->source_index_path,
+    for (size_t d = 0; d < t->of->dsets->n + 2; d++) {
+        if (t->dsets[d] >= 0 && H5Dclose(t->dsets[d]) < 0 && st == H5SHUF_OK)
+            st = h5shuf__fail(err, H5SHUF_EIO, "%s:%s: %s", name, dataset_path(t->of, d),
                               h5shuf__hdf5_cause(cause, sizeof cause));
-        job->out_dsets[d] = H5I_INVALID_HID;
+        t->dsets[d] = H5I_INVALID_HID;
     }
     /* Flush first: a full disk then fails here, not in H5Fclose (see below). */
     if (st == H5SHUF_OK && H5Fflush(file, H5F_SCOPE_LOCAL) < 0)
-        st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot finish writing: %s", job->out_name,
-                          h5shuf__hdf5_cause(cause, sizeof cause));
+        st = h5shuf__fail(err, H5SHUF_EIO, "%s: cannot finish writing: %s", name, h5shuf__hdf5_cause(cause, sizeof cause));
     /* A failed run discards the output: empty it first, so that HDF5's flush at close finds room even on
      * a full disk.  (HDF5 1.10 cannot recover from a failed H5Fclose: the file stays half-closed and the
      * library crashes closing it again at exit.) */
     if (st != H5SHUF_OK)
         truncate(tmp_path, 0);
     if (H5Fclose(file) < 0 && st == H5SHUF_OK)
-        st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot finish writing: %s", job->out_name,
-                          h5shuf__hdf5_cause(cause, sizeof cause));
+        st = h5shuf__fail(err, H5SHUF_EIO, "%s: cannot finish writing: %s", name, h5shuf__hdf5_cause(cause, sizeof cause));
     return st;
 }
 
-int h5shuf__outputs_create(h5shuf_job *job)
+int h5shuf__targets_create(struct h5shuf_targets *t, const struct h5shuf_outfile *of, struct h5shuf_err *err)
 {
-    job->cur_file = H5I_INVALID_HID;
-    if (!job->out_dsets && !(job->out_dsets = malloc((job->nds + 2) * sizeof *job->out_dsets)))
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    for (size_t d = 0; d < job->nds + 2; d++)
-        job->out_dsets[d] = H5I_INVALID_HID;
+    t->of = of;
+    t->file = H5I_INVALID_HID;
+    if (!t->dsets && !(t->dsets = malloc((of->dsets->n + 2) * sizeof *t->dsets)))
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    for (size_t d = 0; d < of->dsets->n + 2; d++)
+        t->dsets[d] = H5I_INVALID_HID;
     int st = H5SHUF_OK;
-    for (size_t k = 0; k < job->ntargets && st == H5SHUF_OK; k++) {
-        struct h5shuf_target *t = &job->targets[k];
+    for (size_t k = 0; k < t->n && st == H5SHUF_OK; k++) {
+        struct h5shuf_target *tg = &t->v[k];
         hid_t file = H5I_INVALID_HID;
-        job->out_name = t->path;
-        st = target_open_new(job, t, &file);
-        if (k == 0)
-            job->temp_file[0] = t->tmp_path;
-        if (st != H5SHUF_OK)
+        if ((st = target_open_new(tg, &file, err)) != H5SHUF_OK)
             break;
-        st = h5shuf__output_create(job, file, job->out_dsets, t->rows);
+        st = h5shuf__output_create(of, file, tg->path, tg->rows, t->dsets, err);
         if (st == H5SHUF_OK)
-            st = h5shuf__output_provenance(job, file);
+            st = h5shuf__output_provenance(of, file, tg->path, err);
         if (st == H5SHUF_OK)
-            st = h5shuf__target_attrs(job, k, file);
-        st = close_file(job, file, t->tmp_path, st);
+            st = range_attrs(t, k, file, err);
+        st = close_file(t, file, tg->path, tg->tmp_path, st, err);
     }
     return st;
 }
 
-int h5shuf__outputs_close(h5shuf_job *job, int st)
+int h5shuf__targets_close(struct h5shuf_targets *t, int st, struct h5shuf_err *err)
 {
-    if (job->cur_file < 0)
+    if (t->file < 0)
         return st;
-    st = close_file(job, job->cur_file, job->targets[job->cur_target].tmp_path, st);
-    job->cur_file = H5I_INVALID_HID;
+    st = close_file(t, t->file, t->v[t->cur].path, t->v[t->cur].tmp_path, st, err);
+    t->file = H5I_INVALID_HID;
     return st;
 }
 
-int h5shuf__outputs_next(h5shuf_job *job, struct h5shuf_writer *w)
+/* The writer reached the end of the open target (or starts): close it, open the target holding row
+ * w->pos and point the writer at it. */
+static int next_target(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, struct h5shuf_writer *w)
 {
     char cause[256];
-    int st = h5shuf__writer_flush(job, w);
-    st = h5shuf__outputs_close(job, st);
+    int st = h5shuf__writer_flush(cx, w);
+    st = h5shuf__targets_close(t, st, cx->err);
     if (st != H5SHUF_OK)
         return st;
-    size_t k = job->cur_target;
-    while (k < job->ntargets && job->targets[k].first + job->targets[k].rows <= w->pos)
+    size_t k = t->cur;
+    while (k < t->n && t->v[k].first + t->v[k].rows <= w->pos)
         k++;
-    if (k == job->ntargets)
-        return h5shuf__fail(&job->err, H5SHUF_EINTERNAL, "row %llu is past the last output", (unsigned long long)w->pos);
-    struct h5shuf_target *t = &job->targets[k];
-    job->cur_target = k;
-    job->out_name = t->path;
+    if (k == t->n)
+        return h5shuf__fail(cx->err, H5SHUF_EINTERNAL, "row %llu is past the last output", (unsigned long long)w->pos);
+    struct h5shuf_target *tg = &t->v[k];
+    t->cur = k;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-    job->cur_file = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Fopen(t->tmp_path, H5F_ACC_RDWR, fapl);
-    if (job->cur_file < 0)
+    t->file = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Fopen(tg->tmp_path, H5F_ACC_RDWR, fapl);
+    if (t->file < 0)
         h5shuf__hdf5_cause(cause, sizeof cause);
     H5Pclose(fapl);
-    if (job->cur_file < 0)
-        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot reopen: %s", t->path, cause);
+    if (t->file < 0)
+        return h5shuf__fail(cx->err, H5SHUF_EHDF5, "%s: cannot reopen: %s", tg->path, cause);
     /* Bands cover whole chunks, which HDF5 writes without caching; no cache needed. */
     hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
     H5Pset_chunk_cache(dapl, 521, 0, 1.0);
-    for (size_t d = 0; d < job->nds + 2 && st == H5SHUF_OK; d++) {
-        const char *path = d < job->nds ? job->ds[d].out_path : d == job->nds ? job->index_path : job->source_index_path;
+    for (size_t d = 0; d < t->of->dsets->n + 2 && st == H5SHUF_OK; d++) {
+        const char *path = dataset_path(t->of, d);
         if (!path)
             continue;
-        job->out_dsets[d] = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Dopen2(job->cur_file, path, dapl);
-        if (job->out_dsets[d] < 0)
-            st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot reopen: %s", t->path, path,
+        t->dsets[d] = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Dopen2(t->file, path, dapl);
+        if (t->dsets[d] < 0)
+            st = h5shuf__fail(cx->err, H5SHUF_EHDF5, "%s:%s: cannot reopen: %s", tg->path, path,
                               h5shuf__hdf5_cause(cause, sizeof cause));
     }
     H5Pclose(dapl);
     if (st == H5SHUF_OK)
-        h5shuf__writer_retarget(w, job->out_dsets, t->first, t->first + t->rows);
+        h5shuf__writer_retarget(w, t->dsets, tg->first, tg->first + tg->rows, tg->path);
     return st;
 }
 
-int h5shuf__outputs_finish(h5shuf_job *job, int st)
+int h5shuf__targets_put(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, struct h5shuf_writer *w,
+                        const unsigned char *const *rows, uint64_t id)
+{
+    int st = w->pos == w->end ? next_target(cx, t, w) : H5SHUF_OK;
+    return st == H5SHUF_OK ? h5shuf__writer_put(cx, w, rows, id) : st;
+}
+
+int h5shuf__targets_finish(struct h5shuf_targets *t, int st, int force, struct h5shuf_err *err)
 {
     size_t done = 0;
-    for (; st == H5SHUF_OK && done < job->ntargets; done++)
-        if ((st = h5shuf__commit_file(job, job->targets[done].tmp_path, job->targets[done].path)) != H5SHUF_OK)
+    for (; st == H5SHUF_OK && done < t->n; done++)
+        if ((st = h5shuf__commit_file(t->v[done].tmp_path, t->v[done].path, force, err)) != H5SHUF_OK)
             break;
     if (st != H5SHUF_OK) /* all or nothing: take back the ones already in place */
         for (size_t k = 0; k < done; k++)
-            unlink(job->targets[k].path);
-    job->temp_file[0] = NULL;
-    for (size_t k = 0; k < job->ntargets; k++) {
-        if (job->targets[k].tmp_path)
-            unlink(job->targets[k].tmp_path); /* after link(), or the discarded file */
-        free(job->targets[k].tmp_path);
-        job->targets[k].tmp_path = NULL;
+            unlink(t->v[k].path);
+    for (size_t k = 0; k < t->n; k++) {
+        if (t->v[k].tmp_path)
+            unlink(t->v[k].tmp_path); /* after link(), or the discarded file */
+        free(t->v[k].tmp_path);
+        t->v[k].tmp_path = NULL;
     }
     return st;
 }
 
-void h5shuf__outputs_free(h5shuf_job *job)
+void h5shuf__targets_free(struct h5shuf_targets *t)
 {
-    for (size_t k = 0; k < job->ntargets; k++) {
-        free(job->targets[k].path);
-        free(job->targets[k].tmp_path);
-        free(job->targets[k].label);
+    for (size_t k = 0; k < t->n; k++) {
+        free(t->v[k].path);
+        free(t->v[k].tmp_path);
+        free(t->v[k].label);
     }
-    free(job->targets);
-    job->targets = NULL;
-    job->ntargets = 0;
-    free(job->out_dsets);
-    job->out_dsets = NULL;
+    free(t->v);
+    free(t->dsets);
+    memset(t, 0, sizeof *t);
+    t->file = H5I_INVALID_HID;
 }

@@ -1,15 +1,16 @@
 /*
  * targets.h - the output files of a run: one file, K shards or named splits, each a consecutive range
- * of the output order (targets.c).
+ * of the output order (a "target"); created before pass 1, filled one at a time by pass 2, moved into
+ * place all together or not at all (targets.c).
  */
 #ifndef H5SHUF_TARGETS_H
 #define H5SHUF_TARGETS_H
 
 #include <hdf5.h>
 
-#include "base.h"
-
-struct h5shuf_writer;
+#include "ctx.h"
+#include "output.h"
+#include "writer.h"
 
 /* One output file: a range of the output order.  The single output is one target over all rows. */
 struct h5shuf_target {
@@ -20,21 +21,42 @@ struct h5shuf_target {
     uint64_t rows;
 };
 
-/* Make job->targets from the options (shards, split) and job->out_rows; at plan time.  Errors are
- * H5SHUF_EINVAL naming the option. */
-H5SHUF_INTERNAL int h5shuf__outputs_plan(h5shuf_job *job);
-/* Refuse a target that is an input, or exists (without force). */
-H5SHUF_INTERNAL int h5shuf__outputs_check(h5shuf_job *job);
-/* Create every target under its temporary name: datasets of its rows, copied objects, provenance and
- * its range attributes; each is closed again (pass 2 opens one at a time). */
-H5SHUF_INTERNAL int h5shuf__outputs_create(h5shuf_job *job);
-/* Pass 2 reached the end of the open target (or starts): close it, open the next target with rows and
- * point the writer at it. */
-H5SHUF_INTERNAL int h5shuf__outputs_next(h5shuf_job *job, struct h5shuf_writer *w);
-/* Close the open target; st != H5SHUF_OK discards it (emptied first).  Returns the first error. */
-H5SHUF_INTERNAL int h5shuf__outputs_close(h5shuf_job *job, int st);
-/* Move every finished target into place (all or none), or on st != H5SHUF_OK remove them all. */
-H5SHUF_INTERNAL int h5shuf__outputs_finish(h5shuf_job *job, int st);
-H5SHUF_INTERNAL void h5shuf__outputs_free(h5shuf_job *job);
+/* The targets of a run and the one open for writing. */
+struct h5shuf_targets {
+    struct h5shuf_target *v;
+    size_t n;
+    uint64_t rows;     /* rows of the output order in all (N, or a head's) */
+    uint64_t shards;   /* --shards K, or 0 */
+    const char *split; /* the --split spec (not owned), or NULL */
+    int ranges;        /* the files carry range attributes: several outputs, or a head */
+    const struct h5shuf_outfile *of; /* what each file holds (h5shuf__targets_create) */
+    size_t cur;        /* pass 2: the target open for writing, when file >= 0 */
+    hid_t file;
+    hid_t *dsets;      /* of->dsets->n + 2: datasets, index, source index of the open target (or invalid) */
+};
+
+/* Make the targets for the output file name out: K shards (shards > 0; named by h5shuf_job_output_file's
+ * rule), the splits of split ("NAME=F,..."), or one file, over rows rows (all_rows: the inputs' N).
+ * Errors are H5SHUF_EINVAL naming the option, or H5SHUF_ENOMEM.  Free with h5shuf__targets_free. */
+H5SHUF_INTERNAL int h5shuf__targets_plan(struct h5shuf_targets *t, const char *out, uint64_t shards, const char *split,
+                                         uint64_t rows, uint64_t all_rows, struct h5shuf_err *err);
+/* Refuse a target that is an input or the pile file piles_path (may be NULL), or exists (unless force and
+ * it is a regular file). */
+H5SHUF_INTERNAL int h5shuf__targets_check(const struct h5shuf_targets *t, const struct h5shuf_inputs *in,
+                                          const char *piles_path, int force, struct h5shuf_err *err);
+/* Create every target under its temporary name: the datasets of its rows, copied objects, provenance and
+ * its range attributes; each is closed again (pass 2 opens one at a time).  of must outlive t's use. */
+H5SHUF_INTERNAL int h5shuf__targets_create(struct h5shuf_targets *t, const struct h5shuf_outfile *of,
+                                           struct h5shuf_err *err);
+/* Put one row into the writer, first opening the target that holds it when the open one is full (or
+ * none is open). */
+H5SHUF_INTERNAL int h5shuf__targets_put(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, struct h5shuf_writer *w,
+                                        const unsigned char *const *rows, uint64_t id);
+/* Close the open target; st != H5SHUF_OK discards it (emptied first).  Returns st or the first error. */
+H5SHUF_INTERNAL int h5shuf__targets_close(struct h5shuf_targets *t, int st, struct h5shuf_err *err);
+/* Move every finished target into place (all or none; h5shuf__commit_file with force), or on
+ * st != H5SHUF_OK remove them all.  Returns st or the first error. */
+H5SHUF_INTERNAL int h5shuf__targets_finish(struct h5shuf_targets *t, int st, int force, struct h5shuf_err *err);
+H5SHUF_INTERNAL void h5shuf__targets_free(struct h5shuf_targets *t);
 
 #endif /* H5SHUF_TARGETS_H */

@@ -27,6 +27,7 @@
 #include "job.h"
 #include "piles.h"
 #include "plan.h"
+#include "pool.h"
 #include "vlen.h"
 
 struct sums {
@@ -52,31 +53,31 @@ struct order {
 
 /* Hash rows [0, rows) of dsets[0..nds) in slabs into per[d] and *tuple.  When pairs is not NULL, also
  * the (id, tuple) pairs: ids are first_id + r on the input side, the index on the output side (ord). */
-static int hash_rows(h5shuf_job *job, const hid_t *dsets, uint64_t rows, uint64_t slab, struct sums *per,
-                     struct sums *tuple, const char *file, const char *const *paths, struct sums *pairs,
-                     uint64_t first_id, struct order *ord)
+static int hash_rows(struct h5shuf_chunkio *cio, const struct h5shuf_datasets *dss, const hid_t *dsets, uint64_t rows,
+                     uint64_t slab, struct sums *per, struct sums *tuple, const char *file, const char *const *paths,
+                     struct sums *pairs, uint64_t first_id, uint64_t all_rows, struct order *ord, struct h5shuf_err *err)
 {
     char cause[256];
-    unsigned char **buf = h5shuf__bufs_alloc(job, slab);
-    XXH128_hash_t *h = malloc((job->nds ? job->nds : 1) * sizeof *h);
-    XXH3_state_t *xs = job->nvlen ? XXH3_createState() : NULL;
-    int st = buf && h && (xs || !job->nvlen) ? H5SHUF_OK : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    unsigned char **buf = h5shuf__bufs_alloc(dss, slab, err);
+    XXH128_hash_t *h = malloc((dss->n ? dss->n : 1) * sizeof *h);
+    XXH3_state_t *xs = dss->nvlen ? XXH3_createState() : NULL;
+    int st = buf && h && (xs || !dss->nvlen) ? H5SHUF_OK : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     for (uint64_t start = 0; start < rows && st == H5SHUF_OK; start += slab) {
         uint64_t n = rows - start < slab ? rows - start : slab;
         size_t nread = 0;
-        for (size_t d = 0; d < job->nds && st == H5SHUF_OK; d++, nread = d)
-            if ((job->ds[d].vlen ? h5shuf__vlen_read(&job->ds[d], dsets[d], start, n, buf[d])
-                                 : h5shuf__chunkio_read(job->cio, dsets[d], job->ds[d].ftype, start, n, buf[d])) < 0)
-                st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot read rows %llu..%llu: %s", file, paths[d],
+        for (size_t d = 0; d < dss->n && st == H5SHUF_OK; d++, nread = d)
+            if ((dss->ds[d].vlen ? h5shuf__vlen_read(&dss->ds[d], dsets[d], start, n, buf[d])
+                                 : h5shuf__chunkio_read(cio, dsets[d], dss->ds[d].ftype, start, n, buf[d])) < 0)
+                st = h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot read rows %llu..%llu: %s", file, paths[d],
                                   (unsigned long long)start, (unsigned long long)(start + n - 1),
                                   h5shuf__hdf5_cause(cause, sizeof cause));
-        const uint64_t *ids = (const uint64_t *)buf[job->nds];
-        if (st == H5SHUF_OK && ord && h5shuf__chunkio_read(job->cio, ord->index, H5T_NATIVE_UINT64, start, n, buf[job->nds]) < 0)
-            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot read the index: %s", file, ord->path,
+        const uint64_t *ids = (const uint64_t *)buf[dss->n];
+        if (st == H5SHUF_OK && ord && h5shuf__chunkio_read(cio, ord->index, H5T_NATIVE_UINT64, start, n, buf[dss->n]) < 0)
+            st = h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot read the index: %s", file, ord->path,
                               h5shuf__hdf5_cause(cause, sizeof cause));
         for (uint64_t r = 0; r < n && st == H5SHUF_OK; r++) {
-            for (size_t d = 0; d < job->nds; d++) {
-                const struct h5shuf_dsinfo *ds = &job->ds[d];
+            for (size_t d = 0; d < dss->n; d++) {
+                const struct h5shuf_dsinfo *ds = &dss->ds[d];
                 uint64_t rb = ds->row_bytes;
                 if (ds->vlen) { /* the elements' payloads, each with its length */
                     XXH3_128bits_reset_withSeed(xs, d + 1);
@@ -92,7 +93,7 @@ static int hash_rows(h5shuf_job *job, const hid_t *dsets, uint64_t rows, uint64_
                 }
                 add(&per[d], h[d]);
             }
-            XXH128_hash_t t = XXH3_128bits(h, job->nds * sizeof *h);
+            XXH128_hash_t t = XXH3_128bits(h, dss->n * sizeof *h);
             add(tuple, t);
             if (!pairs)
                 continue;
@@ -103,7 +104,7 @@ static int hash_rows(h5shuf_job *job, const hid_t *dsets, uint64_t rows, uint64_
             add(pairs, XXH3_128bits(&pair, sizeof pair));
             if (ord) {
                 uint64_t key = h5shuf_key(ord->seed, pair.id);
-                if (pair.id >= job->rows)
+                if (pair.id >= all_rows)
                     ord->out_of_range = 1;
                 if (ord->have_prev && ord->bad_row == UINT64_MAX &&
                     (key < ord->prev_key || (key == ord->prev_key && pair.id <= ord->prev_id)))
@@ -114,29 +115,29 @@ static int hash_rows(h5shuf_job *job, const hid_t *dsets, uint64_t rows, uint64_
             }
         }
         for (size_t d = 0; d < nread; d++)
-            if (job->ds[d].vlen)
-                h5shuf__vlen_reclaim(&job->ds[d], n, buf[d]);
+            if (dss->ds[d].vlen)
+                h5shuf__vlen_reclaim(&dss->ds[d], n, buf[d]);
     }
-    h5shuf__bufs_free(job, buf);
+    h5shuf__bufs_free(dss, buf);
     free(h);
     XXH3_freeState(xs);
     return st;
 }
 
-/* Open the output's datasets and check their type and shape against the inputs'. */
-static int open_output(h5shuf_job *job, hid_t file, hid_t *dsets)
+/* Open the output's datasets (file named out) and check their type and shape against the inputs'. */
+static int open_output(const struct h5shuf_datasets *dss, uint64_t rows, const char *out, hid_t file, hid_t *dsets,
+                       struct h5shuf_err *err)
 {
-    const char *out = job->out_spec.file;
     char cause[256];
-    for (size_t d = 0; d < job->nds; d++) {
-        const struct h5shuf_dsinfo *ds = &job->ds[d];
+    for (size_t d = 0; d < dss->n; d++) {
+        const struct h5shuf_dsinfo *ds = &dss->ds[d];
         if (H5Lexists(file, ds->out_path, H5P_DEFAULT) <= 0) {
             H5Eclear2(H5E_DEFAULT);
-            return h5shuf__fail(&job->err, H5SHUF_EMISMATCH, "%s:%s: no such dataset in the output", out, ds->out_path);
+            return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s:%s: no such dataset in the output", out, ds->out_path);
         }
         dsets[d] = H5Dopen2(file, ds->out_path, H5P_DEFAULT);
         if (dsets[d] < 0)
-            return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot open: %s", out, ds->out_path,
+            return h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot open: %s", out, ds->out_path,
                                 h5shuf__hdf5_cause(cause, sizeof cause));
         hid_t t = H5Dget_type(dsets[d]), s = H5Dget_space(dsets[d]);
         hsize_t dims[H5S_MAX_RANK];
@@ -150,11 +151,11 @@ static int open_output(h5shuf_job *job, hid_t file, hid_t *dsets)
         H5Tclose(t);
         H5Sclose(s);
         if (!same)
-            return h5shuf__fail(&job->err, H5SHUF_EMISMATCH, "%s:%s: datatype or row shape differs from the input's", out,
+            return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s:%s: datatype or row shape differs from the input's", out,
                                 ds->out_path);
-        if (dims[0] != job->rows)
-            return h5shuf__fail(&job->err, H5SHUF_EMISMATCH, "%s:%s: has %llu rows, the inputs %llu", out, ds->out_path,
-                                (unsigned long long)dims[0], (unsigned long long)job->rows);
+        if (dims[0] != rows)
+            return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s:%s: has %llu rows, the inputs %llu", out, ds->out_path,
+                                (unsigned long long)dims[0], (unsigned long long)rows);
     }
     return H5SHUF_OK;
 }
@@ -198,92 +199,126 @@ static char *output_index(hid_t file, uint64_t rows, uint64_t *seed)
     return path;
 }
 
-static int verify(h5shuf_job *job)
+/* The sums of every input's rows: per dataset in sums[0..n), row tuples in sums[n], (id, tuple) pairs in
+ * sums[n + 1]. */
+static int hash_inputs(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *in, const struct h5shuf_datasets *dss,
+                       uint64_t slab, struct sums *sums, struct h5shuf_err *err)
 {
-    char cause[256];
-    int st = h5shuf__zstd_register();
-    if (st != H5SHUF_OK)
-        return h5shuf__fail(&job->err, st, "cannot register the zstd filter with HDF5");
-    if (!job->out_spec.file || job->ninputs == 0)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "verify needs inputs and an output");
-    if ((st = h5shuf__inputs_open(job)) != H5SHUF_OK)
-        return st;
-    uint64_t slab_bytes = job->opts.mem_limit_bytes / 2 < H5SHUF_SLAB_BYTES_MAX ? job->opts.mem_limit_bytes / 2
-                                                                                 : H5SHUF_SLAB_BYTES_MAX;
-    uint64_t slab = slab_bytes / (job->row_bytes + sizeof(uint64_t));
-    if (slab == 0)
-        slab = 1;
-    /* [nds]: the tuples; [nds + 1]: the (id, tuple) pairs of the exact-order check */
-    struct sums *in = calloc(job->nds + 2, sizeof *in), *out = calloc(job->nds + 2, sizeof *out);
-    struct order ord = {.index = H5I_INVALID_HID, .bad_row = UINT64_MAX};
-    char *index_path = NULL;
-    hid_t *dsets = malloc(job->nds * sizeof *dsets);
-    const char **paths = malloc(job->nds * sizeof *paths);
-    hid_t file = H5I_INVALID_HID;
-    if (!in || !out || !dsets || !paths)
-        st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    for (size_t f = 0; f < job->ninputs && st == H5SHUF_OK; f++) {
-        const struct h5shuf_input *inp = &job->inputs[f];
-        const struct h5shuf_spec *names = inp->spec.npaths ? &inp->spec : &job->inputs[0].spec;
-        for (size_t d = 0; d < job->nds; d++) {
-            dsets[d] = inp->src[d].dset;
+    hid_t *dsets = malloc(dss->n * sizeof *dsets);
+    const char **paths = malloc(dss->n * sizeof *paths);
+    int st = dsets && paths ? H5SHUF_OK : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    for (size_t f = 0; f < in->n && st == H5SHUF_OK; f++) {
+        const struct h5shuf_input *inp = &in->v[f];
+        const struct h5shuf_spec *names = inp->spec.npaths ? &inp->spec : &in->v[0].spec;
+        for (size_t d = 0; d < dss->n; d++) {
+            dsets[d] = inp->dset[d];
             paths[d] = names->paths[d];
         }
-        st = hash_rows(job, dsets, inp->rows, slab, in, &in[job->nds], inp->spec.file, paths, &in[job->nds + 1],
-                       inp->first_row, NULL);
+        st = hash_rows(cio, dss, dsets, inp->rows, slab, sums, &sums[dss->n], inp->spec.file, paths, &sums[dss->n + 1],
+                       inp->first_row, in->rows, NULL, err);
     }
-    for (size_t d = 0; dsets && d < job->nds; d++)
+    free(dsets);
+    free(paths);
+    return st;
+}
+
+/* The output's verdict from the sums of both sides (and the order check when the output has an index). */
+static int compare(const struct h5shuf_datasets *dss, uint64_t rows, const char *out, const struct sums *in,
+                   const struct sums *o, const struct order *ord, const char *index_path, struct h5shuf_err *err)
+{
+    size_t n = dss->n;
+    for (size_t d = 0; d < n; d++)
+        if (in[d].lo != o[d].lo || in[d].hi != o[d].hi)
+            return h5shuf__fail(err, H5SHUF_EMISMATCH,
+                                "%s:%s: rows differ from the inputs' (a row altered, missing or duplicated)", out,
+                                dss->ds[d].out_path);
+    if (in[n].lo != o[n].lo || in[n].hi != o[n].hi)
+        return h5shuf__fail(err, H5SHUF_EMISMATCH,
+                            "%s: datasets misaligned: each dataset's rows match the inputs', but not row by row across "
+                            "%s and the others",
+                            out, dss->ds[0].out_path);
+    if (ord->index < 0)
+        return H5SHUF_OK;
+    if (ord->out_of_range)
+        return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s:%s: the index names rows beyond the inputs' %llu", out, index_path,
+                            (unsigned long long)rows);
+    if (ord->bad_row != UINT64_MAX)
+        return h5shuf__fail(err, H5SHUF_EMISMATCH,
+                            "%s:%s: the order differs from the one seed %llu defines (from output row %llu)", out,
+                            index_path, (unsigned long long)ord->seed, (unsigned long long)ord->bad_row);
+    if (in[n + 1].lo != o[n + 1].lo || in[n + 1].hi != o[n + 1].hi)
+        return h5shuf__fail(err, H5SHUF_EMISMATCH,
+                            "%s:%s: rows do not match their index (a row moved, or the index altered)", out, index_path);
+    return H5SHUF_OK;
+}
+
+/* Open the output file read-only (*file), refusing what is not an HDF5 file. */
+static int open_file(const char *out, hid_t *file, struct h5shuf_err *err)
+{
+    char cause[256];
+    int st = H5SHUF_OK;
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
+    if (H5Fis_hdf5(out) <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        st = h5shuf__fail(err, H5SHUF_ENOTHDF5, "%s: missing or not an HDF5 file", out);
+    } else if ((*file = H5Fopen(out, H5F_ACC_RDONLY, fapl)) < 0) {
+        st = h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot open: %s", out, h5shuf__hdf5_cause(cause, sizeof cause));
+    }
+    H5Pclose(fapl);
+    return st;
+}
+
+static int verify(h5shuf_job *job)
+{
+    struct h5shuf_err *err = &job->err;
+    const struct h5shuf_datasets *dss = &job->dsets;
+    const char *outf = job->out_spec.file;
+    int st = h5shuf__filters_register();
+    if (st != H5SHUF_OK)
+        return h5shuf__fail(err, st, "cannot register h5shuf's filters with HDF5");
+    if (!outf || job->in.n == 0)
+        return h5shuf__fail(err, H5SHUF_EINVAL, "verify needs inputs and an output");
+    if ((st = h5shuf__inputs_open(&job->in, &job->out_spec, &job->dsets, err)) != H5SHUF_OK)
+        return st;
+    const uint64_t rows = job->in.rows, mem = job->opts.mem_limit_bytes;
+    uint64_t slab_bytes = mem / 2 < H5SHUF_SLAB_BYTES_MAX ? mem / 2 : H5SHUF_SLAB_BYTES_MAX;
+    uint64_t slab = slab_bytes / (dss->row_bytes + sizeof(uint64_t));
+    if (slab == 0)
+        slab = 1;
+    /* [n]: the tuples; [n + 1]: the (id, tuple) pairs of the exact-order check */
+    struct sums *in = calloc(dss->n + 2, sizeof *in), *out = calloc(dss->n + 2, sizeof *out);
+    struct order ord = {.index = H5I_INVALID_HID, .bad_row = UINT64_MAX};
+    char *index_path = NULL;
+    hid_t *dsets = malloc(dss->n * sizeof *dsets);
+    const char **paths = malloc(dss->n * sizeof *paths);
+    hid_t file = H5I_INVALID_HID;
+    for (size_t d = 0; dsets && d < dss->n; d++)
         dsets[d] = H5I_INVALID_HID;
-    if (st == H5SHUF_OK) {
-        hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-        H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-        if (H5Fis_hdf5(job->out_spec.file) <= 0) {
-            H5Eclear2(H5E_DEFAULT);
-            st = h5shuf__fail(&job->err, H5SHUF_ENOTHDF5, "%s: missing or not an HDF5 file", job->out_spec.file);
-        } else if ((file = H5Fopen(job->out_spec.file, H5F_ACC_RDONLY, fapl)) < 0) {
-            st = h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot open: %s", job->out_spec.file,
-                              h5shuf__hdf5_cause(cause, sizeof cause));
-        }
-        H5Pclose(fapl);
-    }
+    if (!in || !out || !dsets || !paths)
+        st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     if (st == H5SHUF_OK)
-        st = open_output(job, file, dsets);
-    if (st == H5SHUF_OK && (index_path = output_index(file, job->rows, &ord.seed)) != NULL) {
+        st = hash_inputs(job->cio, &job->in, dss, slab, in, err);
+    if (st == H5SHUF_OK)
+        st = open_file(outf, &file, err);
+    if (st == H5SHUF_OK)
+        st = open_output(dss, rows, outf, file, dsets, err);
+    if (st == H5SHUF_OK && (index_path = output_index(file, rows, &ord.seed)) != NULL) {
         ord.path = index_path;
         ord.index = H5Dopen2(file, index_path, H5P_DEFAULT);
     }
     if (st == H5SHUF_OK) {
-        for (size_t d = 0; d < job->nds; d++)
-            paths[d] = job->ds[d].out_path;
-        st = hash_rows(job, dsets, job->rows, slab, out, &out[job->nds], job->out_spec.file, paths,
-                       ord.index >= 0 ? &out[job->nds + 1] : NULL, 0, ord.index >= 0 ? &ord : NULL);
+        for (size_t d = 0; d < dss->n; d++)
+            paths[d] = dss->ds[d].out_path;
+        st = hash_rows(job->cio, dss, dsets, rows, slab, out, &out[dss->n], outf, paths,
+                       ord.index >= 0 ? &out[dss->n + 1] : NULL, 0, rows, ord.index >= 0 ? &ord : NULL, err);
     }
-    for (size_t d = 0; st == H5SHUF_OK && d < job->nds; d++)
-        if (in[d].lo != out[d].lo || in[d].hi != out[d].hi)
-            st = h5shuf__fail(&job->err, H5SHUF_EMISMATCH,
-                              "%s:%s: rows differ from the inputs' (a row altered, missing or duplicated)",
-                              job->out_spec.file, job->ds[d].out_path);
-    if (st == H5SHUF_OK && (in[job->nds].lo != out[job->nds].lo || in[job->nds].hi != out[job->nds].hi))
-        st = h5shuf__fail(&job->err, H5SHUF_EMISMATCH,
-                          "%s: datasets misaligned: each dataset's rows match the inputs', but not row by row across "
-                          "%s and the others",
-                          job->out_spec.file, job->ds[0].out_path);
-    if (st == H5SHUF_OK && ord.index >= 0 && ord.out_of_range)
-        st = h5shuf__fail(&job->err, H5SHUF_EMISMATCH, "%s:%s: the index names rows beyond the inputs' %llu",
-                          job->out_spec.file, index_path, (unsigned long long)job->rows);
-    if (st == H5SHUF_OK && ord.index >= 0 && ord.bad_row != UINT64_MAX)
-        st = h5shuf__fail(&job->err, H5SHUF_EMISMATCH,
-                          "%s:%s: the order differs from the one seed %llu defines (from output row %llu)",
-                          job->out_spec.file, index_path, (unsigned long long)ord.seed, (unsigned long long)ord.bad_row);
-    if (st == H5SHUF_OK && ord.index >= 0 &&
-        (in[job->nds + 1].lo != out[job->nds + 1].lo || in[job->nds + 1].hi != out[job->nds + 1].hi))
-        st = h5shuf__fail(&job->err, H5SHUF_EMISMATCH,
-                          "%s:%s: rows do not match their index (a row moved, or the index altered)", job->out_spec.file,
-                          index_path);
+    if (st == H5SHUF_OK)
+        st = compare(dss, rows, outf, in, out, &ord, index_path, err);
     if (ord.index >= 0)
         H5Dclose(ord.index);
     free(index_path);
-    for (size_t d = 0; dsets && d < job->nds; d++)
+    for (size_t d = 0; dsets && d < dss->n; d++)
         if (dsets[d] >= 0)
             H5Dclose(dsets[d]);
     if (file >= 0)
@@ -297,13 +332,12 @@ static int verify(h5shuf_job *job)
 
 int h5shuf_verify(h5shuf_job *job)
 {
-    h5shuf__err_clear(job);
+    h5shuf__err_reset(&job->err);
     struct h5shuf_quiet q;
     h5shuf__quiet_begin(&q);
     int st = job->planned ? h5shuf__fail(&job->err, H5SHUF_EINVAL, "verify needs a job that was not planned") : H5SHUF_OK;
     if (st == H5SHUF_OK) { /* decompression on h5shuf_options.threads threads, as in a run */
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        unsigned threads = job->opts.threads ? job->opts.threads : cpus > 0 ? (unsigned)cpus : 1;
+        unsigned threads = h5shuf__pool_threads_for(job->opts.threads);
         if ((st = h5shuf__chunkio_create(threads, &job->cio)) != H5SHUF_OK)
             h5shuf__fail(&job->err, st, "out of memory for %u threads", threads);
     }

@@ -23,17 +23,10 @@
 #include "error.h"
 #include "fault.h"
 #include "h5err.h"
-#include "inputs.h"
-#include "job.h"
-#include "piles.h"
 #include "plan.h"
 #include "rows.h"
 #include "vlen.h"
 
-/* Rows read from the inputs to estimate the payload per row: this many blocks of BLOCK rows, spread
- * evenly over the rows (all rows when there are at most that many). */
-#define SAMPLE_BLOCKS 16
-#define SAMPLE_BLOCK_ROWS 64
 /* Bytes the plan allows per vlen element beside its payload (the record, HDF5's allocation header). */
 #define ELEM_ALLOWANCE 16
 /* Smallest scratch payload chunk of a pile, bytes. */
@@ -85,7 +78,7 @@ const char *h5shuf__vlen_unsupported(hid_t t)
     return NULL;
 }
 
-int h5shuf__vlen_setup(h5shuf_job *job, struct h5shuf_dsinfo *ds, const char *where)
+int h5shuf__vlen_setup(struct h5shuf_dsinfo *ds, size_t vslot, const char *where, struct h5shuf_err *err)
 {
     char cause[256];
     H5T_class_t c = H5Tget_class(ds->ftype);
@@ -106,9 +99,9 @@ int h5shuf__vlen_setup(h5shuf_job *job, struct h5shuf_dsinfo *ds, const char *wh
         ds->row_bytes = ds->elems * sizeof(char *);
     }
     if (ds->etype < 0 || ds->mtype < 0 || ds->elem_bytes == 0)
-        return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot make its memory datatype: %s", where,
+        return h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot make its memory datatype: %s", where,
                             h5shuf__hdf5_cause(cause, sizeof cause));
-    ds->vslot = job->nvlen++;
+    ds->vslot = vslot;
     ds->plan_row_bytes = ds->row_bytes; /* h5shuf__vlen_estimate adds the payload */
     return H5SHUF_OK;
 }
@@ -323,23 +316,25 @@ herr_t h5shuf__vlen_band_write(const struct h5shuf_dsinfo *ds, hid_t dset, uint6
     return h5shuf__spaces_close(r, fs, ms);
 }
 
-/* Add the payload bytes of rows [start, start+n) of input f to the sums. */
-static int sample_block(h5shuf_job *job, size_t f, uint64_t start, uint64_t n, double *tot, double *sum, double *sum2)
+/* Add the payload bytes of the rows of block b to the sums. */
+static int sample_block(struct h5shuf_datasets *dsets, const struct h5shuf_vlen_block *b, double *tot, double *sum,
+                        double *sum2, struct h5shuf_err *err)
 {
-    char where[512], cause[256];
+    char cause[256];
     int st = H5SHUF_OK;
+    uint64_t n = b->n;
     memset(tot, 0, n * sizeof *tot);
-    for (size_t d = 0; d < job->nds && st == H5SHUF_OK; d++) {
-        const struct h5shuf_dsinfo *ds = &job->ds[d];
+    for (size_t d = 0; d < dsets->n && st == H5SHUF_OK; d++) {
+        const struct h5shuf_dsinfo *ds = &dsets->ds[d];
         if (!ds->vlen)
             continue;
         unsigned char *buf = malloc(n * ds->row_bytes);
         if (!buf)
-            return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-        if (h5shuf__vlen_read(ds, job->inputs[f].src[d].dset, start, n, buf) < 0)
-            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot read rows %llu..%llu: %s",
-                              h5shuf__where(job, f, d, where, sizeof where), (unsigned long long)start,
-                              (unsigned long long)(start + n - 1), h5shuf__hdf5_cause(cause, sizeof cause));
+            return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+        if (h5shuf__vlen_read(ds, b->dset[d], b->start, n, buf) < 0)
+            st = h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot read rows %llu..%llu: %s", b->file, ds->in_path,
+                              (unsigned long long)b->start, (unsigned long long)(b->start + n - 1),
+                              h5shuf__hdf5_cause(cause, sizeof cause));
         for (uint64_t r = 0; r < n && st == H5SHUF_OK; r++)
             for (uint64_t e = 0; e < ds->elems; e++) {
                 uint64_t bytes;
@@ -351,38 +346,31 @@ static int sample_block(h5shuf_job *job, size_t f, uint64_t start, uint64_t n, d
         free(buf);
     }
     for (uint64_t r = 0; r < n && st == H5SHUF_OK; r++) {
-        sum[job->nvlen] += tot[r];
+        sum[dsets->nvlen] += tot[r];
         *sum2 += tot[r] * tot[r];
     }
     return st;
 }
 
-int h5shuf__vlen_estimate(h5shuf_job *job)
+int h5shuf__vlen_estimate(struct h5shuf_datasets *dsets, const struct h5shuf_vlen_block *blocks, size_t nblocks,
+                          struct h5shuf_err *err)
 {
-    if (job->nvlen == 0)
+    if (dsets->nvlen == 0)
         return H5SHUF_OK;
-    double *sum = calloc(job->nvlen + 1, sizeof *sum), sum2 = 0; /* [nvlen]: the rows' totals */
-    double *tot = malloc(SAMPLE_BLOCK_ROWS * sizeof *tot);
-    int st = sum && tot ? H5SHUF_OK : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    double *sum = calloc(dsets->nvlen + 1, sizeof *sum), sum2 = 0; /* [nvlen]: the rows' totals */
+    double *tot = malloc(H5SHUF_VLEN_SAMPLE_BLOCK_ROWS * sizeof *tot);
+    int st = sum && tot ? H5SHUF_OK : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     uint64_t sampled = 0;
-    const uint64_t all = (uint64_t)SAMPLE_BLOCKS * SAMPLE_BLOCK_ROWS;
-    for (uint64_t b = 0; st == H5SHUF_OK && b < (job->rows <= all ? (job->rows + SAMPLE_BLOCK_ROWS - 1) / SAMPLE_BLOCK_ROWS : SAMPLE_BLOCKS); b++) {
-        /* block b starts at global row g: consecutive blocks when all rows are sampled, else spread */
-        uint64_t g = job->rows <= all ? b * SAMPLE_BLOCK_ROWS : (uint64_t)((h5shuf_u128)b * job->rows / SAMPLE_BLOCKS);
-        size_t f = 0;
-        while (f + 1 < job->ninputs && g >= job->inputs[f].first_row + job->inputs[f].rows)
-            f++;
-        uint64_t start = g - job->inputs[f].first_row;
-        uint64_t n = job->inputs[f].rows - start < SAMPLE_BLOCK_ROWS ? job->inputs[f].rows - start : SAMPLE_BLOCK_ROWS;
-        st = sample_block(job, f, start, n, tot, sum, &sum2);
-        sampled += n;
+    for (size_t b = 0; st == H5SHUF_OK && b < nblocks; b++) {
+        st = sample_block(dsets, &blocks[b], tot, sum, &sum2, err);
+        sampled += blocks[b].n;
     }
     if (st == H5SHUF_OK) {
-        double mean = sampled ? sum[job->nvlen] / (double)sampled : 0;
+        double mean = sampled ? sum[dsets->nvlen] / (double)sampled : 0;
         double var = sampled ? sum2 / (double)sampled - mean * mean : 0;
-        job->vlen_var = var > 0 ? var : 0;
-        for (size_t d = 0; d < job->nds; d++) {
-            struct h5shuf_dsinfo *ds = &job->ds[d];
+        dsets->vlen_var = var > 0 ? var : 0;
+        for (size_t d = 0; d < dsets->n; d++) {
+            struct h5shuf_dsinfo *ds = &dsets->ds[d];
             if (!ds->vlen)
                 continue;
             uint64_t m = sampled ? (uint64_t)ceil(sum[ds->vslot] / (double)sampled) : 0;
@@ -395,11 +383,11 @@ int h5shuf__vlen_estimate(h5shuf_job *job)
     return st;
 }
 
-void h5shuf__vlen_limit_cache(const h5shuf_job *job, hid_t file)
+void h5shuf__vlen_limit_cache(const struct h5shuf_datasets *dsets, hid_t file)
 {
     /* Vlen data lives in global heap collections, which HDF5 keeps in the file's metadata cache: by
      * default that grows to 32 MiB per file outside any budget. */
-    if (job->nvlen == 0)
+    if (dsets->nvlen == 0)
         return;
     H5AC_cache_config_t mdc = {.version = H5AC__CURR_CACHE_CONFIG_VERSION};
     if (H5Fget_mdc_config(file, &mdc) >= 0) {
@@ -412,31 +400,14 @@ void h5shuf__vlen_limit_cache(const h5shuf_job *job, hid_t file)
     H5Eclear2(H5E_DEFAULT);
 }
 
-uint64_t h5shuf__pile_mem_bytes(const h5shuf_job *job, const struct h5shuf_pile *p)
-{
-    uint64_t per_row = H5SHUF_PASS2_ROW_OVERHEAD;
-    for (size_t d = 0; d < job->nds; d++)
-        per_row += job->ds[d].row_bytes;
-    h5shuf_u128 b = (h5shuf_u128)p->rows * per_row + p->bytes;
-    return b > UINT64_MAX ? UINT64_MAX : (uint64_t)b;
-}
-
-int h5shuf__pile_oversize(const h5shuf_job *job, const struct h5shuf_pile *p)
-{
-    if (p->rows > job->plan.pile_bound_rows)
-        return 1;
-    return job->plan.pile_bound_bytes && h5shuf__pile_mem_bytes(job, p) > job->plan.pile_bound_bytes;
-}
-
 uint64_t h5shuf__vlen_arena_bytes(const struct h5shuf_dsinfo *ds, uint64_t chunk)
 {
     uint64_t cb = chunk * ds->elem_bytes;
     return cb + cb / 4;
 }
 
-uint64_t h5shuf__vlen_chunk_elems(const h5shuf_job *job, const struct h5shuf_dsinfo *ds, uint64_t cap_rows)
+uint64_t h5shuf__vlen_chunk_elems(const struct h5shuf_dsinfo *ds, uint64_t cap_rows)
 {
-    (void)job;
     /* 4/5 of the planned bytes: the buffer (h5shuf__vlen_arena_bytes) keeps a quarter of a chunk more for
      * the row that crosses a chunk's end, so it is allocated once (no realloc churn, which fragmented
      * the heap by tens of MiB with hundreds of piles) */

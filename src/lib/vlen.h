@@ -24,11 +24,24 @@ struct h5shuf_varena {
 /* Why type t cannot be shuffled as variable-length rows (vlen inside a compound, vlen of vlen...), or
  * NULL when it can (or is not variable-length at all). */
 H5SHUF_INTERNAL const char *h5shuf__vlen_unsupported(hid_t t);
-/* Fill ds's vlen fields from its file type (called for the first input); H5SHUF_OK or an error. */
-H5SHUF_INTERNAL int h5shuf__vlen_setup(h5shuf_job *job, struct h5shuf_dsinfo *ds, const char *where);
-/* Estimate the payload bytes per row (mean per dataset, variance of the row's sum) from a sample of
- * the inputs' rows; sets ds[].mean_bytes, ds[].plan_row_bytes and job->vlen_var. */
-H5SHUF_INTERNAL int h5shuf__vlen_estimate(h5shuf_job *job);
+/* Fill ds's vlen fields from its file type (called for the first input), as vlen dataset number vslot;
+ * H5SHUF_OK or an error naming where. */
+H5SHUF_INTERNAL int h5shuf__vlen_setup(struct h5shuf_dsinfo *ds, size_t vslot, const char *where, struct h5shuf_err *err);
+/* Rows read from the inputs to estimate the payload per row: at most this many blocks of this many
+ * rows, spread evenly over the rows (all rows when there are at most that many). */
+#define H5SHUF_VLEN_SAMPLE_BLOCKS 16
+#define H5SHUF_VLEN_SAMPLE_BLOCK_ROWS 64
+/* One block of the sample: rows [start, start + n) (n <= H5SHUF_VLEN_SAMPLE_BLOCK_ROWS) of the open
+ * datasets dset[0 .. dsets->n) of the input file named file. */
+struct h5shuf_vlen_block {
+    const char *file;
+    const hid_t *dset;
+    uint64_t start, n;
+};
+/* Estimate the payload bytes per row (mean per dataset, variance of the row's sum) from the sample;
+ * sets ds[].mean_bytes, ds[].plan_row_bytes and dsets->vlen_var.  Errors name the file and dataset. */
+H5SHUF_INTERNAL int h5shuf__vlen_estimate(struct h5shuf_datasets *dsets, const struct h5shuf_vlen_block *blocks,
+                                          size_t nblocks, struct h5shuf_err *err);
 /* Payload (pointer and bytes, the NUL of a string included) of element e of a row in memory form. */
 H5SHUF_INTERNAL const void *h5shuf__vlen_elem(const struct h5shuf_dsinfo *ds, const unsigned char *row, uint64_t e,
                                               uint64_t *bytes);
@@ -54,14 +67,13 @@ H5SHUF_INTERNAL int h5shuf__vlen_band_put(const struct h5shuf_dsinfo *ds, const 
 /* Write n band rows (offsets in desc, made pointers here) at output row start. */
 H5SHUF_INTERNAL herr_t h5shuf__vlen_band_write(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
                                                unsigned char *desc, const struct h5shuf_varena *a);
-/* Grow a to hold at least need bytes; < 0: no memory. */
 /* Payload elements per scratch chunk (and pile buffer) of vlen dataset ds for piles of cap_rows rows. */
-H5SHUF_INTERNAL uint64_t h5shuf__vlen_chunk_elems(const h5shuf_job *job, const struct h5shuf_dsinfo *ds,
-                                                  uint64_t cap_rows);
+H5SHUF_INTERNAL uint64_t h5shuf__vlen_chunk_elems(const struct h5shuf_dsinfo *ds, uint64_t cap_rows);
 /* Bytes of a pile's payload buffer for chunks of chunk elements: the chunk and a quarter more. */
 H5SHUF_INTERNAL uint64_t h5shuf__vlen_arena_bytes(const struct h5shuf_dsinfo *ds, uint64_t chunk);
-/* Cap the metadata cache of an input or output file when the job has vlen rows. */
-H5SHUF_INTERNAL void h5shuf__vlen_limit_cache(const h5shuf_job *job, hid_t file);
+/* Cap the metadata cache of an input or output file when some of the datasets have vlen rows. */
+H5SHUF_INTERNAL void h5shuf__vlen_limit_cache(const struct h5shuf_datasets *dsets, hid_t file);
+/* Grow a to hold at least need bytes; < 0: no memory. */
 H5SHUF_INTERNAL int h5shuf__varena_reserve(struct h5shuf_varena *a, uint64_t need);
 H5SHUF_INTERNAL void h5shuf__varena_free(struct h5shuf_varena *a);
 

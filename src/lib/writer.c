@@ -14,9 +14,7 @@
 #include "fault.h"
 #include "h5err.h"
 #include "inputs.h"
-#include "job.h"
 #include "plan.h"
-#include "targets.h"
 #include "vlen.h"
 #include "writer.h"
 
@@ -42,86 +40,95 @@ uint64_t h5shuf__band_rows(const struct h5shuf_dsinfo *ds, uint64_t all_row_byte
 }
 
 /* Rows of the index bands: whole index chunks (H5SHUF_INDEX_CHUNK_ROWS), at most the output's rows. */
-static uint64_t index_band_rows(const h5shuf_job *job)
+static uint64_t index_band_rows(uint64_t rows)
 {
-    return job->out_rows < H5SHUF_INDEX_CHUNK_ROWS ? job->out_rows : H5SHUF_INDEX_CHUNK_ROWS;
+    return rows < H5SHUF_INDEX_CHUNK_ROWS ? rows : H5SHUF_INDEX_CHUNK_ROWS;
 }
 
-uint64_t h5shuf__writer_bytes(const h5shuf_job *job)
+uint64_t h5shuf__writer_bytes(const struct h5shuf_datasets *dsets, uint64_t rows, int has_index, int has_source)
 {
     /* saturating: a band that overflows 64 bits makes the plan refuse the budget, not wrap */
     uint64_t bytes = 0;
-    for (size_t d = 0; d < job->nds; d++) {
-        h5shuf_u128 b = (h5shuf_u128)h5shuf__band_rows(&job->ds[d], job->row_bytes, job->out_rows) * job->ds[d].plan_row_bytes;
+    for (size_t d = 0; d < dsets->n; d++) {
+        h5shuf_u128 b = (h5shuf_u128)h5shuf__band_rows(&dsets->ds[d], dsets->row_bytes, rows) * dsets->ds[d].plan_row_bytes;
         bytes = b > UINT64_MAX - bytes ? UINT64_MAX : bytes + (uint64_t)b;
     }
-    if (job->index_path) /* the index's band */
-        bytes += index_band_rows(job) * sizeof(uint64_t);
-    if (job->source_index_path)
-        bytes += index_band_rows(job) * sizeof(uint32_t);
+    if (has_index) /* the index's band */
+        bytes += index_band_rows(rows) * sizeof(uint64_t);
+    if (has_source)
+        bytes += index_band_rows(rows) * sizeof(uint32_t);
     return bytes;
 }
 
-int h5shuf__writer_init(h5shuf_job *job, struct h5shuf_writer *w)
+int h5shuf__writer_init(struct h5shuf_writer *w, const struct h5shuf_outfile *of, uint64_t first_row, uint64_t total,
+                        struct h5shuf_err *err)
 {
-    w->nds = job->nds;
-    w->has_index = job->index_path != NULL;
-    w->has_source = job->source_index_path != NULL;
-    w->pos = w->end = 0;
-    w->band = calloc(job->nds + 2, sizeof *w->band);
+    const struct h5shuf_datasets *dsets = of->dsets;
+    memset(w, 0, sizeof *w);
+    w->nds = dsets->n;
+    w->has_index = of->index_path != NULL;
+    w->has_source = of->source_index_path != NULL;
+    w->inputs = of->inputs;
+    w->pos = w->end = first_row;
+    w->total = total;
+    w->band = calloc(dsets->n + 2, sizeof *w->band);
     if (!w->band)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    for (size_t d = 0; d < job->nds + 2; d++) {
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    for (size_t d = 0; d < dsets->n + 2; d++) {
         struct h5shuf_band *b = &w->band[d];
         b->dset = H5I_INVALID_HID;
-        if (d < job->nds) {
-            b->ftype = job->ds[d].ftype;
-            b->row_bytes = job->ds[d].row_bytes;
-            b->rows = h5shuf__band_rows(&job->ds[d], job->row_bytes, job->out_rows);
-            if (job->ds[d].vlen) {
-                b->vds = &job->ds[d];
+        b->next_row = first_row;
+        if (d < dsets->n) {
+            b->ftype = dsets->ds[d].ftype;
+            b->path = dsets->ds[d].out_path;
+            b->row_bytes = dsets->ds[d].row_bytes;
+            b->rows = h5shuf__band_rows(&dsets->ds[d], dsets->row_bytes, total);
+            if (dsets->ds[d].vlen) {
+                b->vds = &dsets->ds[d];
                 if (!(b->va = calloc(1, sizeof *b->va)))
-                    return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+                    return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
             }
-        } else if (d == job->nds) { /* the index: whole chunks of H5SHUF_INDEX_CHUNK_ROWS */
+        } else if (d == dsets->n) { /* the index: whole chunks of H5SHUF_INDEX_CHUNK_ROWS */
             if (!w->has_index)
                 continue;
             b->ftype = H5T_NATIVE_UINT64;
+            b->path = of->index_path;
             b->row_bytes = sizeof(uint64_t);
-            b->rows = index_band_rows(job);
+            b->rows = index_band_rows(total);
         } else { /* the source index, chunked like the index */
             if (!w->has_source)
                 continue;
-            int wide = job->ninputs > UINT16_MAX;
+            int wide = of->inputs->n > UINT16_MAX;
             b->ftype = wide ? H5T_NATIVE_UINT32 : H5T_NATIVE_UINT16;
+            b->path = of->source_index_path;
             b->row_bytes = wide ? sizeof(uint32_t) : sizeof(uint16_t);
-            b->rows = index_band_rows(job);
+            b->rows = index_band_rows(total);
         }
         b->buf = malloc((b->rows ? b->rows : 1) * b->row_bytes);
         if (!b->buf)
-            return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for an output band of %llu rows",
+            return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for an output band of %llu rows",
                                 (unsigned long long)b->rows);
     }
     return H5SHUF_OK;
 }
 
-void h5shuf__writer_retarget(struct h5shuf_writer *w, const hid_t *dsets, uint64_t origin, uint64_t end)
+void h5shuf__writer_retarget(struct h5shuf_writer *w, const hid_t *dsets, uint64_t origin, uint64_t end, const char *name)
 {
     for (size_t d = 0; d < w->nds + 2; d++) {
         w->band[d].dset = dsets[d];
         w->band[d].origin = origin;
     }
     w->end = end;
+    w->name = name;
 }
 
-static int band_write(h5shuf_job *job, size_t d, struct h5shuf_band *b)
+static int band_write(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, size_t d, struct h5shuf_band *b)
 {
     char cause[256];
     uint64_t start = b->next_row - b->origin;
     if ((b->vds ? h5shuf__vlen_band_write(b->vds, b->dset, start, b->n, b->buf, b->va)
-                : h5shuf__chunkio_write(job->cio, b->dset, b->ftype, start, b->n, b->buf, 0)) < 0)
-        return h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot write rows %llu..%llu: %s", job->out_name,
-                            d < job->nds ? job->ds[d].out_path : d == job->nds ? job->index_path : job->source_index_path,
+                : h5shuf__chunkio_write(cx->cio, b->dset, b->ftype, start, b->n, b->buf, 0)) < 0)
+        return h5shuf__fail(cx->err, H5SHUF_EIO, "%s:%s: cannot write rows %llu..%llu: %s", w->name, b->path,
                             (unsigned long long)start, (unsigned long long)(start + b->n - 1),
                             h5shuf__hdf5_cause(cause, sizeof cause));
     b->next_row += b->n;
@@ -129,44 +136,55 @@ static int band_write(h5shuf_job *job, size_t d, struct h5shuf_band *b)
     if (b->va)
         b->va->n = 0;
     if (d == 0)
-        return h5shuf__progress(job, H5SHUF_PHASE_GATHER, b->next_row, job->out_rows);
+        return h5shuf__progress(&cx->progress, cx->err, H5SHUF_PHASE_GATHER, b->next_row, w->total);
     return H5SHUF_OK;
 }
 
-int h5shuf__writer_flush(h5shuf_job *job, struct h5shuf_writer *w)
+int h5shuf__writer_flush(const struct h5shuf_ctx *cx, struct h5shuf_writer *w)
 {
     for (size_t d = 0; d < w->nds + 2; d++) {
-        int st = w->band[d].n ? band_write(job, d, &w->band[d]) : H5SHUF_OK;
+        int st = w->band[d].n ? band_write(cx, w, d, &w->band[d]) : H5SHUF_OK;
         if (st != H5SHUF_OK)
             return st;
     }
     return H5SHUF_OK;
 }
 
-static int band_put(h5shuf_job *job, size_t d, struct h5shuf_band *b, const void *row)
+static int band_put(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, size_t d, const void *row)
 {
+    struct h5shuf_band *b = &w->band[d];
     if (!b->vds)
         memcpy(b->buf + b->n * b->row_bytes, row, b->row_bytes);
     else if (h5shuf__vlen_band_put(b->vds, row, b->buf + b->n * b->row_bytes, b->va) < 0)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for an output band of variable-length rows");
-    return ++b->n == b->rows ? band_write(job, d, b) : H5SHUF_OK;
+        return h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory for an output band of variable-length rows");
+    return ++b->n == b->rows ? band_write(cx, w, d, b) : H5SHUF_OK;
 }
 
-int h5shuf__writer_put(h5shuf_job *job, struct h5shuf_writer *w, const unsigned char *const *rows, uint64_t id)
+int h5shuf__writer_put(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, const unsigned char *const *rows,
+                       uint64_t id)
 {
-    int st = w->pos == w->end ? h5shuf__outputs_next(job, w) : H5SHUF_OK;
+    int st = H5SHUF_OK;
     for (size_t d = 0; d < w->nds && st == H5SHUF_OK; d++)
-        st = band_put(job, d, &w->band[d], rows[d]);
+        st = band_put(cx, w, d, rows[d]);
     if (st == H5SHUF_OK && w->has_index)
-        st = band_put(job, w->nds, &w->band[w->nds], &id);
+        st = band_put(cx, w, w->nds, &id);
     if (st == H5SHUF_OK && w->has_source) {
-        size_t f = h5shuf__input_of(job, id);
+        size_t f = h5shuf__input_of(w->inputs, id);
         uint16_t f16 = (uint16_t)f;
         uint32_t f32 = (uint32_t)f;
-        st = band_put(job, w->nds + 1, &w->band[w->nds + 1], w->band[w->nds + 1].row_bytes == 2 ? (const void *)&f16 : &f32);
+        st = band_put(cx, w, w->nds + 1, w->band[w->nds + 1].row_bytes == 2 ? (const void *)&f16 : &f32);
     }
     w->pos++;
     return st;
+}
+
+int h5shuf__writer_check_end(const struct h5shuf_writer *w, uint64_t end, struct h5shuf_err *err)
+{
+    for (size_t d = 0; d < w->nds + 2; d++)
+        if (w->band[d].buf && w->band[d].next_row != end)
+            return h5shuf__fail(err, H5SHUF_EINTERNAL, "wrote %llu rows of %llu", (unsigned long long)w->band[d].next_row,
+                                (unsigned long long)end);
+    return H5SHUF_OK;
 }
 
 void h5shuf__writer_free(struct h5shuf_writer *w)
