@@ -389,13 +389,6 @@ unsigned h5shuf__chunkio_threads(const struct h5shuf_chunkio *cio)
     return cio ? cio->nthreads : 1;
 }
 
-uint64_t h5shuf__chunkio_bytes(unsigned nthreads, uint64_t chunk_bytes)
-{
-    /* two stage buffers per thread and a raw buffer per slot, each about stage_cap_for(chunk) */
-    uint64_t n = nthreads ? nthreads : 1;
-    return (2 * n + SLOTS_PER_THREAD * n) * stage_cap_for((size_t)chunk_bytes);
-}
-
 /* Make every thread's stage buffers and every slot's raw buffer hold a chunk of pl; no task runs. */
 static int reserve(struct h5shuf_chunkio *cio, const struct h5shuf_pipeline *pl)
 {

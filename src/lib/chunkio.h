@@ -38,8 +38,6 @@ struct h5shuf_chunkio;
 H5SHUF_INTERNAL int h5shuf__chunkio_create(unsigned nthreads, struct h5shuf_chunkio **out);
 H5SHUF_INTERNAL void h5shuf__chunkio_free(struct h5shuf_chunkio *cio);
 H5SHUF_INTERNAL unsigned h5shuf__chunkio_threads(const struct h5shuf_chunkio *cio);
-/* Bytes chunkio holds for chunks of chunk_bytes with nthreads threads (part of the fixed overhead). */
-H5SHUF_INTERNAL uint64_t h5shuf__chunkio_bytes(unsigned nthreads, uint64_t chunk_bytes);
 
 /* As h5shuf__read_rows / h5shuf__write_rows, through raw chunks and the pool when dset's pipeline allows
  * (a write must then start on a chunk boundary; a partial last chunk is stored whole, zero-padded), else
