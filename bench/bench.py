@@ -269,9 +269,11 @@ def cmd_table(tsv, header):
             if not r:
                 continue
             w = [x for x, _ in r]
-            out.append("| %s | %s | %d | %.2f | %.2f–%.2f | %.0f | %.0f |" % (
+            # a run too short for the clock (a tiny smoke matrix) has no rate
+            rate = "%.0f" % (nbytes[ds] / 1e6 / med(ds, m)) if med(ds, m) else "—"
+            out.append("| %s | %s | %d | %.2f | %.2f–%.2f | %s | %.0f |" % (
                 ds, NAMES[m].format(mem=memory, filt=REPACK.get(filt, filt)), len(r), med(ds, m), min(w),
-                max(w), nbytes[ds] / 1e6 / med(ds, m), peak(ds, m)))
+                max(w), rate, peak(ds, m)))
     out += ["", "## Ratios (h5shuf / the alternative; below 1: h5shuf is faster or smaller)", "",
             "| dataset | wall / h5repack | wall / in-memory | RSS / in-memory | wall / shuf | wall / terashuf |",
             "|---|---:|---:|---:|---:|---:|"]

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "keys.h"
-#include "testutil.h"
+#include "tu_core.h"
 
 /* Random123 kat_vectors, philox4x64 10 rounds: counter, key, expected output. */
 static void test_philox_kat(void)
@@ -123,5 +123,5 @@ int main(void)
         {"range cuts and parts agree", test_range_cuts},
         {NULL, NULL},
     };
-    return tu_main("keys", tests);
+    return tu_run("keys", tests);
 }

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "plan.h"
-#include "testutil.h"
+#include "tu_core.h"
 
 static void test_bound_values(void)
 {
@@ -87,5 +87,5 @@ int main(void)
         {"debug bound only lowers", test_debug_bound_only_lowers},
         {NULL, NULL},
     };
-    return tu_main("plan", tests);
+    return tu_run("plan", tests);
 }

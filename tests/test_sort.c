@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "sort.h"
-#include "testutil.h"
+#include "tu_core.h"
 
 static int cmp(const void *a, const void *b)
 {
@@ -60,5 +60,5 @@ int main(void)
         {"constant bytes skipped correctly", test_shared_top_bytes},
         {NULL, NULL},
     };
-    return tu_main("sort", tests);
+    return tu_run("sort", tests);
 }

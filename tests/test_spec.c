@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "spec.h"
-#include "testutil.h"
+#include "tu_core.h"
 
 static void test_spec_forms(void)
 {
@@ -72,5 +72,5 @@ int main(void)
         {"status texts", test_strerror},
         {NULL, NULL},
     };
-    return tu_main("spec", tests);
+    return tu_run("spec", tests);
 }

@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <hdf5.h>
-
 #include "fault.h"
 
 static long fault_at = -1, fault_seen;
@@ -24,14 +22,6 @@ int h5shuf__fault(void)
         fault_at = e ? atol(e) : 0;
     }
     return fault_at > 0 && ++fault_seen == fault_at;
-}
-
-int h5shuf__fault_hdf5(void)
-{
-    if (!h5shuf__fault())
-        return 0;
-    H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_IO, H5E_WRITEERROR, "injected fault");
-    return 1;
 }
 
 void *h5shuf__fault_malloc(size_t n)

@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 
+#include "fault.h"
 #include "h5err.h"
 
 void h5shuf__quiet_begin(struct h5shuf_quiet *q)
@@ -46,3 +47,13 @@ const char *h5shuf__hdf5_cause(char *buf, size_t cap)
     H5Eclear2(H5E_DEFAULT);
     return buf;
 }
+
+#ifdef H5SHUF_FAULT_INJECTION
+int h5shuf__fault_hdf5(void)
+{
+    if (!h5shuf__fault())
+        return 0;
+    H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_IO, H5E_WRITEERROR, "injected fault");
+    return 1;
+}
+#endif

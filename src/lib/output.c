@@ -18,6 +18,8 @@
 #include "plan.h"
 #include "vlen.h"
 
+_Static_assert(H5SHUF_RANK_MAX == H5S_MAX_RANK, "a chunk shape holds as many dims as a dataset");
+
 /* The output chunk shape of ds (rows of the output in all) into cdims: the first input's chunks, or about
  * 1 MiB of rows for an unchunked input, with the dims chunk_shape gives ("ROWS" or "D0xD1x...") over it. */
 static int chunk_dims(const struct h5shuf_dsinfo *ds, int in_chunked, uint64_t rows, const char *chunk_shape,
@@ -34,7 +36,7 @@ static int chunk_dims(const struct h5shuf_dsinfo *ds, int in_chunked, uint64_t r
         cdims[0] = n ? n : 1;
     }
     if (chunk_shape) {
-        hsize_t given[H5S_MAX_RANK];
+        uint64_t given[H5SHUF_RANK_MAX];
         int rank;
         int st = h5shuf__chunk_parse(chunk_shape, given, &rank, err);
         if (st != H5SHUF_OK)
@@ -43,7 +45,8 @@ static int chunk_dims(const struct h5shuf_dsinfo *ds, int in_chunked, uint64_t r
             return h5shuf__fail(err, H5SHUF_EINVAL,
                                 "%s: chunk shape %s has rank %d but the dataset has rank %d (--chunk-rows sets rows only)",
                                 where, chunk_shape, rank, ds->rank);
-        memcpy(cdims, given, (size_t)rank * sizeof *given);
+        for (int k = 0; k < rank; k++)
+            cdims[k] = given[k];
     }
     for (int k = 1; k < ds->rank; k++) {
         if (cdims[k] > ds->dims[k])

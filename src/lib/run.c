@@ -179,7 +179,7 @@ static int parse_filters(h5shuf_job *job)
         st = h5shuf__filters_parse(job->scratch_compression, "zstd:1+shuffle", 0, "--scratch-compression",
                                    &job->scratch_filters, &job->err);
     if (st == H5SHUF_OK && job->chunk_shape) {
-        hsize_t dims[H5S_MAX_RANK];
+        uint64_t dims[H5SHUF_RANK_MAX];
         int rank;
         st = h5shuf__chunk_parse(job->chunk_shape, dims, &rank, &job->err);
     }

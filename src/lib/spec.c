@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "fault.h"
-#include "filter_zstd.h"
 #include "spec.h"
 
 void h5shuf__spec_clear(struct h5shuf_spec *spec)
@@ -182,13 +181,13 @@ int h5shuf__filters_parse(const char *text, const char *dflt, int allow_keep, co
     return st;
 }
 
-int h5shuf__chunk_parse(const char *text, hsize_t *dims, int *rank, struct h5shuf_err *err)
+int h5shuf__chunk_parse(const char *text, uint64_t *dims, int *rank, struct h5shuf_err *err)
 {
     *rank = 0;
     const char *p = text;
     while (*p) {
         char *end;
-        if (!isdigit((unsigned char)*p) || *rank == H5S_MAX_RANK)
+        if (!isdigit((unsigned char)*p) || *rank == H5SHUF_RANK_MAX)
             break;
         errno = 0;
         unsigned long long v = strtoull(p, &end, 10);

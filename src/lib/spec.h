@@ -1,11 +1,9 @@
 /*
  * spec.h - the texts the library parses: "FILE[:/path[,/path...]]" specs, filter specs and chunk shapes
- * (spec.c; sizes with K/M/G/T are the public h5shuf_parse_size).
+ * (spec.c; sizes with K/M/G/T are the public h5shuf_parse_size).  No HDF5.
  */
 #ifndef H5SHUF_SPEC_H
 #define H5SHUF_SPEC_H
-
-#include <hdf5.h>
 
 #include "error.h"
 
@@ -35,8 +33,11 @@ struct h5shuf_filters {
 H5SHUF_INTERNAL int h5shuf__filters_parse(const char *text, const char *dflt, int allow_keep, const char *what,
                                           struct h5shuf_filters *f, struct h5shuf_err *err);
 
-/* Parse a chunk shape "ROWS" or "D0xD1x..." into dims (at most H5S_MAX_RANK); *rank = number given.
- * Returns H5SHUF_OK or H5SHUF_EINVAL. */
-H5SHUF_INTERNAL int h5shuf__chunk_parse(const char *text, hsize_t *dims, int *rank, struct h5shuf_err *err);
+/* The most dimensions a dataset has (HDF5's H5S_MAX_RANK, checked where HDF5 is included). */
+#define H5SHUF_RANK_MAX 32
+
+/* Parse a chunk shape "ROWS" or "D0xD1x..." of positive integers below 2^32 (HDF5's chunk dims are
+ * 32-bit) into dims[0 .. *rank), at most H5SHUF_RANK_MAX of them.  Returns H5SHUF_OK or H5SHUF_EINVAL. */
+H5SHUF_INTERNAL int h5shuf__chunk_parse(const char *text, uint64_t *dims, int *rank, struct h5shuf_err *err);
 
 #endif /* H5SHUF_SPEC_H */

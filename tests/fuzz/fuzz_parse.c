@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     }
     default: {
-        hsize_t dims[H5S_MAX_RANK];
+        uint64_t dims[H5SHUF_RANK_MAX];
         int rank;
         if (h5shuf__chunk_parse(text, dims, &rank, &err) == H5SHUF_OK)
             for (int k = 0; k < rank; k++)
