@@ -138,5 +138,23 @@ for v in reordered:"order differs" unindexed:"do not match their index"; do
     else bad "verify on ${v%%:*} (rc $rc)" "$(cat "$W/err.txt")"; fi
 done
 
+# --- options before the subcommand ---------------------------------------------------------------------
+# "h5shuf -q scatter ..." is a scatter (not a shuffle of a file named "scatter"), the same as
+# "h5shuf scatter -q ...", and a gather of either pile file writes the same bytes.
+rm -f "$W/p1.h5" "$W/p2.h5" "$W/g1.h5" "$W/g2.h5"
+"$H" -q -s 3 --index /idx scatter "$W/ex.h5" "$W/p1.h5" 2>"$W/err.txt" &&
+    "$H" scatter -q -s 3 --index /idx "$W/ex.h5" "$W/p2.h5" 2>>"$W/err.txt" &&
+    "$H" -q gather "$W/p1.h5" "$W/g1.h5" 2>>"$W/err.txt" && "$H" gather -q "$W/p2.h5" "$W/g2.h5" 2>>"$W/err.txt"
+if [ -f "$W/g1.h5" ] && cmp -s "$W/g1.h5" "$W/g2.h5" && [ ! -e scatter ] && [ ! -s "$W/err.txt" ]; then
+    ok "options before scatter and gather work as after them"
+else bad "options before the subcommand" "$(cat "$W/err.txt")"; fi
+"$H" -q verify "$W/ex.h5" "$W/g1.h5" >"$W/out.txt" 2>&1
+rc=$?
+[ $rc = 0 ] && [ ! -s "$W/out.txt" ] && ok "-q before verify: silent success" || bad "-q verify (rc $rc)" "$(cat "$W/out.txt")"
+"$H" -s 3 verify "$W/ex.h5" "$W/g1.h5" 2>"$W/err.txt"
+rc=$?
+[ $rc = 2 ] && grep -q -- "--seed" "$W/err.txt" && ok "an option verify does not take is a usage error naming it" ||
+    bad "-s before verify (rc $rc)" "$(cat "$W/err.txt")"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,173 @@
+/*
+ * commands.c - what each command of the tool does with its parsed options, over the public API only:
+ * build the job, plan it, run it with a progress display, and report (one error line on stderr, the plan
+ * and summaries with -v, the mixing report, the --json object on stdout).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "commands.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "interrupt.h"
+#include "progress.h"
+#include "report.h"
+
+/* A job over INPUT... OUTPUT specs (output or piles may be NULL: a scatter has no output, a gather no
+ * inputs).  Returns it, or NULL after printing why and setting *rc (2 for a malformed spec, 1 otherwise). */
+static h5shuf_job *make_job(const h5shuf_options *opts, char *const *inputs, int ninputs, const char *output,
+                            const char *piles, int *rc)
+{
+    h5shuf_job *job = h5shuf_job_create(opts);
+    if (!job) {
+        fputs("h5shuf: out of memory\n", stderr);
+        *rc = 1;
+        return NULL;
+    }
+    int st = H5SHUF_OK;
+    for (int i = 0; i < ninputs && st == H5SHUF_OK; i++)
+        st = h5shuf_job_add_input(job, inputs[i]);
+    if (st == H5SHUF_OK && output)
+        st = h5shuf_job_set_output(job, output);
+    if (st == H5SHUF_OK && piles)
+        st = h5shuf_job_set_piles(job, piles);
+    if (st == H5SHUF_OK)
+        return job;
+    if (st == H5SHUF_EINVAL) { /* a malformed spec is a usage error; running out of memory is not */
+        *rc = cli_usage_error("%s", h5shuf_errmsg(job));
+    } else {
+        fprintf(stderr, "h5shuf: %s\n", h5shuf_errmsg(job));
+        *rc = 1;
+    }
+    h5shuf_job_free(job);
+    return NULL;
+}
+
+/* h5shuf verify over files given as specs; prints the outcome; returns 0 ok, 1 mismatch/failure, 2 usage. */
+static int verify_files(char *const *inputs, int ninputs, const char *output, uint64_t mem, unsigned threads,
+                        int verbose)
+{
+    h5shuf_options o;
+    h5shuf_options_init(&o);
+    o.mem_limit_bytes = mem;
+    o.threads = threads;
+    int rc;
+    h5shuf_job *job = make_job(&o, inputs, ninputs, output, NULL, &rc);
+    if (!job)
+        return rc;
+    int st = h5shuf_verify(job);
+    if (st != H5SHUF_OK)
+        fprintf(stderr, "h5shuf: verify: %s\n", h5shuf_errmsg(job));
+    else if (verbose)
+        fprintf(stderr, "h5shuf: verify: %s: a permutation of the inputs' rows, datasets aligned\n", output);
+    h5shuf_job_free(job);
+    return st == H5SHUF_OK ? 0 : 1;
+}
+
+int cmd_verify(const struct cli_options *o, char **pos, int npos)
+{
+    if (npos < 2)
+        return cli_usage_error("%s", "verify: missing INPUT or OUTPUT");
+    interrupt_catch();
+    return verify_files(pos, npos - 1, pos[npos - 1], o->lib.mem_limit_bytes, o->lib.threads, o->verbose);
+}
+
+/* The positional arguments and option combinations each run takes; -1 when they fit, else the exit
+ * status of the usage error printed. */
+static int check_usage(enum cli_command cmd, const struct cli_options *o, int npos)
+{
+    const char *name = cmd == CMD_SCATTER ? "scatter: " : cmd == CMD_GATHER ? "gather: " : "";
+    if (cmd == CMD_SHUFFLE && npos < 2)
+        return cli_usage_error("%s", npos == 0 ? "missing INPUT and OUTPUT" : "missing OUTPUT");
+    if (cmd == CMD_SCATTER && npos < 2)
+        return cli_usage_error("%s", npos == 0 ? "scatter: missing INPUT and PILES.h5" : "scatter: missing PILES.h5");
+    if (cmd == CMD_GATHER && npos != 2)
+        return cli_usage_error("%s", npos < 2 ? "gather: needs PILES.h5 and OUTPUT" : "gather: takes only PILES.h5 and OUTPUT");
+    if (cmd != CMD_SHUFFLE && o->check)
+        return cli_usage_error("%s--check: run h5shuf verify on the gathered output", name);
+    if (o->check && (o->lib.shards || o->lib.split || o->lib.head_set))
+        return cli_usage_error("%s", "--check verifies one whole output; it cannot be combined with --shards, --split "
+                                     "or --head");
+    if (o->lib.shards && o->lib.split)
+        return cli_usage_error("%s", "--shards and --split cannot be combined");
+    return -1;
+}
+
+/* What a run reports when it ends: the summary (-v), the error, the mixing report, the --json object.
+ * Returns the exit status. */
+static int report_run(enum cli_command cmd, const struct cli_options *o, h5shuf_job *job, const h5shuf_plan *plan,
+                      int st, int check_st, char **pos, int npos, const struct progress *prog, double seconds)
+{
+    int rc = 0, ninputs = npos - 1; /* a gather's: the pile file */
+    if (st == H5SHUF_OK && !o->plan_only && o->verbose > 1)
+        fprintf(stderr, "h5shuf: %sdone: %" PRIu64 " rows, %" PRIu64 " piles, %" PRIu64 " restarts, %" PRIu64
+                        " piles split, %" PRIu64 " %s bytes\n",
+                cmd == CMD_SHUFFLE ? "" : cmd == CMD_SCATTER ? "scatter: " : "gather: ", plan->rows, plan->piles,
+                plan->restarts, plan->splits, plan->scratch_bytes, cmd == CMD_SHUFFLE ? "scratch" : "pile file");
+    if (st == H5SHUF_ECANCELED && interrupt_signal()) {
+        rc = 128 + interrupt_signal();
+        if (o->verbose)
+            fprintf(stderr, "h5shuf: interrupted; scratch and partial output removed\n");
+    } else if (st != H5SHUF_OK) {
+        fprintf(stderr, "h5shuf: %s\n", h5shuf_errmsg(job));
+        rc = 1;
+    } else if (check_st > 0) {
+        rc = 1;
+    }
+    /* The mixing report: with several inputs and -v (or --mixing-window), from the keys alone. */
+    h5shuf_mixing mix[2];
+    int have_mix = 0;
+    if ((st == H5SHUF_OK || (o->plan_only && h5shuf_job_output_file(job, 0, NULL, NULL))) && ninputs > 1 &&
+        (o->verbose > 1 || o->mixing_window) && h5shuf_job_mixing(job, o->mixing_window, &mix[0], &mix[1]) == H5SHUF_OK) {
+        have_mix = 1;
+        if (!o->json && o->verbose)
+            report_mixing_text(o->plan_only ? stdout : stderr, pos, mix);
+    }
+    if (o->json)
+        report_json(stdout, job, st == H5SHUF_OK || o->plan_only ? plan : NULL, pos, ninputs, pos[npos - 1],
+                    o->plan_only ? NULL : prog, seconds, st, h5shuf_errmsg(job), check_st, have_mix ? mix : NULL);
+    return rc;
+}
+
+int cmd_run(enum cli_command cmd, const struct cli_options *o, char **pos, int npos)
+{
+    int rc = check_usage(cmd, o, npos);
+    if (rc >= 0)
+        return rc;
+    interrupt_catch();
+    h5shuf_options opts = o->lib;
+    opts.progress = interrupt_progress;
+    h5shuf_job *job = cmd == CMD_SCATTER  ? make_job(&opts, pos, npos - 1, NULL, pos[npos - 1], &rc)
+                      : cmd == CMD_GATHER ? make_job(&opts, NULL, 0, pos[1], pos[0], &rc)
+                                          : make_job(&opts, pos, npos - 1, pos[npos - 1], NULL, &rc);
+    if (!job)
+        return rc;
+    double t0 = progress_now();
+    h5shuf_plan plan;
+    int st = h5shuf_job_plan(job, &plan);
+    if (st == H5SHUF_EINVAL) { /* a bad option value, found once the datasets are known */
+        rc = cli_usage_error("%s", h5shuf_errmsg(job));
+        h5shuf_job_free(job);
+        return rc;
+    }
+    if (st == H5SHUF_OK && !o->json && (o->plan_only || o->verbose > 1))
+        report_plan_text(o->plan_only ? stdout : stderr, job, &plan);
+    /* The bar only on a terminal (or when asked), never with -q; summaries with the bar or -v. */
+    int draw = o->verbose && (o->progress_when == 1 || (o->progress_when == 0 && isatty(STDERR_FILENO)));
+    struct progress prog;
+    progress_init(&prog, stderr, draw, o->verbose > 1 || draw, st == H5SHUF_OK ? plan.row_bytes : 0);
+    int check_st = -1;
+    if (st == H5SHUF_OK && !o->plan_only) {
+        st = interrupt_run(job, cmd == CMD_SCATTER ? h5shuf_run_scatter : cmd == CMD_GATHER ? h5shuf_run_gather : h5shuf_run,
+                           &prog);
+        progress_finish(&prog);
+        if (st == H5SHUF_OK) /* the run's figures (restarts, splits, scratch bytes); keeps an error intact */
+            h5shuf_job_plan(job, &plan);
+        if (st == H5SHUF_OK && o->check)
+            check_st = verify_files(pos, npos - 1, pos[npos - 1], o->lib.mem_limit_bytes, o->lib.threads, o->verbose);
+    }
+    rc = report_run(cmd, o, job, &plan, st, check_st, pos, npos, &prog, progress_now() - t0);
+    h5shuf_job_free(job);
+    return rc;
+}

@@ -1,0 +1,102 @@
+/*
+ * help.c - what --help and --version print.
+ */
+#include "help.h"
+
+#include "h5shuf.h"
+
+static void usage(FILE *to)
+{
+    fputs("Usage: h5shuf [OPTIONS] INPUT... OUTPUT\n"
+          "       h5shuf scatter [OPTIONS] INPUT... PILES.h5\n"
+          "       h5shuf gather [OPTIONS] PILES.h5 OUTPUT\n"
+          "Shuffle the rows (axis 0) of HDF5 datasets larger than memory, reproducibly from a seed.\n"
+          "\n"
+          "  INPUT   FILE.h5[:/path[,/path...]]  several inputs are concatenated along axis 0\n"
+          "  OUTPUT  FILE.h5[:/path[,/path...]]  dataset paths default to the input paths\n"
+          "\n"
+          "  A FILE.h5 input without paths shuffles together every dataset whose dim 0 is the common N\n"
+          "  and copies the other objects unchanged.\n"
+          "\n"
+          "Options:\n"
+          "  -s, --seed N            seed of the permutation, decimal or 0x hex (default: random,\n"
+          "                          printed with -v,\n"
+          "                          stored in the output as the attribute /h5shuf_seed)\n"
+          "  -m, --memory SIZE       memory budget for buffers, K/M/G/T suffixes (default 1G)\n"
+          "  -t, --tmpdir DIR        directory of the scratch file (default $TMPDIR, else the\n"
+          "                          output's directory)\n"
+          "      --on-oversize MODE  a pile over its bound: recurse (split it, default) or restart\n"
+          "  -c, --compression SPEC  output filters: keep (default: the first input's), none, or\n"
+          "                          gzip[:0-9] / zstd[:LEVEL], with +shuffle and +fletcher32,\n"
+          "                          e.g. zstd:3+shuffle (zstd is HDF5 filter 32015)\n"
+          "      --chunk-rows N      rows per output chunk (default: keep; else about 1 MiB)\n"
+          "      --scratch-compression SPEC  filters of the scratch piles\n"
+          "                          (default zstd:1+shuffle; none)\n"
+          "  -j, --threads N         threads that (de)compress chunks (default: the number of CPUs;\n"
+          "                          the output is the same for every N)\n"
+          "  -f FILTER, -l CHUNK=DIMS  h5repack's spellings, also accepted: -f SHUF, -f GZIP=4,\n"
+          "                          -f UD=32015,0,1,3 (zstd level 3), -f FLET, -f NONE, -l CHUNK=64x256\n"
+          "      --plan              print the plan (piles, memory, disk) and exit without writing\n"
+          "      --progress=WHEN     a live progress bar on stderr: auto (when it is a terminal),\n"
+          "                          always, never\n"
+          "      --json              print a machine-readable report of the run on stdout\n"
+          "      --check             verify the output against the inputs after the shuffle\n"
+          "      --index PATH        also write dataset PATH (N,) uint64: the input row of each output\n"
+          "                          row (rows numbered over all inputs); verify then checks the order\n"
+          "      --source-index PATH  also write dataset PATH (N,) uint16 (uint32 past 65535 inputs):\n"
+          "                          the input file (0-based, command-line order) of each output row\n"
+          "      --shards K          write K files OUT-00000-of-0000K.h5 ... (or replace {shard} and\n"
+          "                          {shards} in OUTPUT's name); shard s holds output rows\n"
+          "                          floor(s*N/K) .. floor((s+1)*N/K)-1\n"
+          "      --split NAME=F,...  one file OUT-NAME.h5 per name (or replace {split}) holding\n"
+          "                          consecutive ranges of the shuffle, e.g. train=0.9,val=0.1\n"
+          "  -n, --head N            write only the first N rows of the shuffle (one pass, keys of\n"
+          "                          N rows in memory); the same seed and N pick the same rows\n"
+          "      --mixing-window W   rows of the first and last window of the mixing report that -v\n"
+          "                          prints with several inputs (default min(N, 10000))\n"
+          "  -f, --force             replace an existing output file\n"
+          "  -q, --quiet             print nothing but errors\n"
+          "  -v, --verbose           print the plan, the seed and a summary of each pass\n"
+          "  -h, --help              print this help and exit\n"
+          "  -V, --version           print the version (with HDF5's and zstd's) and exit\n"
+          "\n"
+          "\n"
+          "  h5shuf scatter [OPTIONS] INPUT... PILES.h5\n"
+          "                          pass 1 only: leave the piles in PILES.h5 (a self-describing pile\n"
+          "                          file: docs/lazy.md); the output options are recorded for gather\n"
+          "  h5shuf gather [OPTIONS] PILES.h5 OUTPUT\n"
+          "                          pass 2 only: write OUTPUT from the piles (the inputs must still be\n"
+          "                          there, unchanged); scatter + gather = the one-shot output, byte for\n"
+          "                          byte; PILES.h5 is only read\n"
+          "  h5shuf verify [-m SIZE] [-j N] [-q] INPUT... OUTPUT\n"
+          "                          check that OUTPUT holds a permutation of the inputs' rows, with\n"
+          "                          datasets shuffled together still aligned (exit 0, else 1)\n"
+          "\n"
+          "Examples:\n"
+          "  h5shuf train.h5 shuffled.h5\n"
+          "  h5shuf -s 42 -m 256M in.h5:/x out.h5:/x\n"
+          "  h5shuf a.h5:/x b.h5:/x c.h5:/x out.h5\n"
+          "\n"
+          "Options may stand before the subcommand as well as after it.  The output is the rows sorted by a\n"
+          "per-row key from the seed, so the same seed and input give the same bytes for any memory budget.\n"
+          "Exit status: 0 success, 1 failure, 2 usage error.\n",
+          to);
+}
+
+int cli_help(FILE *to, enum cli_command cmd)
+{
+    if (cmd == CMD_VERIFY)
+        fputs("Usage: h5shuf verify [-m SIZE] [-j N] [-q] INPUT... OUTPUT\n"
+              "Check that OUTPUT holds a permutation of the rows of the INPUTs (same syntax as the shuffle),\n"
+              "with datasets shuffled together still aligned.  Exit 0 when it does, 1 otherwise.\n",
+              to);
+    else
+        usage(to);
+    return 0;
+}
+
+int cli_version(FILE *to)
+{
+    fprintf(to, "h5shuf %s (HDF5 %s, zstd %s)\n", h5shuf_version(), h5shuf_hdf5_version(), h5shuf_zstd_version());
+    return 0;
+}
