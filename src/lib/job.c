@@ -18,6 +18,7 @@
 
 #include <zstd.h>
 
+#include "filter_builtin.h"
 #include "filter_zstd.h"
 #include "internal.h"
 
@@ -312,9 +313,9 @@ static int make_plan(h5shuf_job *job)
                             job->index_path);
     if (job->opts.tmpdir && !*job->opts.tmpdir)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "empty scratch directory name (--tmpdir)");
-    st = h5shuf__zstd_register();
+    st = h5shuf__register_builtin_filters();
     if (st != H5SHUF_OK)
-        return h5shuf__fail(&job->err, st, "cannot register the zstd filter with HDF5");
+        return h5shuf__fail(&job->err, st, "cannot register the built-in filters (zstd, lzf, bitshuffle) with HDF5");
     st = h5shuf__filters_parse(job->compression, "keep", 1, "--compression", &job->out_filters, &job->err);
     if (st == H5SHUF_OK)
         st = h5shuf__filters_parse(job->scratch_compression, "zstd:1+shuffle", 0, "--scratch-compression",

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "filter_builtin.h"
 #include "internal.h"
 
 struct sums {
@@ -192,9 +193,9 @@ static char *output_index(hid_t file, uint64_t rows, uint64_t *seed)
 static int verify(h5shuf_job *job)
 {
     char cause[256];
-    int st = h5shuf__zstd_register();
+    int st = h5shuf__register_builtin_filters();
     if (st != H5SHUF_OK)
-        return h5shuf__fail(&job->err, st, "cannot register the zstd filter with HDF5");
+        return h5shuf__fail(&job->err, st, "cannot register the built-in filters (zstd, lzf, bitshuffle) with HDF5");
     if (!job->out_spec.file || job->ninputs == 0)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "verify needs inputs and an output");
     if ((st = h5shuf__inputs_open(job)) != H5SHUF_OK)
