@@ -402,8 +402,9 @@ static int parse(const struct h5shuf_bshuf_params *p, const unsigned char *in, s
         if (p->compression == H5SHUF_BSHUF_LZ4 && out / 256 > c)
             return H5SHUF_BSHUF_ECORRUPT;
         if (p->compression == H5SHUF_BSHUF_ZSTD) {
+            /* a zstd block of at most 128 KiB takes at least 4 bytes (an RLE block) */
             unsigned long long fs = ZSTD_getFrameContentSize(in + pos, c);
-            if (fs == ZSTD_CONTENTSIZE_ERROR || (fs != ZSTD_CONTENTSIZE_UNKNOWN && fs != out))
+            if (fs == ZSTD_CONTENTSIZE_ERROR || (fs != ZSTD_CONTENTSIZE_UNKNOWN && fs != out) || out / 32768 > c + 8)
                 return H5SHUF_BSHUF_ECORRUPT;
         }
         pos += c;

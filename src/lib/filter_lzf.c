@@ -121,10 +121,15 @@ static size_t compress_chunk(size_t nbytes, size_t *buf_size, void **buf)
 static size_t decompress_chunk(size_t cd_nelmts, const unsigned cd_values[], size_t nbytes, size_t *buf_size,
                                void **buf)
 {
-    /* First guess: the chunk size set_local recorded (h5py does the same), else what HDF5 allocated. */
+    /* First guess: the chunk size set_local recorded (h5py does the same), else what HDF5 allocated;
+     * never more than any stream of nbytes decodes to (a back reference of 3 bytes copies at most 264),
+     * so neither a corrupt cd_values[2] nor a corrupt stream asks for more memory than that. */
+    const size_t most = nbytes < CHUNK_MAX / 88 ? nbytes * 88 : CHUNK_MAX;
     size_t cap = cd_nelmts >= 3 && cd_values[2] != 0 ? cd_values[2] : *buf_size;
     if (cap == 0)
         cap = nbytes;
+    if (cap > most)
+        cap = most;
     for (;;) {
         void *out = H5allocate_memory(cap, 0);
         if (!out) {
@@ -144,11 +149,11 @@ static size_t decompress_chunk(size_t cd_nelmts, const unsigned cd_values[], siz
             LZF_ERR("lzf: invalid data for LZF decompression (corrupt chunk)");
             return 0;
         }
-        if (cap >= CHUNK_MAX) {
-            LZF_ERR("lzf: chunk decompresses to 4 GiB or more (corrupt chunk)");
+        if (cap >= most) {
+            LZF_ERR("lzf: chunk decompresses to more than %zu bytes (corrupt chunk)", most);
             return 0;
         }
-        cap = cap > CHUNK_MAX / 2 ? CHUNK_MAX : cap * 2;
+        cap = cap > most / 2 ? most : cap * 2;
     }
 }
 
