@@ -347,6 +347,14 @@ H5SHUF_API const char *h5shuf_strerror(int status);
  */
 H5SHUF_API int h5shuf_register_zstd(void);
 
+/*
+ * Register every filter h5shuf builds in with the HDF5 library of this process: zstd (32015), h5py's LZF
+ * (32000) and bitshuffle (32008, with LZ4 or zstd; docs/filters.md), replacing any filter of those ids
+ * registered or loaded before.  h5shuf_run does it itself.  Idempotent.  Returns H5SHUF_OK or
+ * H5SHUF_EHDF5.
+ */
+H5SHUF_API int h5shuf_register_filters(void);
+
 /* The library's version, "MAJOR.MINOR.PATCH" (static string). */
 H5SHUF_API const char *h5shuf_version(void);
 

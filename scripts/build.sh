@@ -5,8 +5,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# liblzf-dev, liblz4-dev: the codecs of the built-in lzf and bitshuffle filters.  The last line: the tests'
+# independent writers and readers (python3-hdf5plugin; bitshuffle, the reference plugin) and the HDF5
+# filter plugins users have (lz4, bzip2, blosc), which Debian installs in the directory its HDF5 searches
+# by default (/usr/lib/<triplet>/hdf5/serial/plugins), so they work with no HDF5_PLUGIN_PATH.
 packages=(build-essential cmake pkg-config libhdf5-dev hdf5-tools libzstd-dev libxxhash-dev libdeflate-dev libcunit1-dev
-          python3-h5py python3-numpy time)
+          liblzf-dev liblz4-dev python3-h5py python3-numpy time
+          python3-hdf5plugin bitshuffle hdf5-filter-plugin hdf5-filter-plugin-blosc-serial)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -2,7 +2,7 @@
  * chunkio.c - reading and writing rows chunk by chunk, with the filters run by h5shuf's own threads.
  *
  * HDF5 runs a dataset's filter pipeline inside its global lock, on one core.  For the pipelines h5shuf
- * can run itself (any sequence of shuffle, deflate, zstd and fletcher32, DESIGN.md section 4) rows move
+ * can run itself (shuffle, deflate, zstd, lzf, bitshuffle and fletcher32, DESIGN.md section 4) rows move
  * instead as raw chunks: the job's thread reads each stored chunk with H5Dread_chunk and the pool's
  * threads decode it; on the way out the pool encodes whole chunks and the job's thread stores them with
  * H5Dwrite_chunk, in chunk order.  Everything else (contiguous layout, other filters, chunks that split
@@ -11,7 +11,9 @@
  * The encodings are the filters' own: shuffle and fletcher32 as HDF5 defines them (H5Zshuffle.c,
  * H5checksum.c), zstd as our filter 32015 writes it (one frame per chunk, ZSTD_compress at the level in
  * cd_values[0]), deflate as a zlib stream (RFC 1950) made by libdeflate at the level in cd_values[0],
- * which any zlib reads.  A chunk's bytes depend on its rows and the pipeline only, never on the number
+ * which any zlib reads, lzf and bitshuffle as filter_lzf.c and filter_bshuf.c make them (an lzf chunk
+ * that does not shrink is stored with lzf skipped in its filter mask, as HDF5 does for an optional
+ * filter that fails).  A chunk's bytes depend on its rows and the pipeline only, never on the number
  * of threads, and chunks are stored in the same order whatever the thread count: the file is the same.
  * A partial last chunk is stored whole, its unused rows zero.
  */
@@ -24,6 +26,8 @@
 
 #include "chunkio.h"
 #include "fault.h"
+#include "filter_bshuf.h"
+#include "filter_lzf.h"
 #include "filter_zstd.h"
 #include "pool.h"
 #include "rows.h"
@@ -181,6 +185,31 @@ static int decode(struct chunk_task *t, struct h5shuf_codec_ctx *c)
             n = got;
             break;
         }
+        case H5SHUF_FILTER_LZF: {
+            size_t got;
+            int r = h5shuf_lzf_decode(in, n, out, cap, &got);
+            if (r != H5SHUF_LZF_OK) {
+                snprintf(t->err, sizeof t->err, "lzf: %s",
+                         r == H5SHUF_LZF_E2BIG ? "chunk decompresses to more than its size (corrupt chunk)"
+                                               : "invalid data for LZF decompression (corrupt chunk)");
+                return -1;
+            }
+            n = got;
+            break;
+        }
+        case H5SHUF_FILTER_BSHUF: {
+            struct h5shuf_bshuf_params bp;
+            size_t got = 0;
+            int r = h5shuf_bshuf_params_from_cd(pl->f[i].ncd, pl->f[i].cd, &bp);
+            if (r == H5SHUF_BSHUF_OK)
+                r = h5shuf_bshuf_decode(&bp, in, n, out, cap, &got);
+            if (r != H5SHUF_BSHUF_OK) {
+                snprintf(t->err, sizeof t->err, "bitshuffle: %s", h5shuf_bshuf_strerror(r));
+                return -1;
+            }
+            n = got;
+            break;
+        }
         case H5Z_FILTER_SHUFFLE:
             if (n > cap) {
                 snprintf(t->err, sizeof t->err, "shuffle: chunk larger than expected (corrupt chunk)");
@@ -212,6 +241,7 @@ static int encode(struct chunk_task *t, struct h5shuf_codec_ctx *c)
     size_t n = pl->chunk_bytes, used = t->rows * pl->row_bytes;
     memcpy(in, t->user, used);
     memset(in + used, 0, n - used);
+    t->mask = 0; /* filters skipped in the stored chunk */
     int s = 1;
     for (int i = 0; i < pl->nfilters; i++) {
         unsigned char *out = c->stage[s];
@@ -248,6 +278,32 @@ static int encode(struct chunk_task *t, struct h5shuf_codec_ctx *c)
             size_t got = ZSTD_compressCCtx(c->zc, out, cap - 4, in, n, pl->f[i].level);
             if (ZSTD_isError(got)) {
                 snprintf(t->err, sizeof t->err, "zstd: %s", ZSTD_getErrorName(got));
+                return -1;
+            }
+            n = got;
+            break;
+        }
+        case H5SHUF_FILTER_LZF: {
+            size_t got = h5shuf_lzf_encode(in, n, out, n); /* must shrink, or fit at least: h5py's rule */
+            if (got == 0) {
+                if (!(pl->f[i].flags & H5Z_FLAG_OPTIONAL)) {
+                    snprintf(t->err, sizeof t->err, "lzf: the chunk does not compress and the filter is mandatory");
+                    return -1;
+                }
+                t->mask |= 1u << i; /* stored as it is, as HDF5 stores it when an optional filter fails */
+                continue;
+            }
+            n = got;
+            break;
+        }
+        case H5SHUF_FILTER_BSHUF: {
+            struct h5shuf_bshuf_params bp;
+            size_t got = 0;
+            int r = h5shuf_bshuf_params_from_cd(pl->f[i].ncd, pl->f[i].cd, &bp);
+            if (r == H5SHUF_BSHUF_OK)
+                r = h5shuf_bshuf_encode(&bp, in, n, out, cap - 4, &got);
+            if (r != H5SHUF_BSHUF_OK) {
+                snprintf(t->err, sizeof t->err, "bitshuffle: %s", h5shuf_bshuf_strerror(r));
                 return -1;
             }
             n = got;
@@ -302,10 +358,13 @@ int h5shuf__pipeline_probe(hid_t dset, hid_t ftype, struct h5shuf_pipeline *pl)
     int nf = ok ? H5Pget_nfilters(dcpl) : 0;
     ok = ok && nf >= 0 && nf <= H5SHUF_PIPELINE_MAX;
     for (int i = 0; ok && i < nf; i++) {
-        unsigned flags, cd[8];
+        unsigned flags, cd[8] = {0};
         size_t ncd = 8;
         H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, 0, NULL, NULL);
         pl->f[i].id = id;
+        pl->f[i].flags = flags;
+        pl->f[i].ncd = ncd < 8 ? ncd : 8;
+        memcpy(pl->f[i].cd, cd, sizeof cd);
         switch (id) {
         case H5Z_FILTER_SHUFFLE:
             pl->f[i].elem_size = ncd > 0 && cd[0] > 0 ? cd[0] : tsize;
@@ -319,7 +378,13 @@ int h5shuf__pipeline_probe(hid_t dset, hid_t ftype, struct h5shuf_pipeline *pl)
             break;
         }
         case H5Z_FILTER_FLETCHER32:
+        case H5SHUF_FILTER_LZF:
             break;
+        case H5SHUF_FILTER_BSHUF: {
+            struct h5shuf_bshuf_params bp;
+            ok = h5shuf_bshuf_params_from_cd(pl->f[i].ncd, cd, &bp) == H5SHUF_BSHUF_OK;
+            break;
+        }
         default:
             ok = 0;
         }
@@ -329,6 +394,15 @@ int h5shuf__pipeline_probe(hid_t dset, hid_t ftype, struct h5shuf_pipeline *pl)
         pl->chunk_rows = pl->cdims[0];
         pl->chunk_bytes = (size_t)(pl->chunk_rows * pl->row_bytes);
         ok = pl->chunk_rows > 0 && pl->chunk_bytes / pl->row_bytes == pl->chunk_rows && pl->chunk_bytes < (UINT32_C(1) << 31);
+    }
+    /* bitshuffle with small blocks can outgrow the stage buffers (4 bytes and LZ4's margin a block):
+     * such pipelines are left to HDF5 */
+    for (int i = 0; ok && i < pl->nfilters; i++) {
+        struct h5shuf_bshuf_params bp;
+        if (pl->f[i].id == H5SHUF_FILTER_BSHUF && h5shuf_bshuf_params_from_cd(pl->f[i].ncd, pl->f[i].cd, &bp) == H5SHUF_BSHUF_OK) {
+            size_t bound = h5shuf_bshuf_bound(&bp, pl->chunk_bytes + pl->chunk_bytes / 32);
+            ok = bound > 0 && bound <= stage_cap_for(pl->chunk_bytes) - 4;
+        }
     }
     pl->direct = ok;
     if (dcpl >= 0)
@@ -436,7 +510,7 @@ static int finish(struct h5shuf_chunkio *cio, hid_t dset, struct chunk_task *t, 
     if (t->encode) {
         hsize_t off[H5S_MAX_RANK] = {0};
         off[0] = t->chunk_row;
-        if (H5SHUF_FAULT() || H5Dwrite_chunk(dset, H5P_DEFAULT, 0, off, t->raw_n, t->raw) < 0)
+        if (H5SHUF_FAULT() || H5Dwrite_chunk(dset, H5P_DEFAULT, t->mask, off, t->raw_n, t->raw) < 0)
             return -1;
     }
     return 0;
@@ -579,7 +653,7 @@ herr_t h5shuf__chunk_write(struct h5shuf_chunkio *cio, hid_t dset, uint64_t chun
     }
     hsize_t off[H5S_MAX_RANK] = {0};
     off[0] = chunk_row;
-    if (H5SHUF_FAULT() || H5Dwrite_chunk(dset, H5P_DEFAULT, 0, off, t->raw_n, t->raw) < 0)
+    if (H5SHUF_FAULT() || H5Dwrite_chunk(dset, H5P_DEFAULT, t->mask, off, t->raw_n, t->raw) < 0)
         return -1;
     return 0;
 }

@@ -22,9 +22,12 @@ struct h5shuf_pipeline {
     size_t chunk_bytes;      /* bytes of a whole chunk before filtering */
     int nfilters;
     struct {
-        H5Z_filter_t id;     /* shuffle, deflate, fletcher32 or 32015 (zstd) */
+        H5Z_filter_t id;     /* shuffle, deflate, fletcher32, 32015 (zstd), 32000 (lzf) or 32008 (bitshuffle) */
         int level;           /* deflate, zstd */
         size_t elem_size;    /* shuffle */
+        unsigned flags;      /* H5Z_FLAG_OPTIONAL: a chunk lzf cannot shrink is stored with the filter skipped */
+        size_t ncd;          /* the filter's parameters as stored (bitshuffle), at most 8 */
+        unsigned cd[8];
     } f[H5SHUF_PIPELINE_MAX];
 };
 

@@ -1,0 +1,291 @@
+#!/usr/bin/python3
+"""filters_h5py: the filters users have, out of the box, checked against independent writers and readers.
+
+usage: /usr/bin/python3 tests/filters_h5py.py MODE PATH/TO/h5shuf PLUGIN_DIR
+  MODE lzf         h5py writes compression="lzf" (its own built-in filter, 32000)
+  MODE bitshuffle  Debian's bitshuffle 0.3.5 plugin (the reference implementation, 32008) writes through
+                   h5py with hdf5plugin.Bitshuffle()'s options, LZ4 and none; zstd mode through our plugin
+  MODE plugins     Debian's HDF5 filter plugins (lz4 32004, bzip2 307, blosc 32001) write through h5py
+                   with hdf5plugin's options, from HDF5's default plugin directory
+
+In every mode h5shuf runs with no HDF5_PLUGIN_PATH in its environment (env -u); for lzf and bitshuffle
+also with HDF5_PLUGIN_PRELOAD=:: (every plugin off), so the filters used are the ones built into h5shuf.
+The output, read back by the independent reader (h5py's lzf, Debian's bitshuffle plugin), must be the
+input's rows in the contract's order (numpy's Philox, as tests/oracle_h5py.py computes it), for -j 1 and
+-j 2 (byte-identical files), with the input's filters kept (-c keep, the default).  A mode whose
+independent writer is not installed exits 77 (skipped) and says why.  The last line is
+"N passed, M failed".
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+PASSED = 0
+FAILED = 0
+SKIP = 77
+
+
+def check(name, ok, detail=""):
+    global PASSED, FAILED
+    if ok:
+        PASSED += 1
+        print("PASS %s" % name, flush=True)
+    else:
+        FAILED += 1
+        print("FAIL %s%s" % (name, (": " + str(detail)) if detail else ""), flush=True)
+    return ok
+
+
+def order(seed, n):
+    """The contract's output order: rows sorted by (K(seed, i), i), K = word 0 of Philox4x64-10."""
+    gen = np.random.Philox(key=seed, counter=(-1) % (1 << 256))
+    keys = gen.random_raw(4 * n)[::4].copy()
+    return np.lexsort((np.arange(n, dtype=np.uint64), keys))
+
+
+def shuffle(h5shuf, args, plugins_off, env_extra=None):
+    """Run h5shuf with no HDF5_PLUGIN_PATH (and every plugin off when plugins_off)."""
+    env = {k: v for k, v in os.environ.items() if k != "HDF5_PLUGIN_PATH"}
+    if plugins_off:
+        env["HDF5_PLUGIN_PRELOAD"] = "::"
+    env.update(env_extra or {})
+    r = subprocess.run([h5shuf, "-q"] + args, env=env, capture_output=True, text=True)
+    return r.returncode, r.stderr.strip()
+
+
+def filters_of(ds):
+    """(id, cd_values) of every filter of ds, from the file (no filter needs to be loadable)."""
+    dcpl = ds.id.get_create_plist()
+    return [(f[0], tuple(f[2])) for f in (dcpl.get_filter(i) for i in range(dcpl.get_nfilters()))]
+
+
+def masked_chunks(ds):
+    return sum(ds.id.get_chunk_info(i).filter_mask != 0 for i in range(ds.id.get_num_chunks()))
+
+
+def same_bytes(a, b):
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        return fa.read() == fb.read()
+
+
+def values(rng, dtype, shape):
+    """Smooth values with noise in the low bits: what these filters are for."""
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape))
+    if dtype.kind == "V" or dtype.names:
+        raw = (np.arange(n * dtype.itemsize) // 7 % 5).astype(np.uint8) ^ rng.integers(0, 2, n * dtype.itemsize, dtype=np.uint8)
+        return raw.view(dtype).reshape(shape)
+    base = np.cumsum(rng.integers(-2, 3, n)) + 1000
+    if dtype.kind == "c":
+        return (base + 1j * base[::-1]).astype(dtype).reshape(shape)
+    return base.astype(dtype).reshape(shape)
+
+
+def run_cases(tag, h5shuf, w, path, want, plugins_off_runs, reader_env=None, extra_checks=None):
+    """Shuffle path with -j 1 and -j 2 (and plugins off when asked), then check every output."""
+    n = next(iter(want.values())).shape[0]
+    outs = []
+    for plugins_off in plugins_off_runs:
+        for j in (1, 2):
+            out = os.path.join(w, "%s-j%d%s.h5" % (tag, j, "-noplugins" if plugins_off else ""))
+            rc, err = shuffle(h5shuf, ["-s", "11", "-j", str(j), path, out], plugins_off)
+            label = "%s: h5shuf -j %d, no HDF5_PLUGIN_PATH%s" % (tag, j, ", every plugin off" if plugins_off else "")
+            if check(label, rc == 0, err):
+                outs.append(out)
+    if not outs:
+        return
+    check("%s: every run wrote the same bytes" % tag, all(same_bytes(outs[0], o) for o in outs[1:]))
+    o = order(11, n)
+    # Read back in a fresh process with the reader's environment (its plugins), as a user would.
+    code = r"""
+import sys, json, h5py, numpy as np
+%s
+f = h5py.File(sys.argv[1], "r")
+res = {}
+for name in f:
+    d = f[name]
+    res[name] = d[...].tobytes().hex()
+print(json.dumps(res))
+""" % ("import hdf5plugin" if reader_env is None else "")
+    env = dict(os.environ)
+    env.update(reader_env or {})
+    r = subprocess.run([sys.executable, "-c", code, outs[0]], env=env, capture_output=True, text=True)
+    if not check("%s: the independent reader opens h5shuf's output" % tag, r.returncode == 0, r.stderr[-500:]):
+        return
+    import json
+    got = json.loads(r.stdout)
+    with h5py.File(path, "r") as fi, h5py.File(outs[0], "r") as fo:
+        for name, a in want.items():
+            check("%s: /%s is the input permuted in the contract's order" % (tag, name),
+                  bytes.fromhex(got[name]) == np.ascontiguousarray(a[o]).tobytes())
+            fin, fout = filters_of(fi[name]), filters_of(fo[name])
+            check("%s: /%s keeps the input's filters %s" % (tag, name, fin), fin == fout, fout)
+        if extra_checks:
+            extra_checks(fi, fo)
+
+
+def mode_lzf(h5shuf, plugin_dir, w):
+    rng = np.random.default_rng(5)
+    n = 5003
+    want = {
+        "u8": values(rng, "u1", (n, 33)),
+        "i2": values(rng, "<i2", (n,)),
+        "f4": values(rng, "<f4", (n, 4, 3)),
+        "i8": values(rng, "<i8", (n, 2)),
+        "c16": values(rng, "<c16", (n,)),
+        "v3": values(rng, "V3", (n,)),
+        "noise": rng.integers(0, 256, (n, 40), dtype=np.uint8),  # chunks lzf cannot shrink
+    }
+    path = os.path.join(w, "lzf.h5")
+    with h5py.File(path, "w") as f:
+        for name, a in want.items():
+            kw = dict(shuffle=True, fletcher32=True) if name == "f4" else {}
+            f.create_dataset(name, data=a, chunks=(997,) + a.shape[1:], compression="lzf", **kw)
+    with h5py.File(path, "r") as f:
+        check("lzf: h5py wrote filter 32000 with cd_values [4, LZF_VERSION, chunk bytes]",
+              filters_of(f["i2"]) == [(32000, (4, 261, 997 * 2))], filters_of(f["i2"]))
+        check("lzf: h5py stored some incompressible chunks with lzf skipped", masked_chunks(f["noise"]) > 0)
+
+    def extra(fi, fo):
+        check("lzf: h5shuf also stores incompressible chunks with lzf skipped", masked_chunks(fo["noise"]) > 0)
+        check("lzf: h5shuf compresses the compressible chunks", masked_chunks(fo["u8"]) == 0
+              and fo["u8"].id.get_storage_size() < fo["u8"].size)
+
+    run_cases("lzf", h5shuf, w, path, want, (False, True), reader_env={}, extra_checks=extra)
+
+    # Our plugin in h5py, instead of h5py's own lzf: reads h5py's file, and h5py reads what it writes.
+    code = r"""
+import sys, h5py, numpy as np
+assert h5py.h5z.unregister_filter(32000)
+a = (np.arange(20000) // 9).astype('<i4')
+with h5py.File(sys.argv[1], 'r') as f:
+    assert np.array_equal(f['i2'][...], np.frombuffer(bytes.fromhex(sys.argv[3]), '<i2'))
+with h5py.File(sys.argv[2], 'w') as f:
+    f.create_dataset('a', data=a, chunks=(1000,), compression='lzf')
+    assert 'h5shuf' in f['a'].id.get_create_plist().get_filter(0)[3].decode()
+print('ok')
+"""
+    r = subprocess.run([sys.executable, "-c", code, path, os.path.join(w, "ours.h5"), want["i2"].tobytes().hex()],
+                       env=dict(os.environ, HDF5_PLUGIN_PATH=plugin_dir), capture_output=True, text=True)
+    check("lzf: our plugin (libh5shuf_lzf.so) in h5py reads h5py's lzf and writes lzf", r.stdout.strip() == "ok",
+          r.stderr[-400:])
+    with h5py.File(os.path.join(w, "ours.h5"), "r") as f:
+        check("lzf: h5py's own lzf reads what our plugin wrote", np.array_equal(f["a"][...], (np.arange(20000) // 9).astype("<i4")))
+
+
+def mode_bitshuffle(h5shuf, plugin_dir, w):
+    default_dir = h5py.h5pl.get(0).decode() if h5py.h5pl.size() else ""
+    ref = os.path.join(default_dir, "libh5bshuf.so")
+    if "HDF5_PLUGIN_PATH" in os.environ or not os.path.exists(ref):
+        print("SKIP bitshuffle: Debian's bitshuffle plugin (package 'bitshuffle') is not in HDF5's default plugin "
+              "directory %s, so there is no independent writer and reader" % (default_dir or "(none)"))
+        return SKIP
+    import hdf5plugin
+
+    rng = np.random.default_rng(6)
+    n = 4099  # not a multiple of 8
+    want = {
+        "u1": values(rng, "u1", (n, 64)),
+        "i2": values(rng, "<i2", (n,)),
+        "f4": values(rng, "<f4", (n, 5)),
+        "i8": values(rng, "<i8", (n,)),
+        "c16": values(rng, "<c16", (n,)),
+        "v3": values(rng, "V3", (n,)),
+        "v12": values(rng, np.dtype([("a", "<i4"), ("b", "<f8")]), (n,)),
+    }
+    path = os.path.join(w, "bshuf.h5")
+    opts = {}
+    with h5py.File(path, "w") as f:
+        for k, (name, a) in enumerate(want.items()):
+            cname = "none" if name in ("i8", "v3") else "lz4"
+            nelems = 64 if name == "f4" else 0
+            opts[name] = hdf5plugin.Bitshuffle(nelems=nelems, cname=cname)
+            f.create_dataset(name, data=a, chunks=(333 + 8 * k,) + a.shape[1:], **opts[name])
+    with h5py.File(path, "r") as f:
+        fl = filters_of(f["u1"])
+        check("bitshuffle: the reference wrote filter 32008 as bitshuffle 0.3 ([0, 3, 1, 0, 2])",
+              fl == [(32008, (0, 3, 1, 0, 2))], fl)
+
+    def extra(fi, fo):
+        # Encode the expected rows with the reference, chunk for chunk: our chunks are byte-identical.
+        o = order(11, n)
+        ref_path = os.path.join(w, "ref-encoded.h5")
+        with h5py.File(ref_path, "w") as fr:
+            for name, a in want.items():
+                fr.create_dataset(name, data=a[o], chunks=fi[name].chunks, **opts[name])
+        with h5py.File(ref_path, "r") as fr:
+            for name in want:
+                a, b = fo[name], fr[name]
+                same = a.id.get_num_chunks() == b.id.get_num_chunks()
+                for i in range(a.id.get_num_chunks()):
+                    off = a.id.get_chunk_info(i).chunk_offset
+                    same = same and a.id.read_direct_chunk(off) == b.id.read_direct_chunk(off)
+                check("bitshuffle: /%s: h5shuf's chunks are the reference's, byte for byte" % name, same)
+
+    run_cases("bitshuffle", h5shuf, w, path, want, (False, True), reader_env={}, extra_checks=extra)
+
+    # zstd mode (bitshuffle >= 0.4; Debian's 0.3.5 has none): written by h5py through our plugin, shuffled
+    # with plugins off, read back through our plugin.  Not independent: a round trip through HDF5.
+    zpath = os.path.join(w, "bshuf-zstd.h5")
+    code = r"""
+import sys, h5py, numpy as np
+a = (np.arange(3001 * 3) // 5).astype('<f8').reshape(3001, 3)
+with h5py.File(sys.argv[1], 'w') as f:
+    f.create_dataset('z', data=a, chunks=(500, 3), compression=32008, compression_opts=(0, 3, 2))
+"""
+    r = subprocess.run([sys.executable, "-c", code, zpath], env=dict(os.environ, HDF5_PLUGIN_PATH=plugin_dir),
+                       capture_output=True, text=True)
+    if check("bitshuffle: our plugin writes the zstd mode from h5py", r.returncode == 0, r.stderr[-400:]):
+        zwant = {"z": (np.arange(3001 * 3) // 5).astype("<f8").reshape(3001, 3)}
+        run_cases("bitshuffle+zstd", h5shuf, w, zpath, zwant, (True,), reader_env={"HDF5_PLUGIN_PATH": plugin_dir})
+    return 0
+
+
+def mode_plugins(h5shuf, plugin_dir, w):
+    if "HDF5_PLUGIN_PATH" in os.environ:
+        del os.environ["HDF5_PLUGIN_PATH"]
+    import hdf5plugin
+
+    default_dir = h5py.h5pl.get(0).decode() if h5py.h5pl.size() else ""
+    wanted = [("lz4", "libh5lz4.so", "hdf5-filter-plugin", hdf5plugin.LZ4()),
+              ("bzip2", "libh5bz2.so", "hdf5-filter-plugin", hdf5plugin.BZip2()),
+              ("blosc", "libH5Zblosc.so", "hdf5-filter-plugin-blosc-serial", hdf5plugin.Blosc(cname="zstd", clevel=3))]
+    present = [x for x in wanted if os.path.exists(os.path.join(default_dir, x[1]))]
+    for name, lib, pkg, _ in wanted:
+        if (name, lib, pkg) not in [x[:3] for x in present]:
+            print("SKIP %s: %s (package %s) is not in HDF5's default plugin directory %s" % (name, lib, pkg, default_dir))
+    if not present:
+        return SKIP
+    rng = np.random.default_rng(7)
+    n = 3001
+    for name, lib, pkg, opts in present:
+        want = {"x": values(rng, "<f4", (n, 6)), "y": values(rng, "<i8", (n,))}
+        path = os.path.join(w, "%s.h5" % name)
+        with h5py.File(path, "w") as f:
+            for k, a in want.items():
+                f.create_dataset(k, data=a, chunks=(250,) + a.shape[1:], **opts)
+        with h5py.File(path, "r") as f:
+            check("%s: hdf5plugin wrote filter %d through %s/%s" % (name, opts["compression"], default_dir, lib),
+                  filters_of(f["x"])[0][0] == opts["compression"], filters_of(f["x"]))
+        run_cases(name, h5shuf, w, path, want, (False,), reader_env={})
+    return 0
+
+
+def main():
+    mode, h5shuf, plugin_dir = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
+    with tempfile.TemporaryDirectory(prefix="h5shuf-filters-") as w:
+        fn = {"lzf": mode_lzf, "bitshuffle": mode_bitshuffle, "plugins": mode_plugins}[mode]
+        rc = fn(h5shuf, plugin_dir, w)
+    if rc == SKIP and FAILED == 0 and PASSED == 0:
+        return SKIP
+    print("%d passed, %d failed" % (PASSED, FAILED))
+    return 1 if FAILED else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

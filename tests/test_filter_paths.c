@@ -1,0 +1,322 @@
+/*
+ * test_filter_paths.c - lzf (32000) and bitshuffle (32008) on chunkio's threaded path: the chunks the
+ * pool encodes are byte for byte the ones HDF5 stores through the registered filters (with the same
+ * filter mask: an lzf chunk that does not shrink is stored with lzf skipped), what the pool decodes
+ * equals H5Dread's, for partial last chunks and unaligned row ranges; bitshuffle with blocks too small for
+ * the stage buffers falls back to HDF5; a corrupt chunk is a clean error; and a whole shuffle of such
+ * inputs is byte-identical for every thread count and in the contract's order.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "filter_bshuf.h"
+#include "filters.h"
+#include "filter_lzf.h"
+#include "chunkio.h"
+#include "h5err.h"
+#include "testutil.h"
+
+#define ROWS 1000u /* not a multiple of CHUNK_ROWS: the last chunk is partial */
+#define COLS 12u
+#define CHUNK_ROWS 64u
+
+/* Pipelines under test: lzf (optional, as h5py sets it) or bitshuffle (cd 3..5), with shuffle before and
+ * fletcher32 after when asked. */
+struct pipe {
+    const char *name;
+    int lzf, bshuf, shuffle, fletcher32;
+    unsigned block, compression;
+};
+static const struct pipe pipes[] = {
+    {"lzf", 1, 0, 0, 0, 0, 0},
+    {"shuffle+lzf+fletcher32", 1, 0, 1, 1, 0, 0},
+    {"bitshuffle", 0, 1, 0, 0, 0, 0},
+    {"bitshuffle:lz4", 0, 1, 0, 0, 0, 2},
+    {"bitshuffle:lz4 block 64", 0, 1, 0, 0, 64, 2},
+    {"bitshuffle:zstd+fletcher32", 0, 1, 0, 1, 0, 3},
+};
+
+/* Rows of int32: the first half smooth (compresses), the second half random (lzf cannot shrink it). */
+static int32_t *values(void)
+{
+    int32_t *x = malloc(ROWS * COLS * sizeof *x);
+    uint64_t st = 7;
+    for (unsigned i = 0; i < ROWS * COLS; i++)
+        x[i] = i < ROWS * COLS / 2 ? (int32_t)(i / 5 % 300) : (int32_t)tu_splitmix64(&st);
+    return x;
+}
+
+static hid_t make_dset(hid_t file, const char *name, const struct pipe *p, hsize_t rows)
+{
+    hsize_t dims[2] = {rows, COLS}, maxdims[2] = {H5S_UNLIMITED, COLS}, cdims[2] = {CHUNK_ROWS, COLS};
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 2, cdims);
+    if (p->shuffle)
+        H5Pset_shuffle(dcpl);
+    if (p->lzf)
+        H5Pset_filter(dcpl, H5SHUF_FILTER_LZF, H5Z_FLAG_OPTIONAL, 0, NULL);
+    if (p->bshuf) {
+        unsigned cd[3] = {p->block, p->compression, 1};
+        H5Pset_filter(dcpl, H5SHUF_FILTER_BSHUF, H5Z_FLAG_OPTIONAL, p->compression == 3 ? 3 : 2, cd);
+    }
+    if (p->fletcher32)
+        H5Pset_fletcher32(dcpl);
+    hid_t space = H5Screate_simple(2, dims, maxdims);
+    hid_t d = H5Dcreate2(file, name, H5T_STD_I32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Sclose(space);
+    H5Pclose(dcpl);
+    return d;
+}
+
+static unsigned char *raw_chunk(hid_t d, uint64_t c, hsize_t *n, uint32_t *mask)
+{
+    hsize_t off[2] = {c * CHUNK_ROWS, 0};
+    if (H5Dget_chunk_storage_size(d, off, n) < 0)
+        return NULL;
+    unsigned char *b = malloc(*n ? *n : 1);
+    if (H5Dread_chunk(d, H5P_DEFAULT, off, mask, b) < 0) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+static void test_encodings_match_hdf5(void)
+{
+    char *dir = tu_mkdtemp();
+    int32_t *x = values(), *back = malloc(ROWS * COLS * sizeof *back);
+    struct h5shuf_chunkio *cio;
+    CU_ASSERT_FATAL(h5shuf__chunkio_create(3, &cio) == H5SHUF_OK);
+    hid_t f = H5Fcreate(tu_path(dir, "enc.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    for (size_t i = 0; i < sizeof pipes / sizeof *pipes; i++) {
+        const struct pipe *p = &pipes[i];
+        char a[64], b[64];
+        snprintf(a, sizeof a, "hdf5-%zu", i);
+        snprintf(b, sizeof b, "ours-%zu", i);
+        hid_t dh = make_dset(f, a, p, ROWS), dour = make_dset(f, b, p, 0);
+        CU_ASSERT_FATAL(dh >= 0 && dour >= 0);
+        CU_ASSERT(H5Dwrite(dh, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+        struct h5shuf_pipeline pl;
+        CU_ASSERT(h5shuf__pipeline_probe(dour, H5T_STD_I32LE, &pl) == 0 && pl.direct);
+        CU_ASSERT(h5shuf__chunkio_write(cio, dour, H5T_STD_I32LE, 0, 5 * CHUNK_ROWS, x, 1) >= 0);
+        CU_ASSERT(h5shuf__chunkio_write(cio, dour, H5T_STD_I32LE, 5 * CHUNK_ROWS, ROWS - 5 * CHUNK_ROWS,
+                                        x + 5 * CHUNK_ROWS * COLS, 1) >= 0);
+        memset(back, 0, ROWS * COLS * sizeof *back);
+        CU_ASSERT(H5Dread(dour, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0);
+        CU_ASSERT(memcmp(back, x, ROWS * COLS * sizeof *x) == 0);
+        int same = 1, skipped = 0;
+        for (uint64_t c = 0; c * CHUNK_ROWS < ROWS; c++) {
+            hsize_t nh = 0, no = 0;
+            uint32_t mh = 99, mo = 98;
+            unsigned char *rh = raw_chunk(dh, c, &nh, &mh), *ro = raw_chunk(dour, c, &no, &mo);
+            CU_ASSERT(rh && ro);
+            same = same && rh && ro && mh == mo && nh == no && memcmp(rh, ro, nh) == 0;
+            skipped += mo != 0;
+            free(rh);
+            free(ro);
+        }
+        if (!same)
+            fprintf(stderr, "pipeline %s: chunks differ from HDF5's\n", p->name);
+        CU_ASSERT(same);
+        CU_ASSERT(p->lzf ? skipped > 0 : skipped == 0); /* the random half does not shrink */
+        H5Dclose(dh);
+        H5Dclose(dour);
+    }
+    H5Fclose(f);
+    h5shuf__chunkio_free(cio);
+    free(back);
+    free(x);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+static void test_decode_matches_hdf5(void)
+{
+    char *dir = tu_mkdtemp();
+    int32_t *x = values(), *want = malloc(ROWS * COLS * sizeof *want), *got = malloc(ROWS * COLS * sizeof *got);
+    struct h5shuf_chunkio *cio;
+    CU_ASSERT_FATAL(h5shuf__chunkio_create(2, &cio) == H5SHUF_OK);
+    hid_t f = H5Fcreate(tu_path(dir, "dec.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    static const uint64_t ranges[][2] = {{0, ROWS}, {5, 1}, {63, 2}, {100, 517}, {960, 40}, {999, 1}};
+    for (size_t i = 0; i < sizeof pipes / sizeof *pipes; i++) {
+        hid_t d = make_dset(f, pipes[i].name, &pipes[i], ROWS);
+        CU_ASSERT_FATAL(d >= 0);
+        CU_ASSERT(H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+        H5Dclose(d);
+        d = H5Dopen2(f, pipes[i].name, H5P_DEFAULT);
+        CU_ASSERT(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, want) >= 0);
+        CU_ASSERT(memcmp(want, x, ROWS * COLS * sizeof *x) == 0);
+        for (size_t r = 0; r < sizeof ranges / sizeof *ranges; r++) {
+            memset(got, 0xff, ROWS * COLS * sizeof *got);
+            CU_ASSERT(h5shuf__chunkio_read(cio, d, H5T_STD_I32LE, ranges[r][0], ranges[r][1], got) >= 0);
+            CU_ASSERT(memcmp(got, want + ranges[r][0] * COLS, ranges[r][1] * COLS * sizeof *got) == 0);
+        }
+        H5Dclose(d);
+    }
+    H5Fclose(f);
+    h5shuf__chunkio_free(cio);
+    free(want);
+    free(got);
+    free(x);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* Blocks of 8 elements: LZ4's per-block margin outgrows the stage buffers, so HDF5 runs the filter;
+ * lzf set mandatory is still run by the pool (and fails cleanly on a chunk that does not shrink). */
+static void test_fallback_and_mandatory(void)
+{
+    char *dir = tu_mkdtemp();
+    hid_t f = H5Fcreate(tu_path(dir, "fb.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    /* 64 rows of 1200 int32 (300 KiB chunks): blocks of 8 elements cost up to 52 bytes per 32 */
+    hsize_t tdims[2] = {128, 1200}, tcdims[2] = {64, 1200};
+    unsigned tcd[2] = {8, 2};
+    hid_t tdcpl = H5Pcreate(H5P_DATASET_CREATE), tspace = H5Screate_simple(2, tdims, NULL);
+    H5Pset_chunk(tdcpl, 2, tcdims);
+    H5Pset_filter(tdcpl, H5SHUF_FILTER_BSHUF, H5Z_FLAG_OPTIONAL, 2, tcd);
+    hid_t d = H5Dcreate2(f, "tiny", H5T_STD_I32LE, tspace, H5P_DEFAULT, tdcpl, H5P_DEFAULT);
+    struct h5shuf_pipeline pl;
+    CU_ASSERT(h5shuf__pipeline_probe(d, H5T_STD_I32LE, &pl) == 0 && !pl.direct);
+    H5Dclose(d);
+    tcd[0] = 0; /* default blocks: run by the pool */
+    H5Pmodify_filter(tdcpl, H5SHUF_FILTER_BSHUF, H5Z_FLAG_OPTIONAL, 2, tcd);
+    d = H5Dcreate2(f, "default", H5T_STD_I32LE, tspace, H5P_DEFAULT, tdcpl, H5P_DEFAULT);
+    CU_ASSERT(h5shuf__pipeline_probe(d, H5T_STD_I32LE, &pl) == 0 && pl.direct);
+    H5Dclose(d);
+    H5Sclose(tspace);
+    H5Pclose(tdcpl);
+
+    hsize_t dims[2] = {0, COLS}, maxdims[2] = {H5S_UNLIMITED, COLS}, cdims[2] = {CHUNK_ROWS, COLS};
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), space = H5Screate_simple(2, dims, maxdims);
+    H5Pset_chunk(dcpl, 2, cdims);
+    H5Pset_filter(dcpl, H5SHUF_FILTER_LZF, H5Z_FLAG_MANDATORY, 0, NULL);
+    d = H5Dcreate2(f, "mandatory", H5T_STD_I32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    CU_ASSERT(h5shuf__pipeline_probe(d, H5T_STD_I32LE, &pl) == 0 && pl.direct);
+    struct h5shuf_chunkio *cio;
+    CU_ASSERT_FATAL(h5shuf__chunkio_create(2, &cio) == H5SHUF_OK);
+    int32_t *x = values();
+    CU_ASSERT(h5shuf__chunkio_write(cio, d, H5T_STD_I32LE, 0, 2 * CHUNK_ROWS, x, 1) >= 0); /* compresses */
+    H5E_BEGIN_TRY
+    {
+        CU_ASSERT(h5shuf__chunkio_write(cio, d, H5T_STD_I32LE, 8 * CHUNK_ROWS, CHUNK_ROWS, x + 8 * CHUNK_ROWS * COLS, 1) < 0);
+    }
+    H5E_END_TRY;
+    H5Eclear2(H5E_DEFAULT);
+    h5shuf__chunkio_free(cio);
+    free(x);
+    H5Dclose(d);
+    H5Sclose(space);
+    H5Pclose(dcpl);
+    H5Fclose(f);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* A stored chunk made invalid: the threaded read fails with the codec's message, not garbage. */
+static void test_corrupt_chunks(void)
+{
+    char *dir = tu_mkdtemp();
+    hid_t f = H5Fcreate(tu_path(dir, "bad.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    int32_t *x = values(), *got = malloc(ROWS * COLS * sizeof *got);
+    struct h5shuf_chunkio *cio;
+    CU_ASSERT_FATAL(h5shuf__chunkio_create(2, &cio) == H5SHUF_OK);
+    const struct pipe *cases[] = {&pipes[0], &pipes[3]};
+    for (size_t i = 0; i < 2; i++) {
+        hid_t d = make_dset(f, cases[i]->name, cases[i], ROWS);
+        H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x);
+        H5Dclose(d);
+        d = H5Dopen2(f, cases[i]->name, H5P_DEFAULT);
+        hsize_t n;
+        uint32_t mask;
+        unsigned char *raw = raw_chunk(d, 1, &n, &mask);
+        CU_ASSERT_FATAL(raw && mask == 0 && n > 20);
+        hsize_t off[2] = {CHUNK_ROWS, 0};
+        CU_ASSERT(H5Dwrite_chunk(d, H5P_DEFAULT, 0, off, n / 2, raw) >= 0); /* truncated */
+        H5Dclose(d);
+        d = H5Dopen2(f, cases[i]->name, H5P_DEFAULT);
+        H5Eclear2(H5E_DEFAULT);
+        H5E_BEGIN_TRY
+        {
+            CU_ASSERT(h5shuf__chunkio_read(cio, d, H5T_STD_I32LE, 0, ROWS, got) < 0);
+        }
+        H5E_END_TRY;
+        char cause[256];
+        h5shuf__hdf5_cause(cause, sizeof cause);
+        CU_ASSERT(strstr(cause, i == 0 ? "lzf" : "bitshuffle") != NULL);
+        if (!strstr(cause, i == 0 ? "lzf" : "bitshuffle"))
+            fprintf(stderr, "cause: %s\n", cause);
+        free(raw);
+        H5Dclose(d);
+    }
+    h5shuf__chunkio_free(cio);
+    H5Fclose(f);
+    free(x);
+    free(got);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* A whole shuffle of lzf and bitshuffle inputs ("-c keep"): the same file for 1, 2 and 3 threads, the
+ * rows in the reference order, the filters kept. */
+static void test_threads_same_bytes(void)
+{
+    char *dir = tu_mkdtemp();
+    const char *in = tu_path(dir, "in.h5");
+    int32_t *x = values();
+    hid_t f = H5Fcreate(in, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t a = make_dset(f, "a", &pipes[1], ROWS), b = make_dset(f, "b", &pipes[3], ROWS);
+    CU_ASSERT(H5Dwrite(a, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+    CU_ASSERT(H5Dwrite(b, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+    H5Dclose(a);
+    H5Dclose(b);
+    H5Fclose(f);
+    const char *inputs[] = {in};
+    char msg[512], name[32];
+    for (unsigned t = 1; t <= 3; t++) {
+        h5shuf_options opts;
+        h5shuf_options_init(&opts);
+        opts.seed = 99;
+        opts.seed_set = 1;
+        opts.threads = t;
+        opts.mem_limit_bytes = 160 << 10; /* several piles */
+        snprintf(name, sizeof name, "out%u.h5", t);
+        CU_ASSERT_EQUAL(tu_shuffle(inputs, 1, tu_path(dir, name), &opts, msg, sizeof msg), H5SHUF_OK);
+        if (msg[0])
+            fprintf(stderr, "%s\n", msg);
+        if (t > 1)
+            CU_ASSERT(tu_same_bytes(tu_path(dir, "out1.h5"), tu_path(dir, name)));
+    }
+    int32_t *want = malloc(ROWS * COLS * sizeof *want);
+    tu_reference(99, x, ROWS, COLS * sizeof *x, want);
+    for (int k = 0; k < 2; k++) {
+        uint64_t rows, row_bytes;
+        int32_t *got = tu_read(tu_path(dir, "out3.h5"), k ? "/b" : "/a", &rows, &row_bytes);
+        CU_ASSERT(got && rows == ROWS && row_bytes == COLS * 4 && memcmp(got, want, ROWS * COLS * 4) == 0);
+        free(got);
+    }
+    hid_t o = H5Fopen(tu_path(dir, "out2.h5"), H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t d = H5Dopen2(o, "/b", H5P_DEFAULT), dcpl = H5Dget_create_plist(d);
+    CU_ASSERT(H5Pget_filter_by_id2(dcpl, H5SHUF_FILTER_BSHUF, NULL, NULL, NULL, 0, NULL, NULL) >= 0);
+    H5Pclose(dcpl);
+    H5Dclose(d);
+    H5Fclose(o);
+    free(want);
+    free(x);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    h5shuf__filters_register();
+    static const struct tu_test tests[] = {
+        {"encoded chunks and masks are HDF5's", test_encodings_match_hdf5},
+        {"decoded rows equal H5Dread's", test_decode_matches_hdf5},
+        {"tiny bitshuffle blocks fall back; mandatory lzf fails cleanly", test_fallback_and_mandatory},
+        {"corrupt lzf and bitshuffle chunks: clean errors", test_corrupt_chunks},
+        {"output byte-identical for 1, 2, 3 threads, in the reference order", test_threads_same_bytes},
+        {NULL, NULL},
+    };
+    return tu_main("filter_paths", tests);
+}
