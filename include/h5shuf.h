@@ -73,7 +73,10 @@ typedef enum h5shuf_oversize {
 typedef enum h5shuf_phase {
     H5SHUF_PHASE_SCATTER = 1, /* pass 1: rows read from the inputs into piles */
     H5SHUF_PHASE_SPLIT = 2,   /* oversize recursion: rows re-scattered into sub-piles */
-    H5SHUF_PHASE_GATHER = 3   /* pass 2: rows sorted and written to the output */
+    H5SHUF_PHASE_GATHER = 3,  /* pass 2: rows sorted and written to the output */
+    H5SHUF_PHASE_CREATE = 4   /* before pass 1: the output files and the scratch file created (rows_done: files
+                               * made so far, of rows_total); their temporary names are then known
+                               * (h5shuf_job_temp_file), e.g. for a handler of fatal signals */
 } h5shuf_phase;
 
 /*
@@ -145,6 +148,21 @@ typedef struct h5shuf_options {
      * divide the head. */
     uint64_t head_rows;
     int head_set;
+    /* References in the output's attributes and copied datasets are rewritten to point at the output's
+     * objects.  One whose target the output does not hold (dataset mode: an object not named), or a region
+     * reference into a shuffled dataset (its rows moved), makes h5shuf_job_plan fail with
+     * H5SHUF_EUNSUPPORTED naming the attribute and the target, unless drop_references is nonzero: such
+     * references are then written as null references, and a warning says how many (h5shuf_job_warning). */
+    int drop_references;
+    /* Keeping the input's filters (compression "keep") re-encodes the shuffled rows through them.  A lossy
+     * filter among them (ZFP, SZ, SZ3, fpzip, JPEG, APAX, SPERR, scale-offset on floating point) would change
+     * their values: h5shuf_job_plan fails with H5SHUF_EUNSUPPORTED unless allow_lossy is nonzero, which
+     * warns (h5shuf_job_warning) and records it in the output (root attribute h5shuf_lossy). */
+    int allow_lossy;
+    /* Nonzero: h5shuf_run verifies the output against the inputs (as h5shuf_verify does) before it is moved
+     * into place; a mismatch fails the run with H5SHUF_EMISMATCH and leaves nothing at the output's name.
+     * One whole output only (not with shards, splits or a head: H5SHUF_EINVAL). */
+    int check;
 } h5shuf_options;
 
 /* The plan of a job (DESIGN.md section 3), filled by h5shuf_job_plan() and kept up to date by a run. */
@@ -281,6 +299,11 @@ H5SHUF_API int h5shuf_run_gather(h5shuf_job *job);
 
 /* The seed of the job: the one given, or the random one drawn (valid after h5shuf_job_plan/run). */
 H5SHUF_API uint64_t h5shuf_job_seed(const h5shuf_job *job);
+
+/* The job's warnings, index 0 .. count-1 (NULL past the end): things it did that the options allowed but
+ * a user should know (references written null, a lossy filter re-encoding rows).  Valid after
+ * h5shuf_job_plan; owned by the job. */
+H5SHUF_API const char *h5shuf_job_warning(const h5shuf_job *job, size_t index);
 
 /* The names of the shuffled datasets (input paths of the first input), valid after a successful plan:
  * index 0 .. count-1; returns NULL past the end.  Owned by the job. */

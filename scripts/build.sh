@@ -10,8 +10,8 @@ cd "$(dirname "$0")/.."
 # filter plugins users have (lz4, bzip2, blosc), which Debian installs in the directory its HDF5 searches
 # by default (/usr/lib/<triplet>/hdf5/serial/plugins), so they work with no HDF5_PLUGIN_PATH.
 packages=(build-essential cmake pkg-config libhdf5-dev hdf5-tools libzstd-dev libxxhash-dev libdeflate-dev libcunit1-dev
-          liblzf-dev liblz4-dev python3-h5py python3-numpy time
-          python3-hdf5plugin bitshuffle hdf5-filter-plugin hdf5-filter-plugin-blosc-serial)
+          liblzf-dev liblz4-dev python3-h5py python3-numpy time strace python3-netcdf4 python3-tables netcdf-bin
+          python3-hdf5plugin bitshuffle hdf5-filter-plugin hdf5-filter-plugin-blosc-serial hdf5-filter-plugin-zfp-serial)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

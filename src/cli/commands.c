@@ -84,9 +84,9 @@ static int check_usage(enum cli_command cmd, const struct cli_options *o, int np
         return cli_usage_error("%s", npos == 0 ? "scatter: missing INPUT and PILES.h5" : "scatter: missing PILES.h5");
     if (cmd == CMD_GATHER && npos != 2)
         return cli_usage_error("%s", npos < 2 ? "gather: needs PILES.h5 and OUTPUT" : "gather: takes only PILES.h5 and OUTPUT");
-    if (cmd != CMD_SHUFFLE && o->check)
+    if (cmd != CMD_SHUFFLE && o->lib.check)
         return cli_usage_error("%s--check: run h5shuf verify on the gathered output", name);
-    if (o->check && (o->lib.shards || o->lib.split || o->lib.head_set))
+    if (o->lib.check && (o->lib.shards || o->lib.split || o->lib.head_set))
         return cli_usage_error("%s", "--check verifies one whole output; it cannot be combined with --shards, --split "
                                      "or --head");
     if (o->lib.shards && o->lib.split)
@@ -111,8 +111,6 @@ static int report_run(enum cli_command cmd, const struct cli_options *o, h5shuf_
             fprintf(stderr, "h5shuf: interrupted; scratch and partial output removed\n");
     } else if (st != H5SHUF_OK) {
         fprintf(stderr, "h5shuf: %s\n", h5shuf_errmsg(job));
-        rc = 1;
-    } else if (check_st > 0) {
         rc = 1;
     }
     /* The mixing report: with several inputs and -v (or --mixing-window), from the keys alone. */
@@ -153,6 +151,8 @@ int cmd_run(enum cli_command cmd, const struct cli_options *o, char **pos, int n
     }
     if (st == H5SHUF_OK && !o->json && (o->plan_only || o->verbose > 1))
         report_plan_text(o->plan_only ? stdout : stderr, job, &plan);
+    for (size_t k = 0; st == H5SHUF_OK && h5shuf_job_warning(job, k); k++)
+        fprintf(stderr, "h5shuf: warning: %s\n", h5shuf_job_warning(job, k));
     /* The bar only on a terminal (or when asked), never with -q; summaries with the bar or -v. */
     int draw = o->verbose && (o->progress_when == 1 || (o->progress_when == 0 && isatty(STDERR_FILENO)));
     struct progress prog;
@@ -164,8 +164,10 @@ int cmd_run(enum cli_command cmd, const struct cli_options *o, char **pos, int n
         progress_finish(&prog);
         if (st == H5SHUF_OK) /* the run's figures (restarts, splits, scratch bytes); keeps an error intact */
             h5shuf_job_plan(job, &plan);
-        if (st == H5SHUF_OK && o->check)
-            check_st = verify_files(pos, npos - 1, pos[npos - 1], o->lib.mem_limit_bytes, o->lib.threads, o->verbose);
+        if (o->lib.check) /* verified before the rename: a mismatch left nothing in place */
+            check_st = st == H5SHUF_OK ? H5SHUF_OK : st == H5SHUF_EMISMATCH ? H5SHUF_EMISMATCH : -1;
+        if (st == H5SHUF_OK && o->lib.check && o->verbose)
+            fprintf(stderr, "h5shuf: verify: %s: a permutation of the inputs' rows, datasets aligned\n", pos[npos - 1]);
     }
     rc = report_run(cmd, o, job, &plan, st, check_st, pos, npos, &prog, progress_now() - t0);
     h5shuf_job_free(job);

@@ -1,15 +1,19 @@
 /*
- * interrupt.c - SIGINT and SIGTERM during a run.
+ * interrupt.c - SIGINT and SIGTERM during a run, and fatal signals.
  *
  * The handler only records the signal; the job's progress callback, called after every block of work,
  * returns nonzero then, and the library cancels the run, removes its temporary files and returns
  * H5SHUF_ECANCELED.  A second signal does not wait: the handler unlinks the temporary files (their names
- * copied from the job at the first progress report; unlink is async-signal-safe) and exits 128 + signal.
+ * copied from the job as it reports making them; unlink is async-signal-safe) and exits 128 + signal.
+ * A fatal signal (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL: a crash, in h5shuf or in a library or filter
+ * plugin it runs) removes them too, then kills the process with the same signal, so the exit status and
+ * a core dump are what they would have been.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "interrupt.h"
 
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,59 +23,102 @@ static struct progress *g_progress; /* the display of the run in progress, for t
 static const h5shuf_job *g_job;     /* the job being run, for its temporary files */
 
 /* The run's temporary files (the outputs, shards or splits, and the scratch file), copied from the job
- * on the first progress report, for the handler. */
-static char **g_temp;
-static size_t g_ntemp;
-static volatile sig_atomic_t g_temp_ready;
+ * as the library reports making them (H5SHUF_PHASE_CREATE), for the handlers.  An entry is stored
+ * before the count that shows it grows; a larger array is filled before it is swapped in. */
+static char **volatile g_temp;
+static volatile size_t g_ntemp;
+static size_t g_cap;
+static int g_have[2];        /* temporary files 0 and 1 are in the list */
+static char **g_retired[64]; /* arrays replaced by larger ones: a handler on another thread may still read
+                              * one, so they are freed only when the run is over */
+static int g_nretired;
+
+static void remove_temps(void)
+{
+    char **v = g_temp;
+    size_t n = g_ntemp;
+    for (size_t i = 0; v && i < n; i++)
+        unlink(v[i]);
+}
 
 static void on_signal(int sig)
 {
     if (g_signal) {
         /* A second signal: stop at once, removing what the library would have removed. */
-        if (g_temp_ready)
-            for (size_t i = 0; i < g_ntemp; i++)
-                unlink(g_temp[i]);
+        remove_temps();
         _exit(128 + sig);
     }
     g_signal = sig;
 }
 
-static void free_temps(void)
+/* A fatal signal (a crash): remove the temporary files, then die of the signal as the default action
+ * would (the handler was installed with SA_RESETHAND). */
+static void on_fatal(int sig)
 {
-    g_temp_ready = 0;
-    for (size_t i = 0; i < g_ntemp; i++)
-        free(g_temp[i]);
-    free(g_temp);
-    g_temp = NULL;
-    g_ntemp = 0;
+    remove_temps();
+    raise(sig);
 }
 
-/* Copy the job's temporary file names (0, 1, then 2.. for further outputs) for the signal handler. */
-static void copy_temps(const h5shuf_job *job)
+static void free_temps(void)
 {
-    size_t n = 2;
-    while (h5shuf_job_temp_file(job, (int)n))
-        n++;
-    g_temp = calloc(n, sizeof *g_temp);
-    size_t want = 0;
-    for (size_t i = 0; g_temp && i < n; i++) {
-        const char *name = h5shuf_job_temp_file(job, (int)i); /* a gather has no scratch file: [1] is NULL */
-        if (!name)
-            continue;
-        want++;
-        if ((g_temp[g_ntemp] = strdup(name)) == NULL)
-            break;
-        g_ntemp++;
+    char **v = g_temp;
+    size_t n = g_ntemp;
+    g_ntemp = 0;
+    g_temp = NULL;
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+    for (int i = 0; i < g_nretired; i++)
+        free(g_retired[i]);
+    g_nretired = 0;
+    g_cap = 0;
+    g_have[0] = g_have[1] = 0;
+}
+
+/* Add name to the list (an allocation failure loses it: the handlers then remove less). */
+static void add_temp(const char *name)
+{
+    if (g_ntemp == g_cap) {
+        size_t cap = g_cap ? 2 * g_cap : 8;
+        char **v = malloc(cap * sizeof *v);
+        if (!v)
+            return;
+        for (size_t i = 0; i < g_ntemp; i++)
+            v[i] = g_temp[i];
+        char **old = g_temp;
+        g_temp = v; /* the same entries, the same count: a handler sees either array whole */
+        g_cap = cap;
+        if (old)
+            g_retired[g_nretired++] = old;
     }
-    g_temp_ready = g_temp && g_ntemp == want;
+    char *copy = strdup(name);
+    if (!copy)
+        return;
+    g_temp[g_ntemp] = copy;
+    g_ntemp = g_ntemp + 1;
+}
+
+/* The library reports each file it makes before pass 1 (k of them so far): the output, the scratch file
+ * (temporary files 0 and 1), and the k-th output file (k >= 2). */
+static void note_temps(const h5shuf_job *job, uint64_t k)
+{
+    for (int i = 0; i < 2; i++) {
+        const char *name = g_have[i] ? NULL : h5shuf_job_temp_file(job, i);
+        if (name) {
+            add_temp(name);
+            g_have[i] = 1;
+        }
+    }
+    const char *name = k >= 2 && k <= INT32_MAX ? h5shuf_job_temp_file(job, (int)k) : NULL;
+    if (name)
+        add_temp(name);
 }
 
 int interrupt_progress(void *user, h5shuf_phase phase, uint64_t done, uint64_t total)
 {
-    const h5shuf_job *job = g_job;
-    if (job && !g_temp && h5shuf_job_temp_file(job, 0))
-        copy_temps(job);
     (void)user;
+    if (g_job && (phase == H5SHUF_PHASE_CREATE || !g_have[0]))
+        note_temps(g_job, phase == H5SHUF_PHASE_CREATE ? done : 0);
     if (g_progress)
         progress_update(g_progress, phase, done, total);
     return g_signal != 0;
@@ -88,6 +135,15 @@ void interrupt_catch(void)
         /* a signal the caller ignores (nohup, a background job's SIGINT) stays ignored */
         if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
             sigaction(sigs[i], &sa, NULL);
+    /* A crash must not leave partial files behind either. */
+    struct sigaction fa;
+    memset(&fa, 0, sizeof fa);
+    fa.sa_handler = on_fatal;
+    fa.sa_flags = SA_RESETHAND | SA_NODEFER;
+    sigemptyset(&fa.sa_mask);
+    const int fatal[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+    for (size_t i = 0; i < sizeof fatal / sizeof *fatal; i++)
+        sigaction(fatal[i], &fa, NULL);
 }
 
 int interrupt_signal(void)

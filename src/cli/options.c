@@ -32,7 +32,7 @@
 enum {
     OPT_ON_OVERSIZE = 256, OPT_PLAN, OPT_DEBUG_PILE_BOUND, OPT_CHUNK_ROWS, OPT_SCRATCH, OPT_FILTER, OPT_PROGRESS,
     OPT_JSON, OPT_CHECK, OPT_DEBUG_NO_SPACE_CHECK, OPT_INDEX, OPT_SOURCE_INDEX, OPT_SHARDS, OPT_SPLIT,
-    OPT_MIXING_WINDOW
+    OPT_MIXING_WINDOW, OPT_DROP_REFERENCES, OPT_ALLOW_LOSSY
 };
 
 struct cli_opt {
@@ -57,6 +57,8 @@ static const struct cli_opt table[] = {
     {"progress", OPT_PROGRESS, required_argument, IN_RUNS},
     {"json", OPT_JSON, no_argument, IN_RUNS},
     {"check", OPT_CHECK, no_argument, IN_RUNS},
+    {"drop-references", OPT_DROP_REFERENCES, no_argument, IN_RUNS},
+    {"allow-lossy", OPT_ALLOW_LOSSY, no_argument, IN_RUNS},
     {"index", OPT_INDEX, required_argument, IN_RUNS},
     {"source-index", OPT_SOURCE_INDEX, required_argument, IN_RUNS},
     {"shards", OPT_SHARDS, required_argument, IN_RUNS},
@@ -280,7 +282,9 @@ static int apply(int key, const char *arg, struct cli_options *o, struct repack_
     case OPT_PLAN: o->plan_only = 1; break;
     case OPT_JSON: o->json = 1; break;
     case OPT_DEBUG_NO_SPACE_CHECK: lib->debug_skip_space_check = 1; break;
-    case OPT_CHECK: o->check = 1; break;
+    case OPT_CHECK: lib->check = 1; break;
+    case OPT_DROP_REFERENCES: lib->drop_references = 1; break;
+    case OPT_ALLOW_LOSSY: lib->allow_lossy = 1; break;
     case OPT_INDEX: lib->index_path = arg; break;
     case OPT_SOURCE_INDEX: lib->source_index_path = arg; break;
     case OPT_SHARDS:

@@ -18,7 +18,7 @@ enum cli_command { CMD_SHUFFLE = 0, CMD_SCATTER, CMD_GATHER, CMD_VERIFY };
 struct cli_options {
     h5shuf_options lib;
     int verbose;             /* 0 with -q, 1 by default, 2 with -v */
-    int plan_only, json, check;
+    int plan_only, json;
     int progress_when;       /* --progress: 0 auto, 1 always, 2 never */
     uint64_t mixing_window;  /* --mixing-window, 0 when not given */
     char chunk_rows[32];     /* --chunk-rows N as a chunk shape */

@@ -27,6 +27,7 @@ const char *progress_phase_name(h5shuf_phase phase)
     case H5SHUF_PHASE_SCATTER: return "scatter";
     case H5SHUF_PHASE_SPLIT: return "split";
     case H5SHUF_PHASE_GATHER: return "gather";
+    case H5SHUF_PHASE_CREATE: return "create";
     }
     return "?";
 }
@@ -109,6 +110,8 @@ static void end_phase(struct progress *p, double now)
 
 void progress_update(struct progress *p, h5shuf_phase phase, uint64_t done, uint64_t total)
 {
+    if (phase == H5SHUF_PHASE_CREATE)
+        return; /* files made before pass 1: no rows to show */
     double now = progress_now();
     if (phase != p->phase) {
         end_phase(p, now);

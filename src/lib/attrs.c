@@ -3,6 +3,7 @@
  * its own type, and the attributes h5shuf writes itself (provenance, shard ranges, the pile file's
  * records).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,51 +11,120 @@
 #include "error.h"
 #include "fault.h"
 #include "h5err.h"
+#include "refmap.h"
 
+/* The state of one object's attribute copy. */
 struct copy_ctx {
     hid_t dst;
-    int failed;
+    const char *what;          /* dst, for messages */
+    struct h5shuf_rewrite *rw; /* references: rewritten through it */
+    struct h5shuf_err *err;
+    int st;
 };
 
-/* Copy one attribute as raw values of its own type (variable-length values are read into memory and
- * reclaimed).  Reference attributes would point into the input file and are left out. */
-static herr_t copy_attr_cb(hid_t src, const char *name, const H5A_info_t *ainfo, void *data)
+/* REFERENCE_LIST, the back-references of a dimension scale (the H5DS convention: a compound of the
+ * dataset's object reference and the dimension's index), lists the datasets the scale is attached to.
+ * In the output it lists those of them the output holds: keep those elements, in their order. */
+static size_t keep_attached(const struct h5shuf_refmap *map, hid_t mt, unsigned char *buf, size_t n)
 {
-    (void)ainfo;
-    struct copy_ctx *cx = data;
-    hid_t a = H5I_INVALID_HID, t = H5I_INVALID_HID, s = H5I_INVALID_HID, b = H5I_INVALID_HID, mt = H5I_INVALID_HID;
+    size_t size = H5Tget_size(mt), kept = 0, off = (size_t)-1;
+    for (int m = 0, nm = H5Tget_nmembers(mt); m < nm && off == (size_t)-1; m++) {
+        hid_t t = H5Tget_member_type(mt, (unsigned)m);
+        if (t >= 0 && H5Tequal(t, H5T_STD_REF_OBJ) > 0)
+            off = H5Tget_member_offset(mt, (unsigned)m);
+        if (t >= 0)
+            H5Tclose(t);
+    }
+    if (off == (size_t)-1)
+        return n;
+    for (size_t i = 0; i < n; i++) {
+        hobj_ref_t ref;
+        memcpy(&ref, buf + i * size + off, sizeof ref);
+        if (h5shuf__refmap_find(map, (haddr_t)ref)) {
+            memmove(buf + kept * size, buf + i * size, size);
+            kept++;
+        }
+    }
+    return kept;
+}
+
+/* Is attribute name of type t a dimension scale's REFERENCE_LIST? */
+static int is_reference_list(const char *name, hid_t t)
+{
+    return strcmp(name, "REFERENCE_LIST") == 0 && H5Tget_class(t) == H5T_COMPOUND;
+}
+
+/* Copy one attribute as values of its own type: raw bytes, or for variable-length data and references
+ * its native form (HDF5 hands out vlen pointers; references are rewritten for the output). */
+static int copy_one(hid_t src, const char *name, const H5A_info_t *ainfo, struct copy_ctx *cx)
+{
+    char cause[256];
+    int st = H5SHUF_OK, reclaim = 0;
+    hid_t a = H5I_INVALID_HID, t = H5I_INVALID_HID, s = H5I_INVALID_HID, b = H5I_INVALID_HID, mt = H5I_INVALID_HID,
+          acpl = H5I_INVALID_HID;
     void *buf = NULL;
-    int ok = 0, has_vlen = 0;
     a = H5Aopen(src, name, H5P_DEFAULT);
     if (a < 0 || (t = H5Aget_type(a)) < 0 || (s = H5Aget_space(a)) < 0)
-        goto out;
-    if (H5Tget_class(t) == H5T_REFERENCE || H5Tdetect_class(t, H5T_REFERENCE) > 0) {
-        ok = 1;
+        goto hdf5_error;
+    int refs = h5shuf__type_has_refs(t);
+    int native = refs || H5Tdetect_class(t, H5T_VLEN) > 0 || (H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) > 0);
+    mt = native ? H5Tget_native_type(t, H5T_DIR_DEFAULT) : H5Tcopy(t);
+    if (mt < 0)
+        goto hdf5_error;
+    hssize_t npoints = H5Sget_simple_extent_npoints(s);
+    size_t n = npoints > 0 ? (size_t)npoints : 0, sz = H5Tget_size(mt);
+    buf = calloc(n ? n : 1, sz ? sz : 1);
+    if (!buf) {
+        st = h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory for attribute %s", name);
         goto out;
     }
-    has_vlen = H5Tdetect_class(t, H5T_VLEN) > 0 || (H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) > 0);
-    /* The memory type: the file type itself (no conversion), or its native form when it holds vlen
-     * data (HDF5 needs a memory vlen type to hand out pointers). */
-    mt = has_vlen ? H5Tget_native_type(t, H5T_DIR_DEFAULT) : H5Tcopy(t);
-    if (mt < 0)
-        goto out;
-    hssize_t npoints = H5Sget_simple_extent_npoints(s);
-    size_t sz = H5Tget_size(mt);
-    buf = calloc(npoints > 0 ? (size_t)npoints : 1, sz ? sz : 1);
-    if (!buf)
-        goto out;
-    if (H5Aread(a, mt, buf) < 0)
-        goto out;
+    if (n && H5Aread(a, mt, buf) < 0)
+        goto hdf5_error;
+    reclaim = native && n;
+    if (refs && is_reference_list(name, t)) {
+        size_t kept = keep_attached(cx->rw->map, mt, buf, n);
+        if (kept == 0)
+            goto out; /* none of the datasets the scale is attached to is in the output */
+        if (kept < n) {
+            hsize_t dim = kept;
+            hid_t s2 = H5Screate_simple(1, &dim, NULL);
+            if (s2 < 0)
+                goto hdf5_error;
+            H5Sclose(s);
+            s = s2;
+            n = kept;
+        }
+    }
+    if (refs) {
+        char where[600];
+        snprintf(where, sizeof where, "%s: attribute %s", cx->what, name);
+        struct h5shuf_rewrite rw = *cx->rw;
+        rw.where = where;
+        st = h5shuf__refs_rewrite(&rw, mt, buf, n, cx->err);
+        cx->rw->dropped += rw.dropped;
+        if (st != H5SHUF_OK)
+            goto out;
+    }
+    if (cx->rw->out < 0)
+        goto out; /* a check at plan time: nothing is written */
     if (H5Aexists(cx->dst, name) > 0)
         H5Adelete(cx->dst, name);
-    b = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Acreate2(cx->dst, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
-    if (b < 0 || H5Awrite(b, mt, buf) < 0)
-        goto out;
-    ok = 1;
+    acpl = H5Pcreate(H5P_ATTRIBUTE_CREATE);
+    if (acpl >= 0)
+        H5Pset_char_encoding(acpl, ainfo->cset); /* the name's encoding, as given */
+    b = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Acreate2(cx->dst, name, t, s, acpl, H5P_DEFAULT);
+    if (b < 0 || (n && H5Awrite(b, mt, buf) < 0))
+        goto hdf5_error;
+    goto out;
+hdf5_error:
+    st = h5shuf__fail(cx->err, H5SHUF_EHDF5, "%s: cannot copy attribute %s: %s", cx->what, name,
+                      h5shuf__hdf5_cause(cause, sizeof cause));
 out:
-    if (buf && has_vlen && s >= 0 && mt >= 0)
+    if (buf && reclaim && s >= 0 && mt >= 0) /* (nothing to free for references without vlen data) */
         H5Dvlen_reclaim(mt, s, H5P_DEFAULT, buf);
     free(buf);
+    if (acpl >= 0)
+        H5Pclose(acpl);
     if (b >= 0)
         H5Aclose(b);
     if (mt >= 0)
@@ -65,22 +135,69 @@ out:
         H5Tclose(t);
     if (a >= 0)
         H5Aclose(a);
-    if (!ok) {
-        cx->failed = 1;
-        return -1;
-    }
-    return 0;
+    return st;
 }
 
-int h5shuf__attrs_copy(hid_t src, hid_t dst, const char *what, struct h5shuf_err *err)
+static herr_t copy_attr_cb(hid_t src, const char *name, const H5A_info_t *ainfo, void *data)
 {
-    struct copy_ctx cx = {dst, 0};
+    struct copy_ctx *cx = data;
+    cx->st = copy_one(src, name, ainfo, cx);
+    return cx->st == H5SHUF_OK ? 0 : 1; /* stop at the first failure */
+}
+
+int h5shuf__attr_order(hid_t obj)
+{
+    hid_t ocpl = H5I_INVALID_HID;
+    switch (H5Iget_type(obj)) {
+    case H5I_DATASET: ocpl = H5Dget_create_plist(obj); break;
+    case H5I_GROUP: ocpl = H5Gget_create_plist(obj); break;
+    case H5I_DATATYPE: ocpl = H5Tget_create_plist(obj); break;
+    default: break;
+    }
+    unsigned flags = 0;
+    if (ocpl >= 0 && H5Pget_attr_creation_order(ocpl, &flags) < 0)
+        flags = 0;
+    if (ocpl >= 0)
+        H5Pclose(ocpl);
+    H5Eclear2(H5E_DEFAULT);
+    return (int)flags;
+}
+
+int h5shuf__attrs_copy(hid_t src, hid_t dst, const char *what, struct h5shuf_rewrite *rw, struct h5shuf_err *err)
+{
+    struct copy_ctx cx = {dst, what, rw, err, H5SHUF_OK};
     char cause[256];
     hsize_t idx = 0;
-    if (H5Aiterate2(src, H5_INDEX_NAME, H5_ITER_INC, &idx, copy_attr_cb, &cx) < 0 || cx.failed)
+    /* In creation order where the object tracks it (netCDF-4 does), so the output keeps the order */
+    H5_index_t by = h5shuf__attr_order(src) & H5P_CRT_ORDER_TRACKED ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME;
+    herr_t r = H5Aiterate2(src, by, H5_ITER_INC, &idx, copy_attr_cb, &cx);
+    if (cx.st != H5SHUF_OK)
+        return cx.st;
+    if (r < 0)
         return h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot copy attributes: %s", what,
                             h5shuf__hdf5_cause(cause, sizeof cause));
     return H5SHUF_OK;
+}
+
+int h5shuf__attrs_have_refs(hid_t obj)
+{
+    H5O_info_t oi;
+    if (H5Oget_info(obj, &oi) < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return 0;
+    }
+    int refs = 0;
+    for (hsize_t i = 0; i < oi.num_attrs && !refs; i++) {
+        hid_t a = H5Aopen_by_idx(obj, ".", H5_INDEX_NAME, H5_ITER_INC, i, H5P_DEFAULT, H5P_DEFAULT);
+        hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+        refs = t >= 0 && h5shuf__type_has_refs(t);
+        if (t >= 0)
+            H5Tclose(t);
+        if (a >= 0)
+            H5Aclose(a);
+    }
+    H5Eclear2(H5E_DEFAULT);
+    return refs;
 }
 
 hid_t h5shuf__vstring_type(void)
@@ -134,4 +251,23 @@ herr_t h5shuf__attr_put_string(hid_t obj, const char *name, const char *v)
     if (t >= 0)
         H5Tclose(t);
     return r;
+}
+
+herr_t h5shuf__attr_put_text(hid_t obj, const char *name, const char *value, int text)
+{
+    if (!text)
+        return h5shuf__attr_put_string(obj, name, value);
+    hid_t t = H5Tcopy(H5T_C_S1);
+    size_t len = strlen(value);
+    herr_t r = t < 0 || H5Tset_size(t, len ? len : 1) < 0 ? -1 : h5shuf__attr_put(obj, name, t, t, 0, len ? value : " ");
+    if (t >= 0)
+        H5Tclose(t);
+    return r;
+}
+
+herr_t h5shuf__attr_put_u64_text(hid_t obj, const char *name, uint64_t v, int text)
+{
+    char digits[24];
+    snprintf(digits, sizeof digits, "%llu", (unsigned long long)v);
+    return text ? h5shuf__attr_put_text(obj, name, digits, 1) : h5shuf__attr_put_u64(obj, name, v);
 }

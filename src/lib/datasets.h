@@ -39,6 +39,8 @@ struct h5shuf_dsinfo {
     hid_t out_dcpl;                /* creation properties of the output dataset (h5shuf__output_plan) */
     hsize_t out_maxdims[H5S_MAX_RANK];
     uint64_t out_chunk_rows;       /* chunk dim 0 of the output, 0 when not chunked */
+    int lossy;                     /* the output keeps a lossy filter of the input (allow_lossy): its id */
+    char lossy_name[32];           /* and its name */
 };
 
 /* The shuffled datasets of a job, in the order of the first input's paths. */

@@ -23,9 +23,10 @@ H5SHUF_INTERNAL void h5shuf__mode_of_new_file(const char *path);
 /* Free bytes for unprivileged users on dir's filesystem, and its device (*dev); 0 when unknown. */
 H5SHUF_INTERNAL uint64_t h5shuf__free_bytes(const char *dir, dev_t *dev);
 
-/* Move the finished file tmp_path to out.  With force, rename (replacing whatever is there); without,
- * link then unlink, so that a file that appeared at out while h5shuf ran is never replaced
- * (H5SHUF_EEXIST).  Errors name out. */
+/* Move the finished (closed) file tmp_path to out, durably: fsync tmp_path, then with force rename
+ * (replacing whatever is there), without link then unlink, so that a file that appeared at out while
+ * h5shuf ran is never replaced (H5SHUF_EEXIST); then fsync out's directory.  Errors (H5SHUF_EIO,
+ * H5SHUF_EEXIST, H5SHUF_ENOMEM) name out; after a failed directory sync the file is removed from out. */
 H5SHUF_INTERNAL int h5shuf__commit_file(const char *tmp_path, const char *out, int force, struct h5shuf_err *err);
 
 #endif /* H5SHUF_FILES_H */

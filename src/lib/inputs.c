@@ -1,6 +1,6 @@
 /*
- * inputs.c - the input files: opened read-only, the shuffled datasets found by path or, in whole-file
- * mode, discovered (every dataset whose dim 0 is the N most datasets share), and each checked against
+ * inputs.c - the input files: opened read-only, the shuffled datasets found by path (with the dimension
+ * scales that go with them) or, in whole-file mode, discovered (discover.c), and each checked against
  * the first input's (datatype, row shape, filters that can be loaded).
  *
  * Rows are moved as raw bytes of the file datatype, so any fixed-size type works (big-endian floats,
@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "discover.h"
 #include "error.h"
 #include "fault.h"
 #include "h5err.h"
@@ -298,120 +299,6 @@ static int open_dataset(struct h5shuf_inputs *in, size_t f, size_t d, const char
     return st;
 }
 
-struct found {
-    char *path;
-    uint64_t rows;
-};
-
-struct discovery {
-    struct found *v;
-    size_t n, cap;
-    int oom;
-};
-
-static herr_t discover_cb(hid_t obj, const char *name, const H5O_info_t *info, void *data)
-{
-    struct discovery *dv = data;
-    if (info->type != H5O_TYPE_DATASET)
-        return 0;
-    hid_t d = H5Dopen2(obj, name, H5P_DEFAULT);
-    if (d < 0) {
-        H5Eclear2(H5E_DEFAULT);
-        return 0;
-    }
-    hid_t s = H5Dget_space(d);
-    int rank = H5Sget_simple_extent_ndims(s);
-    hsize_t dims[H5S_MAX_RANK];
-    if (rank >= 1 && H5Sget_simple_extent_type(s) == H5S_SIMPLE) {
-        H5Sget_simple_extent_dims(s, dims, NULL);
-        if (dv->n == dv->cap) {
-            size_t cap = dv->cap ? 2 * dv->cap : 16;
-            struct found *v = realloc(dv->v, cap * sizeof *v);
-            if (!v) {
-                dv->oom = 1;
-                goto out;
-            }
-            dv->v = v;
-            dv->cap = cap;
-        }
-        size_t len = strlen(name);
-        char *p = malloc(len + 2);
-        if (!p) {
-            dv->oom = 1;
-            goto out;
-        }
-        p[0] = '/';
-        memcpy(p + 1, name, len + 1);
-        dv->v[dv->n].path = p;
-        dv->v[dv->n].rows = dims[0];
-        dv->n++;
-    }
-out:
-    H5Sclose(s);
-    H5Dclose(d);
-    return dv->oom ? -1 : 0;
-}
-
-/* Pick the datasets of the whole-file form: those whose dim 0 is the N held by the most datasets. */
-static int discover(struct h5shuf_input *in, struct h5shuf_err *err)
-{
-    struct discovery dv = {0};
-    int st = H5SHUF_OK;
-    char cause[256];
-    if (H5Ovisit(in->file, H5_INDEX_NAME, H5_ITER_INC, discover_cb, &dv) < 0 && !dv.oom) {
-        st = h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot list objects: %s", in->spec.file,
-                          h5shuf__hdf5_cause(cause, sizeof cause));
-        goto out;
-    }
-    if (dv.oom) {
-        st = h5shuf__fail(err, H5SHUF_ENOMEM, "%s: out of memory", in->spec.file);
-        goto out;
-    }
-    if (dv.n == 0) {
-        st = h5shuf__fail(err, H5SHUF_ENOENT, "%s: no dataset with rows (rank >= 1) in the file", in->spec.file);
-        goto out;
-    }
-    /* Count datasets per dim 0; the winner must be unique. */
-    size_t best = 0, best_count = 0, ties = 0;
-    for (size_t i = 0; i < dv.n; i++) {
-        size_t c = 0;
-        for (size_t j = 0; j < dv.n; j++)
-            c += dv.v[j].rows == dv.v[i].rows;
-        if (c > best_count) {
-            best = i, best_count = c, ties = 0;
-        } else if (c == best_count && dv.v[i].rows != dv.v[best].rows) {
-            ties++;
-        }
-    }
-    if (ties) {
-        char list[600] = "";
-        size_t len = 0;
-        for (size_t i = 0; i < dv.n && len < sizeof list - 1; i++)
-            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s (%llu rows)", i ? ", " : "", dv.v[i].path,
-                                    (unsigned long long)dv.v[i].rows);
-        st = h5shuf__fail(err, H5SHUF_EAMBIGUOUS,
-                          "%s: cannot tell which datasets hold the rows, candidates: %s; name them as %s:/a,/b",
-                          in->spec.file, list, in->spec.file);
-        goto out;
-    }
-    uint64_t n = dv.v[best].rows;
-    in->spec.paths = calloc(best_count, sizeof *in->spec.paths);
-    if (!in->spec.paths) {
-        st = h5shuf__fail(err, H5SHUF_ENOMEM, "%s: out of memory", in->spec.file);
-        goto out;
-    }
-    for (size_t i = 0; i < dv.n; i++)
-        if (dv.v[i].rows == n) {
-            in->spec.paths[in->spec.npaths++] = dv.v[i].path;
-            dv.v[i].path = NULL;
-        }
-out:
-    for (size_t i = 0; i < dv.n; i++)
-        free(dv.v[i].path);
-    free(dv.v);
-    return st;
-}
-
 const char *h5shuf__where(const struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets, size_t f, size_t d,
                           char *buf, size_t cap)
 {
@@ -423,9 +310,31 @@ const char *h5shuf__where(const struct h5shuf_inputs *in, const struct h5shuf_da
     return buf;
 }
 
+/* Dataset mode: the dimension scales of the named datasets (discover.c) join the first input's paths
+ * (dim 0) or the objects copied (in->extra); a later input that names its datasets names the same scales. */
+static int add_scales(struct h5shuf_inputs *in, struct h5shuf_err *err)
+{
+    struct h5shuf_spec *first = &in->v[0].spec;
+    size_t named = first->npaths;
+    int st = h5shuf__discover_scales(in->v[0].file, first->file, first, &in->extra, &in->nextra, err);
+    for (size_t f = 1; f < in->n && st == H5SHUF_OK; f++) {
+        struct h5shuf_spec *s = &in->v[f].spec;
+        if (s->npaths != named || first->npaths == named)
+            continue; /* (a count that differs is refused by name when the datasets are opened) */
+        char **v = realloc(s->paths, first->npaths * sizeof *v);
+        if (!v)
+            return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+        s->paths = v;
+        for (; s->npaths < first->npaths; s->npaths++)
+            if (!(s->paths[s->npaths] = strdup(first->paths[s->npaths])))
+                return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    }
+    return st;
+}
+
 /* The table of shuffled datasets from the first input's paths, each output path from out_spec's (when
  * it names them) or the input path; every id invalid before anything can fail. */
-static int name_datasets(const struct h5shuf_spec *first, const struct h5shuf_spec *out_spec,
+static int name_datasets(const struct h5shuf_spec *first, size_t named, const struct h5shuf_spec *out_spec,
                          struct h5shuf_datasets *dsets, struct h5shuf_err *err)
 {
     dsets->ds = calloc(first->npaths, sizeof *dsets->ds);
@@ -438,10 +347,11 @@ static int name_datasets(const struct h5shuf_spec *first, const struct h5shuf_sp
     }
     for (size_t d = 0; d < dsets->n; d++) {
         dsets->ds[d].in_path = xstrdup(first->paths[d]);
-        const char *o = out_spec->npaths ? out_spec->paths[d] : first->paths[d];
-        if (out_spec->npaths && out_spec->npaths != dsets->n)
+        /* the output's names for the datasets named; a dimension scale that joined them keeps its own */
+        const char *o = out_spec->npaths && d < named ? out_spec->paths[d] : first->paths[d];
+        if (out_spec->npaths && out_spec->npaths != named)
             return h5shuf__fail(err, H5SHUF_EINVAL, "%s: names %zu datasets for %zu shuffled datasets", out_spec->file,
-                                out_spec->npaths, dsets->n);
+                                out_spec->npaths, named);
         dsets->ds[d].out_path = xstrdup(o);
         if (!dsets->ds[d].in_path || !dsets->ds[d].out_path)
             return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
@@ -512,9 +422,12 @@ int h5shuf__inputs_open(struct h5shuf_inputs *in, const struct h5shuf_spec *out_
             return st;
     struct h5shuf_input *first = &in->v[0];
     in->whole_file = first->spec.npaths == 0;
-    if (in->whole_file && (st = discover(first, err)) != H5SHUF_OK)
+    size_t named = first->spec.npaths;
+    if (in->whole_file && (st = h5shuf__discover(first->file, first->spec.file, &first->spec, err)) != H5SHUF_OK)
         return st;
-    if ((st = name_datasets(&first->spec, out_spec, dsets, err)) != H5SHUF_OK)
+    if (!in->whole_file && (st = add_scales(in, err)) != H5SHUF_OK)
+        return st;
+    if ((st = name_datasets(&first->spec, in->whole_file ? first->spec.npaths : named, out_spec, dsets, err)) != H5SHUF_OK)
         return st;
     in->rows = 0;
     dsets->row_bytes = 0;
@@ -565,6 +478,9 @@ void h5shuf__inputs_free(struct h5shuf_inputs *in)
         free(in->v[f].open_path);
     }
     free(in->v);
+    for (size_t k = 0; k < in->nextra; k++)
+        free(in->extra[k]);
+    free(in->extra);
     memset(in, 0, sizeof *in);
 }
 

@@ -29,6 +29,9 @@ struct h5shuf_inputs {
     uint64_t rows;  /* N: the rows of all inputs */
     int whole_file; /* the first input named no dataset: its datasets were discovered, its other objects
                      * go to the output */
+    char **extra;   /* dataset mode: objects of the first input copied into the output (the dimension
+                     * scales of the shuffled datasets' other dimensions), nextra of them */
+    size_t nextra;
 };
 
 /* The path an input is opened by. */

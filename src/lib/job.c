@@ -85,6 +85,10 @@ void h5shuf_job_free(h5shuf_job *job)
     free(job->split);
     free(job->mixing_counts);
     h5shuf__targets_free(&job->out);
+    h5shuf__objcopy_free(&job->objects);
+    for (size_t k = 0; k < job->nwarnings; k++)
+        free(job->warnings[k]);
+    free(job->warnings);
     free(job->scratch_dir);
     h5shuf__pilefile_free(job->pf);
     free(job->piles_path);
@@ -100,6 +104,11 @@ const char *h5shuf_job_temp_file(const h5shuf_job *job, int which)
     if (which == 0 && !job->temp_file[0]) /* the output (a scatter's pile file is temp_file[0]) */
         return job->out.n ? job->out.v[0].tmp_path : NULL;
     return job->temp_file[which];
+}
+
+const char *h5shuf_job_warning(const h5shuf_job *job, size_t index)
+{
+    return job && index < job->nwarnings ? job->warnings[index] : NULL;
 }
 
 const char *h5shuf_errmsg(const h5shuf_job *job)

@@ -40,6 +40,9 @@ struct h5shuf_job {
     int planned;
     h5shuf_plan plan;
     struct h5shuf_outfile of;      /* what every output file holds (points into the job) */
+    struct h5shuf_objcopy objects; /* the objects besides the rows (of.objects) */
+    char **warnings;               /* h5shuf_job_warning */
+    size_t nwarnings;
     struct h5shuf_targets out;     /* the output files */
     char *scratch_dir;             /* where the scratch file goes: tmpdir, $TMPDIR or the output's dir */
     const char *temp_file[2];      /* during a run: a scatter's pile file under its temporary name (0), the

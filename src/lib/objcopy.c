@@ -1,12 +1,19 @@
 /*
- * objcopy.c - whole-file mode: the first input's other objects copied into an output file.
+ * objcopy.c - the objects an output file holds besides the shuffled rows, and their copy.
  *
- * Objects are matched by their address in the first input, not by path: a file may reach one object
- * through several hard links (h5py: f['alias'] = f['x']).  Every group is recreated and walked, so no
- * link inside a blindly copied subtree can reach a shuffled dataset; each other object is copied once
- * (H5Ocopy); every further hard link to an object seen before, and every link to a shuffled dataset
- * other than its own path, is recreated as a hard link once the shuffled datasets exist.  Addresses go
- * through a small open-addressing table, so files of many objects stay linear.
+ * The plan is made once per job from the first input: in whole-file mode a walk of its groups (each
+ * group's links in creation order where the group tracks it, as netCDF-4's do, else by name), in
+ * dataset mode the shuffled datasets and the dimension scales attached to them.  Objects are matched by
+ * their address, not by path: a file may reach one object through several hard links (h5py:
+ * f['alias'] = f['x']), and a reference names an object by its address.  The first path that reaches an
+ * object makes it; every further hard link is recreated as a link once the objects exist.
+ *
+ * Datasets and committed datatypes are copied by H5Ocopy without their attributes (their chunks move
+ * raw, unfiltered); h5shuf copies every attribute itself (attrs.c), because a reference must be made
+ * anew for the output (refmap.c) and because HDF5 1.10.8's H5Ocopy crashes on attributes that hold
+ * variable-length sequences of references (netCDF-4's DIMENSION_LIST; fixed upstream later).  Objects
+ * whose attributes hold references have them written last, when every object they may point at exists;
+ * a dataset whose own type holds references is made empty and filled last the same way.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,215 +25,424 @@
 #include "h5err.h"
 #include "objcopy.h"
 
-struct objref {
-    haddr_t addr;   /* HADDR_UNDEF: empty slot */
-    char *out_path; /* where the object is in the output (owned), or NULL for shuffled dataset d */
-    size_t d;
+/* An attribute over this many bytes does not fit a compact object header (64 KiB, less the header's
+ * own messages): the output then needs dense attribute storage, the 1.8 object format. */
+#define COMPACT_ATTR_BYTES_MAX 60000
+
+static struct h5shuf_obj *entry_add(struct h5shuf_objcopy *oc, enum h5shuf_obj_kind kind, const char *path,
+                                    struct h5shuf_err *err)
+{
+    if (oc->n == oc->cap) {
+        size_t cap = oc->cap ? 2 * oc->cap : 32;
+        struct h5shuf_obj *v = realloc(oc->v, cap * sizeof *v);
+        if (!v) {
+            h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+            return NULL;
+        }
+        oc->v = v;
+        oc->cap = cap;
+    }
+    struct h5shuf_obj *e = &oc->v[oc->n];
+    memset(e, 0, sizeof *e);
+    e->kind = kind;
+    if (!(e->path = strdup(path))) {
+        h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+        return NULL;
+    }
+    oc->n++;
+    return e;
+}
+
+static char *xstrdup(const char *s, int *oom)
+{
+    char *c = s ? strdup(s) : NULL;
+    *oom |= s && !c;
+    return c;
+}
+
+/* The creation-order flags of a group's links and attributes. */
+static void group_order(hid_t g, unsigned *links, unsigned *attrs)
+{
+    hid_t gcpl = H5Gget_create_plist(g);
+    *links = *attrs = 0;
+    if (gcpl >= 0) {
+        H5Pget_link_creation_order(gcpl, links);
+        H5Pget_attr_creation_order(gcpl, attrs);
+        H5Pclose(gcpl);
+    }
+    H5Eclear2(H5E_DEFAULT);
+}
+
+struct walk {
+    struct h5shuf_objcopy *oc;
+    const struct h5shuf_input *first;
+    const struct h5shuf_datasets *dsets;
+    const char *prefix;
+    struct h5shuf_err *err;
+    int st;
 };
 
-static size_t slot_of(const struct h5shuf_objcopy *cs, haddr_t addr)
+static int walk_group(struct walk *w, hid_t g, const char *prefix);
+
+/* One link of the group being walked: an entry, and for a new group its own walk. */
+static herr_t walk_cb(hid_t g, const char *name, const H5L_info_t *li, void *data)
 {
-    uint64_t h = (uint64_t)addr * UINT64_C(0x9E3779B97F4A7C15);
-    size_t i = (size_t)(h >> 17) & (cs->cap - 1);
-    while (cs->slot[i].addr != HADDR_UNDEF && cs->slot[i].addr != addr)
-        i = (i + 1) & (cs->cap - 1);
-    return i;
-}
-
-static struct objref *obj_find(const struct h5shuf_objcopy *cs, haddr_t addr)
-{
-    size_t i = slot_of(cs, addr);
-    return cs->slot[i].addr == addr ? &cs->slot[i] : NULL;
-}
-
-static int obj_add(struct h5shuf_objcopy *cs, haddr_t addr, const char *out_path, size_t d)
-{
-    if (2 * (cs->used + 1) > cs->cap) { /* keep the table at most half full */
-        size_t cap = cs->cap ? 2 * cs->cap : 64;
-        struct objref *old = cs->slot, *slot = malloc(cap * sizeof *slot);
-        if (!slot)
-            return h5shuf__fail(cs->err, H5SHUF_ENOMEM, "out of memory");
-        for (size_t i = 0; i < cap; i++)
-            slot[i].addr = HADDR_UNDEF;
-        size_t oldcap = cs->cap;
-        cs->slot = slot;
-        cs->cap = cap;
-        for (size_t i = 0; i < oldcap; i++)
-            if (old[i].addr != HADDR_UNDEF)
-                cs->slot[slot_of(cs, old[i].addr)] = old[i];
-        free(old);
-    }
-    char *p = out_path ? strdup(out_path) : NULL;
-    if (out_path && !p)
-        return h5shuf__fail(cs->err, H5SHUF_ENOMEM, "out of memory");
-    struct objref *r = &cs->slot[slot_of(cs, addr)];
-    r->addr = addr;
-    r->out_path = p;
-    r->d = d;
-    cs->used++;
-    return H5SHUF_OK;
-}
-
-static int defer_link(struct h5shuf_objcopy *cs, const char *from, const char *to)
-{
-    if (cs->nlinks == cs->links_cap) {
-        size_t cap = cs->links_cap ? 2 * cs->links_cap : 16;
-        char **a = realloc(cs->link_from, cap * sizeof *a), **b = a ? realloc(cs->link_to, cap * sizeof *b) : NULL;
-        if (a)
-            cs->link_from = a;
-        if (b)
-            cs->link_to = b;
-        if (!a || !b)
-            return h5shuf__fail(cs->err, H5SHUF_ENOMEM, "out of memory");
-        cs->links_cap = cap;
-    }
-    cs->link_from[cs->nlinks] = strdup(from);
-    cs->link_to[cs->nlinks] = strdup(to);
-    if (!cs->link_from[cs->nlinks] || !cs->link_to[cs->nlinks]) {
-        free(cs->link_from[cs->nlinks]);
-        free(cs->link_to[cs->nlinks]);
-        return h5shuf__fail(cs->err, H5SHUF_ENOMEM, "out of memory");
-    }
-    cs->nlinks++;
-    return H5SHUF_OK;
-}
-
-void h5shuf__objcopy_free(struct h5shuf_objcopy *cs)
-{
-    for (size_t i = 0; i < cs->cap; i++)
-        if (cs->slot[i].addr != HADDR_UNDEF)
-            free(cs->slot[i].out_path);
-    free(cs->slot);
-    for (size_t k = 0; k < cs->nlinks; k++) {
-        free(cs->link_from[k]);
-        free(cs->link_to[k]);
-    }
-    free(cs->link_from);
-    free(cs->link_to);
-}
-
-struct tree_ctx {
-    struct h5shuf_objcopy *cs;
-    hid_t dst;
-    const char *prefix; /* path of the group being copied, "/" for the root */
-};
-
-static int copy_group(struct h5shuf_objcopy *cs, hid_t src, hid_t dst, const char *prefix);
-
-static herr_t copy_link_cb(hid_t src, const char *name, const H5L_info_t *li, void *data)
-{
-    struct tree_ctx *tc = data;
-    struct h5shuf_objcopy *cs = tc->cs;
-    const char *file = cs->src->spec.file;
+    struct walk *w = data;
+    struct h5shuf_objcopy *oc = w->oc;
+    const char *file = w->first->spec.file;
     char cause[256];
-    size_t plen = strlen(tc->prefix);
+    size_t plen = strlen(w->prefix);
     char *path = malloc(plen + strlen(name) + 2);
     if (!path) {
-        cs->st = h5shuf__fail(cs->err, H5SHUF_ENOMEM, "out of memory");
+        w->st = h5shuf__fail(w->err, H5SHUF_ENOMEM, "out of memory");
         return -1;
     }
-    sprintf(path, "%s%s%s", tc->prefix, plen > 1 ? "/" : "", name);
-
-    herr_t r = 0;
+    sprintf(path, "%s%s%s", w->prefix, plen > 1 ? "/" : "", name);
+    struct h5shuf_obj *e = NULL;
     if (li->type == H5L_TYPE_SOFT || li->type == H5L_TYPE_EXTERNAL) {
         /* Links are recreated as links, pointing where they pointed. */
         char *val = malloc(li->u.val_size + 1);
-        if (!val || H5Lget_val(src, name, val, li->u.val_size + 1, H5P_DEFAULT) < 0) {
-            r = -1;
-        } else if (li->type == H5L_TYPE_SOFT) {
-            r = H5Lcreate_soft(val, tc->dst, name, H5P_DEFAULT, H5P_DEFAULT);
+        const char *ef = NULL, *eo = NULL;
+        unsigned flags;
+        int oom = 0;
+        if (!val || H5Lget_val(g, name, val, li->u.val_size + 1, H5P_DEFAULT) < 0 ||
+            (li->type == H5L_TYPE_EXTERNAL && H5Lunpack_elink_val(val, li->u.val_size, &flags, &ef, &eo) < 0))
+            w->st = val ? h5shuf__fail(w->err, H5SHUF_EHDF5, "%s:%s: cannot read the link: %s", file, path,
+                                       h5shuf__hdf5_cause(cause, sizeof cause))
+                        : h5shuf__fail(w->err, H5SHUF_ENOMEM, "out of memory");
+        else if ((e = entry_add(oc, li->type == H5L_TYPE_SOFT ? H5SHUF_OBJ_SOFT : H5SHUF_OBJ_EXTERNAL, path, w->err))) {
+            e->value = xstrdup(li->type == H5L_TYPE_SOFT ? val : ef, &oom);
+            e->value2 = xstrdup(eo, &oom);
+            if (oom)
+                w->st = h5shuf__fail(w->err, H5SHUF_ENOMEM, "out of memory");
         } else {
-            const char *ef = NULL, *eo = NULL;
-            unsigned flags;
-            r = H5Lunpack_elink_val(val, li->u.val_size, &flags, &ef, &eo);
-            if (r >= 0)
-                r = H5Lcreate_external(ef, eo, tc->dst, name, H5P_DEFAULT, H5P_DEFAULT);
+            w->st = w->err->status;
         }
         free(val);
     } else if (li->type == H5L_TYPE_HARD) {
         H5O_info_t oi;
-        const struct objref *seen = NULL;
-        if (H5Oget_info_by_name(src, name, &oi, H5P_DEFAULT) < 0) {
-            r = -1;
-        } else if ((seen = obj_find(cs, oi.addr)) != NULL) {
-            const char *target = seen->out_path ? seen->out_path : cs->dsets->ds[seen->d].out_path;
+        const struct h5shuf_objref *seen;
+        size_t d = 0;
+        if (H5Oget_info_by_name(g, name, &oi, H5P_DEFAULT) < 0) {
+            w->st = h5shuf__fail(w->err, H5SHUF_EHDF5, "%s:%s: %s", file, path, h5shuf__hdf5_cause(cause, sizeof cause));
+        } else if ((seen = h5shuf__refmap_find(&oc->map, oi.addr)) != NULL) {
             /* a shuffled dataset under its own name is made by the shuffle; any other link is a link */
-            if (seen->out_path || strcmp(path, cs->dsets->ds[seen->d].in_path) != 0)
-                cs->st = defer_link(cs, path, target);
-            r = cs->st == H5SHUF_OK ? 0 : -2;
+            while (seen->shuffled && d < w->dsets->n && strcmp(w->dsets->ds[d].out_path, seen->out_path) != 0)
+                d++;
+            int own = seen->shuffled && d < w->dsets->n && strcmp(path, w->dsets->ds[d].in_path) == 0;
+            if (!(e = entry_add(oc, own ? H5SHUF_OBJ_SHUFFLED : H5SHUF_OBJ_ALIAS, path, w->err)) ||
+                (!own && !(e->value = strdup(seen->out_path))))
+                w->st = h5shuf__fail(w->err, H5SHUF_ENOMEM, "out of memory");
+            else
+                e->d = d;
         } else if (oi.type == H5O_TYPE_GROUP) {
-            hid_t g = H5Gopen2(src, name, H5P_DEFAULT);
-            hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
-            H5Pset_obj_track_times(gcpl, 0);
-            hid_t h = g >= 0 ? H5Gcreate2(tc->dst, name, H5P_DEFAULT, gcpl, H5P_DEFAULT) : H5I_INVALID_HID;
-            H5Pclose(gcpl);
-            if (g < 0 || h < 0)
-                r = -1;
-            else if ((cs->st = obj_add(cs, oi.addr, path, 0)) != H5SHUF_OK || (cs->st = copy_group(cs, g, h, path)) != H5SHUF_OK)
-                r = -2;
-            if (h >= 0)
-                H5Gclose(h);
-            if (g >= 0)
-                H5Gclose(g);
+            hid_t sub = H5Gopen2(g, name, H5P_DEFAULT);
+            if (sub < 0)
+                w->st = h5shuf__fail(w->err, H5SHUF_EHDF5, "%s:%s: cannot open: %s", file, path,
+                                     h5shuf__hdf5_cause(cause, sizeof cause));
+            else if ((w->st = h5shuf__refmap_add(&oc->map, oi.addr, path, 0, w->err)) == H5SHUF_OK &&
+                     (e = entry_add(oc, H5SHUF_OBJ_GROUP, path, w->err))) {
+                group_order(sub, &e->link_order, &e->attr_order);
+                e->cset = li->cset;
+                w->st = walk_group(w, sub, path);
+                e = NULL; /* (the walk may have moved the entries) */
+            } else {
+                w->st = w->err->status;
+            }
+            if (sub >= 0)
+                H5Gclose(sub);
         } else {
-            r = H5SHUF_FAULT() ? -1 : H5Ocopy(src, name, tc->dst, name, H5P_DEFAULT, H5P_DEFAULT);
-            if (r >= 0 && (cs->st = obj_add(cs, oi.addr, path, 0)) != H5SHUF_OK)
-                r = -2;
+            enum h5shuf_obj_kind kind = oi.type == H5O_TYPE_DATASET ? H5SHUF_OBJ_DATASET : H5SHUF_OBJ_TYPE;
+            if ((w->st = h5shuf__refmap_add(&oc->map, oi.addr, path, 0, w->err)) == H5SHUF_OK &&
+                !(e = entry_add(oc, kind, path, w->err)))
+                w->st = w->err->status;
         }
     }
-    if (r == -1)
-        cs->st = h5shuf__fail(cs->err, H5SHUF_EHDF5, "%s:%s: cannot copy to the output: %s", file, path,
-                              h5shuf__hdf5_cause(cause, sizeof cause));
+    if (e)
+        e->cset = li->cset;
     free(path);
-    return r < 0 ? -1 : 0;
+    return w->st == H5SHUF_OK ? 0 : -1;
 }
 
-static int copy_group(struct h5shuf_objcopy *cs, hid_t src, hid_t dst, const char *prefix)
+static int walk_group(struct walk *w, hid_t g, const char *prefix)
 {
-    int st = h5shuf__attrs_copy(src, dst, cs->src->spec.file, cs->err);
-    if (st != H5SHUF_OK)
-        return st;
-    struct tree_ctx tc = {cs, dst, prefix};
+    unsigned links, attrs;
+    group_order(g, &links, &attrs);
+    const char *saved = w->prefix;
+    w->prefix = prefix;
     hsize_t idx = 0;
-    if (H5Literate(src, H5_INDEX_NAME, H5_ITER_INC, &idx, copy_link_cb, &tc) < 0 && cs->st == H5SHUF_OK) {
+    H5_index_t by = links & H5P_CRT_ORDER_TRACKED ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME;
+    herr_t r = H5Literate(g, by, H5_ITER_INC, &idx, walk_cb, w);
+    w->prefix = saved;
+    if (r < 0 && w->st == H5SHUF_OK) {
         char cause[256];
-        cs->st = h5shuf__fail(cs->err, H5SHUF_EHDF5, "%s:%s: cannot list: %s", cs->src->spec.file, prefix,
-                              h5shuf__hdf5_cause(cause, sizeof cause));
+        w->st = h5shuf__fail(w->err, H5SHUF_EHDF5, "%s:%s: cannot list: %s", w->first->spec.file, prefix,
+                             h5shuf__hdf5_cause(cause, sizeof cause));
     }
-    return cs->st;
+    return w->st;
 }
 
-int h5shuf__objcopy_tree(struct h5shuf_objcopy *cs, hid_t out, const char *ofile)
+/* Does any attribute of obj need the 1.8 object format (too large for a compact object header)? */
+static int has_large_attr(hid_t obj)
+{
+    H5O_info_t oi;
+    int large = 0;
+    if (H5Oget_info(obj, &oi) >= 0)
+        for (hsize_t i = 0; i < oi.num_attrs && !large; i++) {
+            hid_t a = H5Aopen_by_idx(obj, ".", H5_INDEX_NAME, H5_ITER_INC, i, H5P_DEFAULT, H5P_DEFAULT);
+            large = a >= 0 && H5Aget_storage_size(a) > COMPACT_ATTR_BYTES_MAX;
+            if (a >= 0)
+                H5Aclose(a);
+        }
+    H5Eclear2(H5E_DEFAULT);
+    return large;
+}
+
+/* The data of a dataset whose type holds references, in its native form: *buf of *n elements (free
+ * with free_data).  < 0 on an HDF5 error. */
+static herr_t read_data(hid_t dset, hid_t *mtype, hid_t *space, void **buf, size_t *n)
+{
+    hid_t t = H5Dget_type(dset);
+    *space = H5Dget_space(dset);
+    *mtype = t >= 0 ? H5Tget_native_type(t, H5T_DIR_DEFAULT) : H5I_INVALID_HID;
+    if (t >= 0)
+        H5Tclose(t);
+    hssize_t np = *space >= 0 ? H5Sget_simple_extent_npoints(*space) : -1;
+    *n = np > 0 ? (size_t)np : 0;
+    *buf = *mtype >= 0 && np >= 0 ? calloc(*n ? *n : 1, H5Tget_size(*mtype)) : NULL;
+    if (!*buf)
+        return -1;
+    return *n ? H5Dread(dset, *mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, *buf) : 0;
+}
+
+static void free_data(hid_t mtype, hid_t space, void *buf, int filled)
+{
+    if (buf && filled && mtype >= 0 && space >= 0)
+        H5Dvlen_reclaim(mtype, space, H5P_DEFAULT, buf);
+    free(buf);
+    if (mtype >= 0)
+        H5Tclose(mtype);
+    if (space >= 0)
+        H5Sclose(space);
+}
+
+/* Rewrite (out invalid: check) the references of dataset path's data, writing it to out's dataset. */
+static int copy_ref_data(const char *path, const struct h5shuf_input *first, hid_t out, const char *ofile,
+                         struct h5shuf_rewrite *rw, struct h5shuf_err *err)
+{
+    char cause[256], where[600];
+    snprintf(where, sizeof where, "%s:%s", out >= 0 ? ofile : first->spec.file, path);
+    hid_t src = H5Dopen2(first->file, path, H5P_DEFAULT), mtype = H5I_INVALID_HID, space = H5I_INVALID_HID;
+    hid_t dst = H5I_INVALID_HID;
+    void *buf = NULL;
+    size_t n = 0;
+    int st = H5SHUF_OK;
+    herr_t r = src < 0 ? -1 : read_data(src, &mtype, &space, &buf, &n);
+    if (r >= 0) {
+        struct h5shuf_rewrite w = *rw;
+        w.where = where;
+        st = h5shuf__refs_rewrite(&w, mtype, buf, n, err);
+        rw->dropped += w.dropped;
+        if (st == H5SHUF_OK && out >= 0) {
+            dst = H5Dopen2(out, path, H5P_DEFAULT);
+            r = dst < 0 || H5SHUF_FAULT() ? -1 : n ? H5Dwrite(dst, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) : 0;
+        }
+    }
+    if (r < 0 && st == H5SHUF_OK)
+        st = !buf && mtype >= 0 ? h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for %s", where)
+                                : h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot copy the references: %s", where,
+                                               h5shuf__hdf5_cause(cause, sizeof cause));
+    free_data(mtype, space, buf, buf && src >= 0);
+    if (dst >= 0)
+        H5Dclose(dst);
+    if (src >= 0)
+        H5Dclose(src);
+    return st;
+}
+
+/* Look at entry e's object in the input: do its attributes (or data) hold references (checked now), and
+ * does the output need the 1.8 format for its attributes? */
+static int inspect(struct h5shuf_objcopy *oc, struct h5shuf_obj *e, const struct h5shuf_input *first,
+                   struct h5shuf_rewrite *rw, struct h5shuf_err *err)
+{
+    char cause[256], what[600];
+    hid_t obj = H5Oopen(first->file, e->path, H5P_DEFAULT);
+    if (obj < 0)
+        return h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot open: %s", first->spec.file, e->path,
+                            h5shuf__hdf5_cause(cause, sizeof cause));
+    int st = H5SHUF_OK;
+    if (e->kind == H5SHUF_OBJ_DATASET) {
+        hid_t t = H5Dget_type(obj);
+        e->ref_data = t >= 0 && h5shuf__type_has_refs(t);
+        if (t >= 0)
+            H5Tclose(t);
+    }
+    if (e->kind != H5SHUF_OBJ_GROUP)
+        e->attr_order = (unsigned)h5shuf__attr_order(obj);
+    e->deferred = e->ref_data || h5shuf__attrs_have_refs(obj);
+    oc->new_format |= has_large_attr(obj);
+    snprintf(what, sizeof what, "%s:%s", first->spec.file, e->path);
+    if (e->deferred)
+        st = h5shuf__attrs_copy(obj, H5I_INVALID_HID, what, rw, err);
+    if (st == H5SHUF_OK && e->ref_data)
+        st = copy_ref_data(e->path, first, H5I_INVALID_HID, NULL, rw, err);
+    H5Oclose(obj);
+    return st;
+}
+
+int h5shuf__objcopy_plan(struct h5shuf_objcopy *oc, const struct h5shuf_input *first,
+                         const struct h5shuf_datasets *dsets, int whole_file, const char *const *extra, size_t nextra,
+                         int drop, struct h5shuf_err *err)
 {
     char cause[256];
     int st = H5SHUF_OK;
+    memset(oc, 0, sizeof *oc);
     /* The shuffled datasets first, by address: any other link to them becomes a link. */
-    for (size_t d = 0; d < cs->dsets->n && st == H5SHUF_OK; d++) {
+    for (size_t d = 0; d < dsets->n && st == H5SHUF_OK; d++) {
         H5O_info_t oi;
-        st = H5Oget_info(cs->src->dset[d], &oi) < 0
-                 ? h5shuf__fail(cs->err, H5SHUF_EHDF5, "%s: %s", ofile, h5shuf__hdf5_cause(cause, sizeof cause))
-                 : obj_add(cs, oi.addr, NULL, d);
+        st = H5Oget_info(first->dset[d], &oi) < 0
+                 ? h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: %s", first->spec.file, dsets->ds[d].in_path,
+                                h5shuf__hdf5_cause(cause, sizeof cause))
+                 : h5shuf__refmap_add(&oc->map, oi.addr, dsets->ds[d].out_path, 1, err);
     }
-    hid_t root = H5Gopen2(cs->src->file, "/", H5P_DEFAULT);
-    hid_t oroot = H5Gopen2(out, "/", H5P_DEFAULT);
-    if (st == H5SHUF_OK)
-        st = root < 0 || oroot < 0 ? h5shuf__fail(cs->err, H5SHUF_EHDF5, "%s: %s", ofile,
-                                                  h5shuf__hdf5_cause(cause, sizeof cause))
-                                   : copy_group(cs, root, oroot, "/");
+    H5F_info2_t fi;
+    if (H5Fget_info2(first->file, &fi) >= 0 && fi.super.version >= 2)
+        oc->new_format = 1; /* written in the 1.8 format (netCDF-4, h5py's libver="latest"): keep it */
+    hid_t root = H5Gopen2(first->file, "/", H5P_DEFAULT);
+    if (root >= 0)
+        group_order(root, &oc->root_link_order, &oc->root_attr_order);
+    if (st == H5SHUF_OK && whole_file) {
+        struct walk w = {oc, first, dsets, "/", err, H5SHUF_OK};
+        struct h5shuf_obj *e = entry_add(oc, H5SHUF_OBJ_GROUP, "/", err);
+        st = !e ? err->status : root < 0 ? h5shuf__fail(err, H5SHUF_EHDF5, "%s: %s", first->spec.file,
+                                                           h5shuf__hdf5_cause(cause, sizeof cause))
+                                         : walk_group(&w, root, "/");
+        if (e && st == H5SHUF_OK) {
+            oc->v[0].link_order = oc->root_link_order;
+            oc->v[0].attr_order = oc->root_attr_order;
+        }
+    } else {
+        for (size_t d = 0; d < dsets->n && st == H5SHUF_OK; d++) {
+            struct h5shuf_obj *e = entry_add(oc, H5SHUF_OBJ_SHUFFLED, dsets->ds[d].in_path, err);
+            if (e)
+                e->d = d;
+            st = err->status;
+        }
+        for (size_t k = 0; k < nextra && st == H5SHUF_OK; k++) {
+            H5O_info_t oi;
+            if (H5Oget_info_by_name(first->file, extra[k], &oi, H5P_DEFAULT) < 0)
+                st = h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: %s", first->spec.file, extra[k],
+                                  h5shuf__hdf5_cause(cause, sizeof cause));
+            else if ((st = h5shuf__refmap_add(&oc->map, oi.addr, extra[k], 0, err)) == H5SHUF_OK &&
+                     !entry_add(oc, H5SHUF_OBJ_DATASET, extra[k], err))
+                st = err->status;
+        }
+    }
     if (root >= 0)
         H5Gclose(root);
-    if (oroot >= 0)
-        H5Gclose(oroot);
+    struct h5shuf_rewrite rw = {&oc->map, first->file, H5I_INVALID_HID, drop, NULL, 0, &oc->drops};
+    for (size_t i = 0; i < oc->n && st == H5SHUF_OK; i++)
+        if (oc->v[i].kind <= H5SHUF_OBJ_SHUFFLED)
+            st = inspect(oc, &oc->v[i], first, &rw, err);
     return st;
 }
 
-int h5shuf__objcopy_links(struct h5shuf_objcopy *cs, hid_t out, const char *ofile)
+int h5shuf__objcopy_make(const struct h5shuf_obj *e, const struct h5shuf_input *first, hid_t out, const char *ofile,
+                         struct h5shuf_err *err)
 {
     char cause[256];
-    int st = H5SHUF_OK;
-    for (size_t k = 0; k < cs->nlinks && st == H5SHUF_OK; k++)
-        if (H5Lcreate_hard(out, cs->link_to[k], out, cs->link_from[k], H5P_DEFAULT, H5P_DEFAULT) < 0)
-            st = h5shuf__fail(cs->err, H5SHUF_EHDF5, "%s:%s: cannot link to %s: %s", ofile, cs->link_from[k],
-                              cs->link_to[k], h5shuf__hdf5_cause(cause, sizeof cause));
+    herr_t r = 0;
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE), cpl = H5I_INVALID_HID, src = H5I_INVALID_HID, t = H5I_INVALID_HID,
+          s = H5I_INVALID_HID;
+    if (lcpl >= 0)
+        H5Pset_char_encoding(lcpl, e->cset);
+    switch (e->kind) {
+    case H5SHUF_OBJ_GROUP:
+        if (strcmp(e->path, "/") == 0)
+            break; /* the root exists: made with the file (its creation order, targets.c) */
+        cpl = H5Pcreate(H5P_GROUP_CREATE);
+        H5Pset_obj_track_times(cpl, 0); /* no clock in the file */
+        if (e->link_order)
+            H5Pset_link_creation_order(cpl, e->link_order);
+        if (e->attr_order)
+            H5Pset_attr_creation_order(cpl, e->attr_order);
+        src = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Gcreate2(out, e->path, lcpl, cpl, H5P_DEFAULT);
+        r = src < 0 ? -1 : H5Gclose(src);
+        src = H5I_INVALID_HID;
+        break;
+    case H5SHUF_OBJ_DATASET:
+        if (e->ref_data) { /* made empty, with the input's type, shape and creation properties */
+            src = H5Dopen2(first->file, e->path, H5P_DEFAULT);
+            t = src >= 0 ? H5Dget_type(src) : H5I_INVALID_HID;
+            s = src >= 0 ? H5Dget_space(src) : H5I_INVALID_HID;
+            cpl = src >= 0 ? H5Dget_create_plist(src) : H5I_INVALID_HID;
+            if (cpl >= 0)
+                H5Pset_obj_track_times(cpl, 0);
+            hid_t d = t < 0 || s < 0 || cpl < 0 || H5SHUF_FAULT() ? H5I_INVALID_HID
+                                                                  : H5Dcreate2(out, e->path, t, s, lcpl, cpl, H5P_DEFAULT);
+            r = d < 0 ? -1 : H5Dclose(d);
+            break;
+        }
+        /* fall through */
+    case H5SHUF_OBJ_TYPE:
+        cpl = H5Pcreate(H5P_OBJECT_COPY);
+        H5Pset_copy_object(cpl, H5O_COPY_WITHOUT_ATTR_FLAG);
+        r = H5SHUF_FAULT() ? -1 : H5Ocopy(first->file, e->path, out, e->path, cpl, lcpl);
+        break;
+    case H5SHUF_OBJ_SOFT:
+        r = H5SHUF_FAULT() ? -1 : H5Lcreate_soft(e->value, out, e->path, lcpl, H5P_DEFAULT);
+        break;
+    case H5SHUF_OBJ_EXTERNAL:
+        r = H5SHUF_FAULT() ? -1 : H5Lcreate_external(e->value, e->value2, out, e->path, lcpl, H5P_DEFAULT);
+        break;
+    default:
+        break;
+    }
+    if (r < 0)
+        h5shuf__hdf5_cause(cause, sizeof cause);
+    if (s >= 0)
+        H5Sclose(s);
+    if (t >= 0)
+        H5Tclose(t);
+    if (src >= 0)
+        H5Dclose(src);
+    if (cpl >= 0)
+        H5Pclose(cpl);
+    if (lcpl >= 0)
+        H5Pclose(lcpl);
+    if (r < 0)
+        return h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot copy to the output: %s", ofile, e->path, cause);
+    return H5SHUF_OK;
+}
+
+int h5shuf__objcopy_attrs(const struct h5shuf_obj *e, const char *out_path, const struct h5shuf_input *first, hid_t out,
+                          const char *ofile, struct h5shuf_rewrite *rw, struct h5shuf_err *err)
+{
+    char cause[256], what[600];
+    snprintf(what, sizeof what, "%s:%s", ofile, out_path);
+    hid_t src = H5Oopen(first->file, e->path, H5P_DEFAULT);
+    hid_t dst = src >= 0 ? H5Oopen(out, out_path, H5P_DEFAULT) : H5I_INVALID_HID;
+    int st = src < 0 || dst < 0 ? h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot open: %s", what,
+                                               h5shuf__hdf5_cause(cause, sizeof cause))
+                                : h5shuf__attrs_copy(src, dst, what, rw, err);
+    if (dst >= 0)
+        H5Oclose(dst);
+    if (src >= 0)
+        H5Oclose(src);
+    if (st == H5SHUF_OK && e->ref_data)
+        st = copy_ref_data(e->path, first, out, ofile, rw, err);
     return st;
+}
+
+void h5shuf__objcopy_free(struct h5shuf_objcopy *oc)
+{
+    for (size_t i = 0; i < oc->n; i++) {
+        free(oc->v[i].path);
+        free(oc->v[i].value);
+        free(oc->v[i].value2);
+    }
+    free(oc->v);
+    h5shuf__refmap_free(&oc->map);
+    h5shuf__drops_free(&oc->drops);
+    memset(oc, 0, sizeof *oc);
 }

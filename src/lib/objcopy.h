@@ -1,35 +1,76 @@
 /*
- * objcopy.h - whole-file mode: every object of the first input other than the shuffled datasets copied
- * into an output file, with its attributes and links (objcopy.c).
+ * objcopy.h - the objects an output file holds besides the shuffled rows, planned once from the first
+ * input (objcopy.c): in whole-file mode every object and link of the file, in dataset mode the dimension
+ * scales of the shuffled datasets; each copied with its attributes, their references rewritten to the
+ * output's objects.  output.c walks the plan to make each output file.
  */
 #ifndef H5SHUF_OBJCOPY_H
 #define H5SHUF_OBJCOPY_H
 
 #include <hdf5.h>
 
+#include "datasets.h"
 #include "inputs.h"
+#include "refmap.h"
 
-struct objref;
-
-/* The state of one file's copy: the objects seen (by address in the first input) and the hard links
- * to make once the shuffled datasets exist.  Zero it, then set err, src and dsets. */
-struct h5shuf_objcopy {
-    struct h5shuf_err *err;
-    const struct h5shuf_input *src;         /* the first input (open): its objects are copied */
-    const struct h5shuf_datasets *dsets;    /* the shuffled datasets: not copied, linked to */
-    struct objref *slot;
-    size_t cap, used;
-    char **link_from, **link_to; /* deferred hard links: link_from[k] -> existing link_to[k] */
-    size_t nlinks, links_cap;
-    int st;
+/* What an entry of the plan makes. */
+enum h5shuf_obj_kind {
+    H5SHUF_OBJ_GROUP,    /* a group, recreated (the root: its attributes only) */
+    H5SHUF_OBJ_DATASET,  /* a dataset copied as it is (H5Ocopy, its attributes by h5shuf) */
+    H5SHUF_OBJ_TYPE,     /* a committed datatype, likewise */
+    H5SHUF_OBJ_SHUFFLED, /* shuffled dataset d, made by output.c at its output path */
+    H5SHUF_OBJ_SOFT,     /* a soft link, pointing where it pointed */
+    H5SHUF_OBJ_EXTERNAL, /* an external link, likewise */
+    H5SHUF_OBJ_ALIAS     /* a further hard link to an object made earlier */
 };
 
-/* Copy the source's objects into the open file out (named ofile, for messages), every group recreated
- * and walked, the shuffled datasets left for the caller to create at their paths. */
-H5SHUF_INTERNAL int h5shuf__objcopy_tree(struct h5shuf_objcopy *cs, hid_t out, const char *ofile);
-/* Make the hard links deferred by the copy (to objects seen twice, and to shuffled datasets), once the
- * shuffled datasets exist. */
-H5SHUF_INTERNAL int h5shuf__objcopy_links(struct h5shuf_objcopy *cs, hid_t out, const char *ofile);
-H5SHUF_INTERNAL void h5shuf__objcopy_free(struct h5shuf_objcopy *cs);
+/* One entry: an object or link at path, in the order the input holds them. */
+struct h5shuf_obj {
+    enum h5shuf_obj_kind kind;
+    char *path;            /* in the input, and in the output (shuffled datasets: see dsets->ds[d].out_path) */
+    char *value;           /* SOFT: the target path; EXTERNAL: the file; ALIAS: the output path it links to */
+    char *value2;          /* EXTERNAL: the object path in that file */
+    size_t d;              /* SHUFFLED: the dataset */
+    H5T_cset_t cset;       /* the link name's character set */
+    unsigned link_order;   /* GROUP: its link creation-order flags (H5P_CRT_ORDER_*) */
+    unsigned attr_order;   /* GROUP, DATASET, TYPE: its attribute creation-order flags */
+    int deferred;          /* its attributes hold references (or a DATASET's data): written last, when every
+                            * object exists */
+    int ref_data;          /* DATASET whose type holds references: created empty, its data rewritten */
+};
+
+/* The plan of every output file's objects, with the table of the input objects the output holds. */
+struct h5shuf_objcopy {
+    struct h5shuf_obj *v;
+    size_t n, cap;
+    struct h5shuf_refmap map;
+    int new_format;        /* the output needs HDF5 1.8's object format: an attribute too large for an
+                            * object header (64 KiB), or an input written in it (superblock >= 2) */
+    unsigned root_link_order, root_attr_order; /* the root group's creation-order flags */
+    struct h5shuf_drops drops; /* the references --drop-references makes null, by attribute or dataset */
+};
+
+/* Plan the output's objects from the first input (open) and the shuffled datasets: the whole file
+ * (whole_file), or the shuffled datasets and the scales extra[0..nextra) (dataset mode).  Every
+ * reference the output's attributes and copied datasets hold is checked here: one to an object the
+ * output does not hold is H5SHUF_EUNSUPPORTED naming it, unless drop (then it is written null, and
+ * oc->drops notes where).  Free with h5shuf__objcopy_free. */
+H5SHUF_INTERNAL int h5shuf__objcopy_plan(struct h5shuf_objcopy *oc, const struct h5shuf_input *first,
+                                         const struct h5shuf_datasets *dsets, int whole_file, const char *const *extra,
+                                         size_t nextra, int drop, struct h5shuf_err *err);
+
+/* Make entry e (not SHUFFLED, not ALIAS) in the open file out (named ofile), without its attributes:
+ * groups recreated with their creation-order flags, datasets and committed types copied raw (H5Ocopy),
+ * a dataset holding references created empty, links recreated. */
+H5SHUF_INTERNAL int h5shuf__objcopy_make(const struct h5shuf_obj *e, const struct h5shuf_input *first, hid_t out,
+                                         const char *ofile, struct h5shuf_err *err);
+
+/* Copy entry e's attributes (from the first input's object at e->path to the output's at out_path), and
+ * for a ref_data dataset its data, references rewritten through rw (rw->out set to out). */
+H5SHUF_INTERNAL int h5shuf__objcopy_attrs(const struct h5shuf_obj *e, const char *out_path,
+                                          const struct h5shuf_input *first, hid_t out, const char *ofile,
+                                          struct h5shuf_rewrite *rw, struct h5shuf_err *err);
+
+H5SHUF_INTERNAL void h5shuf__objcopy_free(struct h5shuf_objcopy *oc);
 
 #endif /* H5SHUF_OBJCOPY_H */

@@ -58,9 +58,35 @@ static int chunk_dims(const struct h5shuf_dsinfo *ds, int in_chunked, uint64_t r
     return H5SHUF_OK;
 }
 
-/* The filters of the output dataset on dcpl: the first input's pipeline as it is (keep), or f's. */
-static int set_filters(const struct h5shuf_dsinfo *ds, const struct h5shuf_filters *f, hid_t dcpl, const char *where,
-                       struct h5shuf_err *err)
+/* The registered filters that change values, or have modes that do (HDF Group's list of registered
+ * filter plugins, hdf5_plugins/docs/RegisteredFilterPlugins.md, and each filter's own documentation); a
+ * stream does not say which mode wrote it, so any of them may re-encode the rows lossily.  Scale-offset
+ * is lossy on floating point only (it rounds to a decimal scale). */
+static const struct {
+    H5Z_filter_t id;
+    const char *name;
+} lossy_filters[] = {
+    {258, "fpzip"},       {32005, "APAX"},     {32007, "JPEG-XR"}, {32012, "JPEG-LS"}, {32013, "ZFP"},
+    {32014, "fpzip"},     {32016, "B3D"},      {32017, "SZ"},      {32019, "JPEG"},    {32021, "FAPEC"},
+    {32022, "BitGroom"},  {32023, "Granular BitRound"},            {32024, "SZ3"},     {32028, "SPERR"},
+    {32030, "FFmpeg"},
+};
+
+/* The name of filter id when it is lossy on ds's type, else NULL. */
+static const char *lossy_name(H5Z_filter_t id, const struct h5shuf_dsinfo *ds)
+{
+    for (size_t i = 0; i < sizeof lossy_filters / sizeof *lossy_filters; i++)
+        if (lossy_filters[i].id == id)
+            return lossy_filters[i].name;
+    if (id == H5Z_FILTER_SCALEOFFSET && H5Tget_class(ds->ftype) == H5T_FLOAT)
+        return "scale-offset on floating point";
+    return NULL;
+}
+
+/* The filters of the output dataset on dcpl: the first input's pipeline as it is (keep), or f's.  Keeping a
+ * lossy filter re-encodes the rows through it, changing them: refused unless allow_lossy (ds->lossy). */
+static int set_filters(struct h5shuf_dsinfo *ds, const struct h5shuf_filters *f, int allow_lossy, hid_t dcpl,
+                       const char *where, const char *in_where, struct h5shuf_err *err)
 {
     if (!f->keep) {
         char cause[256];
@@ -75,6 +101,16 @@ static int set_filters(const struct h5shuf_dsinfo *ds, const struct h5shuf_filte
         size_t ncd = 32;
         char name[64];
         H5Z_filter_t id = H5Pget_filter2(ds->dcpl, (unsigned)i, &flags, &ncd, cd, sizeof name, name, &cfg);
+        const char *lossy = id >= 0 ? lossy_name(id, ds) : NULL;
+        if (lossy && !allow_lossy)
+            return h5shuf__fail(err, H5SHUF_EUNSUPPORTED,
+                                "%s: filter %d (%s) may be lossy: re-encoding the shuffled rows through it could change "
+                                "their values; choose -c none, gzip or zstd (or --allow-lossy to accept it)",
+                                in_where, (int)id, lossy);
+        if (lossy) {
+            ds->lossy = (int)id;
+            snprintf(ds->lossy_name, sizeof ds->lossy_name, "%s", lossy);
+        }
         if (id < 0 || H5Pset_filter(dcpl, id, flags, ncd, cd) < 0)
             return h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot copy filter %d of the input", where, i);
     }
@@ -85,10 +121,11 @@ static int set_filters(const struct h5shuf_dsinfo *ds, const struct h5shuf_filte
  * those the options ask for, without what must not be carried over (external raw data files, virtual
  * mappings).  Sets ds->out_dcpl, ds->out_maxdims and ds->out_chunk_rows. */
 static int output_dcpl(struct h5shuf_dsinfo *ds, uint64_t rows, const struct h5shuf_filters *f, const char *chunk_shape,
-                       const char *out_file, struct h5shuf_err *err)
+                       int allow_lossy, const char *in_file, const char *out_file, struct h5shuf_err *err)
 {
-    char where[600];
+    char where[600], in_where[600];
     snprintf(where, sizeof where, "%s:%s", out_file, ds->out_path);
+    snprintf(in_where, sizeof in_where, "%s:%s", in_file, ds->in_path);
     hsize_t *maxdims = ds->out_maxdims;
     memcpy(maxdims, ds->maxdims, sizeof ds->maxdims);
     if (maxdims[0] != H5S_UNLIMITED && maxdims[0] < rows)
@@ -108,7 +145,7 @@ static int output_dcpl(struct h5shuf_dsinfo *ds, uint64_t rows, const struct h5s
         if (H5Pset_chunk(dcpl, ds->rank, cdims) < 0)
             return h5shuf__fail(err, H5SHUF_EINVAL, "%s: invalid chunk shape", where);
         ds->out_chunk_rows = cdims[0];
-        if ((st = set_filters(ds, f, dcpl, where, err)) != H5SHUF_OK)
+        if ((st = set_filters(ds, f, allow_lossy, dcpl, where, in_where, err)) != H5SHUF_OK)
             return st;
         if (maxdims[0] != H5S_UNLIMITED && maxdims[0] < cdims[0])
             maxdims[0] = cdims[0]; /* a fixed dimension may not be smaller than its chunk */
@@ -120,26 +157,40 @@ static int output_dcpl(struct h5shuf_dsinfo *ds, uint64_t rows, const struct h5s
         for (int k = 1; k < ds->rank; k++)
             maxdims[k] = ds->dims[k];
     }
-    /* Keep the fill value (a property users see); never write it, every element is written. */
+    /* The attributes in the order the input's dataset tracks (netCDF-4's variables do). */
+    unsigned attr_order = 0;
+    if (H5Pget_attr_creation_order(ds->dcpl, &attr_order) >= 0 && attr_order)
+        H5Pset_attr_creation_order(dcpl, attr_order);
+    /* Keep the fill value (users see it: netCDF's _FillValue, and its _NoFill when none is defined). */
     H5D_fill_value_t fv;
-    /* (not for vlen rows: reading a vlen fill value allocates memory HDF5 would hand over) */
-    if (!ds->vlen && H5Pfill_value_defined(ds->dcpl, &fv) >= 0 && fv == H5D_FILL_VALUE_USER_DEFINED) {
-        void *buf = calloc(1, H5Tget_size(ds->ftype));
-        if (buf && H5Pget_fill_value(ds->dcpl, ds->ftype, buf) >= 0)
-            H5Pset_fill_value(dcpl, ds->ftype, buf);
+    if (H5Pfill_value_defined(ds->dcpl, &fv) >= 0 && fv == H5D_FILL_VALUE_USER_DEFINED) {
+        /* a vlen fill value (netCDF gives strings "") is read into memory HDF5 allocates: reclaimed below */
+        hid_t mt = ds->vlen ? H5Tget_native_type(ds->ftype, H5T_DIR_DEFAULT) : H5Tcopy(ds->ftype);
+        hid_t scalar = H5Screate(H5S_SCALAR);
+        void *buf = mt >= 0 ? calloc(1, H5Tget_size(mt)) : NULL;
+        if (buf && H5Pget_fill_value(ds->dcpl, mt, buf) >= 0) {
+            H5Pset_fill_value(dcpl, mt, buf);
+            if (ds->vlen)
+                H5Dvlen_reclaim(mt, scalar, H5P_DEFAULT, buf);
+        }
         free(buf);
+        H5Sclose(scalar);
+        if (mt >= 0)
+            H5Tclose(mt);
     }
-    /* (HDF5 refuses "never" for vlen types; their default fill is not user-defined, so none is written) */
+    /* Never written: every element is, and HDF5 would write a contiguous dataset's fill over all of it
+     * first (h5py asks for fill at allocation).  Not a value: HDF5 refuses "never" for vlen types only. */
     H5Pset_fill_time(dcpl, ds->vlen ? H5D_FILL_TIME_IFSET : H5D_FILL_TIME_NEVER);
     H5Pset_obj_track_times(dcpl, 0); /* no clock in the file: same input and seed, same bytes */
     return H5SHUF_OK;
 }
 
 int h5shuf__output_plan(struct h5shuf_datasets *dsets, uint64_t rows, const struct h5shuf_filters *f,
-                        const char *chunk_shape, const char *out_file, struct h5shuf_err *err)
+                        const char *chunk_shape, int allow_lossy, const char *in_file, const char *out_file,
+                        struct h5shuf_err *err)
 {
     for (size_t d = 0; d < dsets->n; d++) {
-        int st = output_dcpl(&dsets->ds[d], rows, f, chunk_shape, out_file, err);
+        int st = output_dcpl(&dsets->ds[d], rows, f, chunk_shape, allow_lossy, in_file, out_file, err);
         if (st != H5SHUF_OK)
             return st;
     }
@@ -194,10 +245,10 @@ static hid_t index_create(hid_t out, const char *path, hid_t ftype, hsize_t n)
     return dset;
 }
 
-/* Create shuffled dataset ds with rows rows (of the N of) in out, with the first input's attributes from
- * src (a dataset of it); *dset is the new dataset. */
-static int dataset_create(const struct h5shuf_dsinfo *ds, uint64_t rows, uint64_t n, hid_t src, hid_t out,
-                          const char *ofile, hid_t *dset, struct h5shuf_err *err)
+/* Create shuffled dataset ds with rows rows (of the N of all) in out, without its attributes; *dset is
+ * the new dataset. */
+static int dataset_create(const struct h5shuf_dsinfo *ds, uint64_t rows, uint64_t n, hid_t out, const char *ofile,
+                          hid_t *dset, struct h5shuf_err *err)
 {
     char cause[256];
     int st = H5SHUF_OK;
@@ -219,17 +270,12 @@ static int dataset_create(const struct h5shuf_dsinfo *ds, uint64_t rows, uint64_
                 ? (H5SHUF_FAULT() ? H5I_INVALID_HID
                                   : H5Dcreate2(out, ds->out_path, ds->ftype, space, H5P_DEFAULT, ds->out_dcpl, dapl))
                 : H5I_INVALID_HID;
-    if (*dset < 0) {
+    if (*dset < 0)
         st = h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot create dataset: %s%s", ofile, ds->out_path,
                           h5shuf__hdf5_cause(cause, sizeof cause),
                           ds->vlen && H5Pget_nfilters(ds->out_dcpl) > 0
                               ? " (HDF5 refuses these filters on variable-length data; deflate and shuffle work: try -c gzip)"
                               : "");
-    } else {
-        char what[512];
-        snprintf(what, sizeof what, "%s:%s", ofile, ds->out_path);
-        st = h5shuf__attrs_copy(src, *dset, what, err);
-    }
     if (dapl >= 0)
         H5Pclose(dapl);
     if (space >= 0)
@@ -237,35 +283,68 @@ static int dataset_create(const struct h5shuf_dsinfo *ds, uint64_t rows, uint64_
     return st;
 }
 
+/* The attributes of plan entry e (its object made in out), references rewritten through rw. */
+static int entry_attrs(const struct h5shuf_outfile *of, const struct h5shuf_obj *e, hid_t out, const char *ofile,
+                       const hid_t *out_dsets, struct h5shuf_rewrite *rw, struct h5shuf_err *err)
+{
+    const struct h5shuf_input *first = &of->inputs->v[0];
+    if (e->kind == H5SHUF_OBJ_SHUFFLED) {
+        char what[600];
+        snprintf(what, sizeof what, "%s:%s", ofile, of->dsets->ds[e->d].out_path);
+        return h5shuf__attrs_copy(first->dset[e->d], out_dsets[e->d], what, rw, err);
+    }
+    if (e->kind == H5SHUF_OBJ_GROUP || e->kind == H5SHUF_OBJ_DATASET || e->kind == H5SHUF_OBJ_TYPE)
+        return h5shuf__objcopy_attrs(e, e->path, first, out, ofile, rw, err);
+    return H5SHUF_OK;
+}
+
+/* An index-like dataset at path of n rows, out_dsets[k]. */
+static int index_make(hid_t out, const char *ofile, const char *path, hid_t ftype, uint64_t n, const char *what,
+                      hid_t *dset, struct h5shuf_err *err)
+{
+    char cause[256];
+    *dset = index_create(out, path, ftype, n);
+    if (*dset < 0)
+        return h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot create the %s dataset: %s", ofile, path, what,
+                            h5shuf__hdf5_cause(cause, sizeof cause));
+    return H5SHUF_OK;
+}
+
 int h5shuf__output_create(const struct h5shuf_outfile *of, hid_t out, const char *ofile, uint64_t rows, hid_t *out_dsets,
                           struct h5shuf_err *err)
 {
     const struct h5shuf_datasets *dsets = of->dsets;
+    const struct h5shuf_objcopy *oc = of->objects;
     const struct h5shuf_input *first = &of->inputs->v[0];
     char cause[256];
     int st = H5SHUF_OK;
-    struct h5shuf_objcopy cs = {.err = err, .src = first, .dsets = dsets};
+    struct h5shuf_rewrite rw = {&oc->map, first->file, out, of->drop_references, NULL, 0, NULL};
     h5shuf__vlen_limit_cache(dsets, out);
-    if (of->inputs->whole_file)
-        st = h5shuf__objcopy_tree(&cs, out, ofile);
-    for (size_t d = 0; d < dsets->n && st == H5SHUF_OK; d++)
-        st = dataset_create(&dsets->ds[d], rows, of->inputs->rows, first->dset[d], out, ofile, &out_dsets[d], err);
-    if (st == H5SHUF_OK && of->index_path) {
-        /* index[r]: the input row of output row r */
-        out_dsets[dsets->n] = index_create(out, of->index_path, H5T_STD_U64LE, rows);
-        if (out_dsets[dsets->n] < 0)
-            st = h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot create the index dataset: %s", ofile, of->index_path,
+    /* The objects in the input's order; the attributes that hold references once every object exists. */
+    for (size_t i = 0; i < oc->n && st == H5SHUF_OK; i++) {
+        const struct h5shuf_obj *e = &oc->v[i];
+        if (e->kind == H5SHUF_OBJ_ALIAS)
+            continue;
+        st = e->kind == H5SHUF_OBJ_SHUFFLED
+                 ? dataset_create(&dsets->ds[e->d], rows, of->inputs->rows, out, ofile, &out_dsets[e->d], err)
+                 : h5shuf__objcopy_make(e, first, out, ofile, err);
+        if (st == H5SHUF_OK && !e->deferred)
+            st = entry_attrs(of, e, out, ofile, out_dsets, &rw, err);
+    }
+    /* index[r]: the input row of output row r; source_index[r]: its input file */
+    if (st == H5SHUF_OK && of->index_path)
+        st = index_make(out, ofile, of->index_path, H5T_STD_U64LE, rows, "index", &out_dsets[dsets->n], err);
+    if (st == H5SHUF_OK && of->source_index_path)
+        st = index_make(out, ofile, of->source_index_path, h5shuf__source_type(of->inputs->n), rows, "source index",
+                        &out_dsets[dsets->n + 1], err);
+    for (size_t i = 0; i < oc->n && st == H5SHUF_OK; i++) {
+        const struct h5shuf_obj *e = &oc->v[i];
+        if (e->kind == H5SHUF_OBJ_ALIAS && H5Lcreate_hard(out, e->value, out, e->path, H5P_DEFAULT, H5P_DEFAULT) < 0)
+            st = h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot link to %s: %s", ofile, e->path, e->value,
                               h5shuf__hdf5_cause(cause, sizeof cause));
     }
-    if (st == H5SHUF_OK && of->source_index_path) {
-        /* source_index[r]: the input file of output row r */
-        out_dsets[dsets->n + 1] = index_create(out, of->source_index_path, h5shuf__source_type(of->inputs->n), rows);
-        if (out_dsets[dsets->n + 1] < 0)
-            st = h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot create the source index dataset: %s", ofile,
-                              of->source_index_path, h5shuf__hdf5_cause(cause, sizeof cause));
-    }
-    if (st == H5SHUF_OK)
-        st = h5shuf__objcopy_links(&cs, out, ofile);
-    h5shuf__objcopy_free(&cs);
+    for (size_t i = 0; i < oc->n && st == H5SHUF_OK; i++)
+        if (oc->v[i].deferred)
+            st = entry_attrs(of, &oc->v[i], out, ofile, out_dsets, &rw, err);
     return st;
 }

@@ -9,6 +9,7 @@
 #include <hdf5.h>
 
 #include "inputs.h"
+#include "objcopy.h"
 
 /* What every output file holds besides its rows. */
 struct h5shuf_outfile {
@@ -18,18 +19,25 @@ struct h5shuf_outfile {
     const char *index_path;               /* --index: (N,) uint64 dataset, or NULL */
     const char *source_index_path;        /* --source-index: (N,) uint16/32 dataset, or NULL */
     uint64_t seed;                        /* provenance */
+    const struct h5shuf_objcopy *objects; /* the objects besides the rows, in the input's order (objcopy.h) */
+    int drop_references;                  /* references to objects not in the output are written null */
+    int netcdf;                           /* the first input is a netCDF-4 file: h5shuf's own attributes are
+                                           * fixed-length text, as the classic model allows */
 };
 
 /* Decide each output dataset's layout, chunk shape and filters (ds[d].out_dcpl, out_maxdims,
  * out_chunk_rows) from the first input's, the filters f and the chunk shape the options give (NULL:
- * keep), for rows rows in all; errors name out_file and the dataset. */
+ * keep), for rows rows in all.  A filter kept from the input (in_file, the first) that may be lossy is
+ * H5SHUF_EUNSUPPORTED naming in_file and the dataset, unless allow_lossy (then ds[d].lossy names it).
+ * Other errors name out_file and the dataset. */
 H5SHUF_INTERNAL int h5shuf__output_plan(struct h5shuf_datasets *dsets, uint64_t rows, const struct h5shuf_filters *f,
-                                        const char *chunk_shape, const char *out_file, struct h5shuf_err *err);
+                                        const char *chunk_shape, int allow_lossy, const char *in_file,
+                                        const char *out_file, struct h5shuf_err *err);
 
-/* Create the output datasets of rows rows (and, in whole-file mode, copy the other objects of the first
- * input) in the open file out (named ofile); sets out_dsets[0..n) to the datasets, out_dsets[n] to the
- * index dataset when of->index_path is set, out_dsets[n+1] to the source index when
- * of->source_index_path is set.  Does not write the rows. */
+/* Make an output file's objects in the open file out (named ofile): the shuffled datasets of rows rows
+ * and the objects of of->objects, in the input's order, with their attributes (references rewritten);
+ * sets out_dsets[0..n) to the datasets, out_dsets[n] to the index dataset when of->index_path is set,
+ * out_dsets[n+1] to the source index when of->source_index_path is set.  Does not write the rows. */
 H5SHUF_INTERNAL int h5shuf__output_create(const struct h5shuf_outfile *of, hid_t out, const char *ofile, uint64_t rows,
                                           hid_t *out_dsets, struct h5shuf_err *err);
 

@@ -35,29 +35,60 @@ static char *inputs_text(const struct h5shuf_inputs *in, const struct h5shuf_dat
     return text;
 }
 
+static size_t lossy_count(const struct h5shuf_datasets *dsets)
+{
+    size_t n = 0;
+    for (size_t d = 0; d < dsets->n; d++)
+        n += dsets->ds[d].lossy != 0;
+    return n;
+}
+
+/* "/x: ZFP (32013)" of each dataset re-encoded through a lossy filter (--allow-lossy), one a line; NULL when
+ * there is none (or no memory). */
+static char *lossy_text(const struct h5shuf_datasets *dsets)
+{
+    if (!lossy_count(dsets))
+        return NULL;
+    size_t len = 1;
+    for (size_t d = 0; d < dsets->n; d++)
+        len += dsets->ds[d].lossy ? strlen(dsets->ds[d].out_path) + sizeof dsets->ds[d].lossy_name + 32 : 0;
+    char *text = malloc(len), *p = text;
+    for (size_t d = 0; text && d < dsets->n; d++)
+        if (dsets->ds[d].lossy)
+            p += sprintf(p, "%s%s: %s (%d)", p == text ? "" : "\n", dsets->ds[d].out_path, dsets->ds[d].lossy_name,
+                         dsets->ds[d].lossy);
+    return text;
+}
+
 int h5shuf__output_provenance(const struct h5shuf_outfile *of, hid_t out, const char *ofile, struct h5shuf_err *err)
 {
     char cause[256];
-    char *inputs = inputs_text(of->inputs, of->dsets);
-    if (!inputs)
+    char *inputs = inputs_text(of->inputs, of->dsets), *lossy = lossy_text(of->dsets);
+    if (!inputs || (!lossy && lossy_count(of->dsets))) {
+        free(inputs);
         return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    }
     hid_t root = H5Gopen2(out, "/", H5P_DEFAULT);
     herr_t r = root < 0 ? -1 : 0;
+    const int text = of->netcdf; /* types the netCDF classic model has */
     if (r >= 0)
-        r = h5shuf__attr_put_string(root, "h5shuf_version", H5SHUF_VERSION_STRING);
+        r = h5shuf__attr_put_text(root, "h5shuf_version", H5SHUF_VERSION_STRING, text);
     if (r >= 0)
-        r = h5shuf__attr_put_string(root, "h5shuf_inputs", inputs);
+        r = h5shuf__attr_put_text(root, "h5shuf_inputs", inputs, text);
     if (r >= 0 && of->index_path)
-        r = h5shuf__attr_put_string(root, "h5shuf_index", of->index_path);
+        r = h5shuf__attr_put_text(root, "h5shuf_index", of->index_path, text);
     if (r >= 0 && of->source_index_path)
-        r = h5shuf__attr_put_string(root, "h5shuf_source_index", of->source_index_path);
+        r = h5shuf__attr_put_text(root, "h5shuf_source_index", of->source_index_path, text);
     if (r >= 0)
-        r = h5shuf__attr_put_string(root, "h5shuf_key", H5SHUF_KEY_TEXT);
+        r = h5shuf__attr_put_text(root, "h5shuf_key", H5SHUF_KEY_TEXT, text);
     if (r >= 0)
-        r = h5shuf__attr_put_u64(root, "h5shuf_seed", of->seed);
+        r = h5shuf__attr_put_u64_text(root, "h5shuf_seed", of->seed, text);
+    if (r >= 0 && lossy)
+        r = h5shuf__attr_put_text(root, "h5shuf_lossy", lossy, text);
     if (root >= 0)
         H5Gclose(root);
     free(inputs);
+    free(lossy);
     if (r < 0)
         return h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot write provenance attributes: %s", ofile,
                             h5shuf__hdf5_cause(cause, sizeof cause));

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@
 #include "pool.h"
 #include "scatter.h"
 #include "targets.h"
+#include "verify.h"
 #include "writer.h"
 
 /* The context the job's stages run in. */
@@ -165,6 +167,9 @@ static int check_options(h5shuf_job *job)
         return h5shuf__fail(err, H5SHUF_EINVAL, "--index and --source-index name the same dataset '%s'", job->index_path);
     if (job->opts.tmpdir && !*job->opts.tmpdir)
         return h5shuf__fail(err, H5SHUF_EINVAL, "empty scratch directory name (--tmpdir)");
+    if (job->opts.check && (job->mode != H5SHUF_MODE_RUN || job->opts.shards || job->split || job->opts.head_set))
+        return h5shuf__fail(err, H5SHUF_EINVAL, "--check verifies one whole output of a one-shot shuffle; it cannot be "
+                                                "combined with scatter, gather, --shards, --split or --head");
     return H5SHUF_OK;
 }
 
@@ -183,6 +188,57 @@ static int parse_filters(h5shuf_job *job)
         int rank;
         st = h5shuf__chunk_parse(job->chunk_shape, dims, &rank, &job->err);
     }
+    return st;
+}
+
+/* Record a warning (printf-style) for h5shuf_job_warning. */
+static int warn(h5shuf_job *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int warn(h5shuf_job *job, const char *fmt, ...)
+{
+    char text[H5SHUF_ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    char **v = realloc(job->warnings, (job->nwarnings + 1) * sizeof *v);
+    if (!v)
+        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    job->warnings = v;
+    if (!(v[job->nwarnings] = strdup(text)))
+        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    job->nwarnings++;
+    return H5SHUF_OK;
+}
+
+/* What the output files hold besides the rows: the first input's objects (whole-file mode) or the
+ * datasets' scales, references checked (objcopy.c); and the warnings the options allowed. */
+static int plan_objects(h5shuf_job *job)
+{
+    const struct h5shuf_input *first = &job->in.v[0];
+    int st = h5shuf__objcopy_plan(&job->objects, first, &job->dsets, job->in.whole_file,
+                                  (const char *const *)job->in.extra, job->in.nextra, job->opts.drop_references,
+                                  &job->err);
+    const struct h5shuf_drops *drops = &job->objects.drops;
+    for (size_t k = 0; st == H5SHUF_OK && k < drops->n; k++) {
+        unsigned more = drops->count[k] - 1;
+        if (more)
+            st = warn(job, "%s: written as a null reference, and %u more reference%s there (--drop-references)",
+                      drops->note[k], more, more == 1 ? "" : "s");
+        else
+            st = warn(job, "%s: written as a null reference (--drop-references)", drops->note[k]);
+    }
+    for (size_t d = 0; st == H5SHUF_OK && d < job->dsets.n; d++)
+        if (job->dsets.ds[d].lossy)
+            st = warn(job, "%s:%s: rows re-encoded through the lossy filter %d (%s); recorded in h5shuf_lossy "
+                           "(--allow-lossy)",
+                      job->out_spec.file, job->dsets.ds[d].out_path, job->dsets.ds[d].lossy, job->dsets.ds[d].lossy_name);
+    hid_t root = H5Gopen2(first->file, "/", H5P_DEFAULT);
+    job->of = (struct h5shuf_outfile){&job->dsets, &job->in, job->index_path, job->source_index_path, job->seed,
+                                      &job->objects, job->opts.drop_references,
+                                      root >= 0 && H5Aexists(root, "_NCProperties") > 0};
+    if (root >= 0)
+        H5Gclose(root);
+    H5Eclear2(H5E_DEFAULT);
     return st;
 }
 
@@ -304,8 +360,8 @@ static int make_plan(h5shuf_job *job)
     if (st == H5SHUF_OK)
         st = h5shuf__inputs_open(&job->in, &job->out_spec, &job->dsets, &job->err);
     if (st == H5SHUF_OK)
-        st = h5shuf__output_plan(&job->dsets, job->in.rows, &job->out_filters, job->chunk_shape, job->out_spec.file,
-                                 &job->err);
+        st = h5shuf__output_plan(&job->dsets, job->in.rows, &job->out_filters, job->chunk_shape, job->opts.allow_lossy,
+                                 job->in.v[0].spec.file, job->out_spec.file, &job->err);
     job->out_rows = job->opts.head_set && job->opts.head_rows < job->in.rows ? job->opts.head_rows : job->in.rows;
     if (st == H5SHUF_OK)
         st = h5shuf__targets_plan(&job->out, job->out_spec.file, job->opts.shards, job->split, job->out_rows,
@@ -320,10 +376,11 @@ static int make_plan(h5shuf_job *job)
     if (st == H5SHUF_OK && job->mode == H5SHUF_MODE_GATHER)
         st = gather_check(job);
     if (st == H5SHUF_OK)
+        st = plan_objects(job);
+    if (st == H5SHUF_OK)
         st = plan_disk(job);
     if (st != H5SHUF_OK)
         return st;
-    job->of = (struct h5shuf_outfile){&job->dsets, &job->in, job->index_path, job->source_index_path, job->seed};
     job->planned = 1;
     return H5SHUF_OK;
 }
@@ -413,12 +470,15 @@ static int run(h5shuf_job *job)
     struct h5shuf_scratch sc = {.file = H5I_INVALID_HID};
     if (job->piles_path)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "a job with a pile file runs with h5shuf_run_scatter or h5shuf_run_gather");
+    const struct h5shuf_ctx cx = ctx_of(job);
     int st = run_prepare(job);
     if (st == H5SHUF_OK)
-        st = h5shuf__targets_create(&job->out, &job->of, &job->err);
+        st = h5shuf__targets_create(&cx, &job->out, &job->of, job->out.n + 1);
     if (st == H5SHUF_OK)
         st = h5shuf__scratch_create(&sc, job->scratch_dir, &job->dsets, &job->scratch_filters, &job->err);
     job->temp_file[1] = sc.path;
+    if (st == H5SHUF_OK)
+        st = h5shuf__progress(&cx.progress, &job->err, H5SHUF_PHASE_CREATE, job->out.n + 1, job->out.n + 1);
     if (st == H5SHUF_OK && job->out_rows > 0) {
         st = pass1(job, &sc);
         hsize_t size = 0;
@@ -429,6 +489,9 @@ static int run(h5shuf_job *job)
     }
     job->temp_file[1] = NULL;
     h5shuf__scratch_destroy(&sc);
+    if (st == H5SHUF_OK && job->opts.check) /* before the rename: a failed check leaves nothing in place */
+        st = h5shuf__verify_file(job->cio, &job->in, &job->dsets, job->out.v[0].tmp_path, job->out.v[0].path,
+                                 job->opts.mem_limit_bytes, &job->err);
     return h5shuf__targets_finish(&job->out, st, job->opts.force, &job->err);
 }
 
@@ -466,10 +529,13 @@ static int run_scatter(h5shuf_job *job)
         free(tmpl);
     }
     job->temp_file[0] = job->temp_file[1] = sc.path;
+    const struct h5shuf_ctx cx = ctx_of(job);
     if (st == H5SHUF_OK) {
         h5shuf__mode_of_new_file(sc.path);
-        st = pass1(job, &sc);
+        st = h5shuf__progress(&cx.progress, &job->err, H5SHUF_PHASE_CREATE, 1, 1);
     }
+    if (st == H5SHUF_OK)
+        st = pass1(job, &sc);
     const struct h5shuf_pilefile_meta meta = {&job->in, &job->dsets, job->seed, &job->plan,
                                               job->compression, job->chunk_shape, job->index_path};
     if (st == H5SHUF_OK)
@@ -492,9 +558,10 @@ static int run_gather(h5shuf_job *job)
 {
     if (!job->piles_path || (job->planned ? job->mode != H5SHUF_MODE_GATHER : job->in.n != 0))
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "a gather needs a pile file (h5shuf_job_set_piles), an output and no inputs");
+    const struct h5shuf_ctx cx = ctx_of(job);
     int st = run_prepare(job);
     if (st == H5SHUF_OK)
-        st = h5shuf__targets_create(&job->out, &job->of, &job->err);
+        st = h5shuf__targets_create(&cx, &job->out, &job->of, job->out.n);
     if (st == H5SHUF_OK && job->out_rows > 0) {
         struct h5shuf_scratch sc = {.path = job->piles_path, .file = job->pf->file, .piles = job->pf->piles,
                                     .npiles = job->pf->npiles, .dsets = &job->dsets, .filters = job->scratch_filters};
@@ -530,4 +597,28 @@ int h5shuf_run_scatter(h5shuf_job *job)
 int h5shuf_run_gather(h5shuf_job *job)
 {
     return public_run(job, run_gather);
+}
+
+/* h5shuf_verify: the inputs opened and described as a run does, the output checked against them. */
+static int verify(h5shuf_job *job)
+{
+    if (job->planned)
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "verify needs a job that was not planned");
+    unsigned threads = h5shuf__pool_threads_for(job->opts.threads); /* decompression as in a run */
+    int st = h5shuf__chunkio_create(threads, &job->cio);
+    if (st != H5SHUF_OK)
+        return h5shuf__fail(&job->err, st, "out of memory for %u threads", threads);
+    if ((st = h5shuf__filters_register()) != H5SHUF_OK)
+        return h5shuf__fail(&job->err, st, "cannot register h5shuf's filters with HDF5");
+    if (!job->out_spec.file || job->in.n == 0)
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "verify needs inputs and an output");
+    if ((st = h5shuf__inputs_open(&job->in, &job->out_spec, &job->dsets, &job->err)) != H5SHUF_OK)
+        return st;
+    return h5shuf__verify_file(job->cio, &job->in, &job->dsets, job->out_spec.file, job->out_spec.file,
+                               job->opts.mem_limit_bytes, &job->err);
+}
+
+int h5shuf_verify(h5shuf_job *job)
+{
+    return public_run(job, verify);
 }

@@ -251,7 +251,8 @@ int h5shuf__targets_check(const struct h5shuf_targets *t, const struct h5shuf_in
 }
 
 /* Create target tg's file under a temporary name next to its final path. */
-static int target_open_new(struct h5shuf_target *tg, hid_t *file, struct h5shuf_err *err)
+static int target_open_new(struct h5shuf_target *tg, const struct h5shuf_objcopy *oc, hid_t *file,
+                           struct h5shuf_err *err)
 {
     const char *out = tg->path;
     char cause[256];
@@ -277,6 +278,14 @@ static int target_open_new(struct h5shuf_target *tg, hid_t *file, struct h5shuf_
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
     H5Pset_obj_track_times(fcpl, 0); /* the root group too: no clock in the file */
+    if (oc->root_link_order) /* the root group's creation order, as the input's (netCDF-4 tracks it) */
+        H5Pset_link_creation_order(fcpl, oc->root_link_order);
+    if (oc->root_attr_order)
+        H5Pset_attr_creation_order(fcpl, oc->root_attr_order);
+    /* Attributes over 64 KiB, or an input in HDF5 1.8's format or later: dense attribute storage, and room
+     * for the later object formats the input may use (a 1.10 chunk index copied as it is). */
+    if (oc->new_format)
+        H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
     *file = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Fcreate(tg->tmp_path, H5F_ACC_TRUNC, fcpl, fapl);
     if (*file < 0)
         h5shuf__hdf5_cause(cause, sizeof cause); /* before H5Pclose clears the stack */
@@ -297,17 +306,22 @@ static int range_attrs(const struct h5shuf_targets *t, size_t k, hid_t file, str
     char cause[256];
     hid_t root = H5Gopen2(file, "/", H5P_DEFAULT);
     uint64_t range[2] = {tg->first, tg->first + tg->rows};
-    herr_t r = root < 0 ? -1 : h5shuf__attr_put_u64s(root, "h5shuf_row_range", range, 2);
+    const int text = t->of->netcdf; /* types the netCDF classic model has */
+    char range_text[48];
+    snprintf(range_text, sizeof range_text, "%llu %llu", (unsigned long long)range[0], (unsigned long long)range[1]);
+    herr_t r = root < 0 ? -1
+               : text   ? h5shuf__attr_put_text(root, "h5shuf_row_range", range_text, 1)
+                        : h5shuf__attr_put_u64s(root, "h5shuf_row_range", range, 2);
     if (r >= 0)
-        r = h5shuf__attr_put_u64(root, "h5shuf_output_rows", t->rows);
+        r = h5shuf__attr_put_u64_text(root, "h5shuf_output_rows", t->rows, text);
     if (r >= 0 && t->shards) {
-        r = h5shuf__attr_put_u64(root, "h5shuf_shard", k);
+        r = h5shuf__attr_put_u64_text(root, "h5shuf_shard", k, text);
         if (r >= 0)
-            r = h5shuf__attr_put_u64(root, "h5shuf_shards", t->n);
+            r = h5shuf__attr_put_u64_text(root, "h5shuf_shards", t->n, text);
     } else if (r >= 0 && tg->label) {
-        r = h5shuf__attr_put_string(root, "h5shuf_split", tg->label);
+        r = h5shuf__attr_put_text(root, "h5shuf_split", tg->label, text);
         if (r >= 0)
-            r = h5shuf__attr_put_string(root, "h5shuf_splits", t->split);
+            r = h5shuf__attr_put_text(root, "h5shuf_splits", t->split, text);
     }
     if (root >= 0)
         H5Gclose(root);
@@ -348,8 +362,10 @@ static int close_file(struct h5shuf_targets *t, hid_t file, const char *name, co
     return st;
 }
 
-int h5shuf__targets_create(struct h5shuf_targets *t, const struct h5shuf_outfile *of, struct h5shuf_err *err)
+int h5shuf__targets_create(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, const struct h5shuf_outfile *of,
+                           uint64_t files)
 {
+    struct h5shuf_err *err = cx->err;
     t->of = of;
     t->file = H5I_INVALID_HID;
     if (!t->dsets && !(t->dsets = malloc((of->dsets->n + 2) * sizeof *t->dsets)))
@@ -360,8 +376,13 @@ int h5shuf__targets_create(struct h5shuf_targets *t, const struct h5shuf_outfile
     for (size_t k = 0; k < t->n && st == H5SHUF_OK; k++) {
         struct h5shuf_target *tg = &t->v[k];
         hid_t file = H5I_INVALID_HID;
-        if ((st = target_open_new(tg, &file, err)) != H5SHUF_OK)
+        if ((st = target_open_new(tg, of->objects, &file, err)) != H5SHUF_OK)
             break;
+        /* its temporary name is known from now on (h5shuf_job_temp_file), before anything is copied */
+        if ((st = h5shuf__progress(&cx->progress, err, H5SHUF_PHASE_CREATE, k + 1, files)) != H5SHUF_OK) {
+            H5Fclose(file);
+            break;
+        }
         st = h5shuf__output_create(of, file, tg->path, tg->rows, t->dsets, err);
         if (st == H5SHUF_OK)
             st = h5shuf__output_provenance(of, file, tg->path, err);

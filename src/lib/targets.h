@@ -45,9 +45,11 @@ H5SHUF_INTERNAL int h5shuf__targets_plan(struct h5shuf_targets *t, const char *o
 H5SHUF_INTERNAL int h5shuf__targets_check(const struct h5shuf_targets *t, const struct h5shuf_inputs *in,
                                           const char *piles_path, int force, struct h5shuf_err *err);
 /* Create every target under its temporary name: the datasets of its rows, copied objects, provenance and
- * its range attributes; each is closed again (pass 2 opens one at a time).  of must outlive t's use. */
-H5SHUF_INTERNAL int h5shuf__targets_create(struct h5shuf_targets *t, const struct h5shuf_outfile *of,
-                                           struct h5shuf_err *err);
+ * its range attributes; each is closed again (pass 2 opens one at a time).  After each file is made (its
+ * temporary name then known), progress reports H5SHUF_PHASE_CREATE with k + 1 of files.  of must outlive
+ * t's use. */
+H5SHUF_INTERNAL int h5shuf__targets_create(const struct h5shuf_ctx *cx, struct h5shuf_targets *t,
+                                           const struct h5shuf_outfile *of, uint64_t files);
 /* Put one row into the writer, first opening the target that holds it when the open one is full (or
  * none is open). */
 H5SHUF_INTERNAL int h5shuf__targets_put(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, struct h5shuf_writer *w,

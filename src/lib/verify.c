@@ -19,15 +19,13 @@
 #include <xxhash.h>
 
 #include "chunkio.h"
+#include "verify.h"
 #include "error.h"
 #include "fault.h"
-#include "filters.h"
 #include "h5err.h"
 #include "inputs.h"
-#include "job.h"
 #include "piles.h"
 #include "plan.h"
-#include "pool.h"
 #include "vlen.h"
 
 struct sums {
@@ -160,23 +158,62 @@ static int open_output(const struct h5shuf_datasets *dss, uint64_t rows, const c
     return H5SHUF_OK;
 }
 
+/* The text of attribute name of obj, a variable- or fixed-length string (caller frees); NULL when there is
+ * none or it is no string. */
+static char *text_attr(hid_t obj, const char *name)
+{
+    char *out = NULL;
+    hid_t a = H5Aexists(obj, name) > 0 ? H5Aopen(obj, name, H5P_DEFAULT) : H5I_INVALID_HID;
+    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+    if (t >= 0 && H5Tget_class(t) == H5T_STRING) {
+        if (H5Tis_variable_str(t) > 0) {
+            char *value = NULL;
+            if (H5Aread(a, t, &value) >= 0 && value)
+                out = strdup(value);
+            if (value)
+                H5free_memory(value);
+        } else {
+            size_t n = H5Tget_size(t);
+            out = calloc(n + 1, 1);
+            if (out && H5Aread(a, t, out) < 0) {
+                free(out);
+                out = NULL;
+            }
+        }
+    }
+    if (t >= 0)
+        H5Tclose(t);
+    if (a >= 0)
+        H5Aclose(a);
+    H5Eclear2(H5E_DEFAULT);
+    return out;
+}
+
+/* The output's seed (h5shuf_seed: an integer, or its digits in a netCDF file): 0 when it has none. */
+static int read_seed(hid_t file, uint64_t *seed)
+{
+    hid_t a = H5Aexists(file, "h5shuf_seed") > 0 ? H5Aopen(file, "h5shuf_seed", H5P_DEFAULT) : H5I_INVALID_HID;
+    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+    int ok = t >= 0 && H5Tget_class(t) == H5T_INTEGER && H5Aread(a, H5T_NATIVE_UINT64, seed) >= 0;
+    if (t >= 0)
+        H5Tclose(t);
+    if (a >= 0)
+        H5Aclose(a);
+    H5Eclear2(H5E_DEFAULT);
+    if (!ok) {
+        char *text = text_attr(file, "h5shuf_seed"), *end = NULL;
+        ok = text && *text && (*seed = strtoull(text, &end, 10), *end == '\0');
+        free(text);
+    }
+    return ok;
+}
+
 /* The output's index path (caller frees) and seed, when it has both and the index is (rows,) of
  * integers; else NULL. */
 static char *output_index(hid_t file, uint64_t rows, uint64_t *seed)
 {
-    char *path = NULL;
-    if (H5Aexists(file, "h5shuf_seed") <= 0 || H5Aexists(file, "h5shuf_index") <= 0) {
-        H5Eclear2(H5E_DEFAULT);
-        return NULL;
-    }
-    hid_t a = H5Aopen(file, "h5shuf_seed", H5P_DEFAULT);
-    herr_t r = a < 0 ? -1 : H5Aread(a, H5T_NATIVE_UINT64, seed);
-    if (a >= 0)
-        H5Aclose(a);
-    a = H5Aopen(file, "h5shuf_index", H5P_DEFAULT);
-    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
-    char *value = NULL;
-    if (r >= 0 && t >= 0 && H5Tis_variable_str(t) > 0 && H5Aread(a, t, &value) >= 0 && value && value[0] == '/') {
+    char *path = NULL, *value = read_seed(file, seed) ? text_attr(file, "h5shuf_index") : NULL;
+    if (value && value[0] == '/') {
         hid_t d = H5Lexists(file, value, H5P_DEFAULT) > 0 ? H5Dopen2(file, value, H5P_DEFAULT) : H5I_INVALID_HID;
         if (d >= 0) {
             hid_t s = H5Dget_space(d), dt = H5Dget_type(d);
@@ -189,12 +226,7 @@ static char *output_index(hid_t file, uint64_t rows, uint64_t *seed)
             H5Dclose(d);
         }
     }
-    if (value)
-        H5free_memory(value);
-    if (t >= 0)
-        H5Tclose(t);
-    if (a >= 0)
-        H5Aclose(a);
+    free(value);
     H5Eclear2(H5E_DEFAULT);
     return path;
 }
@@ -252,36 +284,28 @@ static int compare(const struct h5shuf_datasets *dss, uint64_t rows, const char 
     return H5SHUF_OK;
 }
 
-/* Open the output file read-only (*file), refusing what is not an HDF5 file. */
-static int open_file(const char *out, hid_t *file, struct h5shuf_err *err)
+/* Open the output file at path (named out) read-only (*file), refusing what is not an HDF5 file. */
+static int open_file(const char *path, const char *out, hid_t *file, struct h5shuf_err *err)
 {
     char cause[256];
     int st = H5SHUF_OK;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-    if (H5Fis_hdf5(out) <= 0) {
+    if (H5Fis_hdf5(path) <= 0) {
         H5Eclear2(H5E_DEFAULT);
         st = h5shuf__fail(err, H5SHUF_ENOTHDF5, "%s: missing or not an HDF5 file", out);
-    } else if ((*file = H5Fopen(out, H5F_ACC_RDONLY, fapl)) < 0) {
+    } else if ((*file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0) {
         st = h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot open: %s", out, h5shuf__hdf5_cause(cause, sizeof cause));
     }
     H5Pclose(fapl);
     return st;
 }
 
-static int verify(h5shuf_job *job)
+int h5shuf__verify_file(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *inputs,
+                        const struct h5shuf_datasets *dss, const char *path, const char *outf, uint64_t mem,
+                        struct h5shuf_err *err)
 {
-    struct h5shuf_err *err = &job->err;
-    const struct h5shuf_datasets *dss = &job->dsets;
-    const char *outf = job->out_spec.file;
-    int st = h5shuf__filters_register();
-    if (st != H5SHUF_OK)
-        return h5shuf__fail(err, st, "cannot register h5shuf's filters with HDF5");
-    if (!outf || job->in.n == 0)
-        return h5shuf__fail(err, H5SHUF_EINVAL, "verify needs inputs and an output");
-    if ((st = h5shuf__inputs_open(&job->in, &job->out_spec, &job->dsets, err)) != H5SHUF_OK)
-        return st;
-    const uint64_t rows = job->in.rows, mem = job->opts.mem_limit_bytes;
+    const uint64_t rows = inputs->rows;
     uint64_t slab_bytes = mem / 2 < H5SHUF_SLAB_BYTES_MAX ? mem / 2 : H5SHUF_SLAB_BYTES_MAX;
     uint64_t slab = slab_bytes / (dss->row_bytes + sizeof(uint64_t));
     if (slab == 0)
@@ -293,14 +317,15 @@ static int verify(h5shuf_job *job)
     hid_t *dsets = malloc(dss->n * sizeof *dsets);
     const char **paths = malloc(dss->n * sizeof *paths);
     hid_t file = H5I_INVALID_HID;
+    int st = H5SHUF_OK;
     for (size_t d = 0; dsets && d < dss->n; d++)
         dsets[d] = H5I_INVALID_HID;
     if (!in || !out || !dsets || !paths)
         st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     if (st == H5SHUF_OK)
-        st = hash_inputs(job->cio, &job->in, dss, slab, in, err);
+        st = hash_inputs(cio, inputs, dss, slab, in, err);
     if (st == H5SHUF_OK)
-        st = open_file(outf, &file, err);
+        st = open_file(path, outf, &file, err);
     if (st == H5SHUF_OK)
         st = open_output(dss, rows, outf, file, dsets, err);
     if (st == H5SHUF_OK && (index_path = output_index(file, rows, &ord.seed)) != NULL) {
@@ -310,7 +335,7 @@ static int verify(h5shuf_job *job)
     if (st == H5SHUF_OK) {
         for (size_t d = 0; d < dss->n; d++)
             paths[d] = dss->ds[d].out_path;
-        st = hash_rows(job->cio, dss, dsets, rows, slab, out, &out[dss->n], outf, paths,
+        st = hash_rows(cio, dss, dsets, rows, slab, out, &out[dss->n], outf, paths,
                        ord.index >= 0 ? &out[dss->n + 1] : NULL, 0, rows, ord.index >= 0 ? &ord : NULL, err);
     }
     if (st == H5SHUF_OK)
@@ -327,24 +352,5 @@ static int verify(h5shuf_job *job)
     free(out);
     free(dsets);
     free(paths);
-    return st;
-}
-
-int h5shuf_verify(h5shuf_job *job)
-{
-    h5shuf__err_reset(&job->err);
-    struct h5shuf_quiet q;
-    h5shuf__quiet_begin(&q);
-    int st = job->planned ? h5shuf__fail(&job->err, H5SHUF_EINVAL, "verify needs a job that was not planned") : H5SHUF_OK;
-    if (st == H5SHUF_OK) { /* decompression on h5shuf_options.threads threads, as in a run */
-        unsigned threads = h5shuf__pool_threads_for(job->opts.threads);
-        if ((st = h5shuf__chunkio_create(threads, &job->cio)) != H5SHUF_OK)
-            h5shuf__fail(&job->err, st, "out of memory for %u threads", threads);
-    }
-    if (st == H5SHUF_OK)
-        st = verify(job);
-    h5shuf__chunkio_free(job->cio);
-    job->cio = NULL;
-    h5shuf__quiet_end(&q);
     return st;
 }

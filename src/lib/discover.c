@@ -1,0 +1,333 @@
+/*
+ * discover.c - which datasets of a file hold the rows.
+ *
+ * Whole-file mode.  Where datasets have dimension scales attached to their dim 0 (the H5DS convention
+ * netCDF-4 writes for every variable, and h5py's dims API), the scales say which dimension is the record
+ * one: the scale attached at dim 0 to the most datasets (a tie goes to the one that is extendible, as
+ * netCDF's unlimited dimension is; a tie left is refused by name).  The rows are then those of every
+ * dataset with that scale at dim 0, of the scale itself (netCDF's coordinate variable, e.g. time(time)),
+ * and of the datasets with no scale at dim 0 and that many rows; a dataset on another dimension of the
+ * same length (elev(station) beside time) is copied, not shuffled.  Without scales, the rows are those of
+ * the datasets whose dim 0 is the length the most datasets share (a tie is refused, naming the
+ * candidates).
+ *
+ * Dataset mode.  The scales attached to the named datasets go with them: a dim-0 scale is shuffled too
+ * (it has their rows), the scales of the other dimensions are copied into the output.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hdf5_hl.h> /* H5DS: dimension scales */
+
+#include "discover.h"
+#include "fault.h"
+#include "h5err.h"
+
+/* A dataset of the file, with what decides whether its rows are the records. */
+struct found {
+    char *path;
+    uint64_t rows;
+    haddr_t addr;      /* its own address */
+    haddr_t scale;     /* the address of the scale attached to its dim 0, or HADDR_UNDEF */
+    int is_scale;      /* it is itself a dimension scale */
+    int unlimited;     /* its dim 0 is extendible */
+};
+
+struct discovery {
+    struct found *v;
+    size_t n, cap;
+    int oom;
+};
+
+static herr_t first_scale_cb(hid_t did, unsigned dim, hid_t dsid, void *data)
+{
+    (void)did, (void)dim;
+    H5O_info_t oi;
+    if (H5Oget_info(dsid, &oi) >= 0)
+        *(haddr_t *)data = oi.addr;
+    return 1; /* the first scale is enough */
+}
+
+/* The scale attached at dimension dim of dataset d (its address), or HADDR_UNDEF. */
+static haddr_t scale_of(hid_t d, unsigned dim)
+{
+    haddr_t addr = HADDR_UNDEF;
+    if (H5DSget_num_scales(d, dim) > 0)
+        H5DSiterate_scales(d, dim, NULL, first_scale_cb, &addr);
+    H5Eclear2(H5E_DEFAULT);
+    return addr;
+}
+
+static herr_t discover_cb(hid_t obj, const char *name, const H5O_info_t *info, void *data)
+{
+    struct discovery *dv = data;
+    if (info->type != H5O_TYPE_DATASET)
+        return 0;
+    hid_t d = H5Dopen2(obj, name, H5P_DEFAULT);
+    if (d < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return 0;
+    }
+    hid_t s = H5Dget_space(d);
+    int rank = H5Sget_simple_extent_ndims(s);
+    hsize_t dims[H5S_MAX_RANK], maxdims[H5S_MAX_RANK];
+    if (rank >= 1 && H5Sget_simple_extent_type(s) == H5S_SIMPLE) {
+        H5Sget_simple_extent_dims(s, dims, maxdims);
+        if (dv->n == dv->cap) {
+            size_t cap = dv->cap ? 2 * dv->cap : 16;
+            struct found *v = realloc(dv->v, cap * sizeof *v);
+            if (!v) {
+                dv->oom = 1;
+                goto out;
+            }
+            dv->v = v;
+            dv->cap = cap;
+        }
+        size_t len = strlen(name);
+        char *p = malloc(len + 2);
+        if (!p) {
+            dv->oom = 1;
+            goto out;
+        }
+        p[0] = '/';
+        memcpy(p + 1, name, len + 1);
+        struct found *f = &dv->v[dv->n++];
+        f->path = p;
+        f->rows = dims[0];
+        f->addr = info->addr;
+        f->is_scale = H5DSis_scale(d) > 0;
+        f->scale = scale_of(d, 0);
+        f->unlimited = maxdims[0] == H5S_UNLIMITED;
+        H5Eclear2(H5E_DEFAULT);
+    }
+out:
+    H5Sclose(s);
+    H5Dclose(d);
+    return dv->oom ? -1 : 0;
+}
+
+static const struct found *by_addr(const struct discovery *dv, haddr_t addr)
+{
+    for (size_t i = 0; i < dv->n; i++)
+        if (dv->v[i].addr == addr)
+            return &dv->v[i];
+    return NULL;
+}
+
+/* How many datasets have the scale at addr at their dim 0. */
+static size_t users(const struct discovery *dv, haddr_t addr)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < dv->n; i++)
+        c += dv->v[i].scale == addr;
+    return c;
+}
+
+/* The record scale: the one at dim 0 of the most datasets (extendible first on a tie); *best the
+ * scale's entry, or NULL with the tie described in list. */
+static const struct found *record_scale(const struct discovery *dv, char *list, size_t cap)
+{
+    const struct found *best = NULL;
+    size_t best_n = 0, tied = 0;
+    for (size_t i = 0; i < dv->n; i++) {
+        const struct found *s = dv->v[i].scale != HADDR_UNDEF ? by_addr(dv, dv->v[i].scale) : NULL;
+        if (!s || s == best)
+            continue;
+        size_t c = users(dv, s->addr);
+        if (c > best_n || (c == best_n && s->unlimited && !best->unlimited)) {
+            best = s, best_n = c, tied = 0;
+        } else if (c == best_n && s->unlimited == best->unlimited && s != best) {
+            tied = 1;
+        }
+    }
+    if (!tied)
+        return best;
+    size_t len = 0;
+    list[0] = '\0';
+    for (size_t i = 0; i < dv->n && len < cap - 1; i++) {
+        const struct found *s = &dv->v[i];
+        size_t c = users(dv, s->addr);
+        if (c == best_n && s->unlimited == best->unlimited)
+            len += (size_t)snprintf(list + len, cap - len, "%s%s (dim 0 of %zu dataset%s)", len ? ", " : "", s->path, c,
+                                    c == 1 ? "" : "s");
+    }
+    return NULL;
+}
+
+/* Without scales: the length of dim 0 most datasets share; *n_out, or a tie described in list. */
+static int common_rows(const struct discovery *dv, uint64_t *n_out, char *list, size_t cap)
+{
+    size_t best = 0, best_count = 0, ties = 0;
+    for (size_t i = 0; i < dv->n; i++) {
+        size_t c = 0;
+        for (size_t j = 0; j < dv->n; j++)
+            c += dv->v[j].rows == dv->v[i].rows;
+        if (c > best_count)
+            best = i, best_count = c, ties = 0;
+        else if (c == best_count && dv->v[i].rows != dv->v[best].rows)
+            ties++;
+    }
+    *n_out = dv->v[best].rows;
+    if (!ties)
+        return 0;
+    size_t len = 0;
+    list[0] = '\0';
+    for (size_t i = 0; i < dv->n && len < cap - 1; i++)
+        len += (size_t)snprintf(list + len, cap - len, "%s%s (%llu row%s)", i ? ", " : "", dv->v[i].path,
+                                (unsigned long long)dv->v[i].rows, dv->v[i].rows == 1 ? "" : "s");
+    return -1;
+}
+
+/* "FILE:/a,/b" naming the datasets whose dim 0 is n, for the refusal of a tie. */
+static void example_spec(const struct discovery *dv, const char *file, uint64_t n, char *buf, size_t cap)
+{
+    size_t len = (size_t)snprintf(buf, cap, "%s", file);
+    int k = 0;
+    for (size_t i = 0; i < dv->n && len < cap - 1; i++)
+        if (dv->v[i].rows == n)
+            len += (size_t)snprintf(buf + len, cap - len, "%c%s", k++ ? ',' : ':', dv->v[i].path);
+}
+
+int h5shuf__discover(hid_t file, const char *name, struct h5shuf_spec *spec, struct h5shuf_err *err)
+{
+    struct discovery dv = {0};
+    int st = H5SHUF_OK;
+    char cause[256], list[600], example[600];
+    if (H5Ovisit(file, H5_INDEX_NAME, H5_ITER_INC, discover_cb, &dv) < 0 && !dv.oom) {
+        st = h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot list objects: %s", name, h5shuf__hdf5_cause(cause, sizeof cause));
+        goto out;
+    }
+    if (dv.oom) {
+        st = h5shuf__fail(err, H5SHUF_ENOMEM, "%s: out of memory", name);
+        goto out;
+    }
+    if (dv.n == 0) {
+        st = h5shuf__fail(err, H5SHUF_ENOENT, "%s: no dataset with rows (rank >= 1) in the file", name);
+        goto out;
+    }
+    int scaled = 0;
+    for (size_t i = 0; i < dv.n; i++)
+        scaled |= dv.v[i].scale != HADDR_UNDEF && by_addr(&dv, dv.v[i].scale);
+    const struct found *rec = scaled ? record_scale(&dv, list, sizeof list) : NULL;
+    uint64_t n = rec ? rec->rows : 0;
+    if (scaled && !rec) {
+        st = h5shuf__fail(err, H5SHUF_EAMBIGUOUS,
+                          "%s: cannot tell which dimension holds the rows, dimension scales: %s; name the datasets to "
+                          "shuffle (FILE:/a,/b)",
+                          name, list);
+        goto out;
+    }
+    if (!scaled && common_rows(&dv, &n, list, sizeof list) < 0) {
+        example_spec(&dv, name, n, example, sizeof example);
+        st = h5shuf__fail(err, H5SHUF_EAMBIGUOUS, "%s: cannot tell which datasets hold the rows, candidates: %s; name "
+                                                 "them, e.g. %s",
+                          name, list, example);
+        goto out;
+    }
+    spec->paths = calloc(dv.n, sizeof *spec->paths);
+    if (!spec->paths) {
+        st = h5shuf__fail(err, H5SHUF_ENOMEM, "%s: out of memory", name);
+        goto out;
+    }
+    for (size_t i = 0; i < dv.n; i++) {
+        const struct found *f = &dv.v[i];
+        int records = !scaled ? f->rows == n
+                              : f->scale == rec->addr || f->addr == rec->addr ||
+                                    (f->scale == HADDR_UNDEF && !f->is_scale && f->rows == n);
+        if (records) {
+            spec->paths[spec->npaths++] = f->path;
+            dv.v[i].path = NULL;
+        }
+    }
+out:
+    for (size_t i = 0; i < dv.n; i++)
+        free(dv.v[i].path);
+    free(dv.v);
+    return st;
+}
+
+struct scale_names {
+    char **v;
+    size_t n, cap;
+    int oom;
+};
+
+static int has_name(char *const *v, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i], s) == 0)
+            return 1;
+    return 0;
+}
+
+/* Append name to *v (n of cap) unless it is there; -1 when out of memory. */
+static int add_name(char ***v, size_t *n, size_t *cap, const char *name)
+{
+    if (has_name(*v, *n, name))
+        return 0;
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 8;
+        char **w = realloc(*v, c * sizeof *w);
+        if (!w)
+            return -1;
+        *v = w;
+        *cap = c;
+    }
+    if (!((*v)[*n] = strdup(name)))
+        return -1;
+    ++*n;
+    return 0;
+}
+
+static herr_t scale_name_cb(hid_t did, unsigned dim, hid_t dsid, void *data)
+{
+    (void)did, (void)dim;
+    char *name = data;
+    if (H5Iget_name(dsid, name, 512) <= 0)
+        name[0] = '\0';
+    return 1;
+}
+
+int h5shuf__discover_scales(hid_t file, const char *name, struct h5shuf_spec *spec, char ***extra, size_t *nextra,
+                            struct h5shuf_err *err)
+{
+    char cause[256];
+    size_t named = spec->npaths, cap = named, xcap = 0;
+    int st = H5SHUF_OK;
+    for (size_t k = 0; k < named && st == H5SHUF_OK; k++) {
+        hid_t d = H5Dopen2(file, spec->paths[k], H5P_DEFAULT);
+        if (d < 0) {
+            H5Eclear2(H5E_DEFAULT); /* opening it says why, with the dataset's checks */
+            continue;
+        }
+        int rank = 0;
+        hid_t s = H5Dget_space(d);
+        if (s >= 0)
+            rank = H5Sget_simple_extent_ndims(s), H5Sclose(s);
+        for (int dim = 0; dim < rank && st == H5SHUF_OK; dim++) {
+            char sname[512] = "";
+            if (H5DSget_num_scales(d, (unsigned)dim) <= 0) {
+                H5Eclear2(H5E_DEFAULT);
+                continue;
+            }
+            if (H5DSiterate_scales(d, (unsigned)dim, NULL, scale_name_cb, sname) < 0 || !sname[0]) {
+                st = h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot read its dimension scales: %s", name,
+                                  spec->paths[k], h5shuf__hdf5_cause(cause, sizeof cause));
+                break;
+            }
+            int r = dim == 0 ? add_name(&spec->paths, &spec->npaths, &cap, sname)
+                             : has_name(spec->paths, spec->npaths, sname) ? 0 : add_name(extra, nextra, &xcap, sname);
+            if (r < 0)
+                st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+        }
+        H5Dclose(d);
+    }
+    /* a scale named for a later dimension may have joined the rows since: it is shuffled, not copied */
+    for (size_t i = 0; i < *nextra; i++)
+        if (has_name(spec->paths, spec->npaths, (*extra)[i])) {
+            free((*extra)[i]);
+            (*extra)[i--] = (*extra)[--*nextra];
+        }
+    return st;
+}

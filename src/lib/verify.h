@@ -1,0 +1,19 @@
+/*
+ * verify.h - is a file a permutation of the inputs' rows, with the datasets shuffled together still
+ * aligned (and, when it has its seed and index, in exactly the seed's order)?  One streamed pass over
+ * each side with multiset hashes (verify.c).
+ */
+#ifndef H5SHUF_VERIFY_H
+#define H5SHUF_VERIFY_H
+
+#include "chunkio.h"
+#include "inputs.h"
+
+/* Check the HDF5 file at path (named name in messages; its datasets at the datasets' out paths) against
+ * the open inputs, reading on cio's threads in slabs of at most half of mem bytes.  H5SHUF_OK,
+ * H5SHUF_EMISMATCH with a one-line reason naming the dataset, or another error. */
+H5SHUF_INTERNAL int h5shuf__verify_file(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *in,
+                                        const struct h5shuf_datasets *dsets, const char *path, const char *name,
+                                        uint64_t mem, struct h5shuf_err *err);
+
+#endif /* H5SHUF_VERIFY_H */
