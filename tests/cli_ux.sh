@@ -2,7 +2,7 @@
 # cli_ux.sh - the tool's behaviour on long jobs: the progress bar only on a terminal (checked under a
 # pseudo-terminal made by script(1)), plain stderr otherwise, --json that parses, --plan and the refusal
 # to start when the scratch does not fit (a 2 MiB tmpfs, skipped where mounting is not allowed), and
-# verify catching an altered row, a duplicated row and misaligned datasets.
+# verify catching an altered row, a duplicated row and misaligned datasets (the first dataset or another).
 # Usage: bash tests/cli_ux.sh PATH/TO/h5shuf PATH/TO/h5shuf_gendata
 set -u
 H=$1 GEN=$2 PY=/usr/bin/python3
@@ -80,9 +80,12 @@ fi
 "$H" -f -s 3 "$W/ex.h5" "$W/good.h5"
 "$H" verify -q "$W/ex.h5" "$W/good.h5" && ok "verify accepts a real shuffle" || bad "verify on a good output"
 "$H" -f -s 3 --check "$W/ex.h5" "$W/good2.h5" 2>/dev/null && ok "--check passes on a good run" || bad "--check"
-"$PY" - "$W" <<'PY'
+# The first shuffled dataset (the order verify hashes a row's tuple in), from the plan's "datasets:" line.
+first=$("$H" -v --plan "$W/ex.h5" "$W/plan-only.h5" 2>&1 | sed -n 's/^h5shuf: datasets: \([^ ]*\).*/\1/p')
+[ -n "$first" ] || bad "the plan names the datasets" "$("$H" -v --plan "$W/ex.h5" "$W/plan-only.h5" 2>&1)"
+"$PY" - "$W" "${first:-/X}" <<'PY'
 import h5py, shutil, sys, numpy as np
-w = sys.argv[1]
+w, first = sys.argv[1], sys.argv[2]
 def variant(name, fn):
     shutil.copy(f"{w}/good.h5", f"{w}/{name}.h5")
     with h5py.File(f"{w}/{name}.h5", "r+") as f:
@@ -95,13 +98,19 @@ def misalign(f):
     y = f["y"][...]; y[[3, 4]] = y[[4, 3]]; f["y"][...] = y
     if y[3] == y[4]:  # labels equal: swap ids instead, which are unique
         i = f["ids"][...]; i[[3, 4]] = i[[4, 3]]; f["ids"][...] = i
+def misalign_first(f):  # only the first dataset's rows move: its row tuples change, the others' do not
+    a = f[first][...]
+    j = next(j for j in range(4, len(a)) if not (a[3] == a[j]).all())
+    a[[3, j]] = a[[j, 3]]; f[first][...] = a
 variant("altered", alter); variant("duplicated", duplicate); variant("misaligned", misalign)
+variant("misaligned_first", misalign_first)
 PY
-for v in altered duplicated misaligned; do
+for v in altered duplicated misaligned misaligned_first; do
     "$H" verify "$W/ex.h5" "$W/$v.h5" 2>"$W/err.txt"
     rc=$?
-    want="rows differ"; [ $v = misaligned ] && want="misaligned"
-    if [ $rc = 1 ] && grep -q "$want" "$W/err.txt" && [ "$(wc -l <"$W/err.txt")" = 1 ]; then ok "verify catches a $v row ($want)"
+    want="rows differ"; [ "${v%_first}" = misaligned ] && want="misaligned"
+    what="a $v row"; [ $v = misaligned_first ] && what="rows of the first dataset ($first) swapped"
+    if [ $rc = 1 ] && grep -q "$want" "$W/err.txt" && [ "$(wc -l <"$W/err.txt")" = 1 ]; then ok "verify catches $what ($want)"
     else bad "verify on $v (rc $rc)" "$(cat "$W/err.txt")"; fi
 done
 

@@ -2,6 +2,7 @@
  * test_plan.c - the pile target, the oversize bound and the buffers of both passes.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "plan.h"
@@ -77,6 +78,61 @@ static void test_debug_bound_only_lowers(void)
     CU_ASSERT_EQUAL(p.piles, 1); /* the plan itself is the budget's: the knob makes piles oversize */
 }
 
+/* The pile target for variable-length rows, computed here independently of plan.c: a pile's bytes in
+ * pass 2 are a sum of s rows of mean c bytes (the row and its pass-2 overhead) and variance v (of the
+ * payload), standard deviation sqrt(s * (c^2 + v)); the plan takes the largest s whose mean plus `sigmas`
+ * standard deviations fits the pass-2 budget B (the budget less the writer's bands):
+ *     s*c + sigmas*sqrt(s*(c^2 + v)) <= B
+ * which, for s*c <= B, is sigmas^2 * s * (c^2 + v) <= (B - s*c)^2: exact in 128-bit integers for integer
+ * c, v and B.  The left side grows with s, so a binary search finds the largest s. */
+static uint64_t vlen_target(uint64_t c, uint64_t v, uint64_t budget, uint64_t sigmas)
+{
+    uint64_t lo = 0, hi = budget / c; /* fits(lo) holds; nothing above hi can */
+    while (lo < hi) {
+        uint64_t s = lo + (hi - lo + 1) / 2;
+        h5shuf_u128 room = (h5shuf_u128)(budget - s * c);
+        if ((h5shuf_u128)sigmas * sigmas * s * ((h5shuf_u128)c * c + v) <= room * room)
+            lo = s;
+        else
+            hi = s - 1;
+    }
+    return lo;
+}
+
+/* Variable-length rows (row_var > 0): the plan's pile target is the largest s with 6 standard deviations
+ * of a pile's bytes within the pass-2 budget; one thread, so no pipelining: c = row_bytes + 40. */
+static void test_vlen_six_sigma(void)
+{
+    static const struct {
+        uint64_t row_bytes, var, mem, band;
+    } cases[] = {
+        {1000, 25000000, 64 << 20, 1 << 20},              /* payload sd 5000 bytes, 5 times the mean */
+        {100, 10000, 16 << 20, 1 << 20},                  /* sd 100 */
+        {4000, 100000000, UINT64_C(1) << 30, 4 << 20},    /* sd 10000, a 1 GiB budget */
+        {64, 1, 8 << 20, 1 << 20},                        /* almost fixed-size rows */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct h5shuf_plan_in in = {.rows = UINT64_C(1) << 32, .row_bytes = cases[k].row_bytes, .ndatasets = 1,
+                                    .mem_limit_bytes = cases[k].mem, .band_bytes = cases[k].band, .threads = 1,
+                                    .mem_row_bytes = 16, .row_var = (double)cases[k].var};
+        uint64_t c = cases[k].row_bytes + 40, budget = cases[k].mem - cases[k].band;
+        uint64_t want = vlen_target(c, cases[k].var, budget, 6);
+        /* the inputs tell 6 sigmas from 5 and 7, so a changed constant cannot pass */
+        CU_ASSERT(vlen_target(c, cases[k].var, budget, 5) > want);
+        CU_ASSERT(vlen_target(c, cases[k].var, budget, 7) < want);
+        in.rows = want * 10;
+        h5shuf_plan p;
+        struct h5shuf_err e = {0};
+        CU_ASSERT_EQUAL_FATAL(h5shuf__plan_make(&in, &p, &e), H5SHUF_OK);
+        if (p.pile_target_rows != want)
+            printf("\n  case %zu: pile target %llu rows, expected %llu\n", k, (unsigned long long)p.pile_target_rows,
+                   (unsigned long long)want);
+        CU_ASSERT_EQUAL(p.pile_target_rows, want);
+        CU_ASSERT_EQUAL(p.piles, 10);
+        CU_ASSERT_EQUAL(p.pile_bound_bytes, budget);
+    }
+}
+
 int main(void)
 {
     static const struct tu_test tests[] = {
@@ -85,6 +141,7 @@ int main(void)
         {"plans over a grid of sizes", test_plan_grid},
         {"budget too small", test_budget_too_small},
         {"debug bound only lowers", test_debug_bound_only_lowers},
+        {"variable-length rows: 6 sigmas of a pile's bytes", test_vlen_six_sigma},
         {NULL, NULL},
     };
     return tu_run("plan", tests);

@@ -124,7 +124,19 @@ static void test_positions_uniform(void)
     double df = (N - 1) * (N - 1), crit = chi2_crit_001(df);
     printf("\n  N=%d positions: chi-square %.1f (df %.0f, critical %.1f at alpha 0.001)\n", N, chi, df, crit);
     CU_ASSERT(chi < crit);
-    /* and the first row lands everywhere: each position count within the table */
+    /* And every row, the first included, lands in every position at least once.  Under a uniform shuffle a
+     * cell's count is Binomial(1600, 1/40), zero with probability (39/40)^1600 = e^-40.5 = 2.6e-18; over
+     * the 1600 cells at most 4.1e-15 (union bound), so a correct shuffle never fails this, while a bug that
+     * keeps a row out of one position (say, the first row never first) fails it every time, though it moves
+     * the chi-square above by only about 40, well within its critical value. */
+    int empty = 0;
+    for (int r = 0; r < N; r++)
+        for (int pos = 0; pos < N; pos++)
+            if (count[r][pos] == 0) {
+                if (empty++ < 5)
+                    printf("  row %d never landed in position %d\n", r, pos);
+            }
+    CU_ASSERT_EQUAL(empty, 0);
     free(in);
     tu_rmtree(dir);
     free(dir);

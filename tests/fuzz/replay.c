@@ -1,6 +1,8 @@
 /*
  * replay.c - runs a fuzz target over corpus files without libFuzzer, so the corpora replay as plain
- * tests under ctest with any compiler (and under ASan+UBSan in CI).  Arguments: files or directories.
+ * tests under ctest with any compiler, under ASan+UBSan when the compiler has them (tests/CMakeLists.txt).
+ * The targets abort when a property fails; each file's name is printed before it runs.  Arguments: files
+ * or directories.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -22,6 +24,8 @@ static int run_file(const char *path)
     uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
     size_t got = fread(buf, 1, (size_t)(n > 0 ? n : 0), f);
     fclose(f);
+    printf("%s\n", path); /* before the run: a target aborts on a failed property, naming it on stderr */
+    fflush(stdout);
     LLVMFuzzerTestOneInput(buf, got);
     free(buf);
     return 0;
