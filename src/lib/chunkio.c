@@ -127,6 +127,105 @@ static size_t stage_cap_for(size_t chunk_bytes)
     return chunk_bytes + chunk_bytes / 16 + 4096;
 }
 
+/* How a filter step ended: its output in the other stage buffer (STEP_OUT), in the same buffer (STEP_IN:
+ * fletcher32 only adds or removes its checksum), skipped (STEP_SKIPPED: lzf could not shrink the chunk and
+ * the filter is optional), or failed (STEP_ERROR, with a message in err). */
+enum step { STEP_ERROR = -1, STEP_OUT, STEP_IN, STEP_SKIPPED };
+
+/* Check and remove the fletcher32 checksum at the end of in (*n bytes). */
+static enum step fletcher32_strip(const unsigned char *in, size_t *n, char *err, size_t errcap)
+{
+    if (*n < 4) {
+        snprintf(err, errcap, "fletcher32: chunk too short");
+        return STEP_ERROR;
+    }
+    *n -= 4;
+    const size_t m = *n;
+    uint32_t stored = (uint32_t)in[m] | (uint32_t)in[m + 1] << 8 | (uint32_t)in[m + 2] << 16 | (uint32_t)in[m + 3] << 24;
+    uint32_t sum = fletcher32(in, m);
+    /* HDF5 before 1.6.3 stored the sum byte-swapped; HDF5 accepts both */
+    uint32_t swapped = (stored >> 24) | ((stored >> 8) & 0xff00) | ((stored << 8) & 0xff0000) | (stored << 24);
+    if (sum != stored && sum != swapped) {
+        snprintf(err, errcap, "fletcher32: checksum mismatch (corrupt chunk)");
+        return STEP_ERROR;
+    }
+    return STEP_IN;
+}
+
+/* Undo filter f on in (*n bytes) into out (cap bytes); *n becomes the decoded size. */
+static enum step decode_step(const struct h5shuf_pipeline_filter *f, struct h5shuf_codec_ctx *c, unsigned char *in,
+                             size_t *n, unsigned char *out, size_t cap, char *err, size_t errcap)
+{
+    switch (f->id) {
+    case H5Z_FILTER_FLETCHER32:
+        return fletcher32_strip(in, n, err, errcap);
+    case H5Z_FILTER_DEFLATE: {
+        if (!c->dd && !(c->dd = libdeflate_alloc_decompressor())) {
+            snprintf(err, errcap, "deflate: out of memory");
+            return STEP_ERROR;
+        }
+        size_t got = 0;
+        enum libdeflate_result r = libdeflate_zlib_decompress(c->dd, in, *n, out, cap, &got);
+        if (r != LIBDEFLATE_SUCCESS) {
+            snprintf(err, errcap, "deflate: %s",
+                     r == LIBDEFLATE_INSUFFICIENT_SPACE ? "chunk decompresses to more than its size (corrupt chunk)"
+                                                        : "corrupt data (inflate failed)");
+            return STEP_ERROR;
+        }
+        *n = got;
+        return STEP_OUT;
+    }
+    case H5SHUF_FILTER_ZSTD: {
+        if (!c->zd && !(c->zd = ZSTD_createDCtx())) {
+            snprintf(err, errcap, "zstd: out of memory");
+            return STEP_ERROR;
+        }
+        size_t got = ZSTD_decompressDCtx(c->zd, out, cap, in, *n);
+        if (ZSTD_isError(got)) {
+            snprintf(err, errcap, "zstd: corrupt data: %s", ZSTD_getErrorName(got));
+            return STEP_ERROR;
+        }
+        *n = got;
+        return STEP_OUT;
+    }
+    case H5SHUF_FILTER_LZF: {
+        size_t got;
+        int r = h5shuf_lzf_decode(in, *n, out, cap, &got);
+        if (r != H5SHUF_LZF_OK) {
+            snprintf(err, errcap, "lzf: %s",
+                     r == H5SHUF_LZF_E2BIG ? "chunk decompresses to more than its size (corrupt chunk)"
+                                           : "invalid data for LZF decompression (corrupt chunk)");
+            return STEP_ERROR;
+        }
+        *n = got;
+        return STEP_OUT;
+    }
+    case H5SHUF_FILTER_BSHUF: {
+        struct h5shuf_bshuf_params bp;
+        size_t got = 0;
+        int r = h5shuf_bshuf_params_from_cd(f->ncd, f->cd, &bp);
+        if (r == H5SHUF_BSHUF_OK)
+            r = h5shuf_bshuf_decode(&bp, in, *n, out, cap, &got);
+        if (r != H5SHUF_BSHUF_OK) {
+            snprintf(err, errcap, "bitshuffle: %s", h5shuf_bshuf_strerror(r));
+            return STEP_ERROR;
+        }
+        *n = got;
+        return STEP_OUT;
+    }
+    case H5Z_FILTER_SHUFFLE:
+        if (*n > cap) {
+            snprintf(err, errcap, "shuffle: chunk larger than expected (corrupt chunk)");
+            return STEP_ERROR;
+        }
+        shuffle(in, out, *n, f->elem_size, 1);
+        return STEP_OUT;
+    default:
+        snprintf(err, errcap, "filter %d cannot be decoded here", (int)f->id);
+        return STEP_ERROR;
+    }
+}
+
 /* Decode t->raw into the chunk's rows; 0 or -1 with t->err. */
 static int decode(struct chunk_task *t, struct h5shuf_codec_ctx *c)
 {
@@ -138,91 +237,13 @@ static int decode(struct chunk_task *t, struct h5shuf_codec_ctx *c)
     for (int i = pl->nfilters - 1; i >= 0; i--) {
         if (t->mask & (1u << i))
             continue;
-        unsigned char *out = c->stage[s];
-        switch (pl->f[i].id) {
-        case H5Z_FILTER_FLETCHER32: {
-            if (n < 4) {
-                snprintf(t->err, sizeof t->err, "fletcher32: chunk too short");
-                return -1;
-            }
-            n -= 4;
-            uint32_t stored = (uint32_t)in[n] | (uint32_t)in[n + 1] << 8 | (uint32_t)in[n + 2] << 16 | (uint32_t)in[n + 3] << 24;
-            uint32_t sum = fletcher32(in, n);
-            /* HDF5 before 1.6.3 stored the sum byte-swapped; HDF5 accepts both */
-            uint32_t swapped = (stored >> 24) | ((stored >> 8) & 0xff00) | ((stored << 8) & 0xff0000) | (stored << 24);
-            if (sum != stored && sum != swapped) {
-                snprintf(t->err, sizeof t->err, "fletcher32: checksum mismatch (corrupt chunk)");
-                return -1;
-            }
-            continue;
-        }
-        case H5Z_FILTER_DEFLATE: {
-            if (!c->dd && !(c->dd = libdeflate_alloc_decompressor())) {
-                snprintf(t->err, sizeof t->err, "deflate: out of memory");
-                return -1;
-            }
-            size_t got = 0;
-            enum libdeflate_result r = libdeflate_zlib_decompress(c->dd, in, n, out, cap, &got);
-            if (r != LIBDEFLATE_SUCCESS) {
-                snprintf(t->err, sizeof t->err, "deflate: %s",
-                         r == LIBDEFLATE_INSUFFICIENT_SPACE ? "chunk decompresses to more than its size (corrupt chunk)"
-                                                            : "corrupt data (inflate failed)");
-                return -1;
-            }
-            n = got;
-            break;
-        }
-        case H5SHUF_FILTER_ZSTD: {
-            if (!c->zd && !(c->zd = ZSTD_createDCtx())) {
-                snprintf(t->err, sizeof t->err, "zstd: out of memory");
-                return -1;
-            }
-            size_t got = ZSTD_decompressDCtx(c->zd, out, cap, in, n);
-            if (ZSTD_isError(got)) {
-                snprintf(t->err, sizeof t->err, "zstd: corrupt data: %s", ZSTD_getErrorName(got));
-                return -1;
-            }
-            n = got;
-            break;
-        }
-        case H5SHUF_FILTER_LZF: {
-            size_t got;
-            int r = h5shuf_lzf_decode(in, n, out, cap, &got);
-            if (r != H5SHUF_LZF_OK) {
-                snprintf(t->err, sizeof t->err, "lzf: %s",
-                         r == H5SHUF_LZF_E2BIG ? "chunk decompresses to more than its size (corrupt chunk)"
-                                               : "invalid data for LZF decompression (corrupt chunk)");
-                return -1;
-            }
-            n = got;
-            break;
-        }
-        case H5SHUF_FILTER_BSHUF: {
-            struct h5shuf_bshuf_params bp;
-            size_t got = 0;
-            int r = h5shuf_bshuf_params_from_cd(pl->f[i].ncd, pl->f[i].cd, &bp);
-            if (r == H5SHUF_BSHUF_OK)
-                r = h5shuf_bshuf_decode(&bp, in, n, out, cap, &got);
-            if (r != H5SHUF_BSHUF_OK) {
-                snprintf(t->err, sizeof t->err, "bitshuffle: %s", h5shuf_bshuf_strerror(r));
-                return -1;
-            }
-            n = got;
-            break;
-        }
-        case H5Z_FILTER_SHUFFLE:
-            if (n > cap) {
-                snprintf(t->err, sizeof t->err, "shuffle: chunk larger than expected (corrupt chunk)");
-                return -1;
-            }
-            shuffle(in, out, n, pl->f[i].elem_size, 1);
-            break;
-        default:
-            snprintf(t->err, sizeof t->err, "filter %d cannot be decoded here", (int)pl->f[i].id);
+        enum step r = decode_step(&pl->f[i], c, in, &n, c->stage[s], cap, t->err, sizeof t->err);
+        if (r == STEP_ERROR)
             return -1;
+        if (r == STEP_OUT) {
+            in = c->stage[s];
+            s ^= 1;
         }
-        in = out;
-        s ^= 1;
     }
     if (n != pl->chunk_bytes) {
         snprintf(t->err, sizeof t->err, "chunk of %zu bytes decodes to %zu (corrupt chunk)", pl->chunk_bytes, n);
@@ -230,6 +251,83 @@ static int decode(struct chunk_task *t, struct h5shuf_codec_ctx *c)
     }
     memcpy(t->user, in + t->from * pl->row_bytes, t->rows * pl->row_bytes);
     return 0;
+}
+
+/* Apply filter f to in (*n bytes) into out (cap bytes; in has 4 bytes of room past *n); *n becomes the
+ * encoded size. */
+static enum step encode_step(const struct h5shuf_pipeline_filter *f, struct h5shuf_codec_ctx *c, unsigned char *in,
+                             size_t *n, unsigned char *out, size_t cap, char *err, size_t errcap)
+{
+    switch (f->id) {
+    case H5Z_FILTER_FLETCHER32: {
+        uint32_t sum = fletcher32(in, *n);
+        unsigned char le[4] = {(unsigned char)sum, (unsigned char)(sum >> 8), (unsigned char)(sum >> 16), (unsigned char)(sum >> 24)};
+        memcpy(in + *n, le, 4); /* stage buffers have room past any encoding */
+        *n += 4;
+        return STEP_IN;
+    }
+    case H5Z_FILTER_DEFLATE: {
+        if (!c->dc || c->dc_level != f->level) {
+            libdeflate_free_compressor(c->dc);
+            c->dc_level = f->level;
+            if (!(c->dc = libdeflate_alloc_compressor(c->dc_level))) {
+                snprintf(err, errcap, "deflate: out of memory");
+                return STEP_ERROR;
+            }
+        }
+        size_t got = libdeflate_zlib_compress(c->dc, in, *n, out, cap - 4);
+        if (got == 0) {
+            snprintf(err, errcap, "deflate: output larger than its bound");
+            return STEP_ERROR;
+        }
+        *n = got;
+        return STEP_OUT;
+    }
+    case H5SHUF_FILTER_ZSTD: {
+        if (!c->zc && !(c->zc = ZSTD_createCCtx())) {
+            snprintf(err, errcap, "zstd: out of memory");
+            return STEP_ERROR;
+        }
+        size_t got = ZSTD_compressCCtx(c->zc, out, cap - 4, in, *n, f->level);
+        if (ZSTD_isError(got)) {
+            snprintf(err, errcap, "zstd: %s", ZSTD_getErrorName(got));
+            return STEP_ERROR;
+        }
+        *n = got;
+        return STEP_OUT;
+    }
+    case H5SHUF_FILTER_LZF: {
+        size_t got = h5shuf_lzf_encode(in, *n, out, *n); /* must shrink, or fit at least: h5py's rule */
+        if (got == 0) {
+            if (!(f->flags & H5Z_FLAG_OPTIONAL)) {
+                snprintf(err, errcap, "lzf: the chunk does not compress and the filter is mandatory");
+                return STEP_ERROR;
+            }
+            return STEP_SKIPPED; /* stored as it is, as HDF5 stores it when an optional filter fails */
+        }
+        *n = got;
+        return STEP_OUT;
+    }
+    case H5SHUF_FILTER_BSHUF: {
+        struct h5shuf_bshuf_params bp;
+        size_t got = 0;
+        int r = h5shuf_bshuf_params_from_cd(f->ncd, f->cd, &bp);
+        if (r == H5SHUF_BSHUF_OK)
+            r = h5shuf_bshuf_encode(&bp, in, *n, out, cap - 4, &got);
+        if (r != H5SHUF_BSHUF_OK) {
+            snprintf(err, errcap, "bitshuffle: %s", h5shuf_bshuf_strerror(r));
+            return STEP_ERROR;
+        }
+        *n = got;
+        return STEP_OUT;
+    }
+    case H5Z_FILTER_SHUFFLE:
+        shuffle(in, out, *n, f->elem_size, 0);
+        return STEP_OUT;
+    default:
+        snprintf(err, errcap, "filter %d cannot be encoded here", (int)f->id);
+        return STEP_ERROR;
+    }
 }
 
 /* Encode the chunk's rows into t->raw (raw_n bytes); 0 or -1 with t->err. */
@@ -244,80 +342,15 @@ static int encode(struct chunk_task *t, struct h5shuf_codec_ctx *c)
     t->mask = 0; /* filters skipped in the stored chunk */
     int s = 1;
     for (int i = 0; i < pl->nfilters; i++) {
-        unsigned char *out = c->stage[s];
-        switch (pl->f[i].id) {
-        case H5Z_FILTER_FLETCHER32: {
-            uint32_t sum = fletcher32(in, n);
-            unsigned char le[4] = {(unsigned char)sum, (unsigned char)(sum >> 8), (unsigned char)(sum >> 16), (unsigned char)(sum >> 24)};
-            memcpy(in + n, le, 4); /* stage buffers have room past any encoding */
-            n += 4;
-            continue;
-        }
-        case H5Z_FILTER_DEFLATE: {
-            if (!c->dc || c->dc_level != pl->f[i].level) {
-                libdeflate_free_compressor(c->dc);
-                c->dc_level = pl->f[i].level;
-                if (!(c->dc = libdeflate_alloc_compressor(c->dc_level))) {
-                    snprintf(t->err, sizeof t->err, "deflate: out of memory");
-                    return -1;
-                }
-            }
-            size_t got = libdeflate_zlib_compress(c->dc, in, n, out, cap - 4);
-            if (got == 0) {
-                snprintf(t->err, sizeof t->err, "deflate: output larger than its bound");
-                return -1;
-            }
-            n = got;
-            break;
-        }
-        case H5SHUF_FILTER_ZSTD: {
-            if (!c->zc && !(c->zc = ZSTD_createCCtx())) {
-                snprintf(t->err, sizeof t->err, "zstd: out of memory");
-                return -1;
-            }
-            size_t got = ZSTD_compressCCtx(c->zc, out, cap - 4, in, n, pl->f[i].level);
-            if (ZSTD_isError(got)) {
-                snprintf(t->err, sizeof t->err, "zstd: %s", ZSTD_getErrorName(got));
-                return -1;
-            }
-            n = got;
-            break;
-        }
-        case H5SHUF_FILTER_LZF: {
-            size_t got = h5shuf_lzf_encode(in, n, out, n); /* must shrink, or fit at least: h5py's rule */
-            if (got == 0) {
-                if (!(pl->f[i].flags & H5Z_FLAG_OPTIONAL)) {
-                    snprintf(t->err, sizeof t->err, "lzf: the chunk does not compress and the filter is mandatory");
-                    return -1;
-                }
-                t->mask |= 1u << i; /* stored as it is, as HDF5 stores it when an optional filter fails */
-                continue;
-            }
-            n = got;
-            break;
-        }
-        case H5SHUF_FILTER_BSHUF: {
-            struct h5shuf_bshuf_params bp;
-            size_t got = 0;
-            int r = h5shuf_bshuf_params_from_cd(pl->f[i].ncd, pl->f[i].cd, &bp);
-            if (r == H5SHUF_BSHUF_OK)
-                r = h5shuf_bshuf_encode(&bp, in, n, out, cap - 4, &got);
-            if (r != H5SHUF_BSHUF_OK) {
-                snprintf(t->err, sizeof t->err, "bitshuffle: %s", h5shuf_bshuf_strerror(r));
-                return -1;
-            }
-            n = got;
-            break;
-        }
-        case H5Z_FILTER_SHUFFLE:
-            shuffle(in, out, n, pl->f[i].elem_size, 0);
-            break;
-        default:
-            snprintf(t->err, sizeof t->err, "filter %d cannot be encoded here", (int)pl->f[i].id);
+        enum step r = encode_step(&pl->f[i], c, in, &n, c->stage[s], cap, t->err, sizeof t->err);
+        if (r == STEP_ERROR)
             return -1;
+        if (r == STEP_SKIPPED)
+            t->mask |= 1u << i;
+        if (r == STEP_OUT) {
+            in = c->stage[s];
+            s ^= 1;
         }
-        in = out;
-        s ^= 1;
     }
     memcpy(t->raw, in, n);
     t->raw_n = n;

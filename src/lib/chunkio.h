@@ -21,7 +21,7 @@ struct h5shuf_pipeline {
     uint64_t chunk_rows;     /* cdims[0] */
     size_t chunk_bytes;      /* bytes of a whole chunk before filtering */
     int nfilters;
-    struct {
+    struct h5shuf_pipeline_filter {
         H5Z_filter_t id;     /* shuffle, deflate, fletcher32, 32015 (zstd), 32000 (lzf) or 32008 (bitshuffle) */
         int level;           /* deflate, zstd */
         size_t elem_size;    /* shuffle */
