@@ -58,20 +58,6 @@ static hid_t make_dset(hid_t file, const char *name, const struct pipe *p, hsize
     return d;
 }
 
-/* Raw bytes of chunk c of d (malloc'ed, *n bytes), or NULL. */
-static unsigned char *raw_chunk(hid_t d, uint64_t c, hsize_t *n, uint32_t *mask)
-{
-    hsize_t off[2] = {c * CHUNK_ROWS, 0};
-    if (H5Dget_chunk_storage_size(d, off, n) < 0)
-        return NULL;
-    unsigned char *b = malloc(*n ? *n : 1);
-    if (H5Dread_chunk(d, H5P_DEFAULT, off, mask, b) < 0) {
-        free(b);
-        return NULL;
-    }
-    return b;
-}
-
 static void test_encodings_match_hdf5(void)
 {
     char *dir = tu_mkdtemp();
@@ -105,7 +91,8 @@ static void test_encodings_match_hdf5(void)
         for (uint64_t c = 0; c * CHUNK_ROWS < ROWS; c++) {
             hsize_t nh = 0, no = 0;
             uint32_t mh = 1, mo = 1;
-            unsigned char *rh = raw_chunk(dh, c, &nh, &mh), *ro = raw_chunk(dour, c, &no, &mo);
+            hsize_t row = (hsize_t)c * CHUNK_ROWS;
+            unsigned char *rh = tu_raw_chunk(dh, row, &nh, &mh), *ro = tu_raw_chunk(dour, row, &no, &mo);
             CU_ASSERT(rh && ro && mh == 0 && mo == 0);
             if (rh && ro && !p->deflate)
                 same = same && nh == no && memcmp(rh, ro, nh) == 0;
@@ -161,7 +148,7 @@ static void test_decode_matches_hdf5(void)
                 H5Dwrite(twin, H5T_IEEE_F32LE, H5S_ALL, H5S_ALL, H5P_DEFAULT, x);
                 hsize_t tn;
                 uint32_t tm;
-                unsigned char *tr = raw_chunk(twin, 2, &tn, &tm);
+                unsigned char *tr = tu_raw_chunk(twin, 2 * CHUNK_ROWS, &tn, &tm);
                 CU_ASSERT_FATAL(tr && tn == n + 4);
                 memcpy(buf, tr, n + 4);
                 total = n + 4;

@@ -69,19 +69,6 @@ static hid_t make_dset(hid_t file, const char *name, const struct pipe *p, hsize
     return d;
 }
 
-static unsigned char *raw_chunk(hid_t d, uint64_t c, hsize_t *n, uint32_t *mask)
-{
-    hsize_t off[2] = {c * CHUNK_ROWS, 0};
-    if (H5Dget_chunk_storage_size(d, off, n) < 0)
-        return NULL;
-    unsigned char *b = malloc(*n ? *n : 1);
-    if (H5Dread_chunk(d, H5P_DEFAULT, off, mask, b) < 0) {
-        free(b);
-        return NULL;
-    }
-    return b;
-}
-
 static void test_encodings_match_hdf5(void)
 {
     char *dir = tu_mkdtemp();
@@ -109,7 +96,8 @@ static void test_encodings_match_hdf5(void)
         for (uint64_t c = 0; c * CHUNK_ROWS < ROWS; c++) {
             hsize_t nh = 0, no = 0;
             uint32_t mh = 99, mo = 98;
-            unsigned char *rh = raw_chunk(dh, c, &nh, &mh), *ro = raw_chunk(dour, c, &no, &mo);
+            hsize_t row = (hsize_t)c * CHUNK_ROWS;
+            unsigned char *rh = tu_raw_chunk(dh, row, &nh, &mh), *ro = tu_raw_chunk(dour, row, &no, &mo);
             CU_ASSERT(rh && ro);
             same = same && rh && ro && mh == mo && nh == no && memcmp(rh, ro, nh) == 0;
             skipped += mo != 0;
@@ -229,7 +217,7 @@ static void test_corrupt_chunks(void)
         d = H5Dopen2(f, cases[i]->name, H5P_DEFAULT);
         hsize_t n;
         uint32_t mask;
-        unsigned char *raw = raw_chunk(d, 1, &n, &mask);
+        unsigned char *raw = tu_raw_chunk(d, CHUNK_ROWS, &n, &mask);
         CU_ASSERT_FATAL(raw && mask == 0 && n > 20);
         hsize_t off[2] = {CHUNK_ROWS, 0};
         CU_ASSERT(H5Dwrite_chunk(d, H5P_DEFAULT, 0, off, n / 2, raw) >= 0); /* truncated */

@@ -109,6 +109,19 @@ int tu_shuffle(const char *const *inputs, size_t n, const char *output, const h5
     return st;
 }
 
+unsigned char *tu_raw_chunk(hid_t d, hsize_t row, hsize_t *n, uint32_t *mask)
+{
+    hsize_t off[2] = {row, 0};
+    if (H5Dget_chunk_storage_size(d, off, n) < 0)
+        return NULL;
+    unsigned char *b = malloc(*n ? *n : 1);
+    if (b && H5Dread_chunk(d, H5P_DEFAULT, off, mask, b) < 0) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
 int tu_same_bytes(const char *a, const char *b)
 {
     FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");

@@ -33,6 +33,10 @@ void *tu_read(const char *file, const char *path, uint64_t *rows, uint64_t *row_
 int tu_shuffle(const char *const *inputs, size_t n, const char *output, const h5shuf_options *opts, char *msg,
                size_t cap);
 
+/* The raw (filtered) bytes of the chunk of the rank-2 dataset d that starts at row `row`, as stored:
+ * malloc'ed, *n bytes, its filter mask in *mask; NULL when HDF5 cannot read it. */
+unsigned char *tu_raw_chunk(hid_t d, hsize_t row, hsize_t *n, uint32_t *mask);
+
 /* Whole-file contents compare: 1 when both files exist and are byte-identical. */
 int tu_same_bytes(const char *a, const char *b);
 
