@@ -82,9 +82,8 @@ typedef enum h5shuf_phase {
 /*
  * Progress callback: called from the thread running h5shuf_run() after every block of work (a slab of
  * pass 1 or of a pile being split, a band of output rows in pass 2: a few MiB each), with the rows done
- * so far of the phase's total.  Return 0 to go on; any other
- * value cancels the run, which then cleans up and returns H5SHUF_ECANCELED (this is how the CLI stops on
- * SIGINT/SIGTERM).
+ * so far of the phase's total.  Return 0 to go on; any other value cancels the run, which then cleans up
+ * and returns H5SHUF_ECANCELED (this is how the CLI stops on SIGINT/SIGTERM).
  */
 typedef int (*h5shuf_progress_fn)(void *user, h5shuf_phase phase, uint64_t rows_done, uint64_t rows_total);
 
@@ -121,8 +120,8 @@ typedef struct h5shuf_options {
      * byte shuffle made it 2.45x smaller for about 10% more time on a page-cache-speed disk. */
     const char *scratch_compression;
     /* Threads that (de)compress chunks, the calling thread included; 0: the number of online CPUs.  Only
-     * pipelines of shuffle, deflate, zstd and fletcher32 on chunks of whole rows run in parallel (others go
-     * through HDF5, on one core).  The output bytes are the same for every value. */
+     * pipelines of shuffle, deflate, zstd, lzf, bitshuffle and fletcher32 on chunks of whole rows run in
+     * parallel (others go through HDF5, on one core).  The output bytes are the same for every value. */
     unsigned threads;
     /* When not NULL: the path of a dataset (N,) in the output, source_index[r] = the input (0-based, in the
      * order added) that output row r came from; uint16 when there are at most 65535 inputs, else uint32.
@@ -148,16 +147,14 @@ typedef struct h5shuf_options {
      * divide the head. */
     uint64_t head_rows;
     int head_set;
-    /* References in the output's attributes and copied datasets are rewritten to point at the output's
-     * objects.  One whose target the output does not hold (dataset mode: an object not named), or a region
-     * reference into a shuffled dataset (its rows moved), makes h5shuf_job_plan fail with
-     * H5SHUF_EUNSUPPORTED naming the attribute and the target, unless drop_references is nonzero: such
-     * references are then written as null references, and a warning says how many (h5shuf_job_warning). */
+    /* References in the output's attributes and copied datasets point at the output's objects.  One to an
+     * object the output does not hold (dataset mode: neither named nor a scale of a named dataset), or a
+     * region of a shuffled dataset, fails h5shuf_job_plan with H5SHUF_EUNSUPPORTED naming the attribute
+     * and the target; nonzero: written null instead, one warning per attribute (h5shuf_job_warning). */
     int drop_references;
-    /* Keeping the input's filters (compression "keep") re-encodes the shuffled rows through them.  A lossy
-     * filter among them (ZFP, SZ, SZ3, fpzip, JPEG, APAX, SPERR, scale-offset on floating point) would change
-     * their values: h5shuf_job_plan fails with H5SHUF_EUNSUPPORTED unless allow_lossy is nonzero, which
-     * warns (h5shuf_job_warning) and records it in the output (root attribute h5shuf_lossy). */
+    /* "keep" re-encodes the shuffled rows through the input's filters.  One that may be lossy (ZFP, SZ,
+     * SZ3, fpzip, JPEG, SPERR, BitGroom...: docs/h5shuf.1) fails h5shuf_job_plan with H5SHUF_EUNSUPPORTED;
+     * nonzero: allowed, with a warning, and recorded in the output's root attribute h5shuf_lossy. */
     int allow_lossy;
     /* Nonzero: h5shuf_run verifies the output against the inputs (as h5shuf_verify does) before it is moved
      * into place; a mismatch fails the run with H5SHUF_EMISMATCH and leaves nothing at the output's name.
@@ -363,19 +360,11 @@ H5SHUF_API const char *h5shuf_errmsg(const h5shuf_job *job);
 /* A short static description of a status code; "unknown status" for a number not in the list. */
 H5SHUF_API const char *h5shuf_strerror(int status);
 
-/*
- * Register h5shuf's Zstandard filter (id 32015, see src/lib/filter_zstd.h) with the HDF5 library of this
- * process, so that its own HDF5 calls read and write zstd datasets without a plugin.  h5shuf_run does it
- * itself.  Returns H5SHUF_OK or H5SHUF_EHDF5.
- */
+/* Register filters h5shuf builds in with the HDF5 library of this process, so that the program's own HDF5
+ * calls read and write them without plugins, replacing any of those ids registered or loaded before:
+ * zstd (32015) alone, or every one: zstd, h5py's LZF (32000) and bitshuffle (32008, with LZ4 or zstd;
+ * docs/filters.md).  h5shuf_run does it itself.  Idempotent.  Returns H5SHUF_OK or H5SHUF_EHDF5. */
 H5SHUF_API int h5shuf_register_zstd(void);
-
-/*
- * Register every filter h5shuf builds in with the HDF5 library of this process: zstd (32015), h5py's LZF
- * (32000) and bitshuffle (32008, with LZ4 or zstd; docs/filters.md), replacing any filter of those ids
- * registered or loaded before.  h5shuf_run does it itself.  Idempotent.  Returns H5SHUF_OK or
- * H5SHUF_EHDF5.
- */
 H5SHUF_API int h5shuf_register_filters(void);
 
 /* The library's version, "MAJOR.MINOR.PATCH" (static string). */
