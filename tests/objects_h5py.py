@@ -118,9 +118,15 @@ def scales(h5shuf, d):
         s.make_scale("station")
         c = f.create_dataset("c", data=np.array([1.0, 2.0, 3.0]))
         c.make_scale("channel")
+        t2 = f.create_dataset("t2", data=np.arange(n, dtype=np.int64) * 7)  # a second scale of dim 0
+        t2.make_scale("time index")
+        c2 = f.create_dataset("c2", data=np.array([b"r", b"g", b"b"]))  # a second scale of dim 1
+        c2.make_scale("colour")
         x = f.create_dataset("x", data=rng.random((n, 3)))
         x.dims[0].attach_scale(t)
+        x.dims[0].attach_scale(t2)
         x.dims[1].attach_scale(c)
+        x.dims[1].attach_scale(c2)
         z = f.create_dataset("z", data=rng.integers(0, 9, n))
         z.dims[0].attach_scale(t)
         w = f.create_dataset("w", data=rng.random(n))
@@ -131,25 +137,37 @@ def scales(h5shuf, d):
         return
     perm = oracle.order(3, n)
     with h5py.File(src, "r") as fi, h5py.File(out, "r") as fo:
-        for p in ("t", "x", "z"):
+        for p in ("t", "t2", "x", "z"):
             check("scales: /%s (on the time scale) is permuted" % p, np.array_equal(fo[p][()], fi[p][()][perm]))
-        for p in ("s", "w", "c"):
+        for p in ("s", "w", "c", "c2"):
             check("scales: /%s (not on the time scale) is copied" % p, np.array_equal(fo[p][()], fi[p][()]))
         check("scales: /t, /s, /c are still dimension scales with their names",
               all(h5py.h5ds.is_scale(fo[p].id) for p in "tsc")
               and [fo[p].dims[0].label if False else h5py.h5ds.get_scale_name(fo[p].id) for p in "tsc"]
               == [b"time", b"station", b"channel"])
-        check("scales: /x's dims are attached to /t and /c, /z's to /t, /w's to /s",
-              [fo["x"].dims[0][0].name, fo["x"].dims[1][0].name, fo["z"].dims[0][0].name, fo["w"].dims[0][0].name]
-              == ["/t", "/c", "/t", "/s"])
+        check("scales: /x's dims are attached to /t, /t2 and /c, /c2, /z's to /t, /w's to /s",
+              [[s.name for s in fo["x"].dims[0].values()], [s.name for s in fo["x"].dims[1].values()], fo["z"].dims[0][0].name,
+               fo["w"].dims[0][0].name] == [["/t", "/t2"], ["/c", "/c2"], "/t", "/s"])
         attached = []
         for p in ("x", "z", "w"):
             for k in range(fo[p].ndim):
-                for sc in ("t", "s", "c"):
+                for sc in ("t", "t2", "s", "c", "c2"):
                     if h5py.h5ds.is_attached(fo[p].id, fo[sc].id, k):
                         attached.append((p, k, sc))
         check("scales: H5DSis_attached agrees both ways (REFERENCE_LIST and DIMENSION_LIST consistent)",
-              attached == [("x", 0, "t"), ("x", 1, "c"), ("z", 0, "t"), ("w", 0, "s")], attached)
+              attached == [("x", 0, "t"), ("x", 0, "t2"), ("x", 1, "c"), ("x", 1, "c2"), ("z", 0, "t"),
+                           ("w", 0, "s")], attached)
+    # Dataset mode on /x: its dim-0 scales /t, /t2 shuffle with it; /c, /c2 are copied; nothing else.
+    out3 = os.path.join(d, "scales-x.h5")
+    rc, err = run(h5shuf, ["-q", "-s", "3", src + ":/x", out3])
+    if check("scales: dataset mode on /x runs (exit 0)", rc == 0, err):
+        with h5py.File(src, "r") as fi, h5py.File(out3, "r") as fo:
+            check("scales: dataset mode keeps every scale of /x: /t, /t2 shuffled with it, /c, /c2 copied",
+                  sorted(fo) == ["c", "c2", "t", "t2", "x"]
+                  and all(np.array_equal(fo[p][()], fi[p][()][perm]) for p in ("x", "t", "t2"))
+                  and all(np.array_equal(fo[p][()], fi[p][()]) for p in ("c", "c2"))
+                  and [[s.name for s in fo["x"].dims[k].values()] for k in (0, 1)] == [["/t", "/t2"], ["/c", "/c2"]],
+                  sorted(fo))
     # Dataset mode on /w: its scale /s (dim 0) shuffles with it; /t and the others are not in the output.
     out2 = os.path.join(d, "scales-w.h5")
     rc, err = run(h5shuf, ["-q", "-s", "3", src + ":/w", out2])

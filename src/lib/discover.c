@@ -247,10 +247,10 @@ out:
     return st;
 }
 
-struct scale_names {
+/* A list of distinct names. */
+struct names {
     char **v;
     size_t n, cap;
-    int oom;
 };
 
 static int has_name(char *const *v, size_t n, const char *s)
@@ -280,13 +280,16 @@ static int add_name(char ***v, size_t *n, size_t *cap, const char *name)
     return 0;
 }
 
+/* Every scale attached to the dimension: its path, into the struct names at data. */
 static herr_t scale_name_cb(hid_t did, unsigned dim, hid_t dsid, void *data)
 {
     (void)did, (void)dim;
-    char *name = data;
-    if (H5Iget_name(dsid, name, 512) <= 0)
-        name[0] = '\0';
-    return 1;
+    struct names *nm = data;
+    char path[1024];
+    ssize_t len = H5Iget_name(dsid, path, sizeof path);
+    if (len <= 0 || (size_t)len >= sizeof path || add_name(&nm->v, &nm->n, &nm->cap, path) < 0)
+        return -1;
+    return 0;
 }
 
 int h5shuf__discover_scales(hid_t file, const char *name, struct h5shuf_spec *spec, char ***extra, size_t *nextra,
@@ -306,20 +309,22 @@ int h5shuf__discover_scales(hid_t file, const char *name, struct h5shuf_spec *sp
         if (s >= 0)
             rank = H5Sget_simple_extent_ndims(s), H5Sclose(s);
         for (int dim = 0; dim < rank && st == H5SHUF_OK; dim++) {
-            char sname[512] = "";
             if (H5DSget_num_scales(d, (unsigned)dim) <= 0) {
                 H5Eclear2(H5E_DEFAULT);
                 continue;
             }
-            if (H5DSiterate_scales(d, (unsigned)dim, NULL, scale_name_cb, sname) < 0 || !sname[0]) {
+            struct names sc = {0};
+            if (H5DSiterate_scales(d, (unsigned)dim, NULL, scale_name_cb, &sc) < 0)
                 st = h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot read its dimension scales: %s", name,
                                   spec->paths[k], h5shuf__hdf5_cause(cause, sizeof cause));
-                break;
-            }
-            int r = dim == 0 ? add_name(&spec->paths, &spec->npaths, &cap, sname)
-                             : has_name(spec->paths, spec->npaths, sname) ? 0 : add_name(extra, nextra, &xcap, sname);
-            if (r < 0)
-                st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+            /* dim 0's scales have the rows: shuffled with it; the others' are copied */
+            for (size_t i = 0; i < sc.n && st == H5SHUF_OK; i++)
+                if (dim == 0 ? add_name(&spec->paths, &spec->npaths, &cap, sc.v[i]) < 0
+                             : !has_name(spec->paths, spec->npaths, sc.v[i]) && add_name(extra, nextra, &xcap, sc.v[i]) < 0)
+                    st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+            for (size_t i = 0; i < sc.n; i++)
+                free(sc.v[i]);
+            free(sc.v);
         }
         H5Dclose(d);
     }

@@ -310,8 +310,9 @@ const char *h5shuf__where(const struct h5shuf_inputs *in, const struct h5shuf_da
     return buf;
 }
 
-/* Dataset mode: the dimension scales of the named datasets (discover.c) join the first input's paths
- * (dim 0) or the objects copied (in->extra); a later input that names its datasets names the same scales. */
+/* The dimension scales of the shuffled datasets (discover.c) join the first input's paths (dim 0) or, in
+ * dataset mode, the objects copied (in->extra); a later input that names its datasets names the same
+ * scales. */
 static int add_scales(struct h5shuf_inputs *in, struct h5shuf_err *err)
 {
     struct h5shuf_spec *first = &in->v[0].spec;
@@ -425,7 +426,7 @@ int h5shuf__inputs_open(struct h5shuf_inputs *in, const struct h5shuf_spec *out_
     size_t named = first->spec.npaths;
     if (in->whole_file && (st = h5shuf__discover(first->file, first->spec.file, &first->spec, err)) != H5SHUF_OK)
         return st;
-    if (!in->whole_file && (st = add_scales(in, err)) != H5SHUF_OK)
+    if ((st = add_scales(in, err)) != H5SHUF_OK) /* (whole-file mode: a further scale of the rows' dim 0) */
         return st;
     if ((st = name_datasets(&first->spec, in->whole_file ? first->spec.npaths : named, out_spec, dsets, err)) != H5SHUF_OK)
         return st;
