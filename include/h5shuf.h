@@ -74,9 +74,9 @@ typedef enum h5shuf_phase {
     H5SHUF_PHASE_SCATTER = 1, /* pass 1: rows read from the inputs into piles */
     H5SHUF_PHASE_SPLIT = 2,   /* oversize recursion: rows re-scattered into sub-piles */
     H5SHUF_PHASE_GATHER = 3,  /* pass 2: rows sorted and written to the output */
-    H5SHUF_PHASE_CREATE = 4   /* before pass 1: the output files and the scratch file created (rows_done: files
-                               * made so far, of rows_total); their temporary names are then known
-                               * (h5shuf_job_temp_file), e.g. for a handler of fatal signals */
+    H5SHUF_PHASE_CREATE = 4   /* before pass 1: each output file and the scratch file named (rows_done: files
+                               * so far, of rows_total), before HDF5 writes to it: its temporary name is
+                               * known (h5shuf_job_temp_file), e.g. for a handler of fatal signals */
 } h5shuf_phase;
 
 /*

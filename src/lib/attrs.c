@@ -101,7 +101,6 @@ static int copy_one(hid_t src, const char *name, const H5A_info_t *ainfo, struct
         struct h5shuf_rewrite rw = *cx->rw;
         rw.where = where;
         st = h5shuf__refs_rewrite(&rw, mt, buf, n, cx->err);
-        cx->rw->dropped += rw.dropped;
         if (st != H5SHUF_OK)
             goto out;
     }
@@ -179,25 +178,29 @@ int h5shuf__attrs_copy(hid_t src, hid_t dst, const char *what, struct h5shuf_rew
     return H5SHUF_OK;
 }
 
-int h5shuf__attrs_have_refs(hid_t obj)
+int h5shuf__attrs_survey(hid_t obj, int *refs, hsize_t *largest)
 {
     H5O_info_t oi;
-    if (H5Oget_info(obj, &oi) < 0) {
-        H5Eclear2(H5E_DEFAULT);
-        return 0;
-    }
-    int refs = 0;
-    for (hsize_t i = 0; i < oi.num_attrs && !refs; i++) {
+    *refs = 0;
+    *largest = 0;
+    if (H5Oget_info(obj, &oi) < 0)
+        return -1;
+    for (hsize_t i = 0; i < oi.num_attrs; i++) {
         hid_t a = H5Aopen_by_idx(obj, ".", H5_INDEX_NAME, H5_ITER_INC, i, H5P_DEFAULT, H5P_DEFAULT);
         hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
-        refs = t >= 0 && h5shuf__type_has_refs(t);
+        hsize_t bytes = a >= 0 ? H5Aget_storage_size(a) : 0;
+        if (t >= 0 && h5shuf__type_has_refs(t))
+            *refs = 1;
+        if (bytes > *largest)
+            *largest = bytes;
         if (t >= 0)
             H5Tclose(t);
         if (a >= 0)
             H5Aclose(a);
+        if (t < 0)
+            return -1;
     }
-    H5Eclear2(H5E_DEFAULT);
-    return refs;
+    return 0;
 }
 
 hid_t h5shuf__vstring_type(void)
@@ -257,9 +260,8 @@ herr_t h5shuf__attr_put_text(hid_t obj, const char *name, const char *value, int
 {
     if (!text)
         return h5shuf__attr_put_string(obj, name, value);
-    hid_t t = H5Tcopy(H5T_C_S1);
-    size_t len = strlen(value);
-    herr_t r = t < 0 || H5Tset_size(t, len ? len : 1) < 0 ? -1 : h5shuf__attr_put(obj, name, t, t, 0, len ? value : " ");
+    hid_t t = H5Tcopy(H5T_C_S1); /* (an empty value fails here: HDF5 has no string of size 0) */
+    herr_t r = t < 0 || H5Tset_size(t, strlen(value)) < 0 ? -1 : h5shuf__attr_put(obj, name, t, t, 0, value);
     if (t >= 0)
         H5Tclose(t);
     return r;

@@ -18,8 +18,9 @@
  * dst in messages. */
 H5SHUF_INTERNAL int h5shuf__attrs_copy(hid_t src, hid_t dst, const char *what, struct h5shuf_rewrite *rw,
                                        struct h5shuf_err *err);
-/* Does any attribute of obj hold references? */
-H5SHUF_INTERNAL int h5shuf__attrs_have_refs(hid_t obj);
+/* One look at every attribute of obj: whether any holds references (*refs), and the stored bytes of the
+ * largest (*largest).  0, or -1 when HDF5 cannot read one (its stack says why). */
+H5SHUF_INTERNAL int h5shuf__attrs_survey(hid_t obj, int *refs, hsize_t *largest);
 /* The attribute creation-order flags of obj (H5P_CRT_ORDER_TRACKED, _INDEXED), 0 when unknown. */
 H5SHUF_INTERNAL int h5shuf__attr_order(hid_t obj);
 
@@ -33,7 +34,8 @@ H5SHUF_INTERNAL herr_t h5shuf__attr_put_u64s(hid_t obj, const char *name, const 
 H5SHUF_INTERNAL herr_t h5shuf__attr_put_string(hid_t obj, const char *name, const char *value);
 H5SHUF_INTERNAL herr_t h5shuf__attr_put_strings(hid_t obj, const char *name, const char *const *v, size_t n);
 
-/* A scalar fixed-length ASCII string (netCDF's NC_CHAR), or with text a variable-length UTF-8 string. */
+/* With text, value (not empty) as a scalar fixed-length ASCII string (netCDF's NC_CHAR); without, as a
+ * scalar variable-length UTF-8 string. */
 H5SHUF_INTERNAL herr_t h5shuf__attr_put_text(hid_t obj, const char *name, const char *value, int text);
 /* A scalar uint64, or with text its decimal digits as a fixed-length string. */
 H5SHUF_INTERNAL herr_t h5shuf__attr_put_u64_text(hid_t obj, const char *name, uint64_t v, int text);

@@ -182,22 +182,6 @@ static int walk_group(struct walk *w, hid_t g, const char *prefix)
     return w->st;
 }
 
-/* Does any attribute of obj need the 1.8 object format (too large for a compact object header)? */
-static int has_large_attr(hid_t obj)
-{
-    H5O_info_t oi;
-    int large = 0;
-    if (H5Oget_info(obj, &oi) >= 0)
-        for (hsize_t i = 0; i < oi.num_attrs && !large; i++) {
-            hid_t a = H5Aopen_by_idx(obj, ".", H5_INDEX_NAME, H5_ITER_INC, i, H5P_DEFAULT, H5P_DEFAULT);
-            large = a >= 0 && H5Aget_storage_size(a) > COMPACT_ATTR_BYTES_MAX;
-            if (a >= 0)
-                H5Aclose(a);
-        }
-    H5Eclear2(H5E_DEFAULT);
-    return large;
-}
-
 /* The data of a dataset whose type holds references, in its native form: *buf of *n elements (free
  * with free_data).  < 0 on an HDF5 error. */
 static herr_t read_data(hid_t dset, hid_t *mtype, hid_t *space, void **buf, size_t *n)
@@ -242,7 +226,6 @@ static int copy_ref_data(const char *path, const struct h5shuf_input *first, hid
         struct h5shuf_rewrite w = *rw;
         w.where = where;
         st = h5shuf__refs_rewrite(&w, mtype, buf, n, err);
-        rw->dropped += w.dropped;
         if (st == H5SHUF_OK && out >= 0) {
             dst = H5Dopen2(out, path, H5P_DEFAULT);
             r = dst < 0 || H5SHUF_FAULT() ? -1 : n ? H5Dwrite(dst, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) : 0;
@@ -279,10 +262,15 @@ static int inspect(struct h5shuf_objcopy *oc, struct h5shuf_obj *e, const struct
     }
     if (e->kind != H5SHUF_OBJ_GROUP)
         e->attr_order = (unsigned)h5shuf__attr_order(obj);
-    e->deferred = e->ref_data || h5shuf__attrs_have_refs(obj);
-    oc->new_format |= has_large_attr(obj);
+    int refs;
+    hsize_t largest;
     snprintf(what, sizeof what, "%s:%s", first->spec.file, e->path);
-    if (e->deferred)
+    if (h5shuf__attrs_survey(obj, &refs, &largest) < 0)
+        st = h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot read its attributes: %s", what,
+                          h5shuf__hdf5_cause(cause, sizeof cause));
+    e->deferred = e->ref_data || refs;
+    oc->new_format |= largest > COMPACT_ATTR_BYTES_MAX;
+    if (st == H5SHUF_OK && e->deferred)
         st = h5shuf__attrs_copy(obj, H5I_INVALID_HID, what, rw, err);
     if (st == H5SHUF_OK && e->ref_data)
         st = copy_ref_data(e->path, first, H5I_INVALID_HID, NULL, rw, err);
@@ -309,8 +297,11 @@ int h5shuf__objcopy_plan(struct h5shuf_objcopy *oc, const struct h5shuf_input *f
     if (H5Fget_info2(first->file, &fi) >= 0 && fi.super.version >= 2)
         oc->new_format = 1; /* written in the 1.8 format (netCDF-4, h5py's libver="latest"): keep it */
     hid_t root = H5Gopen2(first->file, "/", H5P_DEFAULT);
-    if (root >= 0)
+    if (root >= 0) {
         group_order(root, &oc->root_link_order, &oc->root_attr_order);
+        oc->netcdf = H5Aexists(root, "_NCProperties") > 0; /* the netCDF library's mark on every file */
+        H5Eclear2(H5E_DEFAULT);
+    }
     if (st == H5SHUF_OK && whole_file) {
         struct walk w = {oc, first, dsets, "/", err, H5SHUF_OK};
         struct h5shuf_obj *e = entry_add(oc, H5SHUF_OBJ_GROUP, "/", err);
@@ -394,6 +385,9 @@ int h5shuf__objcopy_make(const struct h5shuf_obj *e, const struct h5shuf_input *
         break;
     case H5SHUF_OBJ_EXTERNAL:
         r = H5SHUF_FAULT() ? -1 : H5Lcreate_external(e->value, e->value2, out, e->path, lcpl, H5P_DEFAULT);
+        break;
+    case H5SHUF_OBJ_ALIAS:
+        r = H5SHUF_FAULT() ? -1 : H5Lcreate_hard(out, e->value, out, e->path, lcpl, H5P_DEFAULT);
         break;
     default:
         break;

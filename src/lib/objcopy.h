@@ -47,6 +47,8 @@ struct h5shuf_objcopy {
     int new_format;        /* the output needs HDF5 1.8's object format: an attribute too large for an
                             * object header (64 KiB), or an input written in it (superblock >= 2) */
     unsigned root_link_order, root_attr_order; /* the root group's creation-order flags */
+    int netcdf;            /* the input is a netCDF-4 file: h5shuf's own attributes are fixed-length text, as
+                            * the classic model allows */
     struct h5shuf_drops drops; /* the references --drop-references makes null, by attribute or dataset */
 };
 
@@ -59,9 +61,10 @@ H5SHUF_INTERNAL int h5shuf__objcopy_plan(struct h5shuf_objcopy *oc, const struct
                                          const struct h5shuf_datasets *dsets, int whole_file, const char *const *extra,
                                          size_t nextra, int drop, struct h5shuf_err *err);
 
-/* Make entry e (not SHUFFLED, not ALIAS) in the open file out (named ofile), without its attributes:
- * groups recreated with their creation-order flags, datasets and committed types copied raw (H5Ocopy),
- * a dataset holding references created empty, links recreated. */
+/* Make entry e (not SHUFFLED; an ALIAS once its target exists) in the open file out (named ofile),
+ * without its attributes: groups recreated with their creation-order flags, datasets and committed types
+ * copied raw (H5Ocopy), a dataset holding references created empty, links recreated (names in their
+ * character set). */
 H5SHUF_INTERNAL int h5shuf__objcopy_make(const struct h5shuf_obj *e, const struct h5shuf_input *first, hid_t out,
                                          const char *ofile, struct h5shuf_err *err);
 

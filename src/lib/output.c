@@ -316,7 +316,6 @@ int h5shuf__output_create(const struct h5shuf_outfile *of, hid_t out, const char
     const struct h5shuf_datasets *dsets = of->dsets;
     const struct h5shuf_objcopy *oc = of->objects;
     const struct h5shuf_input *first = &of->inputs->v[0];
-    char cause[256];
     int st = H5SHUF_OK;
     struct h5shuf_rewrite rw = {&oc->map, first->file, out, of->drop_references, NULL, 0, NULL};
     h5shuf__vlen_limit_cache(dsets, out);
@@ -337,12 +336,9 @@ int h5shuf__output_create(const struct h5shuf_outfile *of, hid_t out, const char
     if (st == H5SHUF_OK && of->source_index_path)
         st = index_make(out, ofile, of->source_index_path, h5shuf__source_type(of->inputs->n), rows, "source index",
                         &out_dsets[dsets->n + 1], err);
-    for (size_t i = 0; i < oc->n && st == H5SHUF_OK; i++) {
-        const struct h5shuf_obj *e = &oc->v[i];
-        if (e->kind == H5SHUF_OBJ_ALIAS && H5Lcreate_hard(out, e->value, out, e->path, H5P_DEFAULT, H5P_DEFAULT) < 0)
-            st = h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot link to %s: %s", ofile, e->path, e->value,
-                              h5shuf__hdf5_cause(cause, sizeof cause));
-    }
+    for (size_t i = 0; i < oc->n && st == H5SHUF_OK; i++) /* further hard links, once every object exists */
+        if (oc->v[i].kind == H5SHUF_OBJ_ALIAS)
+            st = h5shuf__objcopy_make(&oc->v[i], first, out, ofile, err);
     for (size_t i = 0; i < oc->n && st == H5SHUF_OK; i++)
         if (oc->v[i].deferred)
             st = entry_attrs(of, &oc->v[i], out, ofile, out_dsets, &rw, err);

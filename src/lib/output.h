@@ -21,8 +21,6 @@ struct h5shuf_outfile {
     uint64_t seed;                        /* provenance */
     const struct h5shuf_objcopy *objects; /* the objects besides the rows, in the input's order (objcopy.h) */
     int drop_references;                  /* references to objects not in the output are written null */
-    int netcdf;                           /* the first input is a netCDF-4 file: h5shuf's own attributes are
-                                           * fixed-length text, as the classic model allows */
 };
 
 /* Decide each output dataset's layout, chunk shape and filters (ds[d].out_dcpl, out_maxdims,

@@ -55,8 +55,8 @@ static void pile_dset_name(const struct h5shuf_datasets *dsets, size_t d, char *
         snprintf(buf, cap, "d%zu_data", vlen_dataset(dsets, d - dsets->n - 1));
 }
 
-int h5shuf__scratch_create(struct h5shuf_scratch *sc, const char *dir, const struct h5shuf_datasets *dsets,
-                           const struct h5shuf_filters *filters, struct h5shuf_err *err)
+int h5shuf__scratch_reserve(struct h5shuf_scratch *sc, const char *dir, const struct h5shuf_datasets *dsets,
+                            const struct h5shuf_filters *filters, struct h5shuf_err *err)
 {
     size_t len = strlen(dir) + 40;
     char *tmpl = malloc(len);
@@ -66,15 +66,15 @@ int h5shuf__scratch_create(struct h5shuf_scratch *sc, const char *dir, const str
         return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     }
     snprintf(tmpl, len, "%s/h5shuf-scratch-XXXXXX", dir);
-    int st = h5shuf__scratch_create_at(sc, tmpl, dsets, filters, err);
+    int st = h5shuf__scratch_reserve_at(sc, tmpl, dsets, filters, err);
     free(tmpl);
     return st;
 }
 
-int h5shuf__scratch_create_at(struct h5shuf_scratch *sc, const char *template_path, const struct h5shuf_datasets *dsets,
-                              const struct h5shuf_filters *filters, struct h5shuf_err *err)
+int h5shuf__scratch_reserve_at(struct h5shuf_scratch *sc, const char *template_path,
+                               const struct h5shuf_datasets *dsets, const struct h5shuf_filters *filters,
+                               struct h5shuf_err *err)
 {
-    char cause[256];
     memset(sc, 0, sizeof *sc);
     sc->file = H5I_INVALID_HID;
     sc->dsets = dsets;
@@ -90,6 +90,12 @@ int h5shuf__scratch_create_at(struct h5shuf_scratch *sc, const char *template_pa
         return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot create the scratch file: %s", template_path, strerror(e));
     }
     close(fd);
+    return H5SHUF_OK;
+}
+
+int h5shuf__scratch_open(struct h5shuf_scratch *sc, struct h5shuf_err *err)
+{
+    char cause[256];
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
     /* The newest format: extensible-array chunk indexes append cheaply; nobody else reads this file. */

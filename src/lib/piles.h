@@ -37,14 +37,18 @@ struct h5shuf_scratch {
     struct h5shuf_filters filters;       /* of the piles' datasets (--scratch-compression) */
 };
 
-/* Create an empty scratch file "DIR/h5shuf-scratch-XXXXXX" whose piles hold rows of dsets (which must
- * outlive it), compressed with filters.  Destroy with h5shuf__scratch_destroy, also after a failure. */
-H5SHUF_INTERNAL int h5shuf__scratch_create(struct h5shuf_scratch *sc, const char *dir, const struct h5shuf_datasets *dsets,
-                                           const struct h5shuf_filters *filters, struct h5shuf_err *err);
+/* A scratch file is made in two steps, so that its name is known (sc->path, for a handler of fatal
+ * signals) before HDF5 writes to it.  Reserve: an empty file "DIR/h5shuf-scratch-XXXXXX" (mkstemp) for
+ * piles holding rows of dsets (which must outlive it), compressed with filters.  Destroy with
+ * h5shuf__scratch_destroy, also after a failure. */
+H5SHUF_INTERNAL int h5shuf__scratch_reserve(struct h5shuf_scratch *sc, const char *dir, const struct h5shuf_datasets *dsets,
+                                            const struct h5shuf_filters *filters, struct h5shuf_err *err);
 /* The same at a path made from template (ending in XXXXXX, as for mkstemp). */
-H5SHUF_INTERNAL int h5shuf__scratch_create_at(struct h5shuf_scratch *sc, const char *template_path,
-                                              const struct h5shuf_datasets *dsets, const struct h5shuf_filters *filters,
-                                              struct h5shuf_err *err);
+H5SHUF_INTERNAL int h5shuf__scratch_reserve_at(struct h5shuf_scratch *sc, const char *template_path,
+                                               const struct h5shuf_datasets *dsets, const struct h5shuf_filters *filters,
+                                               struct h5shuf_err *err);
+/* Then create the (empty) HDF5 scratch file at the reserved name. */
+H5SHUF_INTERNAL int h5shuf__scratch_open(struct h5shuf_scratch *sc, struct h5shuf_err *err);
 /* Close and remove the scratch file.  Safe on a zeroed or half-made scratch. */
 H5SHUF_INTERNAL void h5shuf__scratch_destroy(struct h5shuf_scratch *sc);
 /* Drop all piles (for a restart of pass 1): unlinks /piles and makes it anew. */

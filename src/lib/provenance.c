@@ -70,7 +70,7 @@ int h5shuf__output_provenance(const struct h5shuf_outfile *of, hid_t out, const 
     }
     hid_t root = H5Gopen2(out, "/", H5P_DEFAULT);
     herr_t r = root < 0 ? -1 : 0;
-    const int text = of->netcdf; /* types the netCDF classic model has */
+    const int text = of->objects->netcdf; /* types the netCDF classic model has */
     if (r >= 0)
         r = h5shuf__attr_put_text(root, "h5shuf_version", H5SHUF_VERSION_STRING, text);
     if (r >= 0)

@@ -218,28 +218,29 @@ int h5shuf__refs_rewrite(struct h5shuf_rewrite *rw, hid_t mtype, void *buf, size
                      : rewrite_region(rw, (hdset_reg_ref_t *)(void *)(p + i * size), err);
         break;
     }
-    case H5T_COMPOUND: {
-        int nm = H5Tget_nmembers(mtype);
-        for (size_t i = 0; i < n && st == H5SHUF_OK; i++)
-            for (int m = 0; m < nm && st == H5SHUF_OK; m++) {
-                hid_t mt = H5Tget_member_type(mtype, (unsigned)m);
-                size_t off = H5Tget_member_offset(mtype, (unsigned)m);
-                st = mt < 0 ? h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot read a compound member's type", rw->where)
-                            : h5shuf__refs_rewrite(rw, mt, p + i * size + off, 1, err);
-                if (mt >= 0)
-                    H5Tclose(mt);
-            }
+    case H5T_COMPOUND: /* member by member (only those holding references), over every element */
+        for (int m = 0, nm = H5Tget_nmembers(mtype); m < nm && st == H5SHUF_OK; m++) {
+            hid_t mt = H5Tget_member_type(mtype, (unsigned)m);
+            size_t off = H5Tget_member_offset(mtype, (unsigned)m);
+            if (mt < 0)
+                st = h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot read a compound member's type", rw->where);
+            int refs = mt >= 0 && h5shuf__type_has_refs(mt);
+            for (size_t i = 0; i < n && st == H5SHUF_OK && refs; i++)
+                st = h5shuf__refs_rewrite(rw, mt, p + i * size + off, 1, err);
+            if (mt >= 0)
+                H5Tclose(mt);
+        }
         break;
-    }
     case H5T_ARRAY: {
         hid_t base = H5Tget_super(mtype);
         int nd = H5Tget_array_ndims(mtype);
         hsize_t dims[H5S_MAX_RANK];
         size_t count = 1;
-        if (nd > 0 && H5Tget_array_dims2(mtype, dims) == nd)
-            for (int k = 0; k < nd; k++)
-                count *= (size_t)dims[k];
-        for (size_t i = 0; i < n && st == H5SHUF_OK && base >= 0; i++)
+        if (base < 0 || nd <= 0 || H5Tget_array_dims2(mtype, dims) != nd)
+            st = h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot read an array type's shape", rw->where);
+        for (int k = 0; k < nd && st == H5SHUF_OK; k++)
+            count *= (size_t)dims[k];
+        for (size_t i = 0; i < n && st == H5SHUF_OK; i++)
             st = h5shuf__refs_rewrite(rw, base, p + i * size, count, err);
         if (base >= 0)
             H5Tclose(base);
@@ -247,7 +248,9 @@ int h5shuf__refs_rewrite(struct h5shuf_rewrite *rw, hid_t mtype, void *buf, size
     }
     case H5T_VLEN: {
         hid_t base = H5Tget_super(mtype);
-        for (size_t i = 0; i < n && st == H5SHUF_OK && base >= 0; i++) {
+        if (base < 0)
+            st = h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot read a sequence's base type", rw->where);
+        for (size_t i = 0; i < n && st == H5SHUF_OK; i++) {
             hvl_t *v = (hvl_t *)(void *)(p + i * size);
             st = h5shuf__refs_rewrite(rw, base, v->p, v->len, err);
         }

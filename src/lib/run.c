@@ -232,13 +232,8 @@ static int plan_objects(h5shuf_job *job)
             st = warn(job, "%s:%s: rows re-encoded through the lossy filter %d (%s); recorded in h5shuf_lossy "
                            "(--allow-lossy)",
                       job->out_spec.file, job->dsets.ds[d].out_path, job->dsets.ds[d].lossy, job->dsets.ds[d].lossy_name);
-    hid_t root = H5Gopen2(first->file, "/", H5P_DEFAULT);
     job->of = (struct h5shuf_outfile){&job->dsets, &job->in, job->index_path, job->source_index_path, job->seed,
-                                      &job->objects, job->opts.drop_references,
-                                      root >= 0 && H5Aexists(root, "_NCProperties") > 0};
-    if (root >= 0)
-        H5Gclose(root);
-    H5Eclear2(H5E_DEFAULT);
+                                      &job->objects, job->opts.drop_references};
     return st;
 }
 
@@ -475,10 +470,12 @@ static int run(h5shuf_job *job)
     if (st == H5SHUF_OK)
         st = h5shuf__targets_create(&cx, &job->out, &job->of, job->out.n + 1);
     if (st == H5SHUF_OK)
-        st = h5shuf__scratch_create(&sc, job->scratch_dir, &job->dsets, &job->scratch_filters, &job->err);
+        st = h5shuf__scratch_reserve(&sc, job->scratch_dir, &job->dsets, &job->scratch_filters, &job->err);
     job->temp_file[1] = sc.path;
     if (st == H5SHUF_OK)
         st = h5shuf__progress(&cx.progress, &job->err, H5SHUF_PHASE_CREATE, job->out.n + 1, job->out.n + 1);
+    if (st == H5SHUF_OK)
+        st = h5shuf__scratch_open(&sc, &job->err);
     if (st == H5SHUF_OK && job->out_rows > 0) {
         st = pass1(job, &sc);
         hsize_t size = 0;
@@ -524,7 +521,7 @@ static int run_scatter(h5shuf_job *job)
     int st = run_prepare(job);
     if (st == H5SHUF_OK) {
         char *tmpl = h5shuf__temp_template(job->scratch_dir, job->out_spec.file);
-        st = tmpl ? h5shuf__scratch_create_at(&sc, tmpl, &job->dsets, &job->scratch_filters, &job->err)
+        st = tmpl ? h5shuf__scratch_reserve_at(&sc, tmpl, &job->dsets, &job->scratch_filters, &job->err)
                   : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
         free(tmpl);
     }
@@ -534,6 +531,8 @@ static int run_scatter(h5shuf_job *job)
         h5shuf__mode_of_new_file(sc.path);
         st = h5shuf__progress(&cx.progress, &job->err, H5SHUF_PHASE_CREATE, 1, 1);
     }
+    if (st == H5SHUF_OK)
+        st = h5shuf__scratch_open(&sc, &job->err);
     if (st == H5SHUF_OK)
         st = pass1(job, &sc);
     const struct h5shuf_pilefile_meta meta = {&job->in, &job->dsets, job->seed, &job->plan,

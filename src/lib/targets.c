@@ -250,12 +250,10 @@ int h5shuf__targets_check(const struct h5shuf_targets *t, const struct h5shuf_in
     return H5SHUF_OK;
 }
 
-/* Create target tg's file under a temporary name next to its final path. */
-static int target_open_new(struct h5shuf_target *tg, const struct h5shuf_objcopy *oc, hid_t *file,
-                           struct h5shuf_err *err)
+/* Reserve target tg's temporary name next to its final path (an empty file, tg->tmp_path). */
+static int target_reserve(struct h5shuf_target *tg, struct h5shuf_err *err)
 {
     const char *out = tg->path;
-    char cause[256];
     char *dir = h5shuf__dir_of(out);
     tg->tmp_path = dir ? h5shuf__temp_template(dir, out) : NULL;
     if (!tg->tmp_path) {
@@ -274,6 +272,15 @@ static int target_open_new(struct h5shuf_target *tg, const struct h5shuf_objcopy
     free(dir);
     close(fd);
     h5shuf__mode_of_new_file(tg->tmp_path);
+    return H5SHUF_OK;
+}
+
+/* Create target tg's HDF5 file at its reserved temporary name. */
+static int target_create_file(struct h5shuf_target *tg, const struct h5shuf_objcopy *oc, hid_t *file,
+                              struct h5shuf_err *err)
+{
+    const char *out = tg->path;
+    char cause[256];
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
@@ -306,7 +313,7 @@ static int range_attrs(const struct h5shuf_targets *t, size_t k, hid_t file, str
     char cause[256];
     hid_t root = H5Gopen2(file, "/", H5P_DEFAULT);
     uint64_t range[2] = {tg->first, tg->first + tg->rows};
-    const int text = t->of->netcdf; /* types the netCDF classic model has */
+    const int text = t->of->objects->netcdf; /* types the netCDF classic model has */
     char range_text[48];
     snprintf(range_text, sizeof range_text, "%llu %llu", (unsigned long long)range[0], (unsigned long long)range[1]);
     herr_t r = root < 0 ? -1
@@ -376,13 +383,11 @@ int h5shuf__targets_create(const struct h5shuf_ctx *cx, struct h5shuf_targets *t
     for (size_t k = 0; k < t->n && st == H5SHUF_OK; k++) {
         struct h5shuf_target *tg = &t->v[k];
         hid_t file = H5I_INVALID_HID;
-        if ((st = target_open_new(tg, of->objects, &file, err)) != H5SHUF_OK)
+        /* its temporary name is known from now on (h5shuf_job_temp_file), before HDF5 writes anything */
+        if ((st = target_reserve(tg, err)) != H5SHUF_OK ||
+            (st = h5shuf__progress(&cx->progress, err, H5SHUF_PHASE_CREATE, k + 1, files)) != H5SHUF_OK ||
+            (st = target_create_file(tg, of->objects, &file, err)) != H5SHUF_OK)
             break;
-        /* its temporary name is known from now on (h5shuf_job_temp_file), before anything is copied */
-        if ((st = h5shuf__progress(&cx->progress, err, H5SHUF_PHASE_CREATE, k + 1, files)) != H5SHUF_OK) {
-            H5Fclose(file);
-            break;
-        }
         st = h5shuf__output_create(of, file, tg->path, tg->rows, t->dsets, err);
         if (st == H5SHUF_OK)
             st = h5shuf__output_provenance(of, file, tg->path, err);
