@@ -151,8 +151,6 @@ int cmd_run(enum cli_command cmd, const struct cli_options *o, char **pos, int n
     }
     if (st == H5SHUF_OK && !o->json && (o->plan_only || o->verbose > 1))
         report_plan_text(o->plan_only ? stdout : stderr, job, &plan);
-    for (size_t k = 0; st == H5SHUF_OK && h5shuf_job_warning(job, k); k++)
-        fprintf(stderr, "h5shuf: warning: %s\n", h5shuf_job_warning(job, k));
     /* The bar only on a terminal (or when asked), never with -q; summaries with the bar or -v. */
     int draw = o->verbose && (o->progress_when == 1 || (o->progress_when == 0 && isatty(STDERR_FILENO)));
     struct progress prog;
@@ -169,6 +167,10 @@ int cmd_run(enum cli_command cmd, const struct cli_options *o, char **pos, int n
         if (st == H5SHUF_OK && o->lib.check && o->verbose)
             fprintf(stderr, "h5shuf: verify: %s: a permutation of the inputs' rows, datasets aligned\n", pos[npos - 1]);
     }
+    /* What the options let change, said once the output (or, with --plan, the plan) holds it: a failed run
+     * prints its one-line error only. */
+    for (size_t k = 0; st == H5SHUF_OK && h5shuf_job_warning(job, k); k++)
+        fprintf(stderr, "h5shuf: warning: %s\n", h5shuf_job_warning(job, k));
     rc = report_run(cmd, o, job, &plan, st, check_st, pos, npos, &prog, progress_now() - t0);
     h5shuf_job_free(job);
     return rc;

@@ -405,7 +405,8 @@ int h5shuf__objcopy_make(const struct h5shuf_obj *e, const struct h5shuf_input *
     if (lcpl >= 0)
         H5Pclose(lcpl);
     if (r < 0)
-        return h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot copy to the output: %s", ofile, e->path, cause);
+        return h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot copy it to %s: %s", first->spec.file, e->path, ofile,
+                            cause);
     return H5SHUF_OK;
 }
 

@@ -117,6 +117,32 @@ static int set_filters(struct h5shuf_dsinfo *ds, const struct h5shuf_filters *f,
     return H5SHUF_OK;
 }
 
+/* The user-defined fill value of ds's input, if any, on dcpl.  < 0 on an HDF5 error. */
+static herr_t copy_fill_value(const struct h5shuf_dsinfo *ds, hid_t dcpl)
+{
+    H5D_fill_value_t fv;
+    if (H5Pfill_value_defined(ds->dcpl, &fv) < 0)
+        return -1;
+    if (fv != H5D_FILL_VALUE_USER_DEFINED)
+        return 0;
+    /* a vlen fill value (netCDF gives strings "") is read into memory HDF5 allocates: reclaimed below */
+    hid_t mt = ds->vlen ? H5Tget_native_type(ds->ftype, H5T_DIR_DEFAULT) : H5Tcopy(ds->ftype);
+    hid_t scalar = H5Screate(H5S_SCALAR);
+    void *buf = mt >= 0 ? calloc(1, H5Tget_size(mt)) : NULL;
+    herr_t r = buf && scalar >= 0 ? H5Pget_fill_value(ds->dcpl, mt, buf) : -1;
+    if (r >= 0) {
+        r = H5Pset_fill_value(dcpl, mt, buf);
+        if (ds->vlen)
+            H5Dvlen_reclaim(mt, scalar, H5P_DEFAULT, buf);
+    }
+    free(buf);
+    if (scalar >= 0)
+        H5Sclose(scalar);
+    if (mt >= 0)
+        H5Tclose(mt);
+    return r;
+}
+
 /* Creation properties of an output dataset: the first input's layout, chunk shape and filters, or
  * those the options ask for, without what must not be carried over (external raw data files, virtual
  * mappings).  Sets ds->out_dcpl, ds->out_maxdims and ds->out_chunk_rows. */
@@ -162,21 +188,10 @@ static int output_dcpl(struct h5shuf_dsinfo *ds, uint64_t rows, const struct h5s
     if (H5Pget_attr_creation_order(ds->dcpl, &attr_order) >= 0 && attr_order)
         H5Pset_attr_creation_order(dcpl, attr_order);
     /* Keep the fill value (users see it: netCDF's _FillValue, and its _NoFill when none is defined). */
-    H5D_fill_value_t fv;
-    if (H5Pfill_value_defined(ds->dcpl, &fv) >= 0 && fv == H5D_FILL_VALUE_USER_DEFINED) {
-        /* a vlen fill value (netCDF gives strings "") is read into memory HDF5 allocates: reclaimed below */
-        hid_t mt = ds->vlen ? H5Tget_native_type(ds->ftype, H5T_DIR_DEFAULT) : H5Tcopy(ds->ftype);
-        hid_t scalar = H5Screate(H5S_SCALAR);
-        void *buf = mt >= 0 ? calloc(1, H5Tget_size(mt)) : NULL;
-        if (buf && H5Pget_fill_value(ds->dcpl, mt, buf) >= 0) {
-            H5Pset_fill_value(dcpl, mt, buf);
-            if (ds->vlen)
-                H5Dvlen_reclaim(mt, scalar, H5P_DEFAULT, buf);
-        }
-        free(buf);
-        H5Sclose(scalar);
-        if (mt >= 0)
-            H5Tclose(mt);
+    if (copy_fill_value(ds, dcpl) < 0) {
+        char cause[256];
+        return h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot keep the fill value: %s", in_where,
+                            h5shuf__hdf5_cause(cause, sizeof cause));
     }
     /* Never written: every element is, and HDF5 would write a contiguous dataset's fill over all of it
      * first (h5py asks for fill at allocation).  Not a value: HDF5 refuses "never" for vlen types only. */

@@ -17,10 +17,11 @@
 static char *inputs_text(const struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets)
 {
     size_t len = 1;
-    for (size_t f = 0; f < in->n; f++) {
+    for (size_t f = 0; f < in->n; f++) { /* (each input's own paths: they may differ from the first's) */
+        const struct h5shuf_spec *paths = in->v[f].spec.npaths ? &in->v[f].spec : &in->v[0].spec;
         len += strlen(in->v[f].spec.file) + 2;
         for (size_t d = 0; d < dsets->n; d++)
-            len += strlen(dsets->ds[d].in_path) + 1;
+            len += strlen(paths->paths[d]) + 1;
     }
     char *text = malloc(len);
     if (!text)

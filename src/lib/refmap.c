@@ -211,8 +211,11 @@ int h5shuf__refs_rewrite(struct h5shuf_rewrite *rw, hid_t mtype, void *buf, size
     unsigned char *p = buf;
     int st = H5SHUF_OK;
     switch (H5Tget_class(mtype)) {
-    case H5T_REFERENCE: {
+    case H5T_REFERENCE: { /* (HDF5 1.10 has these two kinds of reference) */
         int obj = H5Tequal(mtype, H5T_STD_REF_OBJ) > 0;
+        if (!obj && H5Tequal(mtype, H5T_STD_REF_DSETREG) <= 0)
+            return h5shuf__fail(err, H5SHUF_EUNSUPPORTED, "%s: holds a kind of reference h5shuf does not know",
+                                rw->where);
         for (size_t i = 0; i < n && st == H5SHUF_OK; i++)
             st = obj ? rewrite_object(rw, (hobj_ref_t *)(void *)(p + i * size), err)
                      : rewrite_region(rw, (hdset_reg_ref_t *)(void *)(p + i * size), err);
