@@ -49,6 +49,23 @@ static herr_t first_scale_cb(hid_t did, unsigned dim, hid_t dsid, void *data)
     return 1; /* the first scale is enough */
 }
 
+/* Is d a dimension scale: its CLASS attribute the string "DIMENSION_SCALE" (the H5DS convention)?  Not
+ * H5DSis_scale: HDF5 1.10's leaves the attribute and its type open when CLASS holds anything else (every
+ * PyTables dataset has one: "TABLE", "EARRAY"). */
+static int is_scale(hid_t d)
+{
+    char buf[64] = ""; /* (a fixed-length string shorter than this: terminated) */
+    hid_t a = H5Aexists(d, "CLASS") > 0 ? H5Aopen(d, "CLASS", H5P_DEFAULT) : H5I_INVALID_HID;
+    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+    int yes = t >= 0 && H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) == 0 && H5Tget_size(t) < sizeof buf &&
+              H5Aread(a, t, buf) >= 0 && strcmp(buf, "DIMENSION_SCALE") == 0;
+    if (t >= 0)
+        H5Tclose(t);
+    if (a >= 0)
+        H5Aclose(a);
+    return yes;
+}
+
 /* The scale attached at dimension dim of dataset d (its address), or HADDR_UNDEF. */
 static haddr_t scale_of(hid_t d, unsigned dim)
 {
@@ -96,7 +113,7 @@ static herr_t discover_cb(hid_t obj, const char *name, const H5O_info_t *info, v
         f->path = p;
         f->rows = dims[0];
         f->addr = info->addr;
-        f->is_scale = H5DSis_scale(d) > 0;
+        f->is_scale = is_scale(d);
         f->scale = scale_of(d, 0);
         f->unlimited = maxdims[0] == H5S_UNLIMITED;
         H5Eclear2(H5E_DEFAULT);
