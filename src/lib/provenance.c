@@ -67,6 +67,7 @@ int h5shuf__output_provenance(const struct h5shuf_outfile *of, hid_t out, const 
     char *inputs = inputs_text(of->inputs, of->dsets), *lossy = lossy_text(of->dsets);
     if (!inputs || (!lossy && lossy_count(of->dsets))) {
         free(inputs);
+        free(lossy);
         return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     }
     hid_t root = H5Gopen2(out, "/", H5P_DEFAULT);
