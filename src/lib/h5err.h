@@ -21,4 +21,10 @@ struct h5shuf_quiet {
 H5SHUF_INTERNAL void h5shuf__quiet_begin(struct h5shuf_quiet *q);
 H5SHUF_INTERNAL void h5shuf__quiet_end(const struct h5shuf_quiet *q);
 
+#ifdef H5SHUF_FAULT_INJECTION
+/* Test builds: a file closes only when its last object does (H5F_CLOSE_WEAK), so an object left open
+ * keeps its file open, and h5shuf_job_free names both (job.c). */
+#define H5Pset_fclose_degree(fapl, degree) H5Pset_fclose_degree(fapl, H5F_CLOSE_WEAK)
+#endif
+
 #endif /* H5SHUF_H5ERR_H */
