@@ -3,7 +3,8 @@
  *
  * h5shuf globally shuffles the rows (indices along axis 0) of HDF5 datasets that are far larger than
  * memory, with the 2-pass "piles" algorithm: pass 1 scatters every row into one of M pile datasets in a
- * scratch HDF5 file, pass 2 loads each pile, sorts it in memory and appends it to the output file.
+ * scratch HDF5 file, pass 2 loads each pile, sorts it in memory and appends it to the output file; rows of
+ * a MiB or more are copied straight into output order instead (the direct path, h5shuf_strategy).
  *
  * The permutation contract (docs/algorithm.md): every input row i = 0 .. N-1 (numbered globally over all
  * inputs in the order they were added) gets the 64-bit key K(seed, i) = h5shuf_key(seed, i), and the
@@ -68,6 +69,11 @@ typedef enum h5shuf_oversize {
     H5SHUF_OVERSIZE_RECURSE = 0, /* split that pile's key range into sub-piles, on disk (default) */
     H5SHUF_OVERSIZE_RESTART = 1  /* redo pass 1 with more piles */
 } h5shuf_oversize;
+
+/* How the rows reach output order: AUTO is DIRECT for rows of 1 MiB or more read alone (chunks of one row)
+ * or when only it fits the budget, else TWO_PASS (piles on a scratch file, sequential reads); DIRECT reads
+ * rows in output order straight from the inputs, no scratch (the one-shot shuffle only).  Same bytes. */
+typedef enum h5shuf_strategy { H5SHUF_STRATEGY_AUTO, H5SHUF_STRATEGY_TWO_PASS, H5SHUF_STRATEGY_DIRECT } h5shuf_strategy;
 
 /* The phases reported to the progress callback. */
 typedef enum h5shuf_phase {
@@ -160,6 +166,7 @@ typedef struct h5shuf_options {
      * into place; a mismatch fails the run with H5SHUF_EMISMATCH and leaves nothing at the output's name.
      * One whole output only (not with shards, splits or a head: H5SHUF_EINVAL). */
     int check;
+    h5shuf_strategy strategy; /* default H5SHUF_STRATEGY_AUTO; the same output bytes either way */
 } h5shuf_options;
 
 /* The plan of a job (DESIGN.md section 3), filled by h5shuf_job_plan() and kept up to date by a run. */
@@ -195,12 +202,17 @@ typedef struct h5shuf_plan {
     unsigned threads;          /* threads that (de)compress chunks (h5shuf_options.threads, resolved) */
     int pipelined;             /* the passes overlap reading with work (threads > 1, no variable-length rows);
                                 * the plan then counts two slabs and two piles */
+    /* The path the run takes (H5SHUF_STRATEGY_TWO_PASS or _DIRECT; why: h5shuf_job_strategy_why).  Direct:
+     * the fields of piles and slabs are 0; windows of keys (scans of the N keys), rows in flight (one
+     * written, the others read ahead), and the smallest budget of the direct path (0 when not planned). */
+    int strategy;
+    uint64_t direct_windows, direct_slots, direct_min_bytes;
 } h5shuf_plan;
 
 /* An opaque job: the inputs, the output and the options of one shuffle. */
 typedef struct h5shuf_job h5shuf_job;
 
-/* Fill *opts with the defaults (random seed, 1 GiB budget, recurse on oversize). */
+/* Fill *opts with the defaults (random seed, 1 GiB budget, recurse on oversize, strategy auto). */
 H5SHUF_API void h5shuf_options_init(h5shuf_options *opts);
 
 /* Create a job.  opts may be NULL for the defaults; it and tmpdir are copied.
@@ -231,8 +243,9 @@ H5SHUF_API int h5shuf_job_set_output(h5shuf_job *job, const char *spec);
 H5SHUF_API int h5shuf_job_plan(h5shuf_job *job, h5shuf_plan *plan);
 
 /*
- * Run the shuffle: pass 1, oversize handling, pass 2.  The output is written under a temporary name in
- * its directory and renamed into place only on success; the scratch file is removed on every return.
+ * Run the shuffle: pass 1, oversize handling, pass 2 (or the direct path: h5shuf_strategy).  The output is
+ * written under a temporary name in its directory and renamed into place only on success; the scratch file
+ * is removed on every return.
  * Inputs are opened read-only.  Before writing anything the plan's disk estimates are checked against
  * the free space (H5SHUF_ENOSPC).  Returns H5SHUF_OK or an error status (see h5shuf_errmsg).
  */
@@ -301,6 +314,8 @@ H5SHUF_API uint64_t h5shuf_job_seed(const h5shuf_job *job);
  * a user should know (references written null, a lossy filter re-encoding rows).  Valid after
  * h5shuf_job_plan; owned by the job. */
 H5SHUF_API const char *h5shuf_job_warning(const h5shuf_job *job, size_t index);
+/* Why the plan took its strategy, one line (valid after a successful plan; owned by the job). */
+H5SHUF_API const char *h5shuf_job_strategy_why(const h5shuf_job *job);
 
 /* The names of the shuffled datasets (input paths of the first input), valid after a successful plan:
  * index 0 .. count-1; returns NULL past the end.  Owned by the job. */
@@ -308,8 +323,8 @@ H5SHUF_API const char *h5shuf_job_dataset(const h5shuf_job *job, size_t index);
 
 /*
  * The job's temporary files while h5shuf_run runs: which = 0, the output under its temporary name; 1, the
- * scratch file (h5shuf_run_scatter: both are the pile file under its temporary name; h5shuf_run_gather:
- * 1 is NULL).  NULL when it does not exist (yet, or any more).  The strings stay unchanged while they
+ * scratch file (h5shuf_run_scatter: both are the pile file under its temporary name; h5shuf_run_gather and
+ * the direct path: 1 is NULL).  NULL when it does not exist (yet, or any more).  The strings stay unchanged while they
  * exist, so a program may copy them (in its progress callback) for a signal handler that has to remove
  * them and exit at once (unlink is async-signal-safe); h5shuf_run removes them itself otherwise.
  */
@@ -327,11 +342,9 @@ H5SHUF_API const char *h5shuf_job_temp_file(const h5shuf_job *job, int which);
  */
 H5SHUF_API const char *h5shuf_job_output_file(const h5shuf_job *job, size_t index, uint64_t *first_row, uint64_t *rows);
 
-/*
- * The mixing of the inputs in one window of the output (the offline_shuffle_fast idea): how many rows of
+/* The mixing of the inputs in one window of the output (the offline_shuffle_fast idea): how many rows of
  * each input the window holds against its expected share.  Computed from the keys alone (no data read):
- * the first W output rows are the W smallest (key, i).
- */
+ * the first W output rows are the W smallest (key, i). */
 typedef struct h5shuf_mixing {
     uint64_t window_rows;    /* W: rows in the window (the requested W, at most the output's rows) */
     uint64_t first_row;      /* the window's first output row: 0, or R - W for the last window */
@@ -344,22 +357,18 @@ typedef struct h5shuf_mixing {
                               * 1 when df = 0 */
 } h5shuf_mixing;
 
-/*
- * The mixing report of a planned job: the first and the last window of window_rows output rows (0: the
+/* The mixing report of a planned job: the first and the last window of window_rows output rows (0: the
  * default, min(R, 10000)).  With shards or splits, windows of the whole output order.  Streams the N keys
  * once, with two heaps of W entries (16 bytes each).  Call after h5shuf_job_plan or h5shuf_run;
  * the arrays stay valid until the next call or h5shuf_job_free.  Returns H5SHUF_OK, H5SHUF_EINVAL (not
- * planned) or H5SHUF_ENOMEM.
- */
+ * planned) or H5SHUF_ENOMEM. */
 H5SHUF_API int h5shuf_job_mixing(h5shuf_job *job, uint64_t window_rows, h5shuf_mixing *first, h5shuf_mixing *last);
 
 /* The last error's one-line message ("FILE:/dataset: what is wrong"), or "" when there was none.
  * Owned by the job; valid until the next call on it. */
 H5SHUF_API const char *h5shuf_errmsg(const h5shuf_job *job);
-
 /* A short static description of a status code; "unknown status" for a number not in the list. */
 H5SHUF_API const char *h5shuf_strerror(int status);
-
 /* Register filters h5shuf builds in with the HDF5 library of this process, so that the program's own HDF5
  * calls read and write them without plugins, replacing any of those ids registered or loaded before:
  * zstd (32015) alone, or every one: zstd, h5py's LZF (32000) and bitshuffle (32008, with LZ4 or zstd;
@@ -367,27 +376,20 @@ H5SHUF_API const char *h5shuf_strerror(int status);
 H5SHUF_API int h5shuf_register_zstd(void);
 H5SHUF_API int h5shuf_register_filters(void);
 
-/* The library's version, "MAJOR.MINOR.PATCH" (static string). */
+/* Versions, "MAJOR.MINOR.PATCH" (static strings): the library's, and those of the HDF5 library and libzstd
+ * it runs with. */
 H5SHUF_API const char *h5shuf_version(void);
-
-/* The HDF5 library version h5shuf runs with, "MAJOR.MINOR.RELEASE" (static string). */
 H5SHUF_API const char *h5shuf_hdf5_version(void);
-
-/* The libzstd version h5shuf runs with, "MAJOR.MINOR.RELEASE" (static string). */
 H5SHUF_API const char *h5shuf_zstd_version(void);
 
-/*
- * The key of row i under seed: word 0 of Philox4x64-10 (Salmon, Moraes, Dror, Shaw, "Parallel random
+/* The key of row i under seed: word 0 of Philox4x64-10 (Salmon, Moraes, Dror, Shaw, "Parallel random
  * numbers: as easy as 1, 2, 3", SC'11) with counter (i, 0, 0, 0) and key (seed, 0).  The output is the rows
- * sorted by (key, i).  numpy reproduces it: Philox(key=seed, counter=i-1).random_raw(4)[0].
- */
+ * sorted by (key, i).  numpy reproduces it: Philox(key=seed, counter=i-1).random_raw(4)[0]. */
 H5SHUF_API uint64_t h5shuf_key(uint64_t seed, uint64_t i);
 
-/*
- * Parse a size with an optional binary suffix: "123", "64K", "64KiB", "512M", "2G", "1T" (K = 1024).
+/* Parse a size with an optional binary suffix: "123", "64K", "64KiB", "512M", "2G", "1T" (K = 1024).
  * Returns H5SHUF_OK and sets *bytes, or H5SHUF_EINVAL for an empty string, an unknown suffix, a sign,
- * or a value that overflows 64 bits.
- */
+ * or a value that overflows 64 bits. */
 H5SHUF_API int h5shuf_parse_size(const char *text, uint64_t *bytes);
 
 #ifdef __cplusplus

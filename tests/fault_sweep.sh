@@ -2,8 +2,8 @@
 # fault_sweep.sh - with a tool built with fault points (H5SHUF_FAULT_INJECTION: the h5shuf-fault that
 # tests/CMakeLists.txt builds in every build), make each failure point of a small shuffle fail in turn
 # (H5SHUF_FAULT_AT=1, 2, ... until a run passes them all) and check every time: exit 1, one line on
-# stderr, the input unchanged, no output, no temporary output, no scratch file.  The same for
-# `h5shuf scatter` (no pile file left), `h5shuf gather` (the pile file unchanged), variable-length
+# stderr, the input unchanged, no output, no temporary output, no scratch file.  The same for the direct
+# path, `h5shuf scatter` (no pile file left), `h5shuf gather` (the pile file unchanged), variable-length
 # rows (which need h5py to write the input) and real files (netCDF-4; references, links, dimension scales
 # and a large attribute from h5py), every 2nd point of these.  An HDF5 object left open aborts the run
 # (h5shuf_job_free in a fault-injection build); in the ASan build a leak or memory error also fails it.
@@ -83,6 +83,14 @@ input=$W/ex.h5 isum=$sum
 sweep shuffle "${opts[@]}" -t @S "$W/ex.h5" @O/o.h5
 [ -f "$W/out/o.h5" ] && "$H" verify -q "$W/ex.h5" "$W/out/o.h5" || { echo "not ok - the final run's output"; failed=$((failed + 1)); }
 mv "$W/out/o.h5" "$W/one.h5"
+# the direct path (direct.c): /X read row by row through the ring (-m 600K holds only /y and /ids whole),
+# windows halved at the bound of 300; its output must be the two passes' bytes.  Every 4th point and the last
+# ones (a row's points repeat 1000 times).
+stride=4
+sweep direct "${opts[@]}" -m 600K --strategy direct -t @S "$W/ex.h5" @O/o.h5
+cmp -s "$W/one.h5" "$W/out/o.h5" || { echo "not ok - the final direct run's output differs from the two passes'"; failed=$((failed + 1)); }
+rm -f "$W/out/o.h5"
+stride=1
 sweep scatter scatter "${opts[@]}" "$W/ex.h5" @O/p.h5
 [ -f "$W/out/p.h5" ] || { echo "not ok - the final scatter's pile file"; failed=$((failed + 1)); }
 rm -f "$W/out/p.h5"

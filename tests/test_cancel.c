@@ -3,7 +3,7 @@
  *
  * The contract (include/h5shuf.h, h5shuf_progress_fn): a callback that returns nonzero cancels the run,
  * which cleans up and returns H5SHUF_ECANCELED.  For every phase a run reports (create, scatter, split, gather),
- * of h5shuf_run, h5shuf_run_scatter and h5shuf_run_gather, the callback here cancels at its first, a
+ * of h5shuf_run (two-pass and direct), h5shuf_run_scatter and h5shuf_run_gather, the callback cancels at its first, a
  * middle and its last report of that phase, and the test checks that the run returned H5SHUF_ECANCELED,
  * never reported again, and left nothing: no output (nor pile file), no temporary ".NAME.h5shuf-XXXXXX"
  * beside it, no scratch file in the tmpdir, every HDF5 object closed, and the input (and, for a gather,
@@ -24,8 +24,11 @@ enum { ROWS = 230000, COLS = 16 };
 #define MEM_BYTES (UINT64_C(6) << 20)
 #define PILE_BOUND 5000
 
-enum kind { RUN, SCATTER, GATHER };
-static const char *const KIND_NAME[] = {"h5shuf_run", "h5shuf_run_scatter", "h5shuf_run_gather"};
+/* DIRECT: h5shuf_run on the direct path, its rows held in memory (a budget of 64 MiB) and its windows of
+ * keys bounded by PILE_BOUND too (dozens of windows). */
+enum kind { RUN, SCATTER, GATHER, DIRECT };
+static const char *const KIND_NAME[] = {"h5shuf_run", "h5shuf_run_scatter", "h5shuf_run_gather",
+                                        "h5shuf_run (direct)"};
 static const char *const PHASE_NAME[] = {"", "scatter", "split", "gather", "create"};
 
 /* What the callback counts, and when it cancels. */
@@ -83,13 +86,14 @@ static int copy_file(const char *from, const char *to)
     return ok ? 0 : -1;
 }
 
-static h5shuf_options options(const struct fixture *fx, struct probe *p, unsigned threads)
+static h5shuf_options options(const struct fixture *fx, struct probe *p, unsigned threads, enum kind kind)
 {
     h5shuf_options o;
     h5shuf_options_init(&o);
     o.seed = 20240607;
     o.seed_set = 1;
-    o.mem_limit_bytes = MEM_BYTES;
+    o.mem_limit_bytes = kind == DIRECT ? MEM_BYTES * 64 / 6 : MEM_BYTES;
+    o.strategy = kind == DIRECT ? H5SHUF_STRATEGY_DIRECT : H5SHUF_STRATEGY_TWO_PASS;
     o.tmpdir = fx->tmpdir;
     o.debug_pile_bound_rows = PILE_BOUND;
     o.threads = threads;
@@ -106,12 +110,12 @@ static int run_kind(const struct fixture *fx, enum kind kind, const h5shuf_optio
     h5shuf_job *job = h5shuf_job_create(o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
     int st = kind == GATHER ? H5SHUF_OK : h5shuf_job_add_input(job, fx->in);
-    if (st == H5SHUF_OK && kind != RUN)
+    if (st == H5SHUF_OK && kind != RUN && kind != DIRECT)
         st = h5shuf_job_set_piles(job, piles);
     if (st == H5SHUF_OK && kind != SCATTER)
         st = h5shuf_job_set_output(job, fx->out);
     if (st == H5SHUF_OK)
-        st = kind == RUN ? h5shuf_run(job) : kind == SCATTER ? h5shuf_run_scatter(job) : h5shuf_run_gather(job);
+        st = kind == RUN || kind == DIRECT ? h5shuf_run(job) : kind == SCATTER ? h5shuf_run_scatter(job) : h5shuf_run_gather(job);
     snprintf(msg, cap, "%s", h5shuf_errmsg(job));
     h5shuf_job_free(job);
     CU_ASSERT_EQUAL(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), before);
@@ -147,7 +151,7 @@ static void fixture_setup(struct fixture *fx)
     CU_ASSERT_EQUAL_FATAL(copy_file(fx->in, fx->in_copy), 0);
 
     char msg[1024];
-    h5shuf_options o = options(fx, NULL, 0);
+    h5shuf_options o = options(fx, NULL, 0, SCATTER);
     int st = run_kind(fx, SCATTER, &o, fx->piles, msg, sizeof msg);
     if (st != H5SHUF_OK)
         fprintf(stderr, "\n  the gathers' pile file: %s\n", msg);
@@ -204,7 +208,7 @@ static void keep_output(const struct fixture *fx, enum kind kind, unsigned threa
         char piles[4200];
         snprintf(piles, sizeof piles, "%s", tu_path(fx->dir, "ref/scattered.h5"));
         CU_ASSERT_EQUAL_FATAL(rename(target(fx, kind), piles), 0);
-        h5shuf_options o = options(fx, NULL, threads);
+        h5shuf_options o = options(fx, NULL, threads, GATHER);
         int st = run_kind(fx, GATHER, &o, piles, msg, sizeof msg);
         if (st != H5SHUF_OK)
             fprintf(stderr, "\n  gathering the scattered piles: %s\n", msg);
@@ -220,13 +224,13 @@ static void keep_output(const struct fixture *fx, enum kind kind, unsigned threa
 static void check_finishes(const struct fixture *fx, enum kind kind, unsigned threads, uint64_t counts[5])
 {
     char msg[1024];
-    h5shuf_options o = options(fx, NULL, threads);
+    h5shuf_options o = options(fx, NULL, threads, kind);
     int st = run_kind(fx, kind, &o, kind == SCATTER ? target(fx, kind) : fx->piles, msg, sizeof msg);
     CU_ASSERT_EQUAL_FATAL(st, H5SHUF_OK);
     keep_output(fx, kind, threads, "ref/plain.h5");
 
     struct probe p = {0};
-    o = options(fx, &p, threads);
+    o = options(fx, &p, threads, kind);
     st = run_kind(fx, kind, &o, kind == SCATTER ? target(fx, kind) : fx->piles, msg, sizeof msg);
     if (st != H5SHUF_OK)
         fprintf(stderr, "\n  %s with a callback returning 0: %s\n", KIND_NAME[kind], msg);
@@ -234,8 +238,8 @@ static void check_finishes(const struct fixture *fx, enum kind kind, unsigned th
     keep_output(fx, kind, threads, "ref/probed.h5");
     CU_ASSERT(tu_same_bytes(tu_path(fx->dir, "ref/probed.h5"), tu_path(fx->dir, "ref/plain.h5")));
     CU_ASSERT_FALSE(p.bad_progress);
-    CU_ASSERT_EQUAL(p.reports[H5SHUF_PHASE_SCATTER] > 0, kind != GATHER);
-    CU_ASSERT_EQUAL(p.reports[H5SHUF_PHASE_SPLIT] > 0, kind != GATHER); /* the low pile bound splits */
+    CU_ASSERT_EQUAL(p.reports[H5SHUF_PHASE_SCATTER] > 0, kind == RUN || kind == SCATTER);
+    CU_ASSERT_EQUAL(p.reports[H5SHUF_PHASE_SPLIT] > 0, kind == RUN || kind == SCATTER); /* the low bound splits */
     CU_ASSERT_EQUAL(p.reports[H5SHUF_PHASE_GATHER] > 0, kind != SCATTER);
     CU_ASSERT(p.reports[H5SHUF_PHASE_CREATE] > 0); /* every kind creates its files first */
     if (kind != SCATTER)
@@ -254,7 +258,7 @@ static void check_cancel(const struct fixture *fx, enum kind kind, unsigned thre
 {
     char msg[1024], what[128];
     struct probe p = {.cancel_phase = phase, .cancel_at = k};
-    h5shuf_options o = options(fx, &p, threads);
+    h5shuf_options o = options(fx, &p, threads, kind);
     int st = run_kind(fx, kind, &o, kind == SCATTER ? target(fx, kind) : fx->piles, msg, sizeof msg);
     snprintf(what, sizeof what, "canceled at %s report %llu (%u thread(s))", PHASE_NAME[phase], (unsigned long long)k,
              threads);
@@ -297,6 +301,12 @@ static void test_run_scatter(void)
     check_kind(SCATTER, 2);
 }
 
+static void test_run_direct(void)
+{
+    check_kind(DIRECT, 1);
+    check_kind(DIRECT, 2);
+}
+
 static void test_run_gather(void)
 {
     check_kind(GATHER, 1);
@@ -309,6 +319,7 @@ int main(void)
         {"h5shuf_run: cancel in scatter, split and gather", test_run},
         {"h5shuf_run_scatter: cancel in scatter and split", test_run_scatter},
         {"h5shuf_run_gather: cancel in gather", test_run_gather},
+        {"h5shuf_run, direct path: cancel in gather", test_run_direct},
         {NULL, NULL},
     };
     return tu_main("cancel", tests);

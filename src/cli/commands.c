@@ -100,7 +100,10 @@ static int report_run(enum cli_command cmd, const struct cli_options *o, h5shuf_
                       int st, int check_st, char **pos, int npos, const struct progress *prog, double seconds)
 {
     int rc = 0, ninputs = npos - 1; /* a gather's: the pile file */
-    if (st == H5SHUF_OK && !o->plan_only && o->verbose > 1)
+    if (st == H5SHUF_OK && !o->plan_only && o->verbose > 1 && plan->strategy == H5SHUF_STRATEGY_DIRECT)
+        fprintf(stderr, "h5shuf: done: %" PRIu64 " rows, direct, %" PRIu64 " window%s of keys, no scratch\n", plan->rows,
+                plan->direct_windows, plan->direct_windows == 1 ? "" : "s");
+    else if (st == H5SHUF_OK && !o->plan_only && o->verbose > 1)
         fprintf(stderr, "h5shuf: %sdone: %" PRIu64 " rows, %" PRIu64 " piles, %" PRIu64 " restarts, %" PRIu64
                         " piles split, %" PRIu64 " %s bytes\n",
                 cmd == CMD_SHUFFLE ? "" : cmd == CMD_SCATTER ? "scatter: " : "gather: ", plan->rows, plan->piles,

@@ -32,7 +32,7 @@
 enum {
     OPT_ON_OVERSIZE = 256, OPT_PLAN, OPT_DEBUG_PILE_BOUND, OPT_CHUNK_ROWS, OPT_SCRATCH, OPT_FILTER, OPT_PROGRESS,
     OPT_JSON, OPT_CHECK, OPT_DEBUG_NO_SPACE_CHECK, OPT_INDEX, OPT_SOURCE_INDEX, OPT_SHARDS, OPT_SPLIT,
-    OPT_MIXING_WINDOW, OPT_DROP_REFERENCES, OPT_ALLOW_LOSSY
+    OPT_MIXING_WINDOW, OPT_DROP_REFERENCES, OPT_ALLOW_LOSSY, OPT_STRATEGY
 };
 
 struct cli_opt {
@@ -47,6 +47,7 @@ static const struct cli_opt table[] = {
     {"memory", 'm', required_argument, IN_ALL},
     {"tmpdir", 't', required_argument, IN_RUNS},
     {"on-oversize", OPT_ON_OVERSIZE, required_argument, IN_RUNS},
+    {"strategy", OPT_STRATEGY, required_argument, IN_SHUFFLE},
     {"plan", OPT_PLAN, no_argument, IN_RUNS},
     {"compression", 'c', required_argument, IN_RUNS},
     {"chunk-rows", OPT_CHUNK_ROWS, required_argument, IN_RUNS},
@@ -278,6 +279,16 @@ static int apply(int key, const char *arg, struct cli_options *o, struct repack_
             lib->on_oversize = H5SHUF_OVERSIZE_RESTART;
         else
             return cli_usage_error("invalid --on-oversize '%s' (recurse or restart)", arg);
+        break;
+    case OPT_STRATEGY:
+        if (strcmp(arg, "auto") == 0)
+            lib->strategy = H5SHUF_STRATEGY_AUTO;
+        else if (strcmp(arg, "two-pass") == 0)
+            lib->strategy = H5SHUF_STRATEGY_TWO_PASS;
+        else if (strcmp(arg, "direct") == 0)
+            lib->strategy = H5SHUF_STRATEGY_DIRECT;
+        else
+            return cli_usage_error("invalid --strategy '%s' (auto, two-pass or direct)", arg);
         break;
     case OPT_PLAN: o->plan_only = 1; break;
     case OPT_JSON: o->json = 1; break;

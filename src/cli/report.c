@@ -22,10 +22,17 @@ void report_plan_text(FILE *out, const h5shuf_job *job, const h5shuf_plan *p)
     fprintf(out, "\n");
     fprintf(out, "h5shuf: rows %" PRIu64 ", %" PRIu64 " bytes a row, %" PRIu64 " bytes (%.1f MiB) in all\n", p->rows,
             p->row_bytes, p->total_bytes, mib(p->total_bytes));
-    fprintf(out, "h5shuf: piles %" PRIu64 ", target %" PRIu64 " rows, bound %" PRIu64 " rows (s + 6 sqrt(s))\n", p->piles,
-            p->pile_target_rows, p->pile_bound_rows);
-    fprintf(out, "h5shuf: slab %" PRIu64 " rows, pile buffer %" PRIu64 " rows, %u codec threads\n", p->slab_rows,
-            p->pile_buffer_rows, p->threads);
+    fprintf(out, "h5shuf: strategy %s\n", h5shuf_job_strategy_why(job));
+    if (p->strategy == H5SHUF_STRATEGY_DIRECT) {
+        fprintf(out, "h5shuf: %" PRIu64 " window%s of keys, %" PRIu64 " row%s in flight, %u codec threads\n",
+                p->direct_windows, p->direct_windows == 1 ? "" : "s", p->direct_slots, p->direct_slots == 1 ? "" : "s",
+                p->threads);
+    } else {
+        fprintf(out, "h5shuf: piles %" PRIu64 ", target %" PRIu64 " rows, bound %" PRIu64 " rows (s + 6 sqrt(s))\n",
+                p->piles, p->pile_target_rows, p->pile_bound_rows);
+        fprintf(out, "h5shuf: slab %" PRIu64 " rows, pile buffer %" PRIu64 " rows, %u codec threads\n", p->slab_rows,
+                p->pile_buffer_rows, p->threads);
+    }
     if (p->pile_bound_bytes) /* variable-length rows: row_bytes above holds an estimate of their payload */
         fprintf(out, "h5shuf: variable-length rows: a pile may use %.1f MiB (row bytes estimated from a sample)\n",
                 mib(p->pile_bound_bytes));
@@ -108,11 +115,13 @@ void report_json(FILE *out, const h5shuf_job *job, const h5shuf_plan *p, char *c
                 ", \"mem_planned_bytes\": %" PRIu64 ", \"input_stored_bytes\": %" PRIu64
                 ", \"scratch_estimate_bytes\": %" PRIu64 ", \"output_estimate_bytes\": %" PRIu64
                 ", \"scratch_free_bytes\": %" PRIu64 ", \"output_free_bytes\": %" PRIu64 ", \"threads\": %u"
-                ", \"pile_bound_bytes\": %" PRIu64 "}",
+                ", \"pile_bound_bytes\": %" PRIu64 ", \"strategy\": \"%s\", \"direct_windows\": %" PRIu64
+                ", \"direct_slots\": %" PRIu64 ", \"direct_min_bytes\": %" PRIu64 "}",
                 p->rows, p->row_bytes, p->total_bytes, p->piles, p->pile_target_rows, p->pile_bound_rows,
                 p->slab_rows, p->pile_buffer_rows, p->mem_limit_bytes, p->mem_planned_bytes, p->input_stored_bytes,
                 p->scratch_estimate_bytes, p->output_estimate_bytes, p->scratch_free_bytes, p->output_free_bytes, p->threads,
-                p->pile_bound_bytes);
+                p->pile_bound_bytes, p->strategy == H5SHUF_STRATEGY_DIRECT ? "direct" : "two-pass", p->direct_windows,
+                p->direct_slots, p->direct_min_bytes);
         fprintf(out, ", \"outputs\": [");
         uint64_t first, rows;
         for (size_t k = 0; h5shuf_job_output_file(job, k, &first, &rows); k++) {

@@ -113,6 +113,7 @@ void h5shuf_job_free(h5shuf_job *job)
     free(job->source_index_path);
     free(job->split);
     free(job->mixing_counts);
+    free(job->direct_rows.held);
     h5shuf__targets_free(&job->out);
     h5shuf__objcopy_free(&job->objects);
     for (size_t k = 0; k < job->nwarnings; k++)
@@ -141,6 +142,11 @@ const char *h5shuf_job_temp_file(const h5shuf_job *job, int which)
 const char *h5shuf_job_warning(const h5shuf_job *job, size_t index)
 {
     return job && index < job->nwarnings ? job->warnings[index] : NULL;
+}
+
+const char *h5shuf_job_strategy_why(const h5shuf_job *job)
+{
+    return job ? job->strategy_why : "";
 }
 
 const char *h5shuf_errmsg(const h5shuf_job *job)

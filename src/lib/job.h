@@ -9,6 +9,7 @@
 #include <hdf5.h>
 
 #include "datasets.h"
+#include "direct.h"
 #include "error.h"
 #include "inputs.h"
 #include "output.h"
@@ -39,6 +40,9 @@ struct h5shuf_job {
     struct h5shuf_keyidx head_bound; /* with a head (out_rows < N): the largest (key, id) written */
     int planned;
     h5shuf_plan plan;
+    struct h5shuf_direct_rows direct_rows; /* the direct path: which datasets are held (planned when it applies) */
+    struct h5shuf_direct_plan direct_plan;
+    char strategy_why[256];        /* h5shuf_job_strategy_why */
     struct h5shuf_outfile of;      /* what every output file holds (points into the job) */
     struct h5shuf_objcopy objects; /* the objects besides the rows (of.objects) */
     char **warnings;               /* h5shuf_job_warning */

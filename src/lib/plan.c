@@ -9,6 +9,7 @@
  * tail); such a pile is split or pass 1 is restarted.  Pass 1 holds one input slab and M pile buffers.
  */
 #include <math.h>
+#include <string.h>
 
 #include "plan.h"
 
@@ -177,5 +178,51 @@ int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct
                             (unsigned long long)in->row_bytes, (unsigned long long)plan->piles,
                             (unsigned long long)pass1);
     }
+    return H5SHUF_OK;
+}
+
+/* Pairs a window of target s rows may hold, and their bytes. */
+static uint64_t window_bytes(uint64_t s)
+{
+    return h5shuf__pile_bound_for_target(s) * H5SHUF_DIRECT_PAIR_BYTES;
+}
+
+int h5shuf__plan_direct(const struct h5shuf_direct_in *in, struct h5shuf_direct_plan *out, struct h5shuf_err *err)
+{
+    memset(out, 0, sizeof *out);
+    uint64_t r = in->out_rows ? in->out_rows : 1;
+    /* The fewest pairs: windows of r / H5SHUF_DIRECT_WINDOWS_MAX rows (all rows in one when fewer). */
+    uint64_t s_min = ceil_div(r, H5SHUF_DIRECT_WINDOWS_MAX);
+    uint64_t pairs_min = s_min >= r ? r * H5SHUF_DIRECT_PAIR_BYTES : window_bytes(s_min);
+    h5shuf_u128 fixed = (h5shuf_u128)in->held_bytes + in->band_bytes;
+    h5shuf_u128 min = fixed + in->read_row_bytes + pairs_min;
+    out->min_bytes = min > UINT64_MAX ? UINT64_MAX : (uint64_t)min;
+    if (in->mem_limit_bytes < out->min_bytes)
+        return h5shuf__fail(err, H5SHUF_EBUDGET,
+                            "memory budget of %llu bytes is too small for the direct path: at least %llu bytes "
+                            "(%llu KiB) are needed (rows of %llu bytes read one at a time, %llu bytes held, %llu "
+                            "bytes of output bands)",
+                            (unsigned long long)in->mem_limit_bytes, (unsigned long long)out->min_bytes,
+                            (unsigned long long)ceil_div(out->min_bytes, 1024), (unsigned long long)in->read_row_bytes,
+                            (unsigned long long)in->held_bytes, (unsigned long long)in->band_bytes);
+    uint64_t left = in->mem_limit_bytes - (uint64_t)fixed - pairs_min;
+    /* One row in flight per codec thread: the one being written and the next ones being decoded. */
+    uint64_t slots = in->threads > 1 ? in->threads : 1;
+    if (in->read_row_bytes && slots > 1 + (left - in->read_row_bytes) / in->read_row_bytes)
+        slots = 1 + (left - in->read_row_bytes) / in->read_row_bytes;
+    out->slots = slots;
+    /* The pairs take the rest: the largest window whose bound fits, in as few windows as that allows. */
+    uint64_t avail = in->mem_limit_bytes - (uint64_t)fixed - slots * in->read_row_bytes;
+    if (r * H5SHUF_DIRECT_PAIR_BYTES <= avail) {
+        out->windows = 1;
+        out->window_rows = r;
+    } else {
+        uint64_t s = h5shuf__pile_target_for_bound(avail / H5SHUF_DIRECT_PAIR_BYTES);
+        if (s < s_min)
+            s = s_min;
+        out->windows = ceil_div(r, s);
+        out->window_rows = h5shuf__pile_bound_for_target(ceil_div(r, out->windows));
+    }
+    out->mem_bytes = (uint64_t)fixed + slots * in->read_row_bytes + out->window_rows * H5SHUF_DIRECT_PAIR_BYTES;
     return H5SHUF_OK;
 }

@@ -62,6 +62,37 @@ H5SHUF_INTERNAL uint64_t h5shuf__pile_overhead(uint64_t ndatasets);
 H5SHUF_INTERNAL int h5shuf__plan_pipelined(const h5shuf_plan *plan);
 /* Bytes a pile row costs in pass 2, sequential or pipelined (see plan.c). */
 H5SHUF_INTERNAL uint64_t h5shuf__plan_pass2_row_bytes(uint64_t row_bytes, int pipelined);
+/* The direct path (direct.c, DESIGN.md section 3): rows read in output order straight from the inputs,
+ * no scratch.  It holds the rows of the small datasets whole ("held"), a ring of slots rows of the
+ * others read one at a time (slots - 1 read ahead, decoded by the pool while the current row is
+ * written), the writer's bands, and the sorted (key, id) pairs of one window of the output order: a
+ * key range scanned over all N ids.  More windows mean more scans of the N keys, never a different
+ * output. */
+struct h5shuf_direct_in {
+    uint64_t rows;             /* N: ids scanned for each window */
+    uint64_t out_rows;         /* rows of the output order (N, or a head's) */
+    uint64_t read_row_bytes;   /* bytes of one row of the datasets read row by row (plan_row_bytes) */
+    uint64_t held_bytes;       /* bytes of the held datasets, all N rows */
+    uint64_t band_bytes;       /* the writer's buffers */
+    uint64_t mem_limit_bytes;
+    unsigned threads;          /* codec threads: up to this many rows in flight */
+};
+struct h5shuf_direct_plan {
+    uint64_t windows;          /* key ranges of equal width (a range over its cap is halved at run time) */
+    uint64_t window_rows;      /* pairs a window may hold: s + 6*sqrt(s) for s = out_rows / windows */
+    uint64_t slots;            /* rows held for reading: the one being written and slots - 1 ahead */
+    uint64_t mem_bytes;        /* held + bands + slots rows + 2 * window_rows pairs (sort scratch) */
+    uint64_t min_bytes;        /* the smallest budget that works: one slot, pairs for the most windows */
+};
+/* At most this many windows (scans of the N keys), so a run costs at most this many key passes. */
+#define H5SHUF_DIRECT_WINDOWS_MAX 64u
+/* Bytes a window's pair costs: the (key, id) pair and its radix sort scratch. */
+#define H5SHUF_DIRECT_PAIR_BYTES 32u
+/* Plan the direct path: H5SHUF_OK, or H5SHUF_EBUDGET naming its smallest budget (out->min_bytes is set
+ * either way). */
+H5SHUF_INTERNAL int h5shuf__plan_direct(const struct h5shuf_direct_in *in, struct h5shuf_direct_plan *out,
+                                        struct h5shuf_err *err);
+
 /* Bytes of pass 1's slab buffers under the plan (all copies when pipelined). */
 H5SHUF_INTERNAL uint64_t h5shuf__plan_slab_bytes(const h5shuf_plan *plan);
 

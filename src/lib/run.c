@@ -23,6 +23,7 @@
 
 #include "chunkio.h"
 #include "ctx.h"
+#include "direct.h"
 #include "error.h"
 #include "fault.h"
 #include "files.h"
@@ -248,7 +249,7 @@ static int draw_seed(h5shuf_job *job)
 }
 
 /* The plan of piles and buffers (plan.c) for the opened inputs; its error names the first dataset. */
-static int plan_piles(h5shuf_job *job)
+static int plan_piles(h5shuf_job *job, struct h5shuf_err *err)
 {
     const struct h5shuf_datasets *dsets = &job->dsets;
     struct h5shuf_plan_in pin = {
@@ -267,15 +268,118 @@ static int plan_piles(h5shuf_job *job)
     for (size_t d = 0; dsets->nvlen && d < dsets->n; d++) /* vlen rows: plan by bytes too */
         pin.mem_row_bytes += dsets->ds[d].row_bytes;
     memset(&job->plan, 0, sizeof job->plan);
-    int st = h5shuf__plan_make(&pin, &job->plan, &job->err);
+    int st = h5shuf__plan_make(&pin, &job->plan, err);
+    job->plan.seed = job->seed;
+    job->plan.strategy = H5SHUF_STRATEGY_TWO_PASS;
+    return st;
+}
+
+/* The plan of the direct path (direct.h, plan.c) for the opened inputs. */
+static int plan_direct(h5shuf_job *job, struct h5shuf_err *err)
+{
+    free(job->direct_rows.held);
+    int st = h5shuf__direct_rows(&job->in, &job->dsets, job->opts.mem_limit_bytes, &job->direct_rows, err);
+    struct h5shuf_direct_in din = {
+        .rows = job->in.rows,
+        .out_rows = job->out_rows,
+        .read_row_bytes = job->direct_rows.read_row_bytes,
+        .held_bytes = job->direct_rows.held_bytes,
+        .band_bytes = h5shuf__writer_bytes(&job->dsets, job->out_rows, job->index_path != NULL,
+                                           job->source_index_path != NULL),
+        .mem_limit_bytes = job->opts.mem_limit_bytes,
+        .threads = h5shuf__pool_threads_for(job->opts.threads),
+    };
+    if (st == H5SHUF_OK)
+        st = h5shuf__plan_direct(&din, &job->direct_plan, err);
+    /* the testing knob of the piles' bound bounds the windows too: forces the halving of full ones */
+    uint64_t debug = job->opts.debug_pile_bound_rows;
+    if (st == H5SHUF_OK && debug && debug < job->direct_plan.window_rows)
+        job->direct_plan.window_rows = debug;
+    return st;
+}
+
+/* The plan's fields for the direct path (the common ones are the two-pass plan's, filled even when it
+ * failed). */
+static void take_direct(h5shuf_job *job)
+{
+    h5shuf_plan *p = &job->plan;
+    p->piles = p->pile_target_rows = p->pile_bound_rows = p->slab_rows = p->pile_buffer_rows = p->pile_bound_bytes = 0;
+    p->strategy = H5SHUF_STRATEGY_DIRECT;
+    p->direct_windows = job->direct_plan.windows;
+    p->direct_slots = job->direct_plan.slots;
+    p->mem_planned_bytes = job->direct_plan.mem_bytes;
+    p->pipelined = job->direct_plan.slots > 1;
+}
+
+/* Choose the strategy (h5shuf_strategy) and make its plan: the direct path when rows of at least
+ * H5SHUF_DIRECT_ROW_BYTES_MIN are read alone (one row a chunk) and it fits the budget, or when it is the
+ * only one that fits; else the two passes.  The reason goes to strategy_why; an error names the first
+ * dataset and the smallest budget of the path that would be taken. */
+static int plan_strategy(h5shuf_job *job)
+{
+    const h5shuf_strategy want = job->opts.strategy;
+    char *why = job->strategy_why;
+    const size_t cap = sizeof job->strategy_why;
+    struct h5shuf_err e2 = {0}, ed = {0};
+    int st2 = H5SHUF_OK, std = H5SHUF_OK, st;
+    if (want != H5SHUF_STRATEGY_AUTO && want != H5SHUF_STRATEGY_TWO_PASS && want != H5SHUF_STRATEGY_DIRECT)
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "unknown strategy %d", (int)want);
+    if (job->mode != H5SHUF_MODE_RUN && want == H5SHUF_STRATEGY_DIRECT)
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the direct strategy is the one-shot shuffle's: a scatter or "
+                                                      "gather runs the two passes through its pile file");
+    st2 = plan_piles(job, &e2);
+    if (st2 == H5SHUF_ENOMEM || job->mode != H5SHUF_MODE_RUN || want == H5SHUF_STRATEGY_TWO_PASS) {
+        snprintf(why, cap, "two-pass: %s", job->mode != H5SHUF_MODE_RUN ? "a scatter or gather (through a pile file)"
+                                                                         : "asked for (--strategy two-pass)");
+        st = st2;
+        job->err = e2;
+    } else {
+        std = plan_direct(job, &ed);
+        if (std != H5SHUF_OK && std != H5SHUF_EBUDGET) { /* out of memory, an input unreadable: not a choice */
+            job->err = ed;
+            return std;
+        }
+        const struct h5shuf_direct_rows *dr = &job->direct_rows;
+        int alone = dr->read_row_bytes >= H5SHUF_DIRECT_ROW_BYTES_MIN && dr->chunk_rows == 1;
+        int direct = want == H5SHUF_STRATEGY_DIRECT || (std == H5SHUF_OK && (alone || st2 != H5SHUF_OK));
+        if (want == H5SHUF_STRATEGY_DIRECT)
+            snprintf(why, cap, "direct: asked for (--strategy direct)");
+        else if (direct && alone)
+            snprintf(why, cap, "direct: rows of %llu bytes are read one at a time (chunks of one row), each byte read "
+                               "once and written once, no scratch", (unsigned long long)dr->read_row_bytes);
+        else if (direct)
+            snprintf(why, cap, "direct: the two passes need more memory than the budget; the direct path fits");
+        else if (dr->read_row_bytes < H5SHUF_DIRECT_ROW_BYTES_MIN)
+            snprintf(why, cap, "two-pass: rows of %llu bytes (under %u) are read faster in slabs",
+                     (unsigned long long)dr->read_row_bytes, H5SHUF_DIRECT_ROW_BYTES_MIN);
+        else if (dr->chunk_rows > 1)
+            snprintf(why, cap, "two-pass: a row read alone would decode a chunk of %llu rows",
+                     (unsigned long long)dr->chunk_rows);
+        else
+            snprintf(why, cap, "two-pass: the direct path needs %llu bytes, more than the budget",
+                     (unsigned long long)job->direct_plan.min_bytes);
+        job->plan.direct_min_bytes = job->direct_plan.min_bytes;
+        if (direct) {
+            st = std;
+            job->err = ed;
+            take_direct(job);
+        } else if (st2 != H5SHUF_OK && alone) { /* the path that would be taken says its minimum */
+            st = std;
+            job->err = ed;
+        } else {
+            st = st2;
+            job->err = e2;
+            if (st2 == H5SHUF_EBUDGET && std == H5SHUF_EBUDGET && job->direct_plan.min_bytes < UINT64_MAX)
+                snprintf(job->err.msg + strlen(job->err.msg), sizeof job->err.msg - strlen(job->err.msg),
+                         " (the direct path: %llu bytes)", (unsigned long long)job->direct_plan.min_bytes);
+        }
+    }
     if (st != H5SHUF_OK) { /* say which datasets the rows come from */
         char where[1024];
-        snprintf(where, sizeof where, "%s:%s: ", job->in.v[0].spec.file, dsets->ds[0].in_path);
+        snprintf(where, sizeof where, "%s:%s: ", job->in.v[0].spec.file, job->dsets.ds[0].in_path);
         h5shuf__err_prefix(&job->err, where);
-        return st;
     }
-    job->plan.seed = job->seed;
-    return H5SHUF_OK;
+    return st;
 }
 
 /* Fill the plan's disk estimates and free space (see h5shuf_plan). */
@@ -305,7 +409,7 @@ static int plan_disk(h5shuf_job *job)
     p->output_estimate_bytes = job->out_filters.keep || job->out_filters.codec != H5SHUF_CODEC_NONE ? stored : p->total_bytes;
     if (job->mode == H5SHUF_MODE_SCATTER) /* the pile file is the scatter's only output */
         p->output_estimate_bytes = 0;
-    if (job->mode == H5SHUF_MODE_GATHER) /* the piles exist already */
+    if (job->mode == H5SHUF_MODE_GATHER || p->strategy == H5SHUF_STRATEGY_DIRECT) /* piles exist, or none */
         p->scratch_estimate_bytes = 0;
     if (job->out_rows < job->in.rows) /* a head: its share */
         p->output_estimate_bytes = (uint64_t)((long double)p->output_estimate_bytes * job->out_rows / job->in.rows);
@@ -367,7 +471,7 @@ static int make_plan(h5shuf_job *job)
         st = h5shuf__head_bound(job->seed, job->in.rows, job->out_rows, job->opts.mem_limit_bytes, &job->head_bound,
                                 &job->err);
     if (st == H5SHUF_OK)
-        st = plan_piles(job);
+        st = plan_strategy(job);
     if (st == H5SHUF_OK && job->mode == H5SHUF_MODE_GATHER)
         st = gather_check(job);
     if (st == H5SHUF_OK)
@@ -432,24 +536,38 @@ static int pass1(h5shuf_job *job, struct h5shuf_scratch *sc)
     return h5shuf__pass1(&cx, &p1, sc);
 }
 
-/* Pass 2 over all piles of sc into the output files (created), then closed. */
-static int pass2(h5shuf_job *job, const struct h5shuf_scratch *sc)
+/* The output files (created) filled through a writer, then closed: by pass 2 over all piles of sc, or
+ * (sc NULL) by the direct path. */
+static int fill_outputs(h5shuf_job *job, const struct h5shuf_scratch *sc)
 {
     const struct h5shuf_ctx cx = ctx_of(job);
-    const struct h5shuf_pass2 p2 = {
-        .sc = sc,
-        .piles = sc->piles,
-        .npiles = sc->npiles,
-        .seed = job->seed,
-        .pipelined = h5shuf__plan_pipelined(&job->plan),
-        .mem_limit_bytes = job->opts.mem_limit_bytes,
-        .band_bytes = h5shuf__writer_bytes(&job->dsets, job->out_rows, job->index_path != NULL,
-                                           job->source_index_path != NULL),
-    };
     struct h5shuf_writer w;
     int st = h5shuf__writer_init(&w, &job->of, 0, job->out_rows, &job->err);
-    if (st == H5SHUF_OK)
+    if (st == H5SHUF_OK && sc) {
+        const struct h5shuf_pass2 p2 = {
+            .sc = sc,
+            .piles = sc->piles,
+            .npiles = sc->npiles,
+            .seed = job->seed,
+            .pipelined = h5shuf__plan_pipelined(&job->plan),
+            .mem_limit_bytes = job->opts.mem_limit_bytes,
+            .band_bytes = h5shuf__writer_bytes(&job->dsets, job->out_rows, job->index_path != NULL,
+                                               job->source_index_path != NULL),
+        };
         st = h5shuf__gather(&cx, &p2, &job->out, &w);
+    } else if (st == H5SHUF_OK) {
+        const struct h5shuf_direct d = {
+            .inputs = &job->in,
+            .dsets = &job->dsets,
+            .rows = &job->direct_rows,
+            .plan = &job->direct_plan,
+            .seed = job->seed,
+            .head_bound = job->out_rows < job->in.rows ? &job->head_bound : NULL,
+        };
+        /* progress about every band's worth of bytes, whichever dataset is first */
+        w.progress_rows = job->dsets.row_bytes < H5SHUF_BAND_BYTES_MAX ? H5SHUF_BAND_BYTES_MAX / job->dsets.row_bytes : 1;
+        st = h5shuf__direct(&cx, &d, &job->out, &w);
+    }
     if (st == H5SHUF_OK)
         st = h5shuf__writer_flush(&cx, &w);
     if (st == H5SHUF_OK)
@@ -458,19 +576,12 @@ static int pass2(h5shuf_job *job, const struct h5shuf_scratch *sc)
     return h5shuf__targets_close(&job->out, st, &job->err);
 }
 
-/* The one-shot shuffle: the outputs are made first (their bytes follow from the sequence of HDF5 calls on
- * them, which a gather repeats exactly), then pass 1 into the scratch file and pass 2 into the outputs. */
-static int run(h5shuf_job *job)
+/* The two passes through a scratch file, into the output files (made). */
+static int two_pass(h5shuf_job *job)
 {
     struct h5shuf_scratch sc = {.file = H5I_INVALID_HID};
-    if (job->piles_path)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "a job with a pile file runs with h5shuf_run_scatter or h5shuf_run_gather");
     const struct h5shuf_ctx cx = ctx_of(job);
-    int st = run_prepare(job);
-    if (st == H5SHUF_OK)
-        st = h5shuf__targets_create(&cx, &job->out, &job->of, job->out.n + 1);
-    if (st == H5SHUF_OK)
-        st = h5shuf__scratch_reserve(&sc, job->scratch_dir, &job->dsets, &job->scratch_filters, &job->err);
+    int st = h5shuf__scratch_reserve(&sc, job->scratch_dir, &job->dsets, &job->scratch_filters, &job->err);
     job->temp_file[1] = sc.path;
     if (st == H5SHUF_OK)
         st = h5shuf__progress(&cx.progress, &job->err, H5SHUF_PHASE_CREATE, job->out.n + 1, job->out.n + 1);
@@ -482,10 +593,26 @@ static int run(h5shuf_job *job)
         if (st == H5SHUF_OK && H5Fget_filesize(sc.file, &size) >= 0)
             job->plan.scratch_bytes = size;
         if (st == H5SHUF_OK)
-            st = pass2(job, &sc);
+            st = fill_outputs(job, &sc);
     }
     job->temp_file[1] = NULL;
     h5shuf__scratch_destroy(&sc);
+    return st;
+}
+
+/* The one-shot shuffle: the outputs are made first (their bytes follow from the sequence of HDF5 calls on
+ * them, which a gather repeats exactly), then the two passes through the scratch file, or the direct path. */
+static int run(h5shuf_job *job)
+{
+    if (job->piles_path)
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "a job with a pile file runs with h5shuf_run_scatter or h5shuf_run_gather");
+    const struct h5shuf_ctx cx = ctx_of(job);
+    int st = run_prepare(job);
+    const int direct = job->plan.strategy == H5SHUF_STRATEGY_DIRECT;
+    if (st == H5SHUF_OK) /* the scratch file is named after the outputs (progress counts it) */
+        st = h5shuf__targets_create(&cx, &job->out, &job->of, job->out.n + !direct);
+    if (st == H5SHUF_OK)
+        st = direct ? (job->out_rows > 0 ? fill_outputs(job, NULL) : H5SHUF_OK) : two_pass(job);
     if (st == H5SHUF_OK && job->opts.check) /* before the rename: a failed check leaves nothing in place */
         st = h5shuf__verify_file(job->cio, &job->in, &job->dsets, job->out.v[0].tmp_path, job->out.v[0].path,
                                  job->opts.mem_limit_bytes, &job->err);
@@ -564,7 +691,7 @@ static int run_gather(h5shuf_job *job)
     if (st == H5SHUF_OK && job->out_rows > 0) {
         struct h5shuf_scratch sc = {.path = job->piles_path, .file = job->pf->file, .piles = job->pf->piles,
                                     .npiles = job->pf->npiles, .dsets = &job->dsets, .filters = job->scratch_filters};
-        st = pass2(job, &sc);
+        st = fill_outputs(job, &sc);
     }
     return h5shuf__targets_finish(&job->out, st, job->opts.force, &job->err);
 }

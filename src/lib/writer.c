@@ -50,7 +50,10 @@ uint64_t h5shuf__writer_bytes(const struct h5shuf_datasets *dsets, uint64_t rows
     /* saturating: a band that overflows 64 bits makes the plan refuse the budget, not wrap */
     uint64_t bytes = 0;
     for (size_t d = 0; d < dsets->n; d++) {
-        h5shuf_u128 b = (h5shuf_u128)h5shuf__band_rows(&dsets->ds[d], dsets->row_bytes, rows) * dsets->ds[d].plan_row_bytes;
+        uint64_t n = h5shuf__band_rows(&dsets->ds[d], dsets->row_bytes, rows);
+        if (n == 1 && !dsets->ds[d].vlen) /* written from the caller's row */
+            continue;
+        h5shuf_u128 b = (h5shuf_u128)n * dsets->ds[d].plan_row_bytes;
         bytes = b > UINT64_MAX - bytes ? UINT64_MAX : bytes + (uint64_t)b;
     }
     if (has_index) /* the index's band */
@@ -104,6 +107,8 @@ int h5shuf__writer_init(struct h5shuf_writer *w, const struct h5shuf_outfile *of
             b->row_bytes = wide ? sizeof(uint32_t) : sizeof(uint16_t);
             b->rows = index_band_rows(total);
         }
+        if (b->rows == 1 && !b->vds) /* a band of one row is written from the row itself */
+            continue;
         b->buf = malloc((b->rows ? b->rows : 1) * b->row_bytes);
         if (!b->buf)
             return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for an output band of %llu rows",
@@ -122,12 +127,14 @@ void h5shuf__writer_retarget(struct h5shuf_writer *w, const hid_t *dsets, uint64
     w->name = name;
 }
 
-static int band_write(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, size_t d, struct h5shuf_band *b)
+/* Write the band's rows, held in rows (its buffer, or the one row put). */
+static int band_write(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, size_t d, struct h5shuf_band *b,
+                      unsigned char *rows)
 {
     char cause[256];
     uint64_t start = b->next_row - b->origin;
-    if ((b->vds ? h5shuf__vlen_band_write(b->vds, b->dset, start, b->n, b->buf, b->va)
-                : h5shuf__chunkio_write(cx->cio, b->dset, b->ftype, start, b->n, b->buf, 0)) < 0)
+    if ((b->vds ? h5shuf__vlen_band_write(b->vds, b->dset, start, b->n, rows, b->va)
+                : h5shuf__chunkio_write(cx->cio, b->dset, b->ftype, start, b->n, rows, 0)) < 0)
         return h5shuf__fail(cx->err, H5SHUF_EIO, "%s:%s: cannot write rows %llu..%llu: %s", w->name, b->path,
                             (unsigned long long)start, (unsigned long long)(start + b->n - 1),
                             h5shuf__hdf5_cause(cause, sizeof cause));
@@ -135,7 +142,7 @@ static int band_write(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, size
     b->n = 0;
     if (b->va)
         b->va->n = 0;
-    if (d == 0)
+    if (d == 0 && !w->progress_rows)
         return h5shuf__progress(&cx->progress, cx->err, H5SHUF_PHASE_GATHER, b->next_row, w->total);
     return H5SHUF_OK;
 }
@@ -143,7 +150,7 @@ static int band_write(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, size
 int h5shuf__writer_flush(const struct h5shuf_ctx *cx, struct h5shuf_writer *w)
 {
     for (size_t d = 0; d < w->nds + 2; d++) {
-        int st = w->band[d].n ? band_write(cx, w, d, &w->band[d]) : H5SHUF_OK;
+        int st = w->band[d].n ? band_write(cx, w, d, &w->band[d], w->band[d].buf) : H5SHUF_OK;
         if (st != H5SHUF_OK)
             return st;
     }
@@ -153,11 +160,15 @@ int h5shuf__writer_flush(const struct h5shuf_ctx *cx, struct h5shuf_writer *w)
 static int band_put(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, size_t d, const void *row)
 {
     struct h5shuf_band *b = &w->band[d];
+    if (!b->buf) { /* a band of one row: written as it is (chunkio only reads it) */
+        b->n = 1;
+        return band_write(cx, w, d, b, (unsigned char *)row);
+    }
     if (!b->vds)
         memcpy(b->buf + b->n * b->row_bytes, row, b->row_bytes);
     else if (h5shuf__vlen_band_put(b->vds, row, b->buf + b->n * b->row_bytes, b->va) < 0)
         return h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory for an output band of variable-length rows");
-    return ++b->n == b->rows ? band_write(cx, w, d, b) : H5SHUF_OK;
+    return ++b->n == b->rows ? band_write(cx, w, d, b, b->buf) : H5SHUF_OK;
 }
 
 int h5shuf__writer_put(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, const unsigned char *const *rows,
@@ -175,13 +186,15 @@ int h5shuf__writer_put(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, con
         st = band_put(cx, w, w->nds + 1, w->band[w->nds + 1].row_bytes == 2 ? (const void *)&f16 : &f32);
     }
     w->pos++;
+    if (st == H5SHUF_OK && w->progress_rows && (w->pos % w->progress_rows == 0 || w->pos == w->total))
+        st = h5shuf__progress(&cx->progress, cx->err, H5SHUF_PHASE_GATHER, w->pos, w->total);
     return st;
 }
 
 int h5shuf__writer_check_end(const struct h5shuf_writer *w, uint64_t end, struct h5shuf_err *err)
 {
     for (size_t d = 0; d < w->nds + 2; d++)
-        if (w->band[d].buf && w->band[d].next_row != end)
+        if (w->band[d].rows && w->band[d].next_row != end)
             return h5shuf__fail(err, H5SHUF_EINTERNAL, "wrote %llu rows of %llu", (unsigned long long)w->band[d].next_row,
                                 (unsigned long long)end);
     return H5SHUF_OK;

@@ -16,7 +16,7 @@ struct h5shuf_band {
     hid_t ftype;           /* not owned */
     const char *path;      /* its path in the output, for messages */
     uint64_t row_bytes;
-    unsigned char *buf;    /* rows rows */
+    unsigned char *buf;    /* rows rows; NULL for a band of one fixed-size row, written from the row put */
     uint64_t rows;         /* capacity: a multiple of the dataset's chunk rows (h5shuf__band_rows) */
     uint64_t n;            /* rows in buf */
     uint64_t next_row;     /* output row of buf's first row (in the whole output order) */
@@ -37,6 +37,9 @@ struct h5shuf_writer {
     uint64_t end;              /* the open file ends before this output row (the caller switches then) */
     uint64_t total;            /* rows of the whole output order, for progress reports */
     const char *name;          /* the open file, for messages */
+    uint64_t progress_rows;    /* 0: progress after each band of the first dataset; else after every
+                                * progress_rows rows put (the direct path, whose first dataset may be a
+                                * small one written once per 65536 rows) */
 };
 
 /* Band rows of one output dataset: a multiple of its chunk rows (one chunk at least) near its share of
@@ -44,7 +47,8 @@ struct h5shuf_writer {
  * datasets only, never on the budget: the output file's bytes follow from the sequence of writes, which
  * must not change with the budget. */
 H5SHUF_INTERNAL uint64_t h5shuf__band_rows(const struct h5shuf_dsinfo *ds, uint64_t all_row_bytes, uint64_t rows);
-/* Bytes of all of a writer's bands for an output order of rows rows (counted in the pass-2 budget). */
+/* Bytes of all of a writer's bands for an output order of rows rows (counted in the pass-2 budget); a
+ * band of one fixed-size row holds nothing (it is written from the caller's row). */
 H5SHUF_INTERNAL uint64_t h5shuf__writer_bytes(const struct h5shuf_datasets *dsets, uint64_t rows, int has_index,
                                               int has_source);
 /* Bands for of's datasets, its index and source index when it has them, for an output order of total
