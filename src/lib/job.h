@@ -1,6 +1,6 @@
 /*
  * job.h - the job: a shuffle's inputs, output and options, its plan, and the state of a run.  The job
- * is the orchestrator (job.c: the handle; run.c: planning and the runs; verify.c): it strings the stages
+ * is the orchestrator (job.c: the handle; jobplan.c: planning; run.c: the runs): it strings the stages
  * together, handing each what it uses, and nothing below it includes this header.
  */
 #ifndef H5SHUF_JOB_H
@@ -54,5 +54,9 @@ struct h5shuf_job {
     struct h5shuf_chunkio *cio;    /* during a run: the thread pool and chunk buffers */
     uint64_t *mixing_counts;       /* h5shuf_job_mixing's arrays */
 };
+
+/* Plan the job (jobplan.c): everything h5shuf_job_plan does, without its quieting of HDF5's error printing
+ * (the caller's).  H5SHUF_OK and job->planned set, or the first error in job->err. */
+H5SHUF_INTERNAL int h5shuf__job_make_plan(h5shuf_job *job);
 
 #endif /* H5SHUF_JOB_H */

@@ -1,6 +1,7 @@
 /*
- * run.c - planning a job and the runs that string the stages together: h5shuf_run (pass 1, oversize,
- * pass 2), h5shuf_run_scatter (pass 1 into a pile file) and h5shuf_run_gather (pass 2 from it).
+ * run.c - the runs that string the stages together, as the job was planned (jobplan.c): h5shuf_run (pass
+ * 1, oversize, pass 2; or the direct path), h5shuf_run_scatter (pass 1 into a pile file) and
+ * h5shuf_run_gather (pass 2 from it).
  *
  * Each stage is handed what it uses (the inputs, the datasets, the plan, the scratch file, the output
  * files, and a context with the error, the codec threads and the progress callback); the serial run is
@@ -11,15 +12,9 @@
  * is removed on every return.  Inputs are opened read-only.  HDF5's automatic error printing is switched
  * off for the duration of a call and restored after it.
  */
-#include <errno.h>
-#include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "chunkio.h"
 #include "ctx.h"
@@ -30,12 +25,10 @@
 #include "filters.h"
 #include "gather.h"
 #include "h5err.h"
-#include "head.h"
 #include "job.h"
-#include "output.h"
 #include "pilefile.h"
-#include "piles.h"
 #include "plan.h"
+#include "piles.h"
 #include "pool.h"
 #include "scatter.h"
 #include "targets.h"
@@ -49,377 +42,7 @@ static struct h5shuf_ctx ctx_of(h5shuf_job *job)
     return cx;
 }
 
-/* ---- planning ------------------------------------------------------------------------------------- */
-
-/* A scatter: the pile file takes the output's place (out_spec.file). */
-static int scatter_setup(h5shuf_job *job)
-{
-    if (job->out_spec.file)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "a scatter writes the pile file %s and takes no output",
-                            job->piles_path);
-    job->out_spec.file = strdup(job->piles_path);
-    if (!job->out_spec.file)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    return H5SHUF_OK;
-}
-
-/* An output option the gather was not given: the copy of the one recorded at scatter time, if any. */
-static int recorded(struct h5shuf_err *err, const char *rec, char **opt, const char **in_opts)
-{
-    if (*opt || !rec)
-        return H5SHUF_OK;
-    if (!(*opt = strdup(rec)))
-        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-    *in_opts = *opt;
-    return H5SHUF_OK;
-}
-
-/* A gather, before the inputs are opened: read the pile file; its inputs (opened by their absolute
- * names), seed and recorded output options become the job's. */
-static int gather_setup(h5shuf_job *job)
-{
-    const char *pfile = job->piles_path;
-    struct h5shuf_err *err = &job->err;
-    if (!job->out_spec.file)
-        return h5shuf__fail(err, H5SHUF_EINVAL, "no output given");
-    int st = h5shuf__pilefile_open(pfile, &job->pf, err);
-    const struct h5shuf_pilefile *pf = job->pf;
-    for (size_t f = 0; st == H5SHUF_OK && f < pf->ninputs; f++) {
-        st = h5shuf__inputs_append(&job->in, pf->specs[f], err);
-        if (st != H5SHUF_OK && st != H5SHUF_ENOMEM) {
-            err->status = H5SHUF_OK; /* say where the bad spec came from */
-            st = h5shuf__fail(err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: input spec '%s'", pfile, pf->specs[f]);
-        }
-        if (st == H5SHUF_OK && !(job->in.v[job->in.n - 1].open_path = strdup(pf->files[f])))
-            st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-    }
-    if (st != H5SHUF_OK)
-        return st;
-    if (pf->whole_file != (job->in.v[0].spec.npaths == 0))
-        return h5shuf__fail(err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: whole-file flag and first input disagree",
-                            pfile);
-    if (job->opts.seed_set && job->opts.seed != pf->seed)
-        return h5shuf__fail(err, H5SHUF_EINVAL, "%s: the piles were scattered with seed %" PRIu64 ", not %" PRIu64,
-                            pfile, pf->seed, job->opts.seed);
-    job->opts.seed = pf->seed;
-    job->opts.seed_set = 1;
-    if ((st = recorded(err, pf->compression, &job->compression, &job->opts.compression)) != H5SHUF_OK ||
-        (st = recorded(err, pf->chunk_shape, &job->chunk_shape, &job->opts.chunk_shape)) != H5SHUF_OK ||
-        (st = recorded(err, pf->index_path, &job->index_path, &job->opts.index_path)) != H5SHUF_OK)
-        return st;
-    return H5SHUF_OK;
-}
-
-/* A gather, after the inputs are opened: they must be the ones scattered, and the largest pile must fit
- * the budget; the plan takes the pile file's figures. */
-static int gather_check(h5shuf_job *job)
-{
-    const struct h5shuf_pilefile *pf = job->pf;
-    int st = h5shuf__pilefile_check(pf, job->piles_path, &job->in, &job->dsets, &job->err);
-    if (st != H5SHUF_OK)
-        return st;
-    /* Pass 2 holds the largest pile, its ids, sort records and the output bands. */
-    uint64_t most = 0;
-    for (size_t j = 0; j < pf->npiles; j++)
-        most = pf->piles[j].rows > most ? pf->piles[j].rows : most;
-    uint64_t bands = h5shuf__writer_bytes(&job->dsets, job->out_rows, job->index_path != NULL,
-                                          job->source_index_path != NULL);
-    h5shuf_u128 need = (h5shuf_u128)most * (job->dsets.row_bytes + H5SHUF_PASS2_ROW_OVERHEAD) + bands;
-    if (need > job->opts.mem_limit_bytes)
-        return h5shuf__fail(&job->err, H5SHUF_EBUDGET,
-                            "%s: its largest pile (%" PRIu64 " rows) needs %" PRIu64 " MiB in pass 2, more than the "
-                            "budget of %" PRIu64 " MiB (use -m)",
-                            job->piles_path, most, (uint64_t)((need + (1 << 20) - 1) >> 20),
-                            job->opts.mem_limit_bytes >> 20);
-    h5shuf_plan *p = &job->plan;
-    p->piles = pf->npiles;
-    p->pile_bound_rows = pf->bound_rows;
-    p->pile_target_rows = h5shuf__pile_target_for_bound(pf->bound_rows);
-    p->splits = pf->splits;
-    p->restarts = pf->restarts;
-    p->scratch_bytes = pf->file_bytes;
-    p->mem_planned_bytes = (uint64_t)need;
-    return H5SHUF_OK;
-}
-
-/* The options that need no file: modes and outputs that go together, paths, the budget. */
-static int check_options(h5shuf_job *job)
-{
-    struct h5shuf_err *err = &job->err;
-    if (job->mode == H5SHUF_MODE_SCATTER && (job->opts.shards || job->split || job->source_index_path))
-        return h5shuf__fail(err, H5SHUF_EINVAL,
-                            "--shards, --split and --source-index shape the output: give them to the gather, not the scatter");
-    if (job->mode != H5SHUF_MODE_RUN && job->opts.head_set)
-        return h5shuf__fail(err, H5SHUF_EINVAL,
-                            "--head chooses the rows before pass 1: it works with the one-shot shuffle only, not with "
-                            "scatter or gather");
-    if (job->in.n == 0)
-        return h5shuf__fail(err, H5SHUF_EINVAL, "no input given");
-    if (!job->out_spec.file)
-        return h5shuf__fail(err, H5SHUF_EINVAL, "no output given");
-    if (job->opts.mem_limit_bytes == 0)
-        return h5shuf__fail(err, H5SHUF_EINVAL, "memory budget of 0 bytes");
-    if (job->index_path && job->index_path[0] != '/')
-        return h5shuf__fail(err, H5SHUF_EINVAL, "--index '%s': a dataset path must start with '/'", job->index_path);
-    if (job->source_index_path && job->source_index_path[0] != '/')
-        return h5shuf__fail(err, H5SHUF_EINVAL, "--source-index '%s': a dataset path must start with '/'",
-                            job->source_index_path);
-    if (job->source_index_path && job->index_path && strcmp(job->index_path, job->source_index_path) == 0)
-        return h5shuf__fail(err, H5SHUF_EINVAL, "--index and --source-index name the same dataset '%s'", job->index_path);
-    if (job->opts.tmpdir && !*job->opts.tmpdir)
-        return h5shuf__fail(err, H5SHUF_EINVAL, "empty scratch directory name (--tmpdir)");
-    if (job->opts.check && (job->mode != H5SHUF_MODE_RUN || job->opts.shards || job->split || job->opts.head_set))
-        return h5shuf__fail(err, H5SHUF_EINVAL, "--check verifies one whole output of a one-shot shuffle; it cannot be "
-                                                "combined with scatter, gather, --shards, --split or --head");
-    return H5SHUF_OK;
-}
-
-/* h5shuf's filters registered with HDF5, and the filter and chunk specs of the options parsed. */
-static int parse_filters(h5shuf_job *job)
-{
-    int st = h5shuf__filters_register();
-    if (st != H5SHUF_OK)
-        return h5shuf__fail(&job->err, st, "cannot register h5shuf's filters with HDF5");
-    st = h5shuf__filters_parse(job->compression, "keep", 1, "--compression", &job->out_filters, &job->err);
-    if (st == H5SHUF_OK)
-        st = h5shuf__filters_parse(job->scratch_compression, "zstd:1+shuffle", 0, "--scratch-compression",
-                                   &job->scratch_filters, &job->err);
-    if (st == H5SHUF_OK && job->chunk_shape) {
-        uint64_t dims[H5SHUF_RANK_MAX];
-        int rank;
-        st = h5shuf__chunk_parse(job->chunk_shape, dims, &rank, &job->err);
-    }
-    return st;
-}
-
-/* Record a warning (printf-style) for h5shuf_job_warning. */
-static int warn(h5shuf_job *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int warn(h5shuf_job *job, const char *fmt, ...)
-{
-    char text[H5SHUF_ERRMSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    char **v = realloc(job->warnings, (job->nwarnings + 1) * sizeof *v);
-    if (!v)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    job->warnings = v;
-    if (!(v[job->nwarnings] = strdup(text)))
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    job->nwarnings++;
-    return H5SHUF_OK;
-}
-
-/* What the output files hold besides the rows: the first input's objects (whole-file mode) or the
- * datasets' scales, references checked (objcopy.c); and the warnings the options allowed. */
-static int plan_objects(h5shuf_job *job)
-{
-    const struct h5shuf_input *first = &job->in.v[0];
-    int st = h5shuf__objcopy_plan(&job->objects, first, &job->dsets, job->in.whole_file,
-                                  (const char *const *)job->in.extra, job->in.nextra, job->opts.drop_references,
-                                  &job->err);
-    const struct h5shuf_drops *drops = &job->objects.drops;
-    for (size_t k = 0; st == H5SHUF_OK && k < drops->n; k++) {
-        unsigned more = drops->count[k] - 1;
-        if (more)
-            st = warn(job, "%s: written as a null reference, and %u more reference%s there (--drop-references)",
-                      drops->note[k], more, more == 1 ? "" : "s");
-        else
-            st = warn(job, "%s: written as a null reference (--drop-references)", drops->note[k]);
-    }
-    for (size_t d = 0; st == H5SHUF_OK && d < job->dsets.n; d++)
-        if (job->dsets.ds[d].lossy)
-            st = warn(job, "%s:%s: rows re-encoded through the lossy filter %d (%s); recorded in h5shuf_lossy "
-                           "(--allow-lossy)",
-                      job->out_spec.file, job->dsets.ds[d].out_path, job->dsets.ds[d].lossy, job->dsets.ds[d].lossy_name);
-    job->of = (struct h5shuf_outfile){&job->dsets, &job->in, job->index_path, job->source_index_path, job->seed,
-                                      &job->objects, job->opts.drop_references};
-    return st;
-}
-
-/* The seed given, or a random one from the OS. */
-static int draw_seed(h5shuf_job *job)
-{
-    if (job->opts.seed_set)
-        job->seed = job->opts.seed;
-    else if (getrandom(&job->seed, sizeof job->seed, 0) != (ssize_t)sizeof job->seed)
-        return h5shuf__fail(&job->err, H5SHUF_EIO, "cannot draw a random seed: %s", strerror(errno));
-    return H5SHUF_OK;
-}
-
-/* The plan of piles and buffers (plan.c) for the opened inputs; its error names the first dataset. */
-static int plan_piles(h5shuf_job *job, struct h5shuf_err *err)
-{
-    const struct h5shuf_datasets *dsets = &job->dsets;
-    struct h5shuf_plan_in pin = {
-        .rows = job->in.rows,
-        .row_bytes = dsets->row_bytes,
-        .ndatasets = dsets->n,
-        .mem_limit_bytes = job->opts.mem_limit_bytes,
-        .band_bytes = h5shuf__writer_bytes(dsets, job->out_rows, job->index_path != NULL, job->source_index_path != NULL),
-        .slab_align_rows = dsets->ds[0].chunk_rows,
-        .debug_pile_bound_rows = job->opts.debug_pile_bound_rows,
-        .threads = h5shuf__pool_threads_for(job->opts.threads),
-        .no_pipeline = dsets->nvlen > 0,
-        .pile_rows = job->out_rows,
-        .row_var = dsets->vlen_var,
-    };
-    for (size_t d = 0; dsets->nvlen && d < dsets->n; d++) /* vlen rows: plan by bytes too */
-        pin.mem_row_bytes += dsets->ds[d].row_bytes;
-    memset(&job->plan, 0, sizeof job->plan);
-    int st = h5shuf__plan_make(&pin, &job->plan, err);
-    job->plan.seed = job->seed;
-    job->plan.strategy = H5SHUF_STRATEGY_TWO_PASS;
-    return st;
-}
-
-/* The plan of the direct path (direct.h, plan.c) for the opened inputs. */
-static int plan_direct(h5shuf_job *job, struct h5shuf_err *err)
-{
-    free(job->direct_rows.held);
-    int st = h5shuf__direct_rows(&job->in, &job->dsets, job->opts.mem_limit_bytes, &job->direct_rows, err);
-    struct h5shuf_direct_in din = {
-        .rows = job->in.rows,
-        .out_rows = job->out_rows,
-        .read_row_bytes = job->direct_rows.read_row_bytes,
-        .held_bytes = job->direct_rows.held_bytes,
-        .band_bytes = h5shuf__writer_bytes(&job->dsets, job->out_rows, job->index_path != NULL,
-                                           job->source_index_path != NULL),
-        .mem_limit_bytes = job->opts.mem_limit_bytes,
-        .threads = h5shuf__pool_threads_for(job->opts.threads),
-    };
-    if (st == H5SHUF_OK)
-        st = h5shuf__plan_direct(&din, &job->direct_plan, err);
-    /* the testing knob of the piles' bound bounds the windows too: forces the halving of full ones */
-    uint64_t debug = job->opts.debug_pile_bound_rows;
-    if (st == H5SHUF_OK && debug && debug < job->direct_plan.window_rows)
-        job->direct_plan.window_rows = debug;
-    return st;
-}
-
-/* The plan's fields for the direct path (the common ones are the two-pass plan's, filled even when it
- * failed). */
-static void take_direct(h5shuf_job *job)
-{
-    h5shuf_plan *p = &job->plan;
-    p->piles = p->pile_target_rows = p->pile_bound_rows = p->slab_rows = p->pile_buffer_rows = p->pile_bound_bytes = 0;
-    p->strategy = H5SHUF_STRATEGY_DIRECT;
-    p->direct_windows = job->direct_plan.windows;
-    p->direct_slots = job->direct_plan.slots;
-    p->mem_planned_bytes = job->direct_plan.mem_bytes;
-    p->pipelined = job->direct_plan.slots > 1;
-}
-
-/* Choose the strategy (h5shuf_strategy) and make its plan: the direct path when rows of at least
- * H5SHUF_DIRECT_ROW_BYTES_MIN are read alone (one row a chunk) and it fits the budget, or when it is the
- * only one that fits; else the two passes.  The reason goes to strategy_why; an error names the first
- * dataset and the smallest budget of the path that would be taken. */
-static int plan_strategy(h5shuf_job *job)
-{
-    const h5shuf_strategy want = job->opts.strategy;
-    char *why = job->strategy_why;
-    const size_t cap = sizeof job->strategy_why;
-    struct h5shuf_err e2 = {0}, ed = {0};
-    int st2 = H5SHUF_OK, std = H5SHUF_OK, st;
-    if (want != H5SHUF_STRATEGY_AUTO && want != H5SHUF_STRATEGY_TWO_PASS && want != H5SHUF_STRATEGY_DIRECT)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "unknown strategy %d", (int)want);
-    if (job->mode != H5SHUF_MODE_RUN && want == H5SHUF_STRATEGY_DIRECT)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the direct strategy is the one-shot shuffle's: a scatter or "
-                                                      "gather runs the two passes through its pile file");
-    st2 = plan_piles(job, &e2);
-    if (st2 == H5SHUF_ENOMEM || job->mode != H5SHUF_MODE_RUN || want == H5SHUF_STRATEGY_TWO_PASS) {
-        snprintf(why, cap, "two-pass: %s", job->mode != H5SHUF_MODE_RUN ? "a scatter or gather (through a pile file)"
-                                                                         : "asked for (--strategy two-pass)");
-        st = st2;
-        job->err = e2;
-    } else {
-        std = plan_direct(job, &ed);
-        if (std != H5SHUF_OK && std != H5SHUF_EBUDGET) { /* out of memory, an input unreadable: not a choice */
-            job->err = ed;
-            return std;
-        }
-        const struct h5shuf_direct_rows *dr = &job->direct_rows;
-        int alone = dr->read_row_bytes >= H5SHUF_DIRECT_ROW_BYTES_MIN && dr->chunk_rows == 1;
-        int direct = want == H5SHUF_STRATEGY_DIRECT || (std == H5SHUF_OK && (alone || st2 != H5SHUF_OK));
-        if (want == H5SHUF_STRATEGY_DIRECT)
-            snprintf(why, cap, "direct: asked for (--strategy direct)");
-        else if (direct && alone)
-            snprintf(why, cap, "direct: rows of %llu bytes are read one at a time (chunks of one row), each byte read "
-                               "once and written once, no scratch", (unsigned long long)dr->read_row_bytes);
-        else if (direct)
-            snprintf(why, cap, "direct: the two passes need more memory than the budget; the direct path fits");
-        else if (dr->read_row_bytes < H5SHUF_DIRECT_ROW_BYTES_MIN)
-            snprintf(why, cap, "two-pass: rows of %llu bytes (under %u) are read faster in slabs",
-                     (unsigned long long)dr->read_row_bytes, H5SHUF_DIRECT_ROW_BYTES_MIN);
-        else if (dr->chunk_rows > 1)
-            snprintf(why, cap, "two-pass: a row read alone would decode a chunk of %llu rows",
-                     (unsigned long long)dr->chunk_rows);
-        else
-            snprintf(why, cap, "two-pass: the direct path needs %llu bytes, more than the budget",
-                     (unsigned long long)job->direct_plan.min_bytes);
-        job->plan.direct_min_bytes = job->direct_plan.min_bytes;
-        if (direct) {
-            st = std;
-            job->err = ed;
-            take_direct(job);
-        } else if (st2 != H5SHUF_OK && alone) { /* the path that would be taken says its minimum */
-            st = std;
-            job->err = ed;
-        } else {
-            st = st2;
-            job->err = e2;
-            if (st2 == H5SHUF_EBUDGET && std == H5SHUF_EBUDGET && job->direct_plan.min_bytes < UINT64_MAX)
-                snprintf(job->err.msg + strlen(job->err.msg), sizeof job->err.msg - strlen(job->err.msg),
-                         " (the direct path: %llu bytes)", (unsigned long long)job->direct_plan.min_bytes);
-        }
-    }
-    if (st != H5SHUF_OK) { /* say which datasets the rows come from */
-        char where[1024];
-        snprintf(where, sizeof where, "%s:%s: ", job->in.v[0].spec.file, job->dsets.ds[0].in_path);
-        h5shuf__err_prefix(&job->err, where);
-    }
-    return st;
-}
-
-/* Fill the plan's disk estimates and free space (see h5shuf_plan). */
-static int plan_disk(h5shuf_job *job)
-{
-    h5shuf_plan *p = &job->plan;
-    const char *env = getenv("TMPDIR"), *out = job->out.v[0].path;
-    /* A scatter's scratch file is the pile file itself, written next to its final name. */
-    job->scratch_dir = job->mode == H5SHUF_MODE_SCATTER ? h5shuf__dir_of(out)
-                       : job->opts.tmpdir                ? strdup(job->opts.tmpdir)
-                       : env && *env                     ? strdup(env)
-                                                         : h5shuf__dir_of(out);
-    char *out_dir = h5shuf__dir_of(out);
-    if (!job->scratch_dir || !out_dir) {
-        free(out_dir);
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    }
-    for (size_t f = 0; f < job->in.n; f++)
-        for (size_t d = 0; d < job->dsets.n; d++) /* a vlen dataset's payload is in the global heap: estimate it */
-            p->input_stored_bytes += job->dsets.ds[d].vlen ? job->in.v[f].rows * job->dsets.ds[d].plan_row_bytes
-                                                           : H5Dget_storage_size(job->in.v[f].dset[d]);
-    uint64_t stored = p->input_stored_bytes < p->total_bytes ? p->input_stored_bytes : p->total_bytes;
-    int scratch_packed = job->scratch_filters.codec != H5SHUF_CODEC_NONE;
-    p->scratch_estimate_bytes = (scratch_packed ? stored : p->total_bytes) + 8 * p->rows;
-    /* Kept filters: about the input's stored size.  No codec: the raw size.  A new codec: the stored
-     * size when the input was compressed too, else (no ratio to go by) the raw size. */
-    p->output_estimate_bytes = job->out_filters.keep || job->out_filters.codec != H5SHUF_CODEC_NONE ? stored : p->total_bytes;
-    if (job->mode == H5SHUF_MODE_SCATTER) /* the pile file is the scatter's only output */
-        p->output_estimate_bytes = 0;
-    if (job->mode == H5SHUF_MODE_GATHER || p->strategy == H5SHUF_STRATEGY_DIRECT) /* piles exist, or none */
-        p->scratch_estimate_bytes = 0;
-    if (job->out_rows < job->in.rows) /* a head: its share */
-        p->output_estimate_bytes = (uint64_t)((long double)p->output_estimate_bytes * job->out_rows / job->in.rows);
-    dev_t ds, dout;
-    p->scratch_free_bytes = h5shuf__free_bytes(job->scratch_dir, &ds);
-    p->output_free_bytes = h5shuf__free_bytes(out_dir, &dout);
-    p->same_filesystem = ds != 0 && ds == dout;
-    free(out_dir);
-    return H5SHUF_OK;
-}
+/* ---- the runs ------------------------------------------------------------------------------------- */
 
 /* Refuse to start when the estimates do not fit the free space (a statvfs failure counts as room). */
 static int check_disk(h5shuf_job *job)
@@ -445,69 +68,11 @@ static int check_disk(h5shuf_job *job)
     return H5SHUF_OK;
 }
 
-static int make_plan(h5shuf_job *job)
-{
-    int st = H5SHUF_OK;
-    if (job->piles_path) { /* a scatter writes the pile file, a gather reads it */
-        job->mode = job->in.n ? H5SHUF_MODE_SCATTER : H5SHUF_MODE_GATHER;
-        st = job->mode == H5SHUF_MODE_SCATTER ? scatter_setup(job) : gather_setup(job);
-    }
-    if (st == H5SHUF_OK)
-        st = check_options(job);
-    if (st == H5SHUF_OK)
-        st = parse_filters(job);
-    if (st == H5SHUF_OK)
-        st = h5shuf__inputs_open(&job->in, &job->out_spec, &job->dsets, &job->err);
-    if (st == H5SHUF_OK)
-        st = h5shuf__output_plan(&job->dsets, job->in.rows, &job->out_filters, job->chunk_shape, job->opts.allow_lossy,
-                                 job->in.v[0].spec.file, job->out_spec.file, &job->err);
-    job->out_rows = job->opts.head_set && job->opts.head_rows < job->in.rows ? job->opts.head_rows : job->in.rows;
-    if (st == H5SHUF_OK)
-        st = h5shuf__targets_plan(&job->out, job->out_spec.file, job->opts.shards, job->split, job->out_rows,
-                                  job->in.rows, &job->err);
-    if (st == H5SHUF_OK)
-        st = draw_seed(job);
-    if (st == H5SHUF_OK && job->out_rows < job->in.rows)
-        st = h5shuf__head_bound(job->seed, job->in.rows, job->out_rows, job->opts.mem_limit_bytes, &job->head_bound,
-                                &job->err);
-    if (st == H5SHUF_OK)
-        st = plan_strategy(job);
-    if (st == H5SHUF_OK && job->mode == H5SHUF_MODE_GATHER)
-        st = gather_check(job);
-    if (st == H5SHUF_OK)
-        st = plan_objects(job);
-    if (st == H5SHUF_OK)
-        st = plan_disk(job);
-    if (st != H5SHUF_OK)
-        return st;
-    job->planned = 1;
-    return H5SHUF_OK;
-}
-
-int h5shuf_job_plan(h5shuf_job *job, h5shuf_plan *plan)
-{
-    h5shuf__err_reset(&job->err);
-    if (job->planned) {
-        if (plan)
-            *plan = job->plan;
-        return H5SHUF_OK;
-    }
-    struct h5shuf_quiet q;
-    h5shuf__quiet_begin(&q);
-    int st = make_plan(job);
-    h5shuf__quiet_end(&q);
-    if (st == H5SHUF_OK && plan)
-        *plan = job->plan;
-    return st;
-}
-
-/* ---- the runs ------------------------------------------------------------------------------------- */
-
 /* Plan (if not done), refuse an output that is an input or exists (without force), check free space,
  * and start the codec threads (the public entry point stops them when the run ends). */
 static int run_prepare(h5shuf_job *job)
 {
-    int st = job->planned ? H5SHUF_OK : make_plan(job);
+    int st = job->planned ? H5SHUF_OK : h5shuf__job_make_plan(job);
     if (st == H5SHUF_OK)
         st = h5shuf__targets_check(&job->out, &job->in, job->mode == H5SHUF_MODE_GATHER ? job->piles_path : NULL,
                                    job->opts.force, &job->err);
