@@ -60,6 +60,18 @@ PY
   echo "$f"
 }
 
+# The check of seqcopy's and h5py's outputs: the same row multiset as the input's.
+cat >"$WORK/check.py" <<'PY'
+import sys, h5py, numpy as np
+a, b = (h5py.File(p, 'r') for p in sys.argv[1:3])
+def hashes(d):  # one hash per row, sorted: the row multiset
+    return np.sort(np.array([hash(d[i].tobytes()) for i in range(d.shape[0])]))
+ok = a['x'].shape == b['x'].shape and np.array_equal(hashes(a['x']), hashes(b['x'])) and \
+    np.array_equal(np.sort(a['y'][()]), np.sort(b['y'][()]))
+print("rows: the input's multiset" if ok else "ROWS DIFFER")
+sys.exit(0 if ok else 1)
+PY
+
 settle() { rm -rf "$out"; mkdir -p "$out"; sync; sleep "$SETTLE"; cat "$1" >/dev/null; sync; }
 seconds() { awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; printf "%.2f", s }' <<<"$1"; }
 
@@ -96,17 +108,7 @@ PY
                 cmp -s "$out/o.h5" "$WORK/direct.h5" || die "$label: the direct output differs from the two passes'"
                 verdict="byte-identical to the direct output"
               else verdict="-"; fi ;;
-    *)        verdict=$("$PY" - "$in" "$out/o.h5" <<'PY') || die "$m on $label: $verdict"
-import sys, h5py, numpy as np
-a, b = (h5py.File(p, 'r') for p in sys.argv[1:3])
-def hashes(d):  # one hash per row, sorted: the row multiset
-    return np.sort(np.array([hash(d[i].tobytes()) for i in range(d.shape[0])]))
-ok = a['x'].shape == b['x'].shape and np.array_equal(hashes(a['x']), hashes(b['x'])) and \
-    np.array_equal(np.sort(a['y'][()]), np.sort(b['y'][()]))
-print("rows: the input's multiset" if ok else "ROWS DIFFER")
-sys.exit(0 if ok else 1)
-PY
-              ;;
+    *)        verdict=$("$PY" "$WORK/check.py" "$in" "$out/o.h5") || die "$m on $label: $verdict" ;;
   esac
   printf '%s\t%s\t%s\t%s\t%s\n' "$label" "$m" "$rep" "$wall" "$rss" >>"$RESULTS.tsv"
   printf '%-12s %-9s round %d: %8.2f s %7d MiB   %s\n' "$label" "$m" "$rep" "$wall" $((rss / 1024)) "$verdict"
