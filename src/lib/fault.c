@@ -5,23 +5,28 @@
  * point; with H5SHUF_FAULT_AT=N in the environment the Nth point fails (an allocation returns NULL, an
  * HDF5 call returns an error with "injected fault" on the error stack).  tests/fault_sweep.sh walks N
  * over all the points of a small shuffle and checks that each failure ends cleanly.  A process-wide
- * counter: only for test builds, never in a release.
+ * counter: only for test builds, never in a release.  Atomic, because chunkio's codec threads pass fault
+ * points too (their stage buffers); so the Nth point of a run with several threads may be a different
+ * allocation from run to run, and a worker's allocations may move the later points by one or two.
  */
 #define H5SHUF_FAULT_IMPL
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fault.h"
 
-static long fault_at = -1, fault_seen;
+static atomic_long fault_at = -1, fault_seen;
 
 int h5shuf__fault(void)
 {
-    if (fault_at < 0) {
+    long at = atomic_load(&fault_at);
+    if (at < 0) { /* two threads may both read the environment: they store the same value */
         const char *e = getenv("H5SHUF_FAULT_AT");
-        fault_at = e ? atol(e) : 0;
+        at = e ? atol(e) : 0;
+        atomic_store(&fault_at, at);
     }
-    return fault_at > 0 && ++fault_seen == fault_at;
+    return at > 0 && atomic_fetch_add(&fault_seen, 1) + 1 == at;
 }
 
 void *h5shuf__fault_malloc(size_t n)

@@ -6,8 +6,10 @@
 
 #include "base.h"
 
-/* A unit of work for the pool: run(task, thread) computes only (no HDF5, no library allocation);
- * thread is 0 for the submitting thread, 1..n-1 for workers.  Embed it first in a larger struct. */
+/* A unit of work for the pool: run(task, thread) computes only (no HDF5 call, nothing on HDF5's error
+ * stack); it may allocate what belongs to its thread alone (chunkio's stage buffers: fault points too,
+ * fault.c's counter is atomic), and reports a failure in the task.  thread is 0 for the submitting thread,
+ * 1..n-1 for workers, and runs one task at a time.  Embed it first in a larger struct. */
 enum { H5SHUF_TASK_IDLE = 0, H5SHUF_TASK_QUEUED, H5SHUF_TASK_RUNNING, H5SHUF_TASK_DONE };
 struct h5shuf_task {
     void (*run)(struct h5shuf_task *task, unsigned thread);
