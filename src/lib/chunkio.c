@@ -16,6 +16,18 @@
  * filter that fails).  A chunk's bytes depend on its rows and the pipeline only, never on the number
  * of threads, and chunks are stored in the same order whatever the thread count: the file is the same.
  * A partial last chunk is stored whole, its unused rows zero.
+ *
+ * Buffers: a chunk's rows can be large (a row of 16 MiB is one chunk), and the budget may hold only a
+ * few, so chunkio holds only the buffers a chunk in flight needs.  A read keeps the stored bytes in a raw
+ * buffer of about the stored size; a write makes them in a raw buffer of stage_cap_for(chunk) bytes, room
+ * for any encoding.  A task that covers its whole chunk decodes its last step straight into the caller's
+ * rows and encodes its first step straight from them, so a single codec (deflate, zstd, lzf) needs no
+ * other buffer.  Steps in between, a partial chunk, and a fletcher32 that would append to or strip the
+ * rows themselves go through stage buffers, which each thread makes itself when a task it runs needs
+ * them (one for shuffle+deflate, at most two) and keeps for the next.  Raw buffers belong to task slots
+ * and are grown by the job's thread before the task is queued; stage buffers are touched by their own
+ * thread only; so no buffer is ever resized under a running task (which is why nothing waits for pass
+ * 1's queued encodes before a transfer of larger chunks).  Buffers only grow, to the largest chunk seen.
  */
 #include <libdeflate.h>
 #include <stdio.h>
@@ -42,7 +54,10 @@ struct h5shuf_codec_ctx {
     struct libdeflate_compressor *dc;
     int dc_level;
     struct libdeflate_decompressor *dd;
-    unsigned char *stage[2]; /* stage_cap bytes each */
+    /* Intermediate results of pipelines of several steps: made and grown by this thread only (stage()),
+     * stage_cap[s] bytes; NULL until a pipeline needs it. */
+    unsigned char *stage[2];
+    size_t stage_cap[2];
 };
 
 /* A chunk in flight: decode raw into rows of dst, or encode rows of src into out. */
@@ -51,7 +66,8 @@ struct chunk_task {
     struct h5shuf_chunkio *cio;
     const struct h5shuf_pipeline *pl;
     int encode;
-    unsigned char *raw; /* stored bytes: read (decode) or made (encode) */
+    unsigned char *raw; /* stored bytes: read (decode; raw_cap >= the stored size) or made (encode; raw_cap >=
+                         * stage_cap_for(chunk_bytes)); grown by the job's thread while the task is idle */
     size_t raw_cap, raw_n;
     uint32_t mask;      /* filters skipped in the stored chunk (H5Dread_chunk's mask) */
     uint64_t chunk_row; /* first row of the chunk in the dataset */
@@ -64,8 +80,7 @@ struct h5shuf_chunkio {
     struct h5shuf_pool *pool;
     unsigned nthreads;
     struct h5shuf_codec_ctx *ctx; /* nthreads */
-    size_t stage_cap;
-    struct chunk_task *slot; /* nslots */
+    struct chunk_task *slot; /* nslots; a slot's raw buffer is made the first time it is used */
     unsigned nslots;
 };
 
@@ -127,10 +142,37 @@ static size_t stage_cap_for(size_t chunk_bytes)
     return chunk_bytes + chunk_bytes / 16 + 4096;
 }
 
-/* How a filter step ended: its output in the other stage buffer (STEP_OUT), in the same buffer (STEP_IN:
+/* Make *buf (*cap bytes) hold at least need bytes, growing it to want (>= need) bytes when it is smaller;
+ * a buffer only grows, and is kept for the next chunk.  Its contents need not survive (they are written
+ * before they are read).  0, or -1 when out of memory (*buf unchanged). */
+static int grow(unsigned char **buf, size_t *cap, size_t need, size_t want)
+{
+    if (*cap >= need)
+        return 0;
+    unsigned char *b = realloc(*buf, want);
+    if (!b)
+        return -1;
+    *buf = b;
+    *cap = want;
+    return 0;
+}
+
+/* How a filter step ended: its output in the step's output buffer (STEP_OUT), in its input (STEP_IN:
  * fletcher32 only adds or removes its checksum), skipped (STEP_SKIPPED: lzf could not shrink the chunk and
  * the filter is optional), or failed (STEP_ERROR, with a message in err). */
 enum step { STEP_ERROR = -1, STEP_OUT, STEP_IN, STEP_SKIPPED };
+
+/* Stage buffer s of the thread running t, at least cap bytes.  Made or grown here, by that thread (no
+ * other thread touches it), when a pipeline first needs it; NULL with t->err when out of memory, which
+ * fails the task like a codec error. */
+static unsigned char *stage(struct chunk_task *t, struct h5shuf_codec_ctx *c, int s, size_t cap)
+{
+    if (grow(&c->stage[s], &c->stage_cap[s], cap, cap) < 0) {
+        snprintf(t->err, sizeof t->err, "out of memory for a chunk buffer of %zu bytes", cap);
+        return NULL;
+    }
+    return c->stage[s];
+}
 
 /* Check and remove the fletcher32 checksum at the end of in (*n bytes). */
 static enum step fletcher32_strip(const unsigned char *in, size_t *n, char *err, size_t errcap)
@@ -152,9 +194,11 @@ static enum step fletcher32_strip(const unsigned char *in, size_t *n, char *err,
     return STEP_IN;
 }
 
-/* Undo filter f on in (*n bytes) into out (cap bytes); *n becomes the decoded size. */
-static enum step decode_step(const struct h5shuf_pipeline_filter *f, struct h5shuf_codec_ctx *c, unsigned char *in,
-                             size_t *n, unsigned char *out, size_t cap, char *err, size_t errcap)
+/* Undo filter f on in (*n bytes) into out (cap bytes; never written past cap: a chunk that decodes to
+ * more is corrupt); *n becomes the decoded size.  fletcher32 only reads in (out may be NULL). */
+static enum step decode_step(const struct h5shuf_pipeline_filter *f, struct h5shuf_codec_ctx *c,
+                             const unsigned char *in, size_t *n, unsigned char *out, size_t cap, char *err,
+                             size_t errcap)
 {
     switch (f->id) {
     case H5Z_FILTER_FLETCHER32:
@@ -226,22 +270,46 @@ static enum step decode_step(const struct h5shuf_pipeline_filter *f, struct h5sh
     }
 }
 
-/* Decode t->raw into the chunk's rows; 0 or -1 with t->err. */
+/* Decode t->raw into the chunk's rows; 0 or -1 with t->err.
+ *
+ * Steps run from the last filter to the first, those of the stored mask skipped.  When the task wants
+ * the whole chunk and the last step to run makes new output, that step writes straight into the caller's
+ * rows (chunk_bytes of room: a longer result fails the step as corrupt); every other output goes to a
+ * stage buffer, alternating between two, and the rows wanted are copied from the last.  A last step that
+ * is fletcher32 leaves its checksum's 4 bytes behind the chunk, which the rows have no room for: the
+ * output before it goes to a stage.  fletcher32 only reads.  So single codecs need no stage, shuffle +
+ * codec one. */
 static int decode(struct chunk_task *t, struct h5shuf_codec_ctx *c)
 {
     const struct h5shuf_pipeline *pl = t->pl;
-    const size_t cap = t->cio->stage_cap;
-    unsigned char *in = t->raw;
+    const size_t cap = stage_cap_for(pl->chunk_bytes);
+    int last = -1; /* the last step to run: the first filter not skipped */
+    for (int i = 0; i < pl->nfilters && last < 0; i++)
+        if (!(t->mask & (1u << i)))
+            last = i;
+    const int into_user =
+        t->from == 0 && t->rows == pl->chunk_rows && last >= 0 && pl->f[last].id != H5Z_FILTER_FLETCHER32;
+    const unsigned char *in = t->raw;
     size_t n = t->raw_n;
-    int s = 0;
+    int s = 0; /* the stage the next output goes to; in, when a stage, is the other */
     for (int i = pl->nfilters - 1; i >= 0; i--) {
         if (t->mask & (1u << i))
             continue;
-        enum step r = decode_step(&pl->f[i], c, in, &n, c->stage[s], cap, t->err, sizeof t->err);
+        unsigned char *out = NULL;
+        size_t out_cap = 0;
+        if (i == last && into_user) {
+            out = t->user;
+            out_cap = pl->chunk_bytes;
+        } else if (pl->f[i].id != H5Z_FILTER_FLETCHER32) {
+            if (!(out = stage(t, c, s, cap)))
+                return -1;
+            out_cap = cap;
+        }
+        enum step r = decode_step(&pl->f[i], c, in, &n, out, out_cap, t->err, sizeof t->err);
         if (r == STEP_ERROR)
             return -1;
         if (r == STEP_OUT) {
-            in = c->stage[s];
+            in = out;
             s ^= 1;
         }
     }
@@ -249,7 +317,8 @@ static int decode(struct chunk_task *t, struct h5shuf_codec_ctx *c)
         snprintf(t->err, sizeof t->err, "chunk of %zu bytes decodes to %zu (corrupt chunk)", pl->chunk_bytes, n);
         return -1;
     }
-    memcpy(t->user, in + t->from * pl->row_bytes, t->rows * pl->row_bytes);
+    if (in != t->user) /* a partial chunk, no codec, or fletcher32 last */
+        memcpy(t->user, in + t->from * pl->row_bytes, t->rows * pl->row_bytes);
     return 0;
 }
 
@@ -330,29 +399,69 @@ static enum step encode_step(const struct h5shuf_pipeline_filter *f, struct h5sh
     }
 }
 
-/* Encode the chunk's rows into t->raw (raw_n bytes); 0 or -1 with t->err. */
+/* Encode the chunk's rows into t->raw (raw_n bytes); 0 or -1 with t->err.
+ *
+ * The last filter that makes new output (any but fletcher32) writes straight into t->raw, and fletcher32
+ * after it appends there.  A whole chunk is read in place by the first filter, unless that is fletcher32,
+ * which appends its checksum to its input (the caller's rows have no room, and are not ours to write); a
+ * partial one is first copied, zero-padded, into a stage.  Outputs in between alternate between two stage
+ * buffers, each with 4 bytes of room for a fletcher32 after it.  So single codecs need no stage, shuffle +
+ * codec one. */
 static int encode(struct chunk_task *t, struct h5shuf_codec_ctx *c)
 {
     const struct h5shuf_pipeline *pl = t->pl;
-    const size_t cap = t->cio->stage_cap;
-    unsigned char *in = c->stage[0];
+    const size_t cap = stage_cap_for(pl->chunk_bytes);
     size_t n = pl->chunk_bytes, used = t->rows * pl->row_bytes;
-    memcpy(in, t->user, used);
-    memset(in + used, 0, n - used);
+    int last = -1; /* the last filter that makes new output */
+    for (int i = 0; i < pl->nfilters; i++)
+        if (pl->f[i].id != H5Z_FILTER_FLETCHER32)
+            last = i;
+    unsigned char *in;
+    int s = 0; /* the stage the next output goes to; in, when a stage, is the other */
+    if (used == n && last >= 0 && pl->f[0].id != H5Z_FILTER_FLETCHER32) {
+        in = t->user; /* only read: of the steps that may see it, only fletcher32 writes, and not here */
+    } else {
+        /* the chunk made in t->raw when no filter makes new output (fletcher32 appends there), else in a stage */
+        if (last < 0)
+            in = t->raw;
+        else if (!(in = stage(t, c, s, cap)))
+            return -1;
+        else
+            s = 1;
+        memcpy(in, t->user, used);
+        memset(in + used, 0, n - used);
+    }
     t->mask = 0; /* filters skipped in the stored chunk */
-    int s = 1;
     for (int i = 0; i < pl->nfilters; i++) {
-        enum step r = encode_step(&pl->f[i], c, in, &n, c->stage[s], cap, t->err, sizeof t->err);
+        unsigned char *out = NULL;
+        if (i == last) {
+            out = t->raw;
+        } else if (pl->f[i].id != H5Z_FILTER_FLETCHER32) {
+            if (!(out = stage(t, c, s, cap)))
+                return -1;
+        } else if (in == t->user) {
+            /* every filter before it was an lzf that could not shrink the rows: give the checksum room */
+            unsigned char *to = i < last ? stage(t, c, s, cap) : t->raw;
+            if (!to)
+                return -1;
+            memcpy(to, in, n);
+            if (to != t->raw)
+                s ^= 1;
+            in = to;
+        }
+        enum step r = encode_step(&pl->f[i], c, in, &n, out, cap, t->err, sizeof t->err);
         if (r == STEP_ERROR)
             return -1;
         if (r == STEP_SKIPPED)
             t->mask |= 1u << i;
         if (r == STEP_OUT) {
-            in = c->stage[s];
-            s ^= 1;
+            in = out;
+            if (out != t->raw)
+                s ^= 1;
         }
     }
-    memcpy(t->raw, in, n);
+    if (in != t->raw) /* the last codec was an lzf that could not shrink the chunk */
+        memcpy(t->raw, in, n);
     t->raw_n = n;
     return 0;
 }
@@ -496,35 +605,53 @@ unsigned h5shuf__chunkio_threads(const struct h5shuf_chunkio *cio)
     return cio ? cio->nthreads : 1;
 }
 
-/* Make every thread's stage buffers and every slot's raw buffer hold a chunk of pl; no task runs. */
-static int reserve(struct h5shuf_chunkio *cio, const struct h5shuf_pipeline *pl)
+void h5shuf__chunkio_held(const struct h5shuf_chunkio *cio, size_t *raw_bytes, unsigned *stages, size_t *stage_bytes)
 {
-    size_t cap = stage_cap_for(pl->chunk_bytes);
-    if (cap > cio->stage_cap) {
-        h5shuf__pool_drain(cio->pool); /* queued encodes of pass 1 may be using the stage buffers */
-        for (unsigned i = 0; i < cio->nthreads; i++)
-            for (int s = 0; s < 2; s++) {
-                unsigned char *b = realloc(cio->ctx[i].stage[s], cap);
-                if (!b)
-                    return -1;
-                cio->ctx[i].stage[s] = b;
-            }
-        cio->stage_cap = cap;
-    }
+    *raw_bytes = *stage_bytes = 0;
+    *stages = 0;
     for (unsigned i = 0; i < cio->nslots; i++)
-        if (cio->slot[i].raw_cap < cap) {
-            unsigned char *b = realloc(cio->slot[i].raw, cap);
-            if (!b)
-                return -1;
-            cio->slot[i].raw = b;
-            cio->slot[i].raw_cap = cap;
-        }
-    return 0;
+        *raw_bytes += cio->slot[i].raw_cap;
+    /* the threads' writes happened before their tasks were marked done, under the pool's lock, which
+     * the caller's wait for them took */
+    for (unsigned i = 0; i < cio->nthreads; i++)
+        for (int s = 0; s < 2; s++)
+            if (cio->ctx[i].stage[s]) {
+                (*stages)++;
+                *stage_bytes += cio->ctx[i].stage_cap[s];
+            }
 }
 
 static void push_error(const char *msg)
 {
     H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_PLINE, H5E_CANTFILTER, "%s", msg);
+}
+
+static void push_nomem(size_t bytes)
+{
+    H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_RESOURCE, H5E_NOSPACE,
+             "out of memory for a chunk buffer of %zu bytes", bytes);
+}
+
+/* Give task t (idle: no worker uses its buffer) a raw buffer for the chunk at off of dset, as stored, and
+ * set t->raw_n.  1: ready to read; 0: HDF5 must read these rows (the chunk is not allocated, or larger than
+ * any encoding of it, cap bytes: corrupt, and HDF5 says so); -1: out of memory (pushed). */
+static int raw_for_read(struct chunk_task *t, hid_t dset, const hsize_t *off, size_t cap)
+{
+    hsize_t size = 0;
+    if (H5Dget_chunk_storage_size(dset, off, &size) < 0 || size == 0 || size > cap) {
+        H5Eclear2(H5E_DEFAULT);
+        return 0;
+    }
+    /* an eighth more than this chunk: the next chunks of the dataset, a little larger, fit too (a buffer
+     * grown by a few bytes at every chunk may move each time, leaving holes: 36 MiB more peak RSS when
+     * 16 MiB rows of gzip-1 were shuffled) */
+    size_t want = (size_t)size + (size_t)size / 8;
+    if (grow(&t->raw, &t->raw_cap, (size_t)size, want < cap ? want : cap) < 0) {
+        push_nomem((size_t)size);
+        return -1;
+    }
+    t->raw_n = (size_t)size;
+    return 1;
 }
 
 /* Wait for slot t; on a write, store its chunk.  -1 (with an HDF5 error pushed) when it failed. */
@@ -553,11 +680,7 @@ static int finish(struct h5shuf_chunkio *cio, hid_t dset, struct chunk_task *t, 
 static herr_t transfer(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, const struct h5shuf_pipeline *pl,
                        uint64_t start, uint64_t count, unsigned char *buf, int encode)
 {
-    if (reserve(cio, pl) < 0) {
-        H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_RESOURCE, H5E_NOSPACE,
-                 "out of memory for chunk buffers of %zu bytes", stage_cap_for(pl->chunk_bytes));
-        return -1;
-    }
+    const size_t cap = stage_cap_for(pl->chunk_bytes);
     int ok = 1;
     uint64_t end = start + count;
     unsigned k = 0;
@@ -577,19 +700,21 @@ static herr_t transfer(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, cons
         t->task.run = chunk_task_run;
         t->err[0] = '\0';
         if (!encode) {
-            hsize_t off[H5S_MAX_RANK] = {0}, size = 0;
+            hsize_t off[H5S_MAX_RANK] = {0};
             off[0] = c;
-            if (H5Dget_chunk_storage_size(dset, off, &size) < 0 || size == 0 || size > t->raw_cap) {
-                /* unallocated (fill values) or larger than any encoding of it: let HDF5 read these rows */
-                H5Eclear2(H5E_DEFAULT);
+            int r = raw_for_read(t, dset, off, cap);
+            if (r == 0) { /* unallocated (fill values) or corrupt: let HDF5 read these rows */
                 ok = h5shuf__read_rows(dset, ftype, lo, hi - lo, t->user) >= 0;
                 continue;
             }
-            t->raw_n = (size_t)size;
-            if (H5SHUF_FAULT() || H5Dread_chunk(dset, H5P_DEFAULT, off, &t->mask, t->raw) < 0) {
+            if (r < 0 || H5SHUF_FAULT() || H5Dread_chunk(dset, H5P_DEFAULT, off, &t->mask, t->raw) < 0) {
                 ok = 0;
                 break;
             }
+        } else if (grow(&t->raw, &t->raw_cap, cap, cap) < 0) {
+            push_nomem(cap);
+            ok = 0;
+            break;
         }
         h5shuf__pool_submit(cio->pool, &t->task);
     }
@@ -652,16 +777,9 @@ int h5shuf__chunk_encode_start(struct h5shuf_chunkio *cio, const struct h5shuf_p
     struct chunk_task *t = &c->t;
     h5shuf__pool_wait(cio->pool, &t->task);
     c->pl = *pl;
-    size_t cap = stage_cap_for(pl->chunk_bytes);
-    if (reserve(cio, pl) < 0)
+    const size_t cap = stage_cap_for(pl->chunk_bytes);
+    if (grow(&t->raw, &t->raw_cap, cap, cap) < 0)
         return -1;
-    if (t->raw_cap < cap) {
-        unsigned char *b = realloc(t->raw, cap);
-        if (!b)
-            return -1;
-        t->raw = b;
-        t->raw_cap = cap;
-    }
     t->cio = cio;
     t->pl = &c->pl;
     t->encode = 1;
@@ -735,26 +853,19 @@ herr_t h5shuf__prefetch_start(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftyp
         pf->t = v;
         pf->cap = need;
     }
-    if (reserve(cio, pl) < 0)
-        goto nomem;
-    size_t cap = stage_cap_for(pl->chunk_bytes);
+    const size_t cap = stage_cap_for(pl->chunk_bytes);
     for (uint64_t c = first; c < end; c += pl->chunk_rows) {
         struct chunk_task *t = &pf->t[pf->n];
         uint64_t lo = c > start ? c : start, hi = c + pl->chunk_rows < end ? c + pl->chunk_rows : end;
-        hsize_t off[H5S_MAX_RANK] = {0}, size = 0;
+        hsize_t off[H5S_MAX_RANK] = {0};
         off[0] = c;
-        if (H5Dget_chunk_storage_size(dset, off, &size) < 0 || size == 0 || size > cap) {
-            H5Eclear2(H5E_DEFAULT); /* unallocated, or larger than any encoding of it: HDF5 reads it */
+        int r = raw_for_read(t, dset, off, cap);
+        if (r < 0)
+            return -1;
+        if (r == 0) { /* unallocated, or larger than any encoding of it: HDF5 reads it */
             if (h5shuf__read_rows(dset, ftype, lo, hi - lo, (unsigned char *)buf + (lo - start) * pl->row_bytes) < 0)
                 return -1;
             continue;
-        }
-        if (t->raw_cap < cap) {
-            unsigned char *b = realloc(t->raw, cap);
-            if (!b)
-                goto nomem;
-            t->raw = b;
-            t->raw_cap = cap;
         }
         t->cio = cio;
         t->pl = pl;
@@ -765,7 +876,6 @@ herr_t h5shuf__prefetch_start(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftyp
         t->user = (unsigned char *)buf + (lo - start) * pl->row_bytes;
         t->task.run = chunk_task_run;
         t->err[0] = '\0';
-        t->raw_n = (size_t)size;
         if (H5SHUF_FAULT() || H5Dread_chunk(dset, H5P_DEFAULT, off, &t->mask, t->raw) < 0)
             return -1; /* the tasks queued so far are waited for by finish or free */
         h5shuf__pool_submit(cio->pool, &t->task);
@@ -774,7 +884,7 @@ herr_t h5shuf__prefetch_start(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftyp
     return 0;
 nomem:
     H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_RESOURCE, H5E_NOSPACE,
-             "out of memory for chunk buffers");
+             "out of memory for chunk tasks");
     return -1;
 }
 

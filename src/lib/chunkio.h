@@ -35,16 +35,27 @@ struct h5shuf_pipeline {
  * rows, a variable-length type, another filter).  Returns < 0 on an HDF5 error. */
 H5SHUF_INTERNAL int h5shuf__pipeline_probe(hid_t dset, hid_t ftype, struct h5shuf_pipeline *pl);
 
-/* The job's chunk I/O: its thread pool, per-thread codec contexts and chunk buffers. */
+/* The job's chunk I/O: its thread pool, per-thread codec contexts and chunk buffers.  Buffers are made
+ * when a transfer first needs them and kept, grown to the largest chunk seen: a raw buffer per chunk in
+ * flight (a read's of about the chunk's stored size, a write's of its largest encoding), and, only for
+ * pipelines of more than one codec step (shuffle + deflate) or partial chunks, a stage buffer or two per
+ * thread that runs such a chunk; a whole chunk is decoded into, and encoded from, the caller's rows. */
 struct h5shuf_chunkio;
 /* nthreads as for h5shuf__pool_create.  Returns H5SHUF_OK or H5SHUF_ENOMEM.  Free accepts NULL. */
 H5SHUF_INTERNAL int h5shuf__chunkio_create(unsigned nthreads, struct h5shuf_chunkio **out);
 H5SHUF_INTERNAL void h5shuf__chunkio_free(struct h5shuf_chunkio *cio);
 H5SHUF_INTERNAL unsigned h5shuf__chunkio_threads(const struct h5shuf_chunkio *cio);
+/* The chunk buffers cio holds now (for tests and measurements): bytes of its task slots' raw buffers,
+ * and how many stage buffers its threads have made, of how many bytes.  Only while none of cio's reads or
+ * writes is under way (chunks encoded ahead and prefetches hold their own raw buffers, not counted). */
+H5SHUF_INTERNAL void h5shuf__chunkio_held(const struct h5shuf_chunkio *cio, size_t *raw_bytes, unsigned *stages,
+                                          size_t *stage_bytes);
 
 /* As h5shuf__read_rows / h5shuf__write_rows, through raw chunks and the pool when dset's pipeline allows
  * (a write must then start on a chunk boundary; a partial last chunk is stored whole, zero-padded), else
- * through HDF5.  cio may be NULL (HDF5 only).  Errors are left on HDF5's error stack; < 0 on error. */
+ * through HDF5.  cio may be NULL (HDF5 only).  Errors (out of memory for a chunk buffer too) are left on
+ * HDF5's error stack; < 0 on error, and then buf's rows being read are undefined (a whole chunk is decoded
+ * in place). */
 H5SHUF_INTERNAL herr_t h5shuf__chunkio_read(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, uint64_t start,
                                             uint64_t count, void *buf);
 H5SHUF_INTERNAL herr_t h5shuf__chunkio_write(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, uint64_t start,
@@ -56,8 +67,9 @@ struct h5shuf_chunk;
 H5SHUF_INTERNAL struct h5shuf_chunk *h5shuf__chunk_new(void);
 H5SHUF_INTERNAL void h5shuf__chunk_free(struct h5shuf_chunkio *cio, struct h5shuf_chunk *c);
 /* Queue the encoding of nrows rows (at most pl->chunk_rows; fewer are zero-padded) as one chunk of a
- * dataset with pipeline pl (direct).  rows must stay unchanged until h5shuf__chunk_write.  -1 when out of
- * memory (HDF5's stack untouched). */
+ * dataset with pipeline pl (direct).  rows must stay unchanged until h5shuf__chunk_write (a whole chunk is
+ * encoded from them in place).  -1 when out of memory for c's buffer (HDF5's stack untouched); a worker's
+ * stage buffer that cannot be made fails h5shuf__chunk_write instead. */
 H5SHUF_INTERNAL int h5shuf__chunk_encode_start(struct h5shuf_chunkio *cio, const struct h5shuf_pipeline *pl,
                                                const void *rows, uint64_t nrows, struct h5shuf_chunk *c);
 /* Wait for c's encoding and store it as the chunk at row chunk_row of dset (whose extent must cover it).
