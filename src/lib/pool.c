@@ -188,8 +188,3 @@ void h5shuf__pool_wait(struct h5shuf_pool *p, struct h5shuf_task *t)
 {
     help_until_done(p, t);
 }
-
-void h5shuf__pool_drain(struct h5shuf_pool *p)
-{
-    help_until_done(p, NULL);
-}

@@ -32,7 +32,5 @@ H5SHUF_INTERNAL unsigned h5shuf__pool_threads(const struct h5shuf_pool *p);
 H5SHUF_INTERNAL void h5shuf__pool_submit(struct h5shuf_pool *p, struct h5shuf_task *task);
 /* Return when task has run, running queued tasks meanwhile.  An idle task returns at once. */
 H5SHUF_INTERNAL void h5shuf__pool_wait(struct h5shuf_pool *p, struct h5shuf_task *task);
-/* Return when every submitted task has run (tasks' states stay DONE until their owners look). */
-H5SHUF_INTERNAL void h5shuf__pool_drain(struct h5shuf_pool *p);
 
 #endif /* H5SHUF_POOL_H */
