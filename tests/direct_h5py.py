@@ -149,6 +149,47 @@ def case_identity(tmp):
     both(tmp, "small rows held, windows halved (bound 40)", [c + ":/x"], ["-s", "5", "--debug-pile-bound", "40"])
 
 
+def case_netcdf(tmp):
+    """A netCDF-4 file of large records (netCDF4-python): an unlimited time dimension with its coordinate,
+    a (time, y, x) variable of 1 MiB records in chunks of one record, attributes; whole-file mode.  The
+    plan takes the direct path by itself; the output is the two passes' bytes, and netCDF4-python reads
+    the same variables, attributes and dimensions back, the records in the oracle's order."""
+    try:
+        import netCDF4
+    except ImportError:
+        check("netCDF4-python is installed (python3-netcdf4)", False)
+        return
+    src = os.path.join(tmp, "nc-records.nc")
+    n = 9
+    with netCDF4.Dataset(src, "w") as f:
+        f.title = "large records"
+        f.createDimension("time", None)
+        f.createDimension("y", 256)
+        f.createDimension("x", 1024)
+        t = f.createVariable("time", "f8", ("time",))
+        t.units = "days since 2000-01-01"
+        v = f.createVariable("field", "f4", ("time", "y", "x"), zlib=True, complevel=1, chunksizes=(1, 256, 1024))
+        v.long_name = "a field \u00b0C"
+        rng = np.random.default_rng(3)
+        for i in range(n):
+            t[i] = i * 0.5
+            v[i] = (np.round(rng.normal(size=(256, 1024)) * 64) / 64 + i).astype("f4")
+    why = plan_text("-m", "64M", src, os.path.join(tmp, "nc-out.nc"))
+    check("netCDF-4 records of 1 MiB: the plan takes the direct path", why.startswith("direct: rows of"), why)
+    out = both(tmp, "netCDF-4 whole file", [src], ["-s", "4"])[0]
+    order = O.oracle_order(4, n)
+    with netCDF4.Dataset(src) as a, netCDF4.Dataset(out) as b:
+        check("netCDF-4: the same dimensions (time unlimited)",
+              {k: (len(d), d.isunlimited()) for k, d in a.dimensions.items()} ==
+              {k: (len(d), d.isunlimited()) for k, d in b.dimensions.items()})
+        mine = {k: v for k, v in b.__dict__.items() if not k.startswith("h5shuf_")}  # the provenance added
+        check("netCDF-4: the same global and variable attributes (besides h5shuf's provenance)",
+              a.__dict__ == mine and all(a[k].__dict__ == b[k].__dict__ for k in a.variables),
+              "%s vs %s" % (a.__dict__, b.__dict__))
+        check("netCDF-4: records in the oracle's order",
+              np.array_equal(b["field"][:], a["field"][:][order]) and np.array_equal(b["time"][:], a["time"][:][order]))
+
+
 def case_oracle(tmp):
     a = os.path.join(tmp, "or-a.h5")
     make_records(a, 25, 4096, vlen=True)
@@ -197,6 +238,7 @@ def main():
         O.run_case("the plan's choice", case_choice, tmp)
         O.run_case("byte identity with the two passes", case_identity, tmp)
         O.run_case("the oracle", case_oracle, tmp)
+        O.run_case("a netCDF-4 file of large records", case_netcdf, tmp)
         O.run_case("the minimum budget", case_min_budget, tmp)
         left = [f for f in os.listdir(tmp) if ".h5shuf-" in f] + os.listdir(scratch)
         check("no temporary or scratch file left behind", not left, str(left))
