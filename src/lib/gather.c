@@ -62,9 +62,19 @@ static int load_finish(const struct h5shuf_ctx *cx, const struct h5shuf_scratch 
     return st;
 }
 
-/* Sort pile p (loaded in buf) by key and hand its rows to the output. */
+int h5shuf__gather_load(const struct h5shuf_ctx *cx, const struct h5shuf_scratch *sc, const struct h5shuf_pile *p,
+                        unsigned char **buf)
+{
+    hid_t *sets = malloc(h5shuf__pile_nsets(sc->dsets) * sizeof *sets);
+    int st = sets ? load_start(cx, sc, p, buf, NULL, sets, 0, NULL) : h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory");
+    free(sets);
+    return st;
+}
+
+/* Sort pile p (loaded in buf; its first row is output row first) by key and hand its rows of output rows
+ * [p2->put_first, p2->put_end) to the output. */
 static int sort_and_write(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p2, const struct h5shuf_pile *p,
-                          unsigned char **buf, struct h5shuf_keyidx *pairs, struct h5shuf_keyidx *tmp,
+                          uint64_t first, unsigned char **buf, struct h5shuf_keyidx *pairs, struct h5shuf_keyidx *tmp,
                           const unsigned char **rows, struct h5shuf_targets *out, struct h5shuf_writer *w)
 {
     const struct h5shuf_datasets *dsets = p2->sc->dsets;
@@ -75,7 +85,9 @@ static int sort_and_write(const struct h5shuf_ctx *cx, const struct h5shuf_pass2
     }
     h5shuf__sort_keyidx(pairs, tmp, p->rows);
     int st = H5SHUF_OK;
-    for (uint64_t r = 0; r < p->rows && st == H5SHUF_OK; r++) {
+    uint64_t from = p2->put_first > first ? p2->put_first - first : 0;
+    uint64_t to = p2->put_end <= first ? 0 : p2->put_end - first < p->rows ? p2->put_end - first : p->rows;
+    for (uint64_t r = from; r < to && st == H5SHUF_OK; r++) {
         uint64_t i = pairs[r].idx;
         for (size_t d = 0; d < dsets->n; d++)
             rows[d] = buf[d] + i * dsets->ds[d].row_bytes;
@@ -162,25 +174,27 @@ int h5shuf__gather(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, st
         most_bytes = b > most_bytes ? b : most_bytes;
         most_payload = p->piles[j].bytes > most_payload ? p->piles[j].bytes : most_payload;
     }
-    const int pipelined = overlap(cx, p, most, most_bytes);
+    const int pipelined = !p->load && overlap(cx, p, most, most_bytes);
     struct pass2_bufs b = {{NULL, NULL}, NULL, NULL, NULL, NULL, NULL, NULL};
     int st = bufs_make(cx, dsets, most, most_payload, pipelined, &b);
     const size_t nv = dsets->nvlen;
     int cur = 0;
-    if (st == H5SHUF_OK && p->npiles > 0)
+    uint64_t first = p->first_row;
+    if (st == H5SHUF_OK && p->npiles > 0 && !p->load)
         st = load_start(cx, p->sc, &p->piles[0], b.buf[0], b.pf, b.sets, pipelined, b.arena);
     for (size_t j = 0; j < p->npiles && st == H5SHUF_OK; j++) {
         const struct h5shuf_pile *pile = &p->piles[j];
-        st = load_finish(cx, p->sc, pile, b.pf);
+        st = p->load ? p->load(p->load_user, j, b.buf[cur], cx->err) : load_finish(cx, p->sc, pile, b.pf);
         int next = pipelined ? cur ^ 1 : cur;
         if (st == H5SHUF_OK && pipelined && j + 1 < p->npiles) /* overlaps the sort and writes below */
             st = load_start(cx, p->sc, &p->piles[j + 1], b.buf[next], b.pf, b.sets, pipelined,
                             b.arena ? b.arena + next * nv : NULL);
         if (st == H5SHUF_OK)
-            st = sort_and_write(cx, p, pile, b.buf[cur], b.pairs, b.tmp, b.rows, out, w);
-        if (st == H5SHUF_OK && !pipelined && j + 1 < p->npiles)
+            st = sort_and_write(cx, p, pile, first, b.buf[cur], b.pairs, b.tmp, b.rows, out, w);
+        if (st == H5SHUF_OK && !pipelined && !p->load && j + 1 < p->npiles)
             st = load_start(cx, p->sc, &p->piles[j + 1], b.buf[next], b.pf, b.sets, pipelined,
                             b.arena ? b.arena + next * nv : NULL);
+        first += pile->rows;
         cur = next;
     }
     bufs_free(cx, dsets, &b);

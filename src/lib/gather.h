@@ -10,7 +10,8 @@
 #include "writer.h"
 
 /* What pass 2 reads: a run of consecutive piles of a scratch (or pile) file, in key order.  Their rows,
- * sorted, are output rows [w->pos, w->pos + their rows) (all piles of a serial run: rows 0 .. R-1). */
+ * sorted, are output rows [first_row, first_row + their rows) (all piles of a serial run: rows 0 .. R-1),
+ * of which rows [put_first, put_end) are put into the outputs. */
 struct h5shuf_pass2 {
     const struct h5shuf_scratch *sc;  /* the file and what a pile holds */
     const struct h5shuf_pile *piles;  /* piles[0 .. npiles), consecutive in key order */
@@ -19,10 +20,24 @@ struct h5shuf_pass2 {
     int pipelined;                    /* the plan overlaps loads with work (h5shuf_plan.pipelined) ... */
     uint64_t mem_limit_bytes;         /* ... when two of the largest piles and the bands fit this */
     uint64_t band_bytes;              /* the writer's bands (h5shuf__writer_bytes) */
+    uint64_t first_row;               /* the output row of the first pile's first row */
+    uint64_t put_first, put_end;      /* the output rows put (a serial run: 0, UINT64_MAX) */
+    /* Several processes (DESIGN.md section 5): each pile's rows are spread over them.  NULL: load piles
+     * from sc.  Else load(user, j, buf, err) fills buf (dsets->n + 1 buffers of piles[j].rows rows: each
+     * dataset's, then the ids, in increasing id) with pile j's rows from all processes; fixed-size rows
+     * only, never pipelined.  A failure is recorded in err and returned. */
+    int (*load)(void *user, size_t j, unsigned char **buf, struct h5shuf_err *err);
+    void *load_user;
 };
 
-/* Pass 2: for each pile, load it, sort its rows by (key, id) and put them into the output files through
- * out and the writer w (open, its position at the piles' first output row).  The caller flushes w. */
+/* Load pile p of sc whole into buf (sc->dsets->n + 1 buffers of at least p->rows rows), fixed-size rows
+ * only: a process's part of a pile, for a distributed pass 2 to send. */
+H5SHUF_INTERNAL int h5shuf__gather_load(const struct h5shuf_ctx *cx, const struct h5shuf_scratch *sc,
+                                        const struct h5shuf_pile *p, unsigned char **buf);
+
+/* Pass 2: for each pile, load it, sort its rows by (key, id) and put those of output rows [put_first,
+ * put_end) into the output files through out and the writer w (open, its position at the first of them).
+ * The caller flushes w. */
 H5SHUF_INTERNAL int h5shuf__gather(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, struct h5shuf_targets *out,
                                    struct h5shuf_writer *w);
 

@@ -240,11 +240,11 @@ hid_t h5shuf__source_type(size_t ninputs)
     return ninputs > UINT16_MAX ? H5T_STD_U32LE : H5T_STD_U16LE;
 }
 
-/* Create an index-like dataset (n,) of type ftype at path: chunks of at most H5SHUF_INDEX_CHUNK_ROWS,
- * shuffle + deflate (readable everywhere). */
-static hid_t index_create(hid_t out, const char *path, hid_t ftype, hsize_t n)
+/* Create an index-like dataset (n,) of type ftype at path: chunks of at most H5SHUF_INDEX_CHUNK_ROWS
+ * (of an output of all rows: n, or more for a part), shuffle + deflate (readable everywhere). */
+static hid_t index_create(hid_t out, const char *path, hid_t ftype, hsize_t n, hsize_t all)
 {
-    hsize_t chunk = n == 0 ? 1 : n < H5SHUF_INDEX_CHUNK_ROWS ? n : H5SHUF_INDEX_CHUNK_ROWS;
+    hsize_t chunk = all == 0 ? 1 : all < H5SHUF_INDEX_CHUNK_ROWS ? all : H5SHUF_INDEX_CHUNK_ROWS;
     hsize_t maxn = n > chunk ? n : chunk;
     hid_t dset = H5I_INVALID_HID;
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
@@ -313,16 +313,40 @@ static int entry_attrs(const struct h5shuf_outfile *of, const struct h5shuf_obj 
     return H5SHUF_OK;
 }
 
-/* An index-like dataset at path of n rows, out_dsets[k]. */
-static int index_make(hid_t out, const char *ofile, const char *path, hid_t ftype, uint64_t n, const char *what,
-                      hid_t *dset, struct h5shuf_err *err)
+/* An index-like dataset at path of n rows (chunked as for all rows), out_dsets[k]. */
+static int index_make(hid_t out, const char *ofile, const char *path, hid_t ftype, uint64_t n, uint64_t all,
+                      const char *what, hid_t *dset, struct h5shuf_err *err)
 {
     char cause[256];
-    *dset = index_create(out, path, ftype, n);
+    *dset = index_create(out, path, ftype, n, all);
     if (*dset < 0)
         return h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot create the %s dataset: %s", ofile, path, what,
                             h5shuf__hdf5_cause(cause, sizeof cause));
     return H5SHUF_OK;
+}
+
+/* The index and source index datasets of rows rows, chunked as for all rows. */
+static int indexes_make(const struct h5shuf_outfile *of, hid_t out, const char *ofile, uint64_t rows, uint64_t all,
+                        hid_t *out_dsets, struct h5shuf_err *err)
+{
+    const size_t n = of->dsets->n;
+    /* index[r]: the input row of output row r; source_index[r]: its input file */
+    int st = H5SHUF_OK;
+    if (of->index_path)
+        st = index_make(out, ofile, of->index_path, H5T_STD_U64LE, rows, all, "index", &out_dsets[n], err);
+    if (st == H5SHUF_OK && of->source_index_path)
+        st = index_make(out, ofile, of->source_index_path, h5shuf__source_type(of->inputs->n), rows, all,
+                        "source index", &out_dsets[n + 1], err);
+    return st;
+}
+
+int h5shuf__output_create_part(const struct h5shuf_outfile *of, hid_t out, const char *ofile, uint64_t rows,
+                               uint64_t all_rows, hid_t *out_dsets, struct h5shuf_err *err)
+{
+    int st = H5SHUF_OK;
+    for (size_t d = 0; d < of->dsets->n && st == H5SHUF_OK; d++)
+        st = dataset_create(&of->dsets->ds[d], rows, all_rows, out, ofile, &out_dsets[d], err);
+    return st == H5SHUF_OK ? indexes_make(of, out, ofile, rows, all_rows, out_dsets, err) : st;
 }
 
 int h5shuf__output_create(const struct h5shuf_outfile *of, hid_t out, const char *ofile, uint64_t rows, hid_t *out_dsets,
@@ -345,12 +369,8 @@ int h5shuf__output_create(const struct h5shuf_outfile *of, hid_t out, const char
         if (st == H5SHUF_OK && !e->deferred)
             st = entry_attrs(of, e, out, ofile, out_dsets, &rw, err);
     }
-    /* index[r]: the input row of output row r; source_index[r]: its input file */
-    if (st == H5SHUF_OK && of->index_path)
-        st = index_make(out, ofile, of->index_path, H5T_STD_U64LE, rows, "index", &out_dsets[dsets->n], err);
-    if (st == H5SHUF_OK && of->source_index_path)
-        st = index_make(out, ofile, of->source_index_path, h5shuf__source_type(of->inputs->n), rows, "source index",
-                        &out_dsets[dsets->n + 1], err);
+    if (st == H5SHUF_OK)
+        st = indexes_make(of, out, ofile, rows, rows, out_dsets, err);
     for (size_t i = 0; i < oc->n && st == H5SHUF_OK; i++) /* further hard links, once every object exists */
         if (oc->v[i].kind == H5SHUF_OBJ_ALIAS)
             st = h5shuf__objcopy_make(&oc->v[i], first, out, ofile, err);

@@ -39,6 +39,12 @@ H5SHUF_INTERNAL int h5shuf__output_plan(struct h5shuf_datasets *dsets, uint64_t 
 H5SHUF_INTERNAL int h5shuf__output_create(const struct h5shuf_outfile *of, hid_t out, const char *ofile, uint64_t rows,
                                           hid_t *out_dsets, struct h5shuf_err *err);
 
+/* A distributed run's part of the single output (targets.h): in the open file out, only the shuffled
+ * datasets and the index datasets, rows rows each, with the chunk shapes and filters of an output of
+ * all_rows rows, so that every whole chunk is encoded as the output's; out_dsets as above. */
+H5SHUF_INTERNAL int h5shuf__output_create_part(const struct h5shuf_outfile *of, hid_t out, const char *ofile, uint64_t rows,
+                                               uint64_t all_rows, hid_t *out_dsets, struct h5shuf_err *err);
+
 /* The file datatype of the source index: uint16 for at most 65535 inputs, else uint32 (little-endian). */
 H5SHUF_INTERNAL hid_t h5shuf__source_type(size_t ninputs);
 

@@ -118,6 +118,7 @@ static int fill_outputs(h5shuf_job *job, const struct h5shuf_scratch *sc)
             .mem_limit_bytes = job->opts.mem_limit_bytes,
             .band_bytes = h5shuf__writer_bytes(&job->dsets, job->out_rows, job->index_path != NULL,
                                                job->source_index_path != NULL),
+            .put_end = UINT64_MAX,
         };
         st = h5shuf__gather(&cx, &p2, &job->out, &w);
     } else if (st == H5SHUF_OK) {

@@ -277,13 +277,20 @@ static uint64_t split_parts(const struct h5shuf_datasets *dsets, const h5shuf_pl
 }
 
 /* Read pile p back in slabs and scatter its rows into m sub-piles over its key range, recorded in
- * sub[0..m); *done counts the rows for progress. */
+ * sub[0..m); *done counts the rows for progress.  A pile without rows (another process's part of an
+ * oversize pile may be empty here) has no group: its sub-piles are empty key ranges. */
 static int rescatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_scratch *sc,
                      const struct h5shuf_pile *pile, uint64_t m, struct h5shuf_pile *sub, uint64_t *done)
 {
     const struct h5shuf_datasets *dsets = sc->dsets;
     const h5shuf_plan *plan = p->plan;
     struct h5shuf_err *err = cx->err;
+    if (pile->rows == 0) {
+        for (uint64_t k = 0; k < m; k++)
+            sub[k] = (struct h5shuf_pile){{h5shuf__range_cut(pile->range, m, k), h5shuf__range_cut(pile->range, m, k + 1)},
+                                          UINT64_MAX, 0, 0};
+        return H5SHUF_OK;
+    }
     struct h5shuf_pileset ps = {0};
     struct slab sl = {0};
     hid_t group = H5I_INVALID_HID;
@@ -331,20 +338,50 @@ static int rescatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, 
         h5shuf__varena_free(&arena[v]);
     free(arena);
     free(cursor);
+    if (st == H5SHUF_OK)
+        st = h5shuf__pile_remove(sc, pile, err);
     return st;
 }
 
-/* Split pile p (over the bound) into sub-piles, appending the resulting piles, in key order and each
- * within the bound, to *out (n of cap).  The split pile's group is removed. */
+int h5shuf__piles_global(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, const struct h5shuf_pile *piles,
+                         size_t n, struct h5shuf_pile **g)
+{
+    *g = malloc((n ? n : 1) * sizeof **g);
+    uint64_t *v = p->sums ? malloc((n ? 2 * n : 1) * sizeof *v) : NULL;
+    if (!*g || (p->sums && !v)) {
+        free(v);
+        return h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory");
+    }
+    memcpy(*g, piles, n * sizeof **g);
+    int st = H5SHUF_OK;
+    if (p->sums) {
+        for (size_t j = 0; j < n; j++) {
+            v[2 * j] = piles[j].rows;
+            v[2 * j + 1] = piles[j].bytes;
+        }
+        st = p->sums(p->sums_user, v, 2 * n, cx->err);
+        for (size_t j = 0; j < n && st == H5SHUF_OK; j++) {
+            (*g)[j].rows = v[2 * j];
+            (*g)[j].bytes = v[2 * j + 1];
+        }
+    }
+    free(v);
+    return st;
+}
+
+/* Split pile (this process's part of pile g, which holds the rows of all processes and is over the bound)
+ * into sub-piles, appending the resulting piles, in key order and each within the bound over all
+ * processes, to *out (n of cap).  The split pile's group is removed.  Every process makes the same
+ * decisions, from g. */
 static int split_pile(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_scratch *sc,
-                      const struct h5shuf_pile *pile, int depth, struct h5shuf_pile **out, size_t *n, size_t *cap,
-                      uint64_t *done)
+                      const struct h5shuf_pile *pile, const struct h5shuf_pile *g, int depth, struct h5shuf_pile **out,
+                      size_t *n, size_t *cap, uint64_t *done)
 {
     const struct h5shuf_datasets *dsets = sc->dsets;
     h5shuf_plan *plan = p->plan;
-    if (!h5shuf__pile_oversize(dsets, plan, pile))
+    if (!h5shuf__pile_oversize(dsets, plan, g))
         return keep_pile(pile, out, n, cap, cx->err);
-    if (pile->rows == 1 && pile->rows <= plan->pile_bound_rows) {
+    if (g->rows == 1 && g->rows <= plan->pile_bound_rows) {
         char where[512];
         size_t d = 0;
         while (d + 1 < dsets->n && !dsets->ds[d].vlen)
@@ -352,33 +389,36 @@ static int split_pile(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p,
         return h5shuf__fail(cx->err, H5SHUF_EBUDGET,
                             "%s: a row of %llu bytes of variable-length data does not fit the memory budget "
                             "(a pile may use %llu bytes; raise --memory)",
-                            h5shuf__where(p->inputs, dsets, 0, d, where, sizeof where), (unsigned long long)pile->bytes,
+                            h5shuf__where(p->inputs, dsets, 0, d, where, sizeof where), (unsigned long long)g->bytes,
                             (unsigned long long)plan->pile_bound_bytes);
     }
-    if (depth >= SPLIT_DEPTH_MAX || pile->range.hi - pile->range.lo < 2)
+    if (depth >= SPLIT_DEPTH_MAX || g->range.hi - g->range.lo < 2)
         return h5shuf__fail(cx->err, H5SHUF_EINTERNAL, "a pile of %llu rows cannot be split below its bound",
-                            (unsigned long long)pile->rows);
-    uint64_t m = split_parts(dsets, plan, pile);
-    struct h5shuf_pile *sub = calloc(m, sizeof *sub);
+                            (unsigned long long)g->rows);
+    uint64_t m = split_parts(dsets, plan, g);
+    struct h5shuf_pile *sub = calloc(m, sizeof *sub), *gsub = NULL;
     int st = sub ? rescatter(cx, p, sc, pile, m, sub, done) : h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory");
     if (st == H5SHUF_OK) {
         plan->splits++;
-        st = h5shuf__pile_remove(sc, pile, cx->err);
+        st = h5shuf__piles_global(cx, p, sub, m, &gsub);
     }
     for (uint64_t k = 0; k < m && st == H5SHUF_OK; k++)
-        st = split_pile(cx, p, sc, &sub[k], depth + 1, out, n, cap, done);
+        st = split_pile(cx, p, sc, &sub[k], &gsub[k], depth + 1, out, n, cap, done);
+    free(gsub);
     free(sub);
     return st;
 }
 
-int h5shuf__split_oversize(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_scratch *sc)
+/* Split every pile of sc whose rows over all processes (g) are over the bound. */
+static int split_all(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_scratch *sc,
+                     const struct h5shuf_pile *g)
 {
     struct h5shuf_pile *out = NULL;
     size_t n = 0, cap = 0;
     uint64_t done = 0;
     int st = H5SHUF_OK;
     for (size_t j = 0; j < sc->npiles && st == H5SHUF_OK; j++)
-        st = split_pile(cx, p, sc, &sc->piles[j], 0, &out, &n, &cap, &done);
+        st = split_pile(cx, p, sc, &sc->piles[j], &g[j], 0, &out, &n, &cap, &done);
     if (st != H5SHUF_OK) {
         free(out);
         return st;
@@ -390,22 +430,39 @@ int h5shuf__split_oversize(const struct h5shuf_ctx *cx, const struct h5shuf_pass
     return H5SHUF_OK;
 }
 
-/* Is any pile over the bound (rows, or bytes of vlen rows)? */
-static int any_oversize(const struct h5shuf_scratch *sc, const h5shuf_plan *plan)
+int h5shuf__split_oversize(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_scratch *sc)
 {
-    for (size_t j = 0; j < sc->npiles; j++)
-        if (h5shuf__pile_oversize(sc->dsets, plan, &sc->piles[j]))
-            return 1;
-    return 0;
+    struct h5shuf_pile *g = NULL;
+    int st = h5shuf__piles_global(cx, p, sc->piles, sc->npiles, &g);
+    if (st == H5SHUF_OK)
+        st = split_all(cx, p, sc, g);
+    free(g);
+    return st;
+}
+
+/* Is any pile over the bound (rows, or bytes of vlen rows) over all processes?  *any 1 or 0. */
+static int any_oversize(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, const struct h5shuf_scratch *sc,
+                        int *any)
+{
+    struct h5shuf_pile *g = NULL;
+    int st = h5shuf__piles_global(cx, p, sc->piles, sc->npiles, &g);
+    *any = 0;
+    for (size_t j = 0; st == H5SHUF_OK && j < sc->npiles && !*any; j++)
+        *any = h5shuf__pile_oversize(sc->dsets, p->plan, &g[j]);
+    free(g);
+    return st;
 }
 
 int h5shuf__pass1(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_scratch *sc)
 {
     h5shuf_plan *plan = p->plan;
+    int any = 0;
     int st = h5shuf__scatter(cx, p, sc);
+    if (st == H5SHUF_OK)
+        st = any_oversize(cx, p, sc, &any);
     if (p->on_oversize != H5SHUF_OVERSIZE_RESTART)
-        return st == H5SHUF_OK && any_oversize(sc, plan) ? h5shuf__split_oversize(cx, p, sc) : st;
-    while (st == H5SHUF_OK && any_oversize(sc, plan)) {
+        return st == H5SHUF_OK && any ? h5shuf__split_oversize(cx, p, sc) : st;
+    while (st == H5SHUF_OK && any) {
         if (plan->restarts == RESTARTS_MAX)
             return h5shuf__fail(cx->err, H5SHUF_EINTERNAL, "piles still oversize after %d restarts", RESTARTS_MAX);
         /* More piles: at least twice as many, and enough for the bound's own target. */
@@ -423,6 +480,8 @@ int h5shuf__pass1(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, str
         st = h5shuf__scratch_reset(sc, cx->err);
         if (st == H5SHUF_OK)
             st = h5shuf__scatter(cx, p, sc);
+        if (st == H5SHUF_OK)
+            st = any_oversize(cx, p, sc, &any);
     }
     return st;
 }

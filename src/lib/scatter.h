@@ -21,6 +21,13 @@ struct h5shuf_pass1 {
     h5shuf_plan *plan;                       /* slabs, piles, buffers, bounds; the oversize handling updates
                                               * piles, pile_buffer_rows, restarts and splits */
     h5shuf_oversize on_oversize;
+    /* Several processes (DESIGN.md section 5) scatter their row ranges into piles of the same key ranges;
+     * the oversize handling then decides from each pile's rows (and bytes) over all of them.  sums(user,
+     * v, n, err) replaces v[0..n) by its sums over the processes: every process calls it at the same
+     * points with the same n (an MPI_Allreduce); a failure is recorded in err and returned.  NULL: one
+     * process, whose piles are all there is. */
+    int (*sums)(void *user, uint64_t *v, size_t n, struct h5shuf_err *err);
+    void *sums_user;
 };
 
 /* Pass 1: read the rows in slabs and scatter them into plan->piles piles over the key range (all keys, or
@@ -31,6 +38,11 @@ H5SHUF_INTERNAL int h5shuf__scatter(const struct h5shuf_ctx *cx, const struct h5
  * (recursively), counting the splits in the plan.  Rewrites sc->piles in key order. */
 H5SHUF_INTERNAL int h5shuf__split_oversize(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p,
                                            struct h5shuf_scratch *sc);
+
+/* The piles of sc as all processes hold them together: g[0..sc->npiles) gets sc's piles with their rows
+ * and bytes summed over the processes (p->sums; a copy with one process).  The caller frees *g. */
+H5SHUF_INTERNAL int h5shuf__piles_global(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p,
+                                         const struct h5shuf_pile *piles, size_t n, struct h5shuf_pile **g);
 
 /* Pass 1 with its oversize handling (p->on_oversize: recursion, or restarts with more piles): on return
  * every pile is within its bound. */

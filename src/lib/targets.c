@@ -216,6 +216,36 @@ int h5shuf__targets_plan(struct h5shuf_targets *t, const char *out, uint64_t sha
                             (unsigned long long)SHARDS_MAX);
     int st = split ? plan_splits(t, out, err) : plan_shards(t, out, err);
     t->ranges = t->n > 1 || shards || rows != all_rows;
+    t->lo = 0;
+    t->hi = t->n;
+    return st;
+}
+
+void h5shuf__targets_select(struct h5shuf_targets *t, size_t lo, size_t hi)
+{
+    t->lo = lo;
+    t->hi = hi;
+    t->cur = lo;
+}
+
+int h5shuf__targets_plan_part(struct h5shuf_targets *t, const char *dir, uint64_t first, uint64_t rows,
+                              uint64_t all_rows, struct h5shuf_err *err)
+{
+    memset(t, 0, sizeof *t);
+    t->file = H5I_INVALID_HID;
+    t->rows = all_rows;
+    t->part = 1;
+    t->v = calloc(1, sizeof *t->v);
+    size_t len = strlen(dir) + sizeof "/h5shuf-part.h5";
+    char *path = malloc(len);
+    if (path)
+        snprintf(path, len, "%s/h5shuf-part.h5", dir);
+    if (!t->v) {
+        free(path);
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    }
+    int st = add_target(t, path, NULL, first, rows, err);
+    t->hi = t->n;
     return st;
 }
 
@@ -380,7 +410,7 @@ int h5shuf__targets_create(const struct h5shuf_ctx *cx, struct h5shuf_targets *t
     for (size_t d = 0; d < of->dsets->n + 2; d++)
         t->dsets[d] = H5I_INVALID_HID;
     int st = H5SHUF_OK;
-    for (size_t k = 0; k < t->n && st == H5SHUF_OK; k++) {
+    for (size_t k = t->lo; k < t->hi && st == H5SHUF_OK; k++) {
         struct h5shuf_target *tg = &t->v[k];
         hid_t file = H5I_INVALID_HID;
         /* its temporary name is known from now on (h5shuf_job_temp_file), before HDF5 writes anything */
@@ -388,6 +418,11 @@ int h5shuf__targets_create(const struct h5shuf_ctx *cx, struct h5shuf_targets *t
             (st = h5shuf__progress(&cx->progress, err, H5SHUF_PHASE_CREATE, k + 1, files)) != H5SHUF_OK ||
             (st = target_create_file(tg, of->objects, &file, err)) != H5SHUF_OK)
             break;
+        if (t->part) { /* the row datasets only */
+            st = h5shuf__output_create_part(of, file, tg->path, tg->rows, t->rows, t->dsets, err);
+            st = close_file(t, file, tg->path, tg->tmp_path, st, err);
+            continue;
+        }
         st = h5shuf__output_create(of, file, tg->path, tg->rows, t->dsets, err);
         if (st == H5SHUF_OK)
             st = h5shuf__output_provenance(of, file, tg->path, err);
@@ -417,9 +452,9 @@ static int next_target(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, st
     if (st != H5SHUF_OK)
         return st;
     size_t k = t->cur;
-    while (k < t->n && t->v[k].first + t->v[k].rows <= w->pos)
+    while (k < t->hi && t->v[k].first + t->v[k].rows <= w->pos)
         k++;
-    if (k == t->n)
+    if (k == t->hi)
         return h5shuf__fail(cx->err, H5SHUF_EINTERNAL, "row %llu is past the last output", (unsigned long long)w->pos);
     struct h5shuf_target *tg = &t->v[k];
     t->cur = k;
@@ -458,12 +493,12 @@ int h5shuf__targets_put(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, s
 
 int h5shuf__targets_finish(struct h5shuf_targets *t, int st, int force, struct h5shuf_err *err)
 {
-    size_t done = 0;
-    for (; st == H5SHUF_OK && done < t->n; done++)
+    size_t done = t->lo;
+    for (; st == H5SHUF_OK && !t->part && done < t->hi; done++)
         if ((st = h5shuf__commit_file(t->v[done].tmp_path, t->v[done].path, force, err)) != H5SHUF_OK)
             break;
     if (st != H5SHUF_OK) /* all or nothing: take back the ones already in place */
-        for (size_t k = 0; k < done; k++)
+        for (size_t k = t->lo; k < done; k++)
             unlink(t->v[k].path);
     for (size_t k = 0; k < t->n; k++) {
         if (t->v[k].tmp_path)

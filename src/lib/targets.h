@@ -30,6 +30,9 @@ struct h5shuf_targets {
     const char *split; /* the --split spec (not owned), or NULL */
     int ranges;        /* the files carry range attributes: several outputs, or a head */
     const struct h5shuf_outfile *of; /* what each file holds (h5shuf__targets_create) */
+    size_t lo, hi;     /* the targets this process makes, fills and moves into place: v[lo .. hi) (all of
+                        * them, unless a distributed run selects: h5shuf__targets_select) */
+    int part;          /* the one target is a part of the single output (h5shuf__targets_plan_part) */
     size_t cur;        /* pass 2: the target open for writing, when file >= 0 */
     hid_t file;
     hid_t *dsets;      /* of->dsets->n + 2: datasets, index, source index of the open target (or invalid) */
@@ -40,6 +43,17 @@ struct h5shuf_targets {
  * Errors are H5SHUF_EINVAL naming the option, or H5SHUF_ENOMEM.  Free with h5shuf__targets_free. */
 H5SHUF_INTERNAL int h5shuf__targets_plan(struct h5shuf_targets *t, const char *out, uint64_t shards, const char *split,
                                          uint64_t rows, uint64_t all_rows, struct h5shuf_err *err);
+/* A distributed run (DESIGN.md section 5): this process makes, fills and moves into place only targets
+ * [lo, hi) of t (planned), which hold output rows [t->v[lo].first, t->v[hi - 1].first + rows). */
+H5SHUF_INTERNAL void h5shuf__targets_select(struct h5shuf_targets *t, size_t lo, size_t hi);
+
+/* A distributed run's part of the single output: t (empty) becomes one target over output rows [first,
+ * first + rows) of all_rows, a temporary file in dir holding only the row datasets, chunked and filtered
+ * as the whole output's (h5shuf__output_create_part), so that its chunks are the output's own and are
+ * copied whole into it by the process that writes it.  h5shuf__targets_finish removes it, always. */
+H5SHUF_INTERNAL int h5shuf__targets_plan_part(struct h5shuf_targets *t, const char *dir, uint64_t first, uint64_t rows,
+                                              uint64_t all_rows, struct h5shuf_err *err);
+
 /* Refuse a target that is an input or the pile file piles_path (may be NULL), or exists (unless force and
  * it is a regular file). */
 H5SHUF_INTERNAL int h5shuf__targets_check(const struct h5shuf_targets *t, const struct h5shuf_inputs *in,
