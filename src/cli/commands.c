@@ -14,9 +14,7 @@
 #include "progress.h"
 #include "report.h"
 
-/* A job over INPUT... OUTPUT specs (output or piles may be NULL: a scatter has no output, a gather no
- * inputs).  Returns it, or NULL after printing why and setting *rc (2 for a malformed spec, 1 otherwise). */
-static h5shuf_job *make_job(const h5shuf_options *opts, char *const *inputs, int ninputs, const char *output,
+h5shuf_job *cmd_make_job(const h5shuf_options *opts, char *const *inputs, int ninputs, const char *output,
                             const char *piles, int *rc)
 {
     h5shuf_job *job = h5shuf_job_create(opts);
@@ -53,7 +51,7 @@ static int verify_files(char *const *inputs, int ninputs, const char *output, ui
     o.mem_limit_bytes = mem;
     o.threads = threads;
     int rc;
-    h5shuf_job *job = make_job(&o, inputs, ninputs, output, NULL, &rc);
+    h5shuf_job *job = cmd_make_job(&o, inputs, ninputs, output, NULL, &rc);
     if (!job)
         return rc;
     int st = h5shuf_verify(job);
@@ -73,9 +71,7 @@ int cmd_verify(const struct cli_options *o, char **pos, int npos)
     return verify_files(pos, npos - 1, pos[npos - 1], o->lib.mem_limit_bytes, o->lib.threads, o->verbose);
 }
 
-/* The positional arguments and option combinations each run takes; -1 when they fit, else the exit
- * status of the usage error printed. */
-static int check_usage(enum cli_command cmd, const struct cli_options *o, int npos)
+int cmd_check_usage(enum cli_command cmd, const struct cli_options *o, int npos)
 {
     const char *name = cmd == CMD_SCATTER ? "scatter: " : cmd == CMD_GATHER ? "gather: " : "";
     if (cmd == CMD_SHUFFLE && npos < 2)
@@ -94,9 +90,7 @@ static int check_usage(enum cli_command cmd, const struct cli_options *o, int np
     return -1;
 }
 
-/* What a run reports when it ends: the summary (-v), the error, the mixing report, the --json object.
- * Returns the exit status. */
-static int report_run(enum cli_command cmd, const struct cli_options *o, h5shuf_job *job, const h5shuf_plan *plan,
+int cmd_report_run(enum cli_command cmd, const struct cli_options *o, h5shuf_job *job, const h5shuf_plan *plan,
                       int st, int check_st, char **pos, int npos, const struct progress *prog, double seconds)
 {
     int rc = 0, ninputs = npos - 1; /* a gather's: the pile file */
@@ -133,15 +127,15 @@ static int report_run(enum cli_command cmd, const struct cli_options *o, h5shuf_
 
 int cmd_run(enum cli_command cmd, const struct cli_options *o, char **pos, int npos)
 {
-    int rc = check_usage(cmd, o, npos);
+    int rc = cmd_check_usage(cmd, o, npos);
     if (rc >= 0)
         return rc;
     interrupt_catch();
     h5shuf_options opts = o->lib;
     opts.progress = interrupt_progress;
-    h5shuf_job *job = cmd == CMD_SCATTER  ? make_job(&opts, pos, npos - 1, NULL, pos[npos - 1], &rc)
-                      : cmd == CMD_GATHER ? make_job(&opts, NULL, 0, pos[1], pos[0], &rc)
-                                          : make_job(&opts, pos, npos - 1, pos[npos - 1], NULL, &rc);
+    h5shuf_job *job = cmd == CMD_SCATTER  ? cmd_make_job(&opts, pos, npos - 1, NULL, pos[npos - 1], &rc)
+                      : cmd == CMD_GATHER ? cmd_make_job(&opts, NULL, 0, pos[1], pos[0], &rc)
+                                          : cmd_make_job(&opts, pos, npos - 1, pos[npos - 1], NULL, &rc);
     if (!job)
         return rc;
     double t0 = progress_now();
@@ -174,7 +168,7 @@ int cmd_run(enum cli_command cmd, const struct cli_options *o, char **pos, int n
      * prints its one-line error only. */
     for (size_t k = 0; st == H5SHUF_OK && h5shuf_job_warning(job, k); k++)
         fprintf(stderr, "h5shuf: warning: %s\n", h5shuf_job_warning(job, k));
-    rc = report_run(cmd, o, job, &plan, st, check_st, pos, npos, &prog, progress_now() - t0);
+    rc = cmd_report_run(cmd, o, job, &plan, st, check_st, pos, npos, &prog, progress_now() - t0);
     h5shuf_job_free(job);
     return rc;
 }

@@ -1,0 +1,554 @@
+/*
+ * dist.c - the distributed run (DESIGN.md section 5), composed from the serial run's stages.
+ *
+ * Rows.  Process r of P scatters the global rows [r*N/P, (r+1)*N/P) into piles of the same key ranges as
+ * every other (pass 1, scatter.c), in its own scratch file: node-local scratch works.  The oversize
+ * handling decides from the piles' rows summed over all processes (h5shuf_pass1.sums), so every process
+ * splits or restarts the same way, and the piles are the serial run's.  The pile sizes summed give each
+ * pile's first output row.
+ *
+ * Outputs.  Each process puts a consecutive range of the output order: K shards (or splits) are dealt out
+ * whole, shards [q*K/P, (q+1)*K/P) to process q, each written by one process exactly as the serial run
+ * writes it.  The single output is cut at multiples of every row dataset's chunk rows: process 0 writes
+ * its range into the output itself, every other process into a part file in its scratch directory,
+ * chunked and filtered as the output, whose stored chunks it then sends to process 0, which writes them
+ * into the output with H5Dwrite_chunk.  Each chunk is thus encoded once, by the process that made it, and
+ * is byte for byte the serial run's.  (Parallel HDF5 1.10 cannot write chunks directly, and writes
+ * filtered data only collectively, with known bugs before 1.12: each process uses serial HDF5 on files of
+ * its own.)
+ *
+ * Pass 2.  Process q gathers the piles that hold its output rows (a pile cut by a range boundary is
+ * gathered by both processes, each putting its own rows).  Pile rows are spread over every process's
+ * scratch, so pass 2 goes in rounds: in round t, every process q with a t-th pile receives its part from
+ * every process r (an all-to-all of counts, then pairwise exchanges in the order r = q, q-1, ...), in
+ * order of r, hence in increasing row id, as the serial pile holds them; the sort and the writer are the
+ * serial run's.
+ */
+#include "dist.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "blocks.h"
+#include "chunkio.h"
+#include "gather.h"
+#include "h5err.h"
+#include "job.h"
+#include "piles.h"
+#include "plan.h"
+#include "scatter.h"
+#include "targets.h"
+#include "verify.h"
+#include "writer.h"
+
+enum { TAG_ROWS = 100, TAG_BLOCK = 200, TAG_BLOCK_DATA = 201 };
+
+static struct h5shuf_ctx ctx_of(h5shuf_job *job)
+{
+    struct h5shuf_ctx cx = {&job->err, job->cio, {job->opts.progress, job->opts.progress_user}};
+    return cx;
+}
+
+static int sums(void *user, uint64_t *v, size_t n, struct h5shuf_err *err)
+{
+    return h5shuf_comm_sums(user, v, n, err);
+}
+
+/* ---- who writes what ------------------------------------------------------------------------------ */
+
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* The rows a cut of the single output must be a multiple of: every row dataset's chunk rows (an
+ * unchunked one: 1), at most all rows. */
+static uint64_t cut_unit(const h5shuf_job *job)
+{
+    const uint64_t rows = job->out_rows;
+    uint64_t u = 1;
+    for (size_t d = 0; d < job->dsets.n + 2 && u < rows; d++) {
+        uint64_t c = d < job->dsets.n ? job->dsets.ds[d].out_chunk_rows
+                     : (d == job->dsets.n ? job->index_path != NULL : job->source_index_path != NULL)
+                         ? (rows < H5SHUF_INDEX_CHUNK_ROWS ? rows : H5SHUF_INDEX_CHUNK_ROWS)
+                         : 1;
+        c = c ? c : 1;
+        u = u / gcd(u, c) > rows / c ? rows : u / gcd(u, c) * c;
+    }
+    return u < rows ? u : rows;
+}
+
+/* The output rows [a[q], b[q]) each process q puts, and (several targets) its targets [tlo, thi). */
+static void output_ranges(const h5shuf_job *job, int P, uint64_t *a, uint64_t *b, size_t *tlo, size_t *thi)
+{
+    const struct h5shuf_targets *t = &job->out;
+    const uint64_t rows = job->out_rows, unit = cut_unit(job);
+    for (int q = 0; q < P; q++) {
+        if (t->n > 1) {
+            size_t k0 = (size_t)((uint64_t)q * t->n / (uint64_t)P), k1 = (size_t)((uint64_t)(q + 1) * t->n / (uint64_t)P);
+            tlo[q] = k0;
+            thi[q] = k1;
+            a[q] = k0 < k1 ? t->v[k0].first : 0;
+            b[q] = k0 < k1 ? t->v[k1 - 1].first + t->v[k1 - 1].rows : a[q];
+        } else {
+            tlo[q] = 0;
+            thi[q] = q == 0;
+            a[q] = q == 0 ? 0 : (uint64_t)((h5shuf_u128)rows * (uint64_t)q / (uint64_t)P) / unit * unit;
+            b[q] = q == P - 1 ? rows : (uint64_t)((h5shuf_u128)rows * (uint64_t)(q + 1) / (uint64_t)P) / unit * unit;
+        }
+    }
+}
+
+/* The piles [plo, phi) holding output rows [a, b), from the piles' first rows start[0..n]. */
+static void pile_range(const uint64_t *start, size_t n, uint64_t a, uint64_t b, size_t *plo, size_t *phi)
+{
+    *plo = *phi = 0;
+    if (a >= b)
+        return;
+    size_t j = 0;
+    while (j < n && start[j + 1] <= a)
+        j++;
+    *plo = j;
+    while (j < n && start[j] < b)
+        j++;
+    *phi = j;
+}
+
+/* ---- pass 2's rows between processes -------------------------------------------------------------- */
+
+struct exchange {
+    struct h5shuf_comm *c;
+    const struct h5shuf_ctx *cx;
+    const struct h5shuf_scratch *sc; /* this process's parts of the piles (same order as the global ones) */
+    const size_t *plo, *phi;         /* each process's piles */
+    size_t round;
+    unsigned char **send;            /* a part being sent: sc->dsets->n + 1 buffers of send_rows rows */
+    uint64_t send_rows;
+    uint64_t *cnt, *rcnt, *off;      /* size each: rows to each process, from each, and where they go */
+    unsigned char **to;              /* n + 1: where this process's own part goes */
+};
+
+static uint64_t set_bytes(const struct h5shuf_datasets *dsets, size_t d)
+{
+    return d < dsets->n ? dsets->ds[d].row_bytes : sizeof(uint64_t);
+}
+
+/* Load this process's part of pile j into to[0..n] (rows of each dataset, ids). */
+static int load_part(struct exchange *x, size_t j, unsigned char **to)
+{
+    return x->sc->piles[j].rows ? h5shuf__gather_load(x->cx, x->sc, &x->sc->piles[j], to) : H5SHUF_OK;
+}
+
+/* One round: this process's parts of the round's piles to the processes gathering them, and (buf not
+ * NULL) the rows of its own pile of the round from every process into buf, in order of process. */
+static int exchange_round(struct exchange *x, unsigned char **buf, struct h5shuf_err *err)
+{
+    const struct h5shuf_datasets *dsets = x->sc->dsets;
+    const int P = x->c->size, me = x->c->rank;
+    const size_t t = x->round++;
+    for (int q = 0; q < P; q++)
+        x->cnt[q] = x->plo[q] + t < x->phi[q] ? x->sc->piles[x->plo[q] + t].rows : 0;
+    int st = h5shuf_comm_alltoall(x->c, x->cnt, x->rcnt, err);
+    uint64_t total = 0;
+    for (int r = 0; r < P; r++) {
+        x->off[r] = total;
+        total += x->rcnt[r];
+    }
+    if (st == H5SHUF_OK && total && !buf)
+        st = h5shuf__fail(err, H5SHUF_EINTERNAL, "rank %d: rows sent for a pile it does not gather", me);
+    unsigned char **to = x->to;
+    for (int k = 0; k < P && st == H5SHUF_OK; k++) {
+        const int dst = (me + k) % P, src = (me - k + P) % P;
+        if (k == 0) { /* this process's own part: loaded in place */
+            for (size_t d = 0; buf && d <= dsets->n; d++)
+                to[d] = buf[d] + x->off[me] * set_bytes(dsets, d);
+            st = x->cnt[me] ? load_part(x, x->plo[me] + t, to) : H5SHUF_OK;
+            continue;
+        }
+        if (x->cnt[dst] > x->send_rows) {
+            h5shuf__bufs_free(dsets, x->send);
+            x->send_rows = 0;
+            if (!(x->send = h5shuf__bufs_alloc(dsets, x->cnt[dst], err)))
+                return err->status;
+            x->send_rows = x->cnt[dst];
+        }
+        if (x->cnt[dst])
+            st = load_part(x, x->plo[dst] + t, x->send);
+        for (size_t d = 0; d <= dsets->n && st == H5SHUF_OK; d++) {
+            const uint64_t rb = set_bytes(dsets, d);
+            st = h5shuf_comm_sendrecv(x->c, x->cnt[dst] ? x->send[d] : NULL, x->cnt[dst] * rb, dst,
+                                      x->rcnt[src] ? buf[d] + x->off[src] * rb : NULL, x->rcnt[src] * rb, src,
+                                      TAG_ROWS + (int)d, err);
+        }
+    }
+    return st;
+}
+
+static int load_pile(void *user, size_t j, unsigned char **buf, struct h5shuf_err *err)
+{
+    struct exchange *x = user;
+    if (x->round != j)
+        return h5shuf__fail(err, H5SHUF_EINTERNAL, "pass 2 out of step: pile %zu in round %zu", j, x->round);
+    return exchange_round(x, buf, err);
+}
+
+/* ---- the single output from its parts ------------------------------------------------------------- */
+
+static const char *row_dataset_path(const h5shuf_job *job, size_t d)
+{
+    return d < job->dsets.n ? job->dsets.ds[d].out_path : d == job->dsets.n ? job->index_path : job->source_index_path;
+}
+
+static hid_t row_dataset_type(const h5shuf_job *job, size_t d)
+{
+    return d < job->dsets.n ? job->dsets.ds[d].ftype : d == job->dsets.n ? H5T_STD_U64LE : h5shuf__source_type(job->in.n);
+}
+
+/* Open the row datasets of file (named name) into dsets[0..n+2) (invalid where there is none). */
+static int open_row_datasets(h5shuf_job *job, hid_t file, const char *name, hid_t *dsets)
+{
+    char cause[256];
+    for (size_t d = 0; d < job->dsets.n + 2; d++)
+        dsets[d] = H5I_INVALID_HID;
+    for (size_t d = 0; d < job->dsets.n + 2; d++)
+        if (row_dataset_path(job, d) && (dsets[d] = H5Dopen2(file, row_dataset_path(job, d), H5P_DEFAULT)) < 0)
+            return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot open: %s", name, row_dataset_path(job, d),
+                                h5shuf__hdf5_cause(cause, sizeof cause));
+    return H5SHUF_OK;
+}
+
+static void close_row_datasets(const h5shuf_job *job, hid_t *dsets)
+{
+    for (size_t d = 0; d < job->dsets.n + 2; d++)
+        if (dsets[d] >= 0)
+            H5Dclose(dsets[d]);
+}
+
+/* Process q > 0: send every stored block of its part (closed, at job->out.v[0].tmp_path) to process 0,
+ * then an end mark. */
+static int send_part(h5shuf_job *job, struct h5shuf_comm *c)
+{
+    char cause[256];
+    const char *path = job->out.v[0].tmp_path;
+    hid_t *dsets = malloc((job->dsets.n + 2) * sizeof *dsets);
+    if (!dsets)
+        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    int st = file < 0 ? h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot reopen the part: %s", path,
+                                     h5shuf__hdf5_cause(cause, sizeof cause))
+                      : open_row_datasets(job, file, path, dsets);
+    unsigned char *buf = NULL;
+    uint64_t cap = 0;
+    struct h5shuf_block b;
+    for (size_t d = 0; st == H5SHUF_OK && d < job->dsets.n + 2; d++) {
+        struct h5shuf_blocks it;
+        if (dsets[d] < 0)
+            continue;
+        int more = h5shuf__blocks_open(&it, dsets[d], row_dataset_type(job, d)) < 0 ? -1 : 1;
+        while (st == H5SHUF_OK && (more = more < 0 ? more : h5shuf__blocks_next(&it, &b)) > 0) {
+            b.dataset = (uint32_t)d;
+            if (b.bytes > cap) {
+                free(buf);
+                cap = b.bytes;
+                if (!(buf = malloc(cap)))
+                    st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for a chunk of %llu bytes",
+                                      (unsigned long long)cap);
+            }
+            if (st == H5SHUF_OK && h5shuf__blocks_read(&it, &b, buf) < 0)
+                more = -1;
+            if (st == H5SHUF_OK && more > 0)
+                st = h5shuf_comm_sendrecv(c, &b, sizeof b, 0, NULL, 0, -1, TAG_BLOCK, &job->err);
+            if (st == H5SHUF_OK && more > 0)
+                st = h5shuf_comm_sendrecv(c, buf, b.bytes, 0, NULL, 0, -1, TAG_BLOCK_DATA, &job->err);
+        }
+        if (st == H5SHUF_OK && more < 0)
+            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot read the part: %s", path, row_dataset_path(job, d),
+                              h5shuf__hdf5_cause(cause, sizeof cause));
+    }
+    memset(&b, 0, sizeof b);
+    b.bytes = UINT64_MAX; /* the end */
+    if (st == H5SHUF_OK)
+        st = h5shuf_comm_sendrecv(c, &b, sizeof b, 0, NULL, 0, -1, TAG_BLOCK, &job->err);
+    free(buf);
+    if (file >= 0) {
+        close_row_datasets(job, dsets);
+        H5Fclose(file);
+    }
+    free(dsets);
+    return st;
+}
+
+/* Process 0: receive the blocks of process q's part (its rows start at output row first) and write them
+ * into the output's row datasets dsets (named name). */
+static int receive_part(h5shuf_job *job, struct h5shuf_comm *c, int q, uint64_t first, const hid_t *dsets,
+                        const char *name)
+{
+    char cause[256];
+    unsigned char *buf = NULL;
+    uint64_t cap = 0;
+    struct h5shuf_block b;
+    int st = H5SHUF_OK;
+    for (;;) {
+        st = h5shuf_comm_sendrecv(c, NULL, 0, -1, &b, sizeof b, q, TAG_BLOCK, &job->err);
+        if (st != H5SHUF_OK || b.bytes == UINT64_MAX)
+            break;
+        if (b.dataset >= job->dsets.n + 2 || dsets[b.dataset] < 0) {
+            st = h5shuf__fail(&job->err, H5SHUF_EINTERNAL, "rank %d sent a block of no dataset", q);
+            break;
+        }
+        if (b.bytes > cap) {
+            free(buf);
+            cap = b.bytes;
+            if (!(buf = malloc(cap))) {
+                st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for a chunk of %llu bytes", (unsigned long long)cap);
+                break;
+            }
+        }
+        st = h5shuf_comm_sendrecv(c, NULL, 0, -1, buf, b.bytes, q, TAG_BLOCK_DATA, &job->err);
+        if (st == H5SHUF_OK && h5shuf__block_write(dsets[b.dataset], row_dataset_type(job, b.dataset), &b, first, buf) < 0)
+            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot write rows of rank %d: %s", name,
+                              row_dataset_path(job, b.dataset), q, h5shuf__hdf5_cause(cause, sizeof cause));
+        if (st != H5SHUF_OK)
+            break;
+    }
+    free(buf);
+    return st;
+}
+
+/* The single output made whole: process 0 writes every other process's part into it. */
+static int assemble(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, const uint64_t *b)
+{
+    if (c->rank != 0)
+        return a[c->rank] < b[c->rank] ? send_part(job, c) : H5SHUF_OK;
+    char cause[256];
+    const struct h5shuf_target *tg = &job->out.v[0];
+    hid_t *dsets = malloc((job->dsets.n + 2) * sizeof *dsets);
+    if (!dsets)
+        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    hid_t file = H5Fopen(tg->tmp_path, H5F_ACC_RDWR, H5P_DEFAULT);
+    int st = file < 0 ? h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot reopen: %s", tg->path,
+                                     h5shuf__hdf5_cause(cause, sizeof cause))
+                      : open_row_datasets(job, file, tg->path, dsets);
+    for (int q = 1; q < c->size && st == H5SHUF_OK; q++)
+        if (a[q] < b[q])
+            st = receive_part(job, c, q, a[q], dsets, tg->path);
+    if (file >= 0) {
+        close_row_datasets(job, dsets);
+        if (st == H5SHUF_OK && H5Fflush(file, H5F_SCOPE_LOCAL) < 0)
+            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot finish writing: %s", tg->path,
+                              h5shuf__hdf5_cause(cause, sizeof cause));
+        if (H5Fclose(file) < 0 && st == H5SHUF_OK)
+            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot finish writing: %s", tg->path,
+                              h5shuf__hdf5_cause(cause, sizeof cause));
+    }
+    free(dsets);
+    return st;
+}
+
+/* ---- the run ---------------------------------------------------------------------------------------- */
+
+/* Pass 2 of this process: its piles gathered into its output rows [a, b) (none: only its parts sent),
+ * then the rounds left of the other processes'. */
+static int pass2(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_scratch *sc, const struct h5shuf_pile *g,
+                 const uint64_t *start, const size_t *plo, const size_t *phi, uint64_t a, uint64_t b)
+{
+    const struct h5shuf_ctx cx = ctx_of(job);
+    const int P = c->size, me = c->rank;
+    struct exchange x = {c, &cx, sc, plo, phi, 0, NULL, 0, NULL, NULL, NULL, NULL};
+    size_t rounds = 0;
+    for (int q = 0; q < P; q++)
+        rounds = phi[q] - plo[q] > rounds ? phi[q] - plo[q] : rounds;
+    x.cnt = calloc((size_t)P, sizeof *x.cnt);
+    x.rcnt = calloc((size_t)P, sizeof *x.rcnt);
+    x.off = calloc((size_t)P, sizeof *x.off);
+    x.to = calloc(sc->dsets->n + 1, sizeof *x.to);
+    int st = x.cnt && x.rcnt && x.off && x.to ? H5SHUF_OK : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    if (st == H5SHUF_OK && a < b) {
+        struct h5shuf_writer w;
+        st = h5shuf__writer_init(&w, &job->of, a, job->out_rows, &job->err);
+        const struct h5shuf_pass2 p2 = {
+            .sc = sc,
+            .piles = g + plo[me],
+            .npiles = phi[me] - plo[me],
+            .seed = job->seed,
+            .mem_limit_bytes = job->opts.mem_limit_bytes,
+            .first_row = start[plo[me]],
+            .put_first = a,
+            .put_end = b,
+            .load = load_pile,
+            .load_user = &x,
+        };
+        if (st == H5SHUF_OK)
+            st = h5shuf__gather(&cx, &p2, &job->out, &w);
+        if (st == H5SHUF_OK)
+            st = h5shuf__writer_flush(&cx, &w);
+        if (st == H5SHUF_OK)
+            st = h5shuf__writer_check_end(&w, b, &job->err);
+        h5shuf__writer_free(&w);
+    }
+    st = h5shuf__targets_close(&job->out, st, &job->err);
+    while (st == H5SHUF_OK && x.round < rounds)
+        st = exchange_round(&x, NULL, &job->err);
+    h5shuf__bufs_free(sc->dsets, x.send);
+    free(x.cnt);
+    free(x.rcnt);
+    free(x.off);
+    free(x.to);
+    return st;
+}
+
+/* Pass 1 over this process's share of the inputs, then pass 2 and (the single output) the assembly. */
+static int two_pass(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, const uint64_t *b)
+{
+    const struct h5shuf_ctx cx = ctx_of(job);
+    const int P = c->size, me = c->rank;
+    const uint64_t N = job->in.rows;
+    struct h5shuf_scratch sc = {.file = H5I_INVALID_HID};
+    int st = h5shuf__scratch_reserve(&sc, job->scratch_dir, &job->dsets, &job->scratch_filters, &job->err);
+    job->temp_file[1] = sc.path;
+    if (st == H5SHUF_OK)
+        st = h5shuf__progress(&cx.progress, &job->err, H5SHUF_PHASE_CREATE, job->out.n + 1, job->out.n + 1);
+    if (st == H5SHUF_OK)
+        st = h5shuf__scratch_open(&sc, &job->err);
+    const struct h5shuf_pass1 p1 = {
+        .inputs = &job->in,
+        .seed = job->seed,
+        .first_row = (uint64_t)((h5shuf_u128)N * (uint64_t)me / (uint64_t)P),
+        .end_row = (uint64_t)((h5shuf_u128)N * (uint64_t)(me + 1) / (uint64_t)P),
+        .total_rows = N,
+        .pile_rows = job->out_rows,
+        .head_bound = job->out_rows < N ? &job->head_bound : NULL,
+        .plan = &job->plan,
+        .on_oversize = job->opts.on_oversize,
+        .sums = sums,
+        .sums_user = c,
+    };
+    if (st == H5SHUF_OK)
+        st = h5shuf__pass1(&cx, &p1, &sc);
+    struct h5shuf_pile *g = NULL;
+    uint64_t *start = NULL;
+    size_t *plo = calloc((size_t)P, sizeof *plo), *phi = calloc((size_t)P, sizeof *phi);
+    if (st == H5SHUF_OK && (!plo || !phi))
+        st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    if (st == H5SHUF_OK)
+        st = h5shuf__piles_global(&cx, &p1, sc.piles, sc.npiles, &g);
+    if (st == H5SHUF_OK && !(start = malloc((sc.npiles + 1) * sizeof *start)))
+        st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    if (st == H5SHUF_OK) {
+        start[0] = 0;
+        for (size_t j = 0; j < sc.npiles; j++)
+            start[j + 1] = start[j] + g[j].rows;
+        if (start[sc.npiles] != job->out_rows)
+            st = h5shuf__fail(&job->err, H5SHUF_EINTERNAL, "the piles hold %llu rows, not %llu",
+                              (unsigned long long)start[sc.npiles], (unsigned long long)job->out_rows);
+        for (int q = 0; q < P; q++)
+            pile_range(start, sc.npiles, a[q], b[q], &plo[q], &phi[q]);
+        hsize_t size = 0;
+        uint64_t v[2] = {0, 0};
+        if (H5Fget_filesize(sc.file, &size) >= 0)
+            v[0] = size;
+        if (st == H5SHUF_OK)
+            st = h5shuf_comm_sums(c, v, 2, &job->err);
+        job->plan.scratch_bytes = v[0];
+        job->plan.piles = sc.npiles;
+    }
+    if (st == H5SHUF_OK)
+        st = pass2(job, c, &sc, g, start, plo, phi, a[me], b[me]);
+    else
+        st = h5shuf__targets_close(&job->out, st, &job->err);
+    job->temp_file[1] = NULL;
+    h5shuf__scratch_destroy(&sc);
+    free(g);
+    free(start);
+    free(plo);
+    free(phi);
+    if (st == H5SHUF_OK && job->out.n == 1 && P > 1)
+        st = assemble(job, c, a, b);
+    return st;
+}
+
+/* Make this process's outputs: its shards, or process 0 the single output and every other its part. */
+static int make_outputs(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, const uint64_t *b,
+                        const size_t *tlo, const size_t *thi)
+{
+    const struct h5shuf_ctx cx = ctx_of(job);
+    const int me = c->rank;
+    int st = H5SHUF_OK;
+    if (job->out.n > 1 || me == 0) {
+        h5shuf__targets_select(&job->out, tlo[me], thi[me]);
+    } else {
+        h5shuf__targets_free(&job->out); /* process 0 makes the output; this one a part of it, or nothing */
+        st = h5shuf__targets_plan_part(&job->out, job->scratch_dir, a[me], b[me] - a[me], job->out_rows, &job->err);
+        if (a[me] == b[me])
+            h5shuf__targets_select(&job->out, 0, 0);
+    }
+    if (st == H5SHUF_OK)
+        st = h5shuf__targets_create(&cx, &job->out, &job->of, job->out.hi - job->out.lo + 1);
+    return st;
+}
+
+/* Every process's outputs moved into place, or none: each moves its own once all have written theirs,
+ * and takes them back if any other failed to. */
+static int commit(h5shuf_job *job, struct h5shuf_comm *c, int st)
+{
+    uint64_t ok = 0;
+    if (st == H5SHUF_OK)
+        st = h5shuf_comm_sums(c, &ok, 1, &job->err); /* every process has written its outputs */
+    st = h5shuf__targets_finish(&job->out, st, job->opts.force, &job->err);
+    if (st == H5SHUF_OK && (st = h5shuf_comm_sums(c, &ok, 1, &job->err)) != H5SHUF_OK && !job->out.part)
+        for (size_t k = job->out.lo; k < job->out.hi; k++) /* another process could not: take them back */
+            unlink(job->out.v[k].path);
+    return st;
+}
+
+static int dist_run(h5shuf_job *job, struct h5shuf_comm *c)
+{
+    const int P = c->size;
+    for (size_t d = 0; d < job->dsets.n; d++)
+        if (job->dsets.ds[d].vlen)
+            return h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED,
+                                "%s:%s: variable-length rows are not shuffled by h5shuf-mpi yet (use h5shuf)",
+                                job->in.v[0].spec.file, job->dsets.ds[d].in_path);
+    if (job->plan.strategy == H5SHUF_STRATEGY_DIRECT)
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "h5shuf-mpi runs the two passes only (--strategy two-pass)");
+    int st = h5shuf__targets_check(&job->out, &job->in, NULL, job->opts.force, &job->err);
+    if (st == H5SHUF_OK && (st = h5shuf__chunkio_create(job->plan.threads, &job->cio)) != H5SHUF_OK)
+        h5shuf__fail(&job->err, st, "out of memory for %u threads", job->plan.threads);
+    uint64_t *a = calloc((size_t)P, sizeof *a), *b = calloc((size_t)P, sizeof *b);
+    size_t *tlo = calloc((size_t)P, sizeof *tlo), *thi = calloc((size_t)P, sizeof *thi);
+    if (st == H5SHUF_OK && (!a || !b || !tlo || !thi))
+        st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    if (st == H5SHUF_OK) {
+        output_ranges(job, P, a, b, tlo, thi);
+        st = make_outputs(job, c, a, b, tlo, thi);
+    }
+    if (st == H5SHUF_OK && job->out_rows > 0)
+        st = two_pass(job, c, a, b);
+    if (st == H5SHUF_OK && job->opts.check && c->rank == 0) /* before the rename: a failed check leaves nothing */
+        st = h5shuf__verify_file(job->cio, &job->in, &job->dsets, job->out.v[0].tmp_path, job->out.v[0].path,
+                                 job->opts.mem_limit_bytes, &job->err);
+    st = commit(job, c, st);
+    free(a);
+    free(b);
+    free(tlo);
+    free(thi);
+    return st;
+}
+
+int h5shuf_dist_run(h5shuf_job *job, struct h5shuf_comm *c)
+{
+    h5shuf__err_reset(&job->err);
+    struct h5shuf_quiet q;
+    h5shuf__quiet_begin(&q);
+    int st = dist_run(job, c);
+    h5shuf__chunkio_free(job->cio);
+    job->cio = NULL;
+    h5shuf__quiet_end(&q);
+    return st;
+}

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# mpi.sh - h5shuf-mpi against h5shuf: for P = 1, 2, 3, 4 processes, each with its own scratch directory
+# (--tmpdir DIR/r%r), every output is the serial run's: shards md5-identical, a single output with the
+# same objects, attributes, data and stored chunks byte for byte (tests/h5same.py, h5py only), over two
+# inputs, whole-file mode with dimension scales, a contiguous dataset, forced oversize recursion and
+# restarts, splits, a head and the index datasets.  Every run leaves its scratch directories empty and no
+# temporary file beside the outputs.  Then failures: a corrupt chunk in one process's share of the rows,
+# and SIGTERM to one process mid-run: a nonzero status within seconds, one line naming the rank and the
+# cause, nothing at the output's name and nothing in any scratch directory.
+# Usage: bash tests/mpi.sh PATH/TO/h5shuf PATH/TO/h5shuf-mpi
+set -u
+H=$1 HM=$2
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+W=$(mktemp -d "${TMPDIR:-/tmp}/h5shuf-mpi.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+cd "$W" || exit 1
+failed=0
+ok() { echo "ok - $*"; }
+bad() { echo "not ok - $*"; failed=$((failed + 1)); }
+mpi() { local p=$1; shift; timeout 120 mpirun --oversubscribe -n "$p" "$HM" "$@"; }
+
+# Both tools link serial HDF5, also where Debian's libhdf5-openmpi-dev makes "hdf5" the MPI build.
+for t in "$H" "$HM"; do
+    if ldd "$t" | grep -q 'libhdf5_serial\.so' && ! ldd "$t" | grep -q 'libhdf5_openmpi'; then
+        ok "$(basename "$t") links serial HDF5 ($(ldd "$t" | grep -o 'libhdf5_serial\.so[^ ]*' | head -1))"
+    else
+        bad "$(basename "$t") does not link serial HDF5: $(ldd "$t" | grep hdf5 | tr -s ' \t' ' ')"
+    fi
+done
+
+/usr/bin/python3 - <<'PY' || exit 1
+import h5py, numpy as np
+rng = np.random.default_rng(7)
+for name, n in (("a.h5", 20011), ("b.h5", 7000)):
+    with h5py.File(name, "w") as f:
+        f.create_dataset("x", data=rng.standard_normal((n, 16)).astype("f4"), chunks=(100, 16),
+                         compression="gzip", compression_opts=4)
+        f.create_dataset("y", data=rng.integers(0, 10, n), chunks=(4096,), compression="gzip")
+        f["x"].attrs["units"] = "volts"
+with h5py.File("w.h5", "w") as f:  # whole-file mode: rows with a dimension scale, a lookup table
+    n = 12345
+    t = f.create_dataset("time", data=np.arange(n, dtype="f8"), chunks=(1000,))
+    t.make_scale("time")
+    x = f.create_dataset("x", data=rng.standard_normal((n, 3)), chunks=(64, 3), compression="gzip", shuffle=True)
+    x.dims[0].attach_scale(t)
+    f.create_dataset("classes", data=np.array([b"cat", b"dog"]))
+    f.attrs["title"] = "whole file"
+with h5py.File("c.h5", "w") as f:  # a contiguous dataset: its part is copied as rows, not chunks
+    f.create_dataset("x", data=rng.standard_normal((9999, 4)))
+PY
+# one output's files: the single file, or its shards/splits (named as h5shuf names them)
+files_of() { ls "$1" "${1%.h5}"-*.h5 2>/dev/null; }
+clean_dirs() {
+    local left
+    left=$(find "$W"/tmp -type f 2>/dev/null; ls -a "$W"/out | grep h5shuf- )
+    [ -z "$left" ] || { echo "#   left behind: $left"; return 1; }
+}
+
+# case NAME HOW OUTPUT-ARGS...: the serial run into out/ser-NAME.h5, then h5shuf-mpi for P = 1..4 into
+# out/mpiP-NAME.h5; HOW is md5 (every file of the output identical) or h5same (the single output).
+case_() {
+    local name=$1 how=$2; shift 2
+    mkdir -p out
+    if ! "$H" -q -f "$@" "out/ser-$name.h5" 2>err; then bad "$name: the serial run failed: $(cat err)"; return; fi
+    for p in 1 2 3 4; do
+        rm -rf tmp; mkdir -p tmp/r0 tmp/r1 tmp/r2 tmp/r3
+        local o="out/mpi$p-$name.h5"
+        if ! mpi "$p" -q -f -t "$W/tmp/r%r" "$@" "$o" >out.txt 2>err; then bad "$name P=$p: failed: $(head -3 err)"; continue; fi
+        local same=1
+        if [ "$how" = md5 ]; then
+            local a b
+            a=$(cd out && for f in $(files_of "ser-$name.h5"); do md5sum < "$f"; done)
+            b=$(cd out && for f in $(files_of "mpi$p-$name.h5"); do md5sum < "$f"; done)
+            [ -n "$a" ] && [ "$a" = "$b" ] || same=0
+            [ "$(files_of "out/ser-$name.h5" | wc -l)" -gt 1 ] || same=0
+        else
+            /usr/bin/python3 "$(dirname "$0")/h5same.py" "out/ser-$name.h5" "$o" >same.txt || { same=0; cat same.txt; }
+            h5diff "out/ser-$name.h5" "$o" >/dev/null || same=0
+        fi
+        if [ $same = 1 ] && clean_dirs; then ok "$name P=$p: the serial run's bytes ($how)"; else bad "$name P=$p"; fi
+        rm -f "$o" "${o%.h5}"-*.h5
+    done
+}
+
+TESTS_DIR=$(cd "$(dirname "$0")" && pwd)
+h5same() { /usr/bin/python3 "$TESTS_DIR/h5same.py" "$@"; }
+cd "$W"
+case_ single h5same -s 5 -m 16M --index /idx a.h5:/x,/y b.h5:/x,/y
+case_ shards md5 -s 5 -m 16M --shards 4 a.h5:/x,/y b.h5:/x,/y
+case_ recurse h5same -s 9 -m 16M --debug-pile-bound 300 --index /idx a.h5:/x,/y b.h5:/x,/y
+case_ restart md5 -s 9 -m 16M --on-oversize restart --debug-pile-bound 300 --shards 3 a.h5:/x,/y b.h5:/x,/y
+case_ whole h5same -s 3 -m 8M w.h5
+case_ splits md5 -s 4 -m 16M --split train=0.8,val=0.1,test=0.1 --head 20000 --source-index /src a.h5:/x,/y b.h5:/x,/y
+case_ contiguous h5same -s 2 -m 8M --check c.h5:/x
+case_ shards7 md5 -s 5 -m 4M -c zstd:1+shuffle --shards 7 --index /i a.h5:/x,/y
+
+# ---- failures -----------------------------------------------------------------------------------------
+# A corrupt chunk in the last rows: only the process whose share holds them (rank 2 of 3) fails.
+/usr/bin/python3 - <<'PY' || exit 1
+import h5py, shutil
+shutil.copy("a.h5", "bad.h5")
+with h5py.File("bad.h5", "r") as f:
+    d = f["x"]
+    info = d.id.get_chunk_info(d.id.get_num_chunks() - 3)
+with open("bad.h5", "r+b") as g:
+    g.seek(info.byte_offset + 8)
+    g.write(b"\xff" * 64)
+PY
+rm -rf tmp; mkdir -p tmp/r0 tmp/r1 tmp/r2
+start=$(date +%s)
+mpi 3 -q -s 1 -m 16M -t "$W/tmp/r%r" bad.h5:/x out/fail.h5 >/dev/null 2>err; rc=$?
+took=$(( $(date +%s) - start ))
+lines=$(grep -c '^h5shuf-mpi: ' err)
+if [ $rc -ne 0 ] && [ "$lines" = 1 ] && grep -q '^h5shuf-mpi: rank 2: bad.h5:/x: .*rows' err && [ ! -e out/fail.h5 ] && clean_dirs &&
+   [ "$took" -le 20 ]; then
+    ok "a corrupt chunk in rank 2's share: exit $rc in ${took}s, one line: $(grep '^h5shuf-mpi' err)"
+else
+    bad "a corrupt chunk in rank 2's share (exit $rc, ${took}s, $lines lines)"; sed 's/^/#   /' err | head -20
+fi
+
+# SIGTERM to one process while the job runs.
+/usr/bin/python3 -c '
+import h5py, numpy as np
+with h5py.File("big.h5", "w") as f:
+    f.create_dataset("x", data=np.random.default_rng(1).standard_normal((1500000, 16)).astype("f4"), chunks=(1000, 16), compression="gzip", compression_opts=6)
+' || exit 1
+rm -rf tmp; mkdir -p tmp/r0 tmp/r1 tmp/r2
+mpirun --oversubscribe -n 3 "$HM" -q -s 1 -m 8M -j 1 -t "$W/tmp/r%r" big.h5:/x out/term.h5 >/dev/null 2>err &
+job=$!
+victim=
+for _ in $(seq 1 200); do
+    for pid in $(pgrep -f "h5shuf-mpi.*term.h5"); do
+        grep -qz '^OMPI_COMM_WORLD_RANK=1$' /proc/"$pid"/environ 2>/dev/null && victim=$pid
+    done
+    [ -n "$victim" ] && ls tmp/r1/h5shuf-scratch-* >/dev/null 2>&1 && break
+    sleep 0.05
+done
+sleep 0.3
+start=$(date +%s)
+[ -n "$victim" ] && kill -TERM "$victim"
+wait $job; rc=$?
+took=$(( $(date +%s) - start ))
+if [ -n "$victim" ] && [ $rc -ne 0 ] && grep -q '^h5shuf-mpi: rank 1: interrupted by signal 15' err && [ ! -e out/term.h5 ] &&
+   clean_dirs && [ "$took" -le 20 ]; then
+    ok "SIGTERM to rank 1: exit $rc in ${took}s, nothing left behind"
+else
+    bad "SIGTERM to rank 1 (victim '${victim}', exit $rc, ${took}s)"; sed 's/^/#   /' err | head -20; find tmp out
+fi
+echo "# $failed failed"
+[ $failed -eq 0 ]
