@@ -19,6 +19,7 @@
 
 struct h5shuf_chunkio;
 struct h5shuf_pilefile;
+struct h5shuf_scratch;
 
 /* What a job does: the one-shot shuffle, or one of its two passes through a pile file. */
 enum h5shuf_mode { H5SHUF_MODE_RUN = 0, H5SHUF_MODE_SCATTER, H5SHUF_MODE_GATHER };
@@ -58,5 +59,10 @@ struct h5shuf_job {
 /* Plan the job (jobplan.c): everything h5shuf_job_plan does, without its quieting of HDF5's error printing
  * (the caller's).  H5SHUF_OK and job->planned set, or the first error in job->err. */
 H5SHUF_INTERNAL int h5shuf__job_make_plan(h5shuf_job *job);
+
+/* The run's scratch file (run.c): reserved in the job's scratch directory, its name made known to signal
+ * handlers (h5shuf_job_temp_file 1) and the files made reported (H5SHUF_PHASE_CREATE), then created.
+ * The caller destroys sc (h5shuf__scratch_destroy) and clears job->temp_file[1], also after a failure. */
+H5SHUF_INTERNAL int h5shuf__job_scratch_open(h5shuf_job *job, struct h5shuf_scratch *sc);
 
 #endif /* H5SHUF_JOB_H */

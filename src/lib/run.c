@@ -142,17 +142,21 @@ static int fill_outputs(h5shuf_job *job, const struct h5shuf_scratch *sc)
     return h5shuf__targets_close(&job->out, st, &job->err);
 }
 
+int h5shuf__job_scratch_open(h5shuf_job *job, struct h5shuf_scratch *sc)
+{
+    const struct h5shuf_ctx cx = ctx_of(job);
+    int st = h5shuf__scratch_reserve(sc, job->scratch_dir, &job->dsets, &job->scratch_filters, &job->err);
+    job->temp_file[1] = sc->path;
+    if (st == H5SHUF_OK)
+        st = h5shuf__progress(&cx.progress, &job->err, H5SHUF_PHASE_CREATE, job->out.n + 1, job->out.n + 1);
+    return st == H5SHUF_OK ? h5shuf__scratch_open(sc, &job->err) : st;
+}
+
 /* The two passes through a scratch file, into the output files (made). */
 static int two_pass(h5shuf_job *job)
 {
     struct h5shuf_scratch sc = {.file = H5I_INVALID_HID};
-    const struct h5shuf_ctx cx = ctx_of(job);
-    int st = h5shuf__scratch_reserve(&sc, job->scratch_dir, &job->dsets, &job->scratch_filters, &job->err);
-    job->temp_file[1] = sc.path;
-    if (st == H5SHUF_OK)
-        st = h5shuf__progress(&cx.progress, &job->err, H5SHUF_PHASE_CREATE, job->out.n + 1, job->out.n + 1);
-    if (st == H5SHUF_OK)
-        st = h5shuf__scratch_open(&sc, &job->err);
+    int st = h5shuf__job_scratch_open(job, &sc);
     if (st == H5SHUF_OK && job->out_rows > 0) {
         st = pass1(job, &sc);
         hsize_t size = 0;

@@ -410,12 +410,7 @@ static int two_pass(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, c
     const int P = c->size, me = c->rank;
     const uint64_t N = job->in.rows;
     struct h5shuf_scratch sc = {.file = H5I_INVALID_HID};
-    int st = h5shuf__scratch_reserve(&sc, job->scratch_dir, &job->dsets, &job->scratch_filters, &job->err);
-    job->temp_file[1] = sc.path;
-    if (st == H5SHUF_OK)
-        st = h5shuf__progress(&cx.progress, &job->err, H5SHUF_PHASE_CREATE, job->out.n + 1, job->out.n + 1);
-    if (st == H5SHUF_OK)
-        st = h5shuf__scratch_open(&sc, &job->err);
+    int st = h5shuf__job_scratch_open(job, &sc);
     const struct h5shuf_pass1 p1 = {
         .inputs = &job->in,
         .seed = job->seed,
