@@ -155,6 +155,24 @@ def case_shards(d):
           ok, why)
 
 
+def case_wide_rows(d):
+    """Rows of 8 KiB, batches of 1 MiB: one worker reads blocks of two batches, workers read batch by batch."""
+    src = os.path.join(d, "wide.h5")
+    rng = np.random.default_rng(5)
+    with h5py.File(src, "w") as f:
+        f.create_dataset("w", data=rng.standard_normal((700, 2048)).astype(np.float32), chunks=(96, 2048),
+                         compression="gzip", compression_opts=1)
+    out = os.path.join(d, "out.h5")
+    cli("-s", 12, src, out)
+    with h5py.File(out, "r") as f:
+        want = f["w"][()]
+    for w in (1, 2, 3):
+        got = batches(h5shuf.ShuffledReader(out, "/w", 128), w)
+        ok = [len(g["/w"]) for g in got] == [128] * 5 + [60] and \
+            orc.same_array(np.concatenate([g["/w"] for g in got]), want)[0]
+        check("wide rows, %d worker%s: the file's rows in batches of 128" % (w, "s" if w > 1 else ""), ok)
+
+
 def resume_every_position(tag, make, names, workers=(1, 2)):
     full = list(make())
     bad = []
@@ -306,5 +324,6 @@ def case_torch(d):
 
 if __name__ == "__main__":
     sys.exit(python_env.main([
-        ("split", case_split), ("shuffled", case_shuffled), ("shards", case_shards), ("resume", case_resume),
+        ("split", case_split), ("shuffled", case_shuffled), ("shards", case_shards), ("wide rows", case_wide_rows),
+        ("resume", case_resume),
         ("piles", case_piles), ("pile errors", case_pile_errors), ("torch", case_torch)]))

@@ -27,7 +27,9 @@ try:  # the readers are IterableDatasets when torch is there; nothing else of to
 except Exception:  # noqa: BLE001 - torch absent or broken: plain iterables
     _Base, _worker_info = object, None
 
-BLOCK_BYTES = 32 << 20  # a ShuffledReader read, when one worker reads consecutive batches
+# A ShuffledReader read, when one worker reads consecutive batches: whole batches of at least this many
+# bytes.  Larger reads were slower from the page cache (fresh pages, no cache reuse: docs/python.md).
+BLOCK_BYTES = 2 << 20
 STATE_FORMAT = "h5shuf-reader"
 
 
@@ -137,8 +139,10 @@ class _Reader(_Base):
 class _Shards:
     """Rows [a, e) of the datasets over a list of files, their rows concatenated in order."""
 
-    def __init__(self, paths, names, starts, block_rows):
-        self.files = [h5py.File(p, "r", rdcc_nbytes=BLOCK_BYTES) for p in paths]
+    def __init__(self, paths, names, starts, block_rows, cache_bytes):
+        self.files = [h5py.File(p, "r", rdcc_nbytes=cache_bytes) for p in paths]
+        # Opened once: a dataset's chunk cache lives as long as the dataset is open.
+        self.datasets = [{name: f[name] for name in names} for f in self.files]
         self.names, self.starts, self.block_rows = names, starts, block_rows
         self.block = None  # (a, e, {name: rows})
 
@@ -146,9 +150,9 @@ class _Shards:
         out = {}
         for name in self.names:
             parts = []
-            for f, lo, hi in zip(self.files, self.starts[:-1], self.starts[1:]):
+            for ds, lo, hi in zip(self.datasets, self.starts[:-1], self.starts[1:]):
                 if a < hi and e > lo:
-                    parts.append(f[name][max(a, lo) - lo:min(e, hi) - lo])
+                    parts.append(ds[name][max(a, lo) - lo:min(e, hi) - lo])
             out[name] = parts[0] if len(parts) == 1 else np.concatenate(parts)
         return out
 
@@ -161,6 +165,7 @@ class _Shards:
 
     def close(self):
         self.block = None
+        self.datasets = []
         for f in self.files:
             f.close()
 
@@ -174,9 +179,10 @@ class ShuffledReader(_Reader):
     batch_size: rows per batch.  rank, world_size: this process's part (rank r of P holds rows
         [floor(r*R/P), floor((r+1)*R/P)) of the R rows); drop_last: keep full batches only, the same
         number on every rank (floor(floor(R/P)/batch_size)).
-    Iterating yields dicts {dataset path: numpy array (rows, *dims[1:])}, views of blocks of about
-    32 MiB (BLOCK_BYTES) read one after the other (one worker), or batch by batch (workers: each reads
-    every W-th batch).  In a DataLoader (batch_size=None) the batches are split over its workers.
+    Iterating yields dicts {dataset path: numpy array (rows, *dims[1:])}, views of blocks of whole
+    batches and at least 2 MiB (BLOCK_BYTES) read one after the other (one worker), or batch by batch
+    (workers: each reads every W-th batch, in blocks of 2 MiB only when batches are tiny); each
+    dataset's chunk cache holds two of its largest chunks.  In a DataLoader (batch_size=None) the batches are split over its workers.
     state_dict()/load_state_dict(): resume exactly mid-epoch.  Raises KeyError for a missing dataset,
     ValueError for datasets of different rows or shapes, OSError for a file h5py cannot open.
     """
@@ -187,7 +193,7 @@ class ShuffledReader(_Reader):
         self.paths = [os.fspath(p) for p in path_or_shards]
         self.datasets = _names(datasets)
         _register_filters()
-        starts, shape, self.row_bytes = [0], {}, 0
+        starts, shape, self.row_bytes, chunk_bytes = [0], {}, 0, 0
         for p in self.paths:
             with h5py.File(p, "r") as f:
                 rows = None
@@ -197,18 +203,26 @@ class ShuffledReader(_Reader):
                         raise ValueError("%s:%s has %d rows, %s has %d" % (p, name, ds.shape[0], self.datasets[0], rows))
                     rows = ds.shape[0]
                     kind = (ds.dtype, ds.shape[1:])
+                    if ds.chunks:
+                        chunk_bytes = max(chunk_bytes, ds.dtype.itemsize * int(np.prod(ds.chunks, dtype=np.int64)))
                     if shape.setdefault(name, kind) != kind:
                         raise ValueError("%s:%s is %s %s, the first file's is %s %s" % (p, name, *kind, *shape[name]))
                 starts.append(starts[-1] + rows)
         for dtype, dims in shape.values():
             self.row_bytes += dtype.itemsize * int(np.prod(dims, dtype=np.int64))
         self._starts = starts
+        # Each dataset's chunk cache holds two of the largest chunks: a chunk that batches or blocks share is
+        # decoded once (HDF5 bypasses a cache smaller than the chunk, and decodes it again for every read).
+        self._cache_bytes = max(1 << 20, 2 * chunk_bytes)
         self._setup(starts[-1], batch_size, rank, world_size, drop_last)
 
     def _open(self, workers):
         b = self._schedule.batch_size
-        block_rows = b * max(1, BLOCK_BYTES // max(1, b * self.row_bytes)) if workers == 1 else 0
-        return _Shards(self.paths, self.datasets, self._starts, block_rows)
+        per = max(1, BLOCK_BYTES // max(1, b * self.row_bytes))  # batches a block holds
+        # A worker reads every W-th batch: a block then holds W - 1 batches of others for each of its own,
+        # worth reading only when batches are so small that a read's cost is in the call, not the bytes.
+        block_rows = b * per if workers == 1 or per >= 4 * workers else 0
+        return _Shards(self.paths, self.datasets, self._starts, block_rows, self._cache_bytes)
 
 
 class _Piles:
