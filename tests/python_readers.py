@@ -20,6 +20,7 @@ Each check prints PASS or FAIL; the last line is "N passed, M failed".
 """
 
 import os
+import subprocess
 import sys
 
 import h5py
@@ -322,8 +323,45 @@ def case_torch(d):
         check("%s: set_epoch(1) starts the next epoch from its first batch" % tag, len(got) == len(want))
 
 
+def case_doc_example(d):
+    """docs/examples/train_loop.py, as docs/python.md shows it: stopped and resumed, it sees the batches of
+    an uninterrupted run, which are rank 1's rows of the shuffled file in batches of 32."""
+    example = os.path.join(os.path.dirname(A.pydir), "docs", "examples", "train_loop.py")
+    doc = open(os.path.join(os.path.dirname(A.pydir), "docs", "python.md")).read()
+    start = doc.find('```python\n"""A training loop')
+    block = doc[start + 10:doc.find("```\n", start + 10)] if start >= 0 else None
+    check("docs/python.md's training loop is docs/examples/train_loop.py", block == open(example).read())
+    n = 2000
+    src = os.path.join(d, "train.h5")
+    with h5py.File(src, "w") as f:
+        f["X"] = np.zeros((n, 4, 4), dtype=np.uint8)
+        f["y"] = np.arange(n, dtype=np.int64)
+    shuffled = os.path.join(d, "shuffled.h5")
+    cli("-s", 4, src, shuffled)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [A.pydir, os.environ.get("PYTHONPATH")])),
+               RANK="1", WORLD_SIZE="2")
+
+    def run(ckpt, *extra):
+        return subprocess.run([sys.executable, example, shuffled, os.path.join(d, ckpt)] + list(extra), env=env,
+                              stdout=subprocess.PIPE, check=True, timeout=300).stdout.decode().splitlines()
+
+    full = run("a.json")
+    with h5py.File(shuffled, "r") as f:
+        y = f["y"][()]
+    lo = n // 2
+    want = ["epoch %d batch %d: 32 rows, first label %d" % (e, b, y[lo + 32 * b]) for e in (0, 1) for b in range(31)]
+    check("the example, rank 1 of 2: 31 full batches an epoch, rank 1's rows of the file", full == want,
+          "%s ... vs %s ..." % (full[:2], want[:2]))
+    first = run("b.json", "--stop-after", "25")
+    rest = run("b.json")
+    check("the example stopped after 25 steps and restarted from its checkpoint (step 20): the same batches",
+          len(first) == 25 and first[:20] + rest == full, "%d + %d lines; resumed at %s" % (
+              len(first), len(rest), rest[:1]))
+
+
 if __name__ == "__main__":
     sys.exit(python_env.main([
         ("split", case_split), ("shuffled", case_shuffled), ("shards", case_shards), ("wide rows", case_wide_rows),
         ("resume", case_resume),
-        ("piles", case_piles), ("pile errors", case_pile_errors), ("torch", case_torch)]))
+        ("piles", case_piles), ("pile errors", case_pile_errors), ("torch", case_torch),
+        ("doc example", case_doc_example)]))

@@ -79,7 +79,7 @@ class _Reader(_Base):
         """Start epoch `epoch` (an int).  The order does not change; a loaded state applies to its own epoch
         only, so with DataLoader workers call this before each epoch, as with DistributedSampler."""
         self.epoch = int(epoch)
-        self._done = 0
+        self._done = self._start()
 
     def state_dict(self, batches_done=None):
         """The position in the epoch: a dict of ints and a bool, for load_state_dict().
