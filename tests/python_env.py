@@ -16,7 +16,6 @@ import os
 import sys
 import tempfile
 
-import lazy_h5py  # noqa: F401  (leftovers())
 import oracle_h5py as orc
 
 ARGS = None

@@ -138,7 +138,8 @@ def case_shuffled(d):
     check("ShuffledReader: the rows come in the contract's order (numpy's Philox)",
           np.array_equal(got, orc.oracle_order(7, 1000)))
     last = list(h5shuf.ShuffledReader(out, names, 64, rank=1, world_size=3, drop_last=True))
-    check("drop_last: floor(floor(1000/3)/64) = 5 full batches", len(last) == 5 and all(len(g["/x"]) == 64 for g in last))
+    check("drop_last: floor(floor(1000/3)/64) = 5 full batches",
+          len(last) == 5 and all(len(g["/x"]) == 64 for g in last))
 
 
 def case_shards(d):

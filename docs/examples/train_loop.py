@@ -35,7 +35,7 @@ def train(shuffled, checkpoint, epochs=2, batch_size=32, workers=2, stop_after=N
         done = reader.state_dict()["batches_done"]  # > 0 in an epoch resumed from a checkpoint
         for batch in loader:
             x, y = batch["/X"], batch["/y"]  # train_step(model, x, y)
-            print("epoch %d batch %d: %d rows, first label %d" % (epoch, done, len(y), int(y[0])), flush=True)
+            print("epoch %d batch %d: %d rows, first label %d" % (epoch, done, len(x), int(y[0])), flush=True)
             done += 1
             steps += 1
             if done % 10 == 0:

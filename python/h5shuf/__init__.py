@@ -27,6 +27,11 @@ from ._run import H5shufWarning  # noqa: E402,F401
 from ._lib import LibraryNotFound  # noqa: E402,F401
 from .keys import keys  # noqa: E402,F401
 
+__all__ = ["shuffle", "plan", "scatter", "gather", "verify", "keys", "library_path", "ShuffledReader", "PileReader",
+           "Error", "H5shufWarning", "LibraryNotFound", "AmbiguousError", "BudgetError", "CanceledError", "HDF5Error",
+           "InternalError", "InvalidArgumentError", "IOFailureError", "MismatchError", "NoSpaceError", "NotFoundError",
+           "NotHDF5Error", "OutOfMemoryError", "OutputExistsError", "SameFileError", "UnsupportedError"]
+
 _OPTIONS_DOC = """
     Other options (keyword arguments, as the tool's): chunk_rows (rows per output chunk, or a whole chunk
     shape "64x256"), scratch_compression (filters of the scratch piles, default "zstd:1+shuffle"), tmpdir

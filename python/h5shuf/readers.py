@@ -182,7 +182,8 @@ class ShuffledReader(_Reader):
     Iterating yields dicts {dataset path: numpy array (rows, *dims[1:])}, views of blocks of whole
     batches and at least 2 MiB (BLOCK_BYTES) read one after the other (one worker), or batch by batch
     (workers: each reads every W-th batch, in blocks of 2 MiB only when batches are tiny); each
-    dataset's chunk cache holds two of its largest chunks.  In a DataLoader (batch_size=None) the batches are split over its workers.
+    dataset's chunk cache holds two of its largest chunks.  In a DataLoader (batch_size=None) the
+    batches are split over its workers.
     state_dict()/load_state_dict(): resume exactly mid-epoch.  Raises KeyError for a missing dataset,
     ValueError for datasets of different rows or shapes, OSError for a file h5py cannot open.
     """
@@ -200,7 +201,8 @@ class ShuffledReader(_Reader):
                 for name in self.datasets:
                     ds = f[name]
                     if rows is not None and ds.shape[0] != rows:
-                        raise ValueError("%s:%s has %d rows, %s has %d" % (p, name, ds.shape[0], self.datasets[0], rows))
+                        raise ValueError("%s:%s has %d rows, %s has %d" % (p, name, ds.shape[0], self.datasets[0],
+                                                                          rows))
                     rows = ds.shape[0]
                     kind = (ds.dtype, ds.shape[1:])
                     if ds.chunks:
