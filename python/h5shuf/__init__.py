@@ -1,0 +1,147 @@
+"""h5shuf - globally shuffle the rows of HDF5 datasets larger than memory, and read them in training loops.
+
+    import h5shuf
+    report = h5shuf.shuffle(["train.h5"], "shuffled.h5", seed=42, memory="4G")
+    for batch in h5shuf.ShuffledReader("shuffled.h5", ["/X", "/y"], 256, rank=rank, world_size=world):
+        ...  # batch["/X"]: (<= 256, ...) numpy array
+
+The functions run libh5shuf (the C library of the `h5shuf` tool, through ctypes): the same options, the
+same output bytes, the tool's --json report as a dict.  Inputs and outputs are the tool's specs,
+"FILE.h5" or "FILE.h5:/path[,/path...]".  Sizes are bytes, or text with a binary suffix ("512M", "1G").
+Failures raise h5shuf.Error (a subclass per status: h5shuf.errors).  docs/python.md has the guide.
+
+The readers (ShuffledReader, PileReader) need only h5py and numpy; they are imported on first use, with
+torch when it is installed (they are then torch IterableDatasets, split over DataLoader workers).
+"""
+
+import os
+
+__version__ = "0.1.0"
+
+from . import _run  # noqa: E402
+from .errors import (AmbiguousError, BudgetError, CanceledError, Error, HDF5Error,  # noqa: E402,F401
+                     InternalError, InvalidArgumentError, IOFailureError, MismatchError, NoSpaceError,
+                     NotFoundError, NotHDF5Error, OutOfMemoryError, OutputExistsError, SameFileError,
+                     UnsupportedError)
+from ._run import H5shufWarning  # noqa: E402,F401
+from ._lib import LibraryNotFound  # noqa: E402,F401
+from .keys import keys  # noqa: E402,F401
+
+__all__ = ["shuffle", "plan", "scatter", "gather", "verify", "keys", "library_path", "ShuffledReader", "PileReader",
+           "Error", "H5shufWarning", "LibraryNotFound", "AmbiguousError", "BudgetError", "CanceledError", "HDF5Error",
+           "InternalError", "InvalidArgumentError", "IOFailureError", "MismatchError", "NoSpaceError", "NotFoundError",
+           "NotHDF5Error", "OutOfMemoryError", "OutputExistsError", "SameFileError", "UnsupportedError"]
+
+_OPTIONS_DOC = """
+    Other options (keyword arguments, as the tool's): chunk_rows (rows per output chunk, or a whole chunk
+    shape "64x256"), scratch_compression (filters of the scratch piles, default "zstd:1+shuffle"), tmpdir
+    (directory of the scratch file), on_oversize ("recurse" or "restart"), strategy ("auto", "two-pass",
+    "direct"), split ("train=0.9,val=0.1" or {"train": 0.9, "val": 0.1}), head (rows: only the first N
+    of the shuffle), source_index (path of an (N,) dataset of input numbers), check (verify the output
+    before it is renamed into place), force (replace an existing output), drop_references, allow_lossy,
+    mixing_window (with several inputs: the mixing report of the first and last W output rows; 0: the
+    default window)."""
+
+
+def shuffle(inputs, output, *, seed=None, memory="1G", compression=None, shards=None, index=None, threads=0,
+            progress=None, **options):
+    """Shuffle the rows of the inputs into output, as `h5shuf [OPTIONS] INPUT... OUTPUT` does.
+
+    inputs: a spec or a list of specs ("in.h5", "in.h5:/X,/y"), concatenated along axis 0 in order.
+    output: the output spec ("out.h5", "out.h5:/images,/labels"), written under a temporary name and
+        renamed into place on success.
+    seed: the permutation's seed, 0 .. 2**64-1 (None: random, returned in the report's "seed").
+    memory: the budget of buffers, bytes (int) or "512M"/"1G"/... (K = 1024).
+    compression: output filters: None or "keep" (the first input's), "none", "gzip:4", "zstd:3+shuffle"...
+    shards: K >= 1 writes K files out-00000-of-0000K.h5 ... (shard s: output rows floor(s*N/K) ..).
+    index: path of an (N,) uint64 dataset written in the output: the input row of each output row.
+    threads: threads that (de)compress chunks; 0: one per CPU.  The output bytes are the same for any.
+    progress: None (quiet), True (a tqdm bar per pass when tqdm is installed, else a plain line on
+        stderr), or a callable progress(phase, rows_done, rows_total) with phase "scatter", "split" or
+        "gather", called after every block of a few MiB; an exception it raises cancels the run and is
+        re-raised once the run has cleaned up.
+    Returns the run's report, the dict `h5shuf --json` prints: "seed", "datasets", "plan" (rows,
+    row_bytes, piles, bytes of memory and disk...), "outputs" (file, first_row, rows), "passes" (name,
+    rows, bytes, seconds), "seconds", "restarts", "piles_split", "scratch_bytes", "peak_rss_bytes" ...
+    Raises h5shuf.Error (a subclass per status: NotFoundError for a missing input, OutputExistsError,
+    BudgetError, NoSpaceError...) with the library's one-line message naming the file and dataset;
+    KeyboardInterrupt on Ctrl-C, after the run has removed its scratch and partial output; TypeError for
+    an unknown option.  Warnings of the run (references written null...) are issued as H5shufWarning.
+    """
+    o = _run._options(seed, memory, compression, shards, index, threads, options)
+    return _run.execute("shuffle", _run._specs(inputs), os.fspath(output), None, o, progress,
+                        options.get("mixing_window"))
+
+
+def plan(inputs, output, *, seed=None, memory="1G", compression=None, shards=None, index=None, threads=0,
+         **options):
+    """The plan of shuffle(inputs, output, ...) without running it, as `h5shuf --plan --json` gives it.
+
+    Same arguments as shuffle() (no progress).  Returns the report without the run's figures: "seed",
+    "datasets", "plan" (rows, row_bytes, piles, pile_target_rows and pile_bound_rows in rows,
+    mem_planned_bytes, scratch_estimate_bytes, output_estimate_bytes, scratch_free_bytes... in bytes,
+    "strategy"), "outputs".  Nothing is written.  Raises h5shuf.Error as shuffle() does.
+    """
+    o = _run._options(seed, memory, compression, shards, index, threads, options)
+    return _run.execute("shuffle", _run._specs(inputs), os.fspath(output), None, o, None,
+                        options.get("mixing_window"), plan_only=True)
+
+
+def scatter(inputs, piles, *, seed=None, memory="1G", compression=None, index=None, threads=0, progress=None,
+            **options):
+    """Pass 1 only, as `h5shuf scatter`: the piles in the pile file `piles` (format: docs/lazy.md).
+
+    Arguments as shuffle()'s (no check); compression, chunk_rows and index are recorded for gather().
+    The pile file is written under a temporary name and renamed into place; nothing is left on failure.
+    Returns the report (its "output" is the pile file; "plan" holds the piles).  Raises as shuffle().
+    """
+    o = _run._options(seed, memory, compression, None, index, threads, options)
+    return _run.execute("scatter", _run._specs(inputs), None, os.fspath(piles), o, progress,
+                        options.get("mixing_window"))
+
+
+def gather(piles, output, *, seed=None, memory="1G", compression=None, index=None, threads=0, progress=None,
+           **options):
+    """Pass 2 only, as `h5shuf gather`: the output from a pile file, byte for byte shuffle()'s.
+
+    piles: a pile file of scatter().  The inputs it records must still be in place and unchanged
+    (MismatchError otherwise); seed, if given, must be the pile file's.  Output options given here
+    replace those recorded.  memory must hold the largest pile (BudgetError says how much it needs).
+    Returns the report (its "inputs" is [piles]).  Raises as shuffle(); the pile file is only read.
+    """
+    o = _run._options(seed, memory, compression, None, index, threads, options)
+    return _run.execute("gather", [], os.fspath(output), os.fspath(piles), o, progress, None)
+
+
+def verify(inputs, output, *, memory="1G", threads=0):
+    """Check that output holds a permutation of the inputs' rows, datasets still aligned (`h5shuf verify`).
+
+    inputs, output: specs as for shuffle().  Streams both once, with 128-bit multiset hashes, in memory
+    bytes; with the seed and an index in the output, the exact order is checked too.  Returns
+    {"status": "ok", "inputs", "output", "seconds"}.  Raises MismatchError naming the dataset and what
+    differs ("rows differ", "misaligned", row counts, types), or another h5shuf.Error.
+    """
+    return _run.verify(_run._specs(inputs), os.fspath(output), memory, threads)
+
+
+def library_path():
+    """The file libh5shuf was loaded from ($H5SHUF_LIBRARY, installed, system, build tree: in that order).
+
+    Raises LibraryNotFound (an ImportError) listing the places tried.
+    """
+    from . import _lib
+    return _lib.path()
+
+
+def __getattr__(name):
+    # The readers import h5py (and torch when it is installed) on first use only.
+    if name in ("ShuffledReader", "PileReader"):
+        from . import readers
+        return getattr(readers, name)
+    raise AttributeError("module 'h5shuf' has no attribute %r" % name)
+
+
+for _f in (shuffle, plan, scatter):
+    _f.__doc__ += _OPTIONS_DOC
+del _f
+

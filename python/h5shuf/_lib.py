@@ -1,0 +1,165 @@
+"""_lib.py - the ctypes glue: finding libh5shuf, the mirrors of its public structs, its functions.
+
+The library is found in this order: the file named by $H5SHUF_LIBRARY; the one `cmake --install`
+recorded beside this package (_installed.py); the system's (ctypes.util.find_library, i.e. the
+ldconfig cache); the build tree of a source checkout (build/libh5shuf.so beside python/).  It is loaded
+on first use, so `import h5shuf` works without it (the readers need only h5py and numpy).
+
+The structs mirror include/h5shuf.h field for field; tests/python_api.py compares every offset and size
+with the C compiler's (tests/layout_probe.c), so a change to the header that is not made here fails.
+"""
+
+import ctypes
+import ctypes.util
+import os
+import threading
+
+from . import __version__
+
+# include/h5shuf.h's enums
+PHASE_SCATTER, PHASE_SPLIT, PHASE_GATHER, PHASE_CREATE = 1, 2, 3, 4
+PHASE_NAMES = {PHASE_SCATTER: "scatter", PHASE_SPLIT: "split", PHASE_GATHER: "gather", PHASE_CREATE: "create"}
+OVERSIZE = {"recurse": 0, "restart": 1}
+STRATEGY = {"auto": 0, "two-pass": 1, "direct": 2}
+STRATEGY_DIRECT = 2
+
+PROGRESS_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64)
+
+_u64, _int, _str, _uint = ctypes.c_uint64, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint
+
+
+class Options(ctypes.Structure):
+    """h5shuf_options."""
+    _fields_ = [
+        ("seed", _u64), ("seed_set", _int), ("mem_limit_bytes", _u64), ("tmpdir", _str),
+        ("on_oversize", _int), ("force", _int), ("progress", PROGRESS_FN), ("progress_user", ctypes.c_void_p),
+        ("debug_pile_bound_rows", _u64), ("debug_skip_space_check", _int), ("compression", _str),
+        ("chunk_shape", _str), ("index_path", _str), ("scratch_compression", _str), ("threads", _uint),
+        ("source_index_path", _str), ("shards", _u64), ("split", _str), ("head_rows", _u64), ("head_set", _int),
+        ("drop_references", _int), ("allow_lossy", _int), ("check", _int), ("strategy", _int),
+    ]
+
+
+# The fields of h5shuf_plan in the order of the header (the --json report names most of them).
+PLAN_FIELDS = [
+    "rows", "row_bytes", "total_bytes", "ndatasets", "piles", "pile_target_rows", "pile_bound_rows", "slab_rows",
+    "pile_buffer_rows", "mem_limit_bytes", "mem_planned_bytes", "seed", "restarts", "splits", "scratch_bytes",
+    "pile_bound_bytes", "input_stored_bytes", "scratch_estimate_bytes", "output_estimate_bytes",
+    "scratch_free_bytes", "output_free_bytes",
+]
+
+
+class Plan(ctypes.Structure):
+    """h5shuf_plan."""
+    _fields_ = [(name, _u64) for name in PLAN_FIELDS] + [
+        ("same_filesystem", _int), ("threads", _uint), ("pipelined", _int), ("strategy", _int),
+        ("direct_windows", _u64), ("direct_slots", _u64), ("direct_min_bytes", _u64),
+    ]
+
+
+class Mixing(ctypes.Structure):
+    """h5shuf_mixing."""
+    _fields_ = [
+        ("window_rows", _u64), ("first_row", _u64), ("ninputs", ctypes.c_size_t),
+        ("counts", ctypes.POINTER(_u64)), ("expected", ctypes.POINTER(ctypes.c_double)), ("chi2", ctypes.c_double),
+        ("df", _u64), ("p_value", ctypes.c_double),
+    ]
+
+
+_JOB = ctypes.c_void_p
+# name: (restype, argtypes)
+_FUNCTIONS = {
+    "h5shuf_options_init": (None, [ctypes.POINTER(Options)]),
+    "h5shuf_job_create": (_JOB, [ctypes.POINTER(Options)]),
+    "h5shuf_job_free": (None, [_JOB]),
+    "h5shuf_job_add_input": (_int, [_JOB, _str]),
+    "h5shuf_job_set_output": (_int, [_JOB, _str]),
+    "h5shuf_job_set_piles": (_int, [_JOB, _str]),
+    "h5shuf_job_plan": (_int, [_JOB, ctypes.POINTER(Plan)]),
+    "h5shuf_run": (_int, [_JOB]),
+    "h5shuf_run_scatter": (_int, [_JOB]),
+    "h5shuf_run_gather": (_int, [_JOB]),
+    "h5shuf_verify": (_int, [_JOB]),
+    "h5shuf_job_seed": (_u64, [_JOB]),
+    "h5shuf_job_warning": (_str, [_JOB, ctypes.c_size_t]),
+    "h5shuf_job_strategy_why": (_str, [_JOB]),
+    "h5shuf_job_dataset": (_str, [_JOB, ctypes.c_size_t]),
+    "h5shuf_job_output_file": (_str, [_JOB, ctypes.c_size_t, ctypes.POINTER(_u64), ctypes.POINTER(_u64)]),
+    "h5shuf_job_mixing": (_int, [_JOB, _u64, ctypes.POINTER(Mixing), ctypes.POINTER(Mixing)]),
+    "h5shuf_errmsg": (_str, [_JOB]),
+    "h5shuf_strerror": (_str, [_int]),
+    "h5shuf_register_filters": (_int, []),
+    "h5shuf_version": (_str, []),
+    "h5shuf_hdf5_version": (_str, []),
+    "h5shuf_key": (_u64, [_u64, _u64]),
+    "h5shuf_parse_size": (_int, [_str, ctypes.POINTER(_u64)]),
+}
+
+_lock = threading.Lock()
+_lib = None
+_path = None
+
+
+class LibraryNotFound(ImportError):
+    """libh5shuf could not be loaded; the message lists the places tried."""
+
+
+def candidates():
+    """The files tried, in order: [(where, path)].  $H5SHUF_LIBRARY, when set, is the only one."""
+    env = os.environ.get("H5SHUF_LIBRARY")
+    if env:
+        return [("$H5SHUF_LIBRARY", env)]
+    out = []
+    try:
+        from . import _installed  # written by cmake --install
+        out.append(("installed", _installed.LIBRARY))
+    except ImportError:
+        pass
+    found = ctypes.util.find_library("h5shuf")
+    if found:
+        out.append(("system", found))
+    here = os.path.dirname(os.path.abspath(__file__))
+    out.append(("build tree", os.path.join(here, "..", "..", "build", "libh5shuf.so")))
+    return out
+
+
+def _bind(lib):
+    for name, (restype, argtypes) in _FUNCTIONS.items():
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = restype, argtypes
+    version = lib.h5shuf_version().decode()
+    if version.split(".")[:2] != __version__.split(".")[:2]:
+        raise LibraryNotFound("libh5shuf %s does not match the h5shuf package %s" % (version, __version__))
+
+
+def lib():
+    """The loaded library (ctypes.CDLL), loading it on first use.  Raises LibraryNotFound."""
+    global _lib, _path
+    with _lock:
+        if _lib is not None:
+            return _lib
+        tried = []
+        for where, path in candidates():
+            if where == "build tree" and not os.path.exists(path):
+                tried.append("%s (%s): absent" % (path, where))
+                continue
+            try:
+                cdll = ctypes.CDLL(path)
+                _bind(cdll)
+            except (OSError, AttributeError) as exc:
+                tried.append("%s (%s): %s" % (path, where, exc))
+                continue
+            _lib, _path = cdll, path
+            return _lib
+        raise LibraryNotFound("h5shuf: cannot load libh5shuf; tried " + "; ".join(tried))
+
+
+def path():
+    """The file the library was loaded from (loading it if needed)."""
+    lib()
+    return _path
+
+
+def text(raw):
+    """A C string from the library as str (None stays None)."""
+    return None if raw is None else raw.decode("utf-8", "replace")
