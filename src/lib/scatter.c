@@ -430,26 +430,16 @@ static int split_all(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, 
     return H5SHUF_OK;
 }
 
-int h5shuf__split_oversize(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_scratch *sc)
-{
-    struct h5shuf_pile *g = NULL;
-    int st = h5shuf__piles_global(cx, p, sc->piles, sc->npiles, &g);
-    if (st == H5SHUF_OK)
-        st = split_all(cx, p, sc, g);
-    free(g);
-    return st;
-}
-
-/* Is any pile over the bound (rows, or bytes of vlen rows) over all processes?  *any 1 or 0. */
+/* Is any pile over the bound (rows, or bytes of vlen rows) over all processes?  *any 1 or 0, and *g the
+ * piles over all processes (h5shuf__piles_global; the caller frees it). */
 static int any_oversize(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, const struct h5shuf_scratch *sc,
-                        int *any)
+                        int *any, struct h5shuf_pile **g)
 {
-    struct h5shuf_pile *g = NULL;
-    int st = h5shuf__piles_global(cx, p, sc->piles, sc->npiles, &g);
+    free(*g);
+    int st = h5shuf__piles_global(cx, p, sc->piles, sc->npiles, g);
     *any = 0;
     for (size_t j = 0; st == H5SHUF_OK && j < sc->npiles && !*any; j++)
-        *any = h5shuf__pile_oversize(sc->dsets, p->plan, &g[j]);
-    free(g);
+        *any = h5shuf__pile_oversize(sc->dsets, p->plan, &(*g)[j]);
     return st;
 }
 
@@ -457,14 +447,15 @@ int h5shuf__pass1(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, str
 {
     h5shuf_plan *plan = p->plan;
     int any = 0;
+    struct h5shuf_pile *g = NULL; /* the piles over all processes, once summed */
     int st = h5shuf__scatter(cx, p, sc);
     if (st == H5SHUF_OK)
-        st = any_oversize(cx, p, sc, &any);
-    if (p->on_oversize != H5SHUF_OVERSIZE_RESTART)
-        return st == H5SHUF_OK && any ? h5shuf__split_oversize(cx, p, sc) : st;
-    while (st == H5SHUF_OK && any) {
-        if (plan->restarts == RESTARTS_MAX)
-            return h5shuf__fail(cx->err, H5SHUF_EINTERNAL, "piles still oversize after %d restarts", RESTARTS_MAX);
+        st = any_oversize(cx, p, sc, &any, &g);
+    while (st == H5SHUF_OK && any && p->on_oversize == H5SHUF_OVERSIZE_RESTART) {
+        if (plan->restarts == RESTARTS_MAX) {
+            st = h5shuf__fail(cx->err, H5SHUF_EINTERNAL, "piles still oversize after %d restarts", RESTARTS_MAX);
+            break;
+        }
         /* More piles: at least twice as many, and enough for the bound's own target. */
         uint64_t target = h5shuf__pile_target_for_bound(plan->pile_bound_rows);
         uint64_t m = p->pile_rows / (target ? target : 1) + 1;
@@ -473,7 +464,7 @@ int h5shuf__pass1(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, str
         /* Pass 1 keeps a buffer of at least one row per pile: when M piles no longer fit the budget, split
          * the oversize piles instead (the output is the same either way). */
         if (h5shuf__plan_slab_bytes(plan) + h5shuf__plan_pass1_pile_bytes(plan, m) > plan->mem_limit_bytes)
-            return h5shuf__split_oversize(cx, p, sc);
+            break;
         plan->piles = m;
         plan->pile_buffer_rows = h5shuf__plan_pile_buffer_rows(plan, m);
         plan->restarts++;
@@ -481,7 +472,10 @@ int h5shuf__pass1(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, str
         if (st == H5SHUF_OK)
             st = h5shuf__scatter(cx, p, sc);
         if (st == H5SHUF_OK)
-            st = any_oversize(cx, p, sc, &any);
+            st = any_oversize(cx, p, sc, &any, &g);
     }
+    if (st == H5SHUF_OK && any) /* recursion, or restarts that no longer fit */
+        st = split_all(cx, p, sc, g);
+    free(g);
     return st;
 }

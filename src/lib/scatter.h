@@ -34,18 +34,14 @@ struct h5shuf_pass1 {
  * up to the head's bound).  On return sc->piles lists them in key order. */
 H5SHUF_INTERNAL int h5shuf__scatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_scratch *sc);
 
-/* Oversize recursion: split every pile of sc over the plan's bounds into sub-piles by key range
- * (recursively), counting the splits in the plan.  Rewrites sc->piles in key order. */
-H5SHUF_INTERNAL int h5shuf__split_oversize(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p,
-                                           struct h5shuf_scratch *sc);
-
 /* The piles of sc as all processes hold them together: g[0..sc->npiles) gets sc's piles with their rows
  * and bytes summed over the processes (p->sums; a copy with one process).  The caller frees *g. */
 H5SHUF_INTERNAL int h5shuf__piles_global(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p,
                                          const struct h5shuf_pile *piles, size_t n, struct h5shuf_pile **g);
 
-/* Pass 1 with its oversize handling (p->on_oversize: recursion, or restarts with more piles): on return
- * every pile is within its bound. */
+/* Pass 1 with its oversize handling (p->on_oversize: recursion, splitting each pile over the bound into
+ * sub-piles by key range, recursively, counted in plan->splits; or restarts with more piles, and recursion
+ * once more piles no longer fit): on return every pile is within its bound, sc->piles in key order. */
 H5SHUF_INTERNAL int h5shuf__pass1(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_scratch *sc);
 
 #endif /* H5SHUF_SCATTER_H */

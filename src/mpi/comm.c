@@ -129,22 +129,6 @@ int h5shuf_comm_sums(struct h5shuf_comm *c, uint64_t *v, size_t n, struct h5shuf
     return st;
 }
 
-int h5shuf_comm_max(struct h5shuf_comm *c, uint64_t v, uint64_t *out, struct h5shuf_err *err)
-{
-    uint64_t *p = malloc(2 * sizeof *p);
-    if (!p)
-        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-    p[0] = v;
-    MPI_Request req;
-    MPI_Iallreduce(p, p + 1, 1, MPI_UINT64_T, MPI_MAX, c->comm, &req);
-    int st = wait_requests(c, &req, 1, 0, err);
-    if (st == H5SHUF_OK) {
-        *out = p[1];
-        free(p);
-    }
-    return st;
-}
-
 int h5shuf_comm_alltoall(struct h5shuf_comm *c, const uint64_t *sendv, uint64_t *recvv, struct h5shuf_err *err)
 {
     size_t n = (size_t)c->size;
