@@ -297,7 +297,7 @@ rm -rf "$W/nodir"
 
 NO_T=1
 expect "15 -t names a missing directory" 1 "$O/o.h5" 'no such|not exist|directory' \
-    noscratch -- -t "$W/noscratch" ex.h5 "$O/o.h5"
+    noscratch -- --strategy two-pass -t "$W/noscratch" ex.h5 "$O/o.h5"
 NO_T=0
 if [ -e "$W/noscratch" ]; then
     echo "not ok - 15b the missing -t directory was not created"; failed=$((failed + 1))

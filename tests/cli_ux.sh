@@ -62,10 +62,10 @@ if grep -q "piles" <<<"$out" && grep -q "scratch about" <<<"$out" && grep -q "fr
 then ok "--plan: piles, scratch estimate, free space; writes nothing"; else bad "--plan" "$out"; fi
 mkdir "$W/tiny"
 if mount -t tmpfs -o size=2m tmpfs "$W/tiny" 2>/dev/null; then
-    out=$("$H" --plan --scratch-compression none -t "$W/tiny" "$W/f.h5" "$W/p5.h5")
+    out=$("$H" --plan --strategy two-pass --scratch-compression none -t "$W/tiny" "$W/f.h5" "$W/p5.h5")
     grep -q "scratch about 2[0-9].* MiB, [0-9.]* MiB free" <<<"$out" && ok "--plan shows the scratch larger than the free space" \
         || bad "--plan on a small tmpdir" "$out"
-    "$H" --scratch-compression none -t "$W/tiny" "$W/f.h5" "$W/p5.h5" 2>"$W/err.txt"
+    "$H" --strategy two-pass --scratch-compression none -t "$W/tiny" "$W/f.h5" "$W/p5.h5" 2>"$W/err.txt"
     rc=$?
     if [ $rc = 1 ] && grep -q "not enough free space" "$W/err.txt" && grep -q "$W/tiny" "$W/err.txt" \
         && [ "$(wc -l <"$W/err.txt")" = 1 ] && [ ! -e "$W/p5.h5" ] && [ -z "$(ls -A "$W/tiny")" ]; then

@@ -94,18 +94,24 @@ def case_choice(tmp):
     why = plan_text("-m", "64M", big + ":/x,/y", out)
     check("1 MiB rows in chunks of one row: direct", why.startswith("direct: rows of 1048576 bytes"), why)
     four = os.path.join(tmp, "choice-4rows.h5")
-    make_records(four, 12, 16384, chunk_rows=4)
-    why = plan_text("-m", "1G", four + ":/x,/y", out)
+    make_records(four, 100, 16384, chunk_rows=4)
+    why = plan_text("-m", "64M", four + ":/x,/y", out)  # 100 MiB: more than one pass holds
     check("1 MiB rows in chunks of 4 rows: two-pass, and says why",
           why == "two-pass: a row read alone would decode a chunk of 4 rows", why)
     small = os.path.join(tmp, "choice-256k.h5")
     make_records(small, 40, 4096)  # 256 KiB rows
-    why = plan_text("-m", "1G", small + ":/x,/y", out)
+    more = os.path.join(tmp, "choice-256k-400.h5")
+    make_records(more, 400, 4096)
+    why = plan_text("-m", "64M", more + ":/x,/y", out)  # 100 MiB: more than one pass holds
     check("256 KiB rows: two-pass (under the threshold)",
           why == "two-pass: rows of 262144 bytes (under 1048576) are read faster in slabs", why)
     why = plan_text("-m", "5M", small + ":/x,/y", out)
     check("256 KiB rows, a budget only the direct path fits: direct",
           why == "direct: the two passes need more memory than the budget; the direct path fits", why)
+    why = plan_text("-m", "1G", small + ":/x,/y", out)
+    check("256 KiB rows that fit the budget: the two passes in one",
+          why == "two-pass in one: the rows fit the budget, so they are read once, sorted in memory and written, "
+                 "no scratch", why)
     why = plan_text("--strategy", "direct", "-m", "1G", small + ":/x,/y", out)
     check("--strategy direct: direct", why == "direct: asked for (--strategy direct)", why)
     why = plan_text("--strategy", "two-pass", "-m", "64M", big + ":/x,/y", out)

@@ -27,7 +27,7 @@ check() { # NAME RC ERRFILE PATTERN
         echo "not ok - $1 (exit $2, left: $left)"; sed 's/^/#   /' "$3"; failed=$((failed + 1))
     fi
 }
-"$H" --debug-no-space-check -s 1 -t "$W/small" "$W/in.h5" "$W/big/o.h5" 2>"$W/err1"
+"$H" --debug-no-space-check --strategy two-pass -s 1 -t "$W/small" "$W/in.h5" "$W/big/o.h5" 2>"$W/err1"
 check "disk full during pass 1 (scratch)" $? "$W/err1" "$W/small/h5shuf-scratch"
 "$H" --debug-no-space-check -s 1 -c none -t "$W/big" "$W/in.h5" "$W/small/o.h5" 2>"$W/err2"
 check "disk full during pass 2 (output)" $? "$W/err2" "$W/small/o.h5"

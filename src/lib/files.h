@@ -6,6 +6,7 @@
 #ifndef H5SHUF_FILES_H
 #define H5SHUF_FILES_H
 
+#include <hdf5.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -22,6 +23,12 @@ H5SHUF_INTERNAL void h5shuf__mode_of_new_file(const char *path);
 
 /* Free bytes for unprivileged users on dir's filesystem, and its device (*dev); 0 when unknown. */
 H5SHUF_INTERNAL uint64_t h5shuf__free_bytes(const char *dir, dev_t *dev);
+
+/* Start writing the dirty pages of file (open with HDF5's default sec2 driver) to disk, without waiting
+ * (sync_file_range(2), SYNC_FILE_RANGE_WRITE): called as an output grows, it lets the disk work while the
+ * run goes on, so the fsync of h5shuf__commit_file has little left to wait for.  Best effort: does
+ * nothing on another driver or system, or on an error. */
+H5SHUF_INTERNAL void h5shuf__file_writeback(hid_t file);
 
 /* Move the finished (closed) file tmp_path to out, durably: fsync tmp_path, then with force rename
  * (replacing whatever is there), without link then unlink, so that a file that appeared at out while

@@ -20,6 +20,10 @@
 #include "sort.h"
 #include "vlen.h"
 
+/* Rows ahead of the one put whose first cache line is prefetched: a pile is larger than the caches, and
+ * small rows taken in key order cost a cache miss each (a fifth of a run of 16-byte rows before). */
+#define PREFETCH_AHEAD 16
+
 /* Start loading pile p into buf (n + 1 buffers): pipelined, its chunks are read now and decoded by the
  * pool; else it is loaded whole before the call returns (a few chunks in flight, no copy of the pile's
  * stored chunks, which only the pipelined plan counts).  A vlen dataset is loaded now, its payload into
@@ -89,6 +93,9 @@ static int sort_and_write(const struct h5shuf_ctx *cx, const struct h5shuf_pass2
     uint64_t to = p2->put_end <= first ? 0 : p2->put_end - first < p->rows ? p2->put_end - first : p->rows;
     for (uint64_t r = from; r < to && st == H5SHUF_OK; r++) {
         uint64_t i = pairs[r].idx;
+        if (r + PREFETCH_AHEAD < to) /* rows are taken in key order, at random in the pile: ask for them early */
+            for (size_t d = 0; d < dsets->n; d++)
+                __builtin_prefetch(buf[d] + pairs[r + PREFETCH_AHEAD].idx * dsets->ds[d].row_bytes);
         for (size_t d = 0; d < dsets->n; d++)
             rows[d] = buf[d] + i * dsets->ds[d].row_bytes;
         st = h5shuf__targets_put(cx, out, w, rows, ids[i]);

@@ -52,6 +52,10 @@ struct h5shuf_job {
     char *scratch_dir;             /* where the scratch file goes: tmpdir, $TMPDIR or the output's dir */
     const char *temp_file[2];      /* during a run: a scatter's pile file under its temporary name (0), the
                                     * scratch file (1); the outputs' are out.v[k].tmp_path */
+    int one_pass;                  /* the rows fit the budget: read once, sorted in memory, no scratch (run.c) */
+    unsigned band_threads;         /* codec threads the output bands are planned for (writer.h): more
+                                    * than 1, they are double-buffered */
+    uint64_t band_bytes;           /* the output bands' bytes (h5shuf__writer_bytes), part of the budget */
     struct h5shuf_chunkio *cio;    /* during a run: the thread pool and chunk buffers */
     uint64_t *mixing_counts;       /* h5shuf_job_mixing's arrays */
 };

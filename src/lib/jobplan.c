@@ -102,8 +102,7 @@ static int gather_check(h5shuf_job *job)
     uint64_t most = 0;
     for (size_t j = 0; j < pf->npiles; j++)
         most = pf->piles[j].rows > most ? pf->piles[j].rows : most;
-    uint64_t bands = h5shuf__writer_bytes(&job->dsets, job->out_rows, job->index_path != NULL,
-                                          job->source_index_path != NULL);
+    uint64_t bands = job->band_bytes;
     h5shuf_u128 need = (h5shuf_u128)most * (job->dsets.row_bytes + H5SHUF_PASS2_ROW_OVERHEAD) + bands;
     if (need > job->opts.mem_limit_bytes)
         return h5shuf__fail(&job->err, H5SHUF_EBUDGET,
@@ -228,6 +227,33 @@ static int draw_seed(h5shuf_job *job)
     return H5SHUF_OK;
 }
 
+/* The output bands (writer.h): double-buffered when there are codec threads, unless the second buffers
+ * would take more than an eighth of the budget (a small budget keeps its bytes for the piles). */
+static void plan_bands(h5shuf_job *job)
+{
+    const unsigned threads = h5shuf__pool_threads_for(job->opts.threads);
+    const int index = job->index_path != NULL, source = job->source_index_path != NULL;
+    uint64_t one = h5shuf__writer_bytes(&job->dsets, job->out_rows, index, source, 1);
+    uint64_t two = h5shuf__writer_bytes(&job->dsets, job->out_rows, index, source, threads);
+    job->band_threads = threads > 1 && two - one <= job->opts.mem_limit_bytes / 8 ? threads : 1;
+    job->band_bytes = job->band_threads > 1 ? two : one;
+}
+
+/* Do the rows fit the budget whole, beside the bands (a pass 2 of one pile, not pipelined: each row,
+ * its id, key/index pair and radix scratch)?  Then the one-shot shuffle reads them once, sorts them in
+ * memory and writes them, without a scratch file: the two passes with one pile whose load is the read.
+ * Fixed-size rows of a whole shuffle only (a head's, a scatter's and a gather's piles are kept apart), with
+ * the strategy left to the plan (--strategy two-pass asks for a scratch file), and not when the tests
+ * bound the piles (--debug-pile-bound forces recursion). */
+static int one_pass_fits(const h5shuf_job *job)
+{
+    if (job->mode != H5SHUF_MODE_RUN || job->opts.strategy != H5SHUF_STRATEGY_AUTO || job->dsets.nvlen ||
+        job->out_rows != job->in.rows || job->opts.debug_pile_bound_rows)
+        return 0;
+    h5shuf_u128 need = (h5shuf_u128)job->in.rows * (job->dsets.row_bytes + H5SHUF_PASS2_ROW_OVERHEAD) + job->band_bytes;
+    return need <= job->opts.mem_limit_bytes;
+}
+
 /* The plan of piles and buffers (plan.c) for the opened inputs; its error names the first dataset. */
 static int plan_piles(h5shuf_job *job, struct h5shuf_err *err)
 {
@@ -237,7 +263,7 @@ static int plan_piles(h5shuf_job *job, struct h5shuf_err *err)
         .row_bytes = dsets->row_bytes,
         .ndatasets = dsets->n,
         .mem_limit_bytes = job->opts.mem_limit_bytes,
-        .band_bytes = h5shuf__writer_bytes(dsets, job->out_rows, job->index_path != NULL, job->source_index_path != NULL),
+        .band_bytes = job->band_bytes,
         .slab_align_rows = dsets->ds[0].chunk_rows,
         .debug_pile_bound_rows = job->opts.debug_pile_bound_rows,
         .threads = h5shuf__pool_threads_for(job->opts.threads),
@@ -249,6 +275,15 @@ static int plan_piles(h5shuf_job *job, struct h5shuf_err *err)
         pin.mem_row_bytes += dsets->ds[d].row_bytes;
     memset(&job->plan, 0, sizeof job->plan);
     int st = h5shuf__plan_make(&pin, &job->plan, err);
+    job->one_pass = st == H5SHUF_OK && one_pass_fits(job);
+    if (job->one_pass) { /* one pile of every row, loaded by reading the inputs */
+        h5shuf_plan *p = &job->plan;
+        p->piles = 1;
+        p->pile_target_rows = p->pile_bound_rows = job->in.rows;
+        p->pile_buffer_rows = h5shuf__plan_pile_buffer_rows(p, 1);
+        p->pipelined = 0;
+        p->mem_planned_bytes = job->in.rows * (dsets->row_bytes + H5SHUF_PASS2_ROW_OVERHEAD) + job->band_bytes;
+    }
     job->plan.seed = job->seed;
     job->plan.strategy = H5SHUF_STRATEGY_TWO_PASS;
     return st;
@@ -264,8 +299,7 @@ static int plan_direct(h5shuf_job *job, struct h5shuf_err *err)
         .out_rows = job->out_rows,
         .read_row_bytes = job->direct_rows.read_row_bytes,
         .held_bytes = job->direct_rows.held_bytes,
-        .band_bytes = h5shuf__writer_bytes(&job->dsets, job->out_rows, job->index_path != NULL,
-                                           job->source_index_path != NULL),
+        .band_bytes = job->band_bytes,
         .mem_limit_bytes = job->opts.mem_limit_bytes,
         .threads = h5shuf__pool_threads_for(job->opts.threads),
     };
@@ -285,6 +319,7 @@ static void take_direct(h5shuf_job *job)
     h5shuf_plan *p = &job->plan;
     p->piles = p->pile_target_rows = p->pile_bound_rows = p->slab_rows = p->pile_buffer_rows = p->pile_bound_bytes = 0;
     p->strategy = H5SHUF_STRATEGY_DIRECT;
+    job->one_pass = 0;
     p->direct_windows = job->direct_plan.windows;
     p->direct_slots = job->direct_plan.slots;
     p->mem_planned_bytes = job->direct_plan.mem_bytes;
@@ -329,6 +364,9 @@ static int plan_strategy(h5shuf_job *job)
                                "once and written once, no scratch", (unsigned long long)dr->read_row_bytes);
         else if (direct)
             snprintf(why, cap, "direct: the two passes need more memory than the budget; the direct path fits");
+        else if (job->one_pass)
+            snprintf(why, cap, "two-pass in one: the rows fit the budget, so they are read once, sorted in memory and "
+                               "written, no scratch");
         else if (dr->read_row_bytes < H5SHUF_DIRECT_ROW_BYTES_MIN)
             snprintf(why, cap, "two-pass: rows of %llu bytes (under %u) are read faster in slabs",
                      (unsigned long long)dr->read_row_bytes, H5SHUF_DIRECT_ROW_BYTES_MIN);
@@ -389,7 +427,7 @@ static int plan_disk(h5shuf_job *job)
     p->output_estimate_bytes = job->out_filters.keep || job->out_filters.codec != H5SHUF_CODEC_NONE ? stored : p->total_bytes;
     if (job->mode == H5SHUF_MODE_SCATTER) /* the pile file is the scatter's only output */
         p->output_estimate_bytes = 0;
-    if (job->mode == H5SHUF_MODE_GATHER || p->strategy == H5SHUF_STRATEGY_DIRECT) /* piles exist, or none */
+    if (job->mode == H5SHUF_MODE_GATHER || p->strategy == H5SHUF_STRATEGY_DIRECT || job->one_pass) /* piles exist, or none */
         p->scratch_estimate_bytes = 0;
     if (job->out_rows < job->in.rows) /* a head: its share */
         p->output_estimate_bytes = (uint64_t)((long double)p->output_estimate_bytes * job->out_rows / job->in.rows);
@@ -426,8 +464,10 @@ int h5shuf__job_make_plan(h5shuf_job *job)
     if (st == H5SHUF_OK && job->out_rows < job->in.rows)
         st = h5shuf__head_bound(job->seed, job->in.rows, job->out_rows, job->opts.mem_limit_bytes, &job->head_bound,
                                 &job->err);
-    if (st == H5SHUF_OK)
+    if (st == H5SHUF_OK) {
+        plan_bands(job);
         st = plan_strategy(job);
+    }
     if (st == H5SHUF_OK && job->mode == H5SHUF_MODE_GATHER)
         st = gather_check(job);
     if (st == H5SHUF_OK)

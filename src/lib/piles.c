@@ -470,7 +470,7 @@ int h5shuf__pileset_append(const struct h5shuf_ctx *cx, struct h5shuf_pileset *p
             continue;
         }
         uint64_t rb = ds->row_bytes;
-        memcpy(w->buf[d] + w->nbuf * rb, rows[d], rb);
+        h5shuf__row_copy(w->buf[d] + w->nbuf * rb, rows[d], rb);
     }
     memcpy(w->buf[dsets->n] + w->nbuf * sizeof id, &id, sizeof id);
     if (++w->nbuf == ps->cap || payload_due(ps, k, 0))

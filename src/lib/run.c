@@ -83,10 +83,9 @@ static int run_prepare(h5shuf_job *job)
     return st;
 }
 
-/* Pass 1 over all rows of the inputs into sc, with the oversize handling. */
-static int pass1(h5shuf_job *job, struct h5shuf_scratch *sc)
+/* Pass 1 over all rows of the inputs. */
+static struct h5shuf_pass1 pass1_of(h5shuf_job *job)
 {
-    const struct h5shuf_ctx cx = ctx_of(job);
     const struct h5shuf_pass1 p1 = {
         .inputs = &job->in,
         .seed = job->seed,
@@ -98,16 +97,26 @@ static int pass1(h5shuf_job *job, struct h5shuf_scratch *sc)
         .plan = &job->plan,
         .on_oversize = job->opts.on_oversize,
     };
+    return p1;
+}
+
+/* Pass 1 into sc, with the oversize handling. */
+static int pass1(h5shuf_job *job, struct h5shuf_scratch *sc)
+{
+    const struct h5shuf_ctx cx = ctx_of(job);
+    const struct h5shuf_pass1 p1 = pass1_of(job);
     return h5shuf__pass1(&cx, &p1, sc);
 }
 
-/* The output files (created) filled through a writer, then closed: by pass 2 over all piles of sc, or
- * (sc NULL) by the direct path. */
-static int fill_outputs(h5shuf_job *job, const struct h5shuf_scratch *sc)
+/* The output files (created) filled through a writer, then closed: by pass 2 over all piles of sc (their
+ * rows loaded by load(load_user, ...) when it is not NULL, h5shuf_pass2.load), or (sc NULL) by the direct
+ * path. */
+static int fill_outputs(h5shuf_job *job, const struct h5shuf_scratch *sc,
+                        int (*load)(void *user, size_t j, unsigned char **buf, struct h5shuf_err *err), void *load_user)
 {
     const struct h5shuf_ctx cx = ctx_of(job);
     struct h5shuf_writer w;
-    int st = h5shuf__writer_init(&w, &job->of, 0, job->out_rows, &job->err);
+    int st = h5shuf__writer_init(&w, &job->of, 0, job->out_rows, job->band_threads, &job->err);
     if (st == H5SHUF_OK && sc) {
         const struct h5shuf_pass2 p2 = {
             .sc = sc,
@@ -116,9 +125,10 @@ static int fill_outputs(h5shuf_job *job, const struct h5shuf_scratch *sc)
             .seed = job->seed,
             .pipelined = h5shuf__plan_pipelined(&job->plan),
             .mem_limit_bytes = job->opts.mem_limit_bytes,
-            .band_bytes = h5shuf__writer_bytes(&job->dsets, job->out_rows, job->index_path != NULL,
-                                               job->source_index_path != NULL),
+            .band_bytes = job->band_bytes,
             .put_end = UINT64_MAX,
+            .load = load,
+            .load_user = load_user,
         };
         st = h5shuf__gather(&cx, &p2, &job->out, &w);
     } else if (st == H5SHUF_OK) {
@@ -163,11 +173,36 @@ static int two_pass(h5shuf_job *job)
         if (st == H5SHUF_OK && H5Fget_filesize(sc.file, &size) >= 0)
             job->plan.scratch_bytes = size;
         if (st == H5SHUF_OK)
-            st = fill_outputs(job, &sc);
+            st = fill_outputs(job, &sc, NULL, NULL);
     }
     job->temp_file[1] = NULL;
     h5shuf__scratch_destroy(&sc);
     return st;
+}
+
+/* The one pass (job->one_pass): pass 2 of one pile holding every row, its load the read of the inputs. */
+struct one_pass_load {
+    const struct h5shuf_ctx *cx;
+    const struct h5shuf_pass1 *p1;
+    const struct h5shuf_datasets *dsets;
+};
+
+static int load_inputs(void *user, size_t j, unsigned char **buf, struct h5shuf_err *err)
+{
+    (void)j;
+    (void)err; /* the context's */
+    const struct one_pass_load *u = user;
+    return h5shuf__pass1_load(u->cx, u->p1, u->dsets, buf);
+}
+
+static int one_pass(h5shuf_job *job)
+{
+    const struct h5shuf_ctx cx = ctx_of(job);
+    const struct h5shuf_pass1 p1 = pass1_of(job);
+    struct one_pass_load u = {&cx, &p1, &job->dsets};
+    struct h5shuf_pile all = {.range = {0, (h5shuf_u128)1 << 64}, .number = 0, .rows = job->in.rows};
+    struct h5shuf_scratch sc = {.file = H5I_INVALID_HID, .piles = &all, .npiles = 1, .dsets = &job->dsets};
+    return fill_outputs(job, &sc, load_inputs, &u);
 }
 
 /* The one-shot shuffle: the outputs are made first (their bytes follow from the sequence of HDF5 calls on
@@ -179,10 +214,13 @@ static int run(h5shuf_job *job)
     const struct h5shuf_ctx cx = ctx_of(job);
     int st = run_prepare(job);
     const int direct = job->plan.strategy == H5SHUF_STRATEGY_DIRECT;
+    const int scratch = !direct && !job->one_pass;
     if (st == H5SHUF_OK) /* the scratch file is named after the outputs (progress counts it) */
-        st = h5shuf__targets_create(&cx, &job->out, &job->of, job->out.n + !direct);
-    if (st == H5SHUF_OK)
-        st = direct ? (job->out_rows > 0 ? fill_outputs(job, NULL) : H5SHUF_OK) : two_pass(job);
+        st = h5shuf__targets_create(&cx, &job->out, &job->of, job->out.n + scratch);
+    if (st == H5SHUF_OK && job->out_rows > 0 && !scratch)
+        st = direct ? fill_outputs(job, NULL, NULL, NULL) : one_pass(job);
+    else if (st == H5SHUF_OK && scratch)
+        st = two_pass(job);
     if (st == H5SHUF_OK && job->opts.check) /* before the rename: a failed check leaves nothing in place */
         st = h5shuf__verify_file(job->cio, &job->in, &job->dsets, job->out.v[0].tmp_path, job->out.v[0].path,
                                  job->opts.mem_limit_bytes, &job->err);
@@ -261,7 +299,7 @@ static int run_gather(h5shuf_job *job)
     if (st == H5SHUF_OK && job->out_rows > 0) {
         struct h5shuf_scratch sc = {.path = job->piles_path, .file = job->pf->file, .piles = job->pf->piles,
                                     .npiles = job->pf->npiles, .dsets = &job->dsets, .filters = job->scratch_filters};
-        st = fill_outputs(job, &sc);
+        st = fill_outputs(job, &sc, NULL, NULL);
     }
     return h5shuf__targets_finish(&job->out, st, job->opts.force, &job->err);
 }

@@ -202,6 +202,31 @@ static int scatter_slabs(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 
     return st;
 }
 
+int h5shuf__pass1_load(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, const struct h5shuf_datasets *dsets,
+                       unsigned char **buf)
+{
+    unsigned char **at = malloc((dsets->n + 1) * sizeof *at);
+    if (!at)
+        return h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory");
+    struct slab sl = {at, 0};
+    struct slab_pos pos = {.f = SIZE_MAX};
+    int st = H5SHUF_OK;
+    while (st == H5SHUF_OK && slab_next(p, &pos)) {
+        const uint64_t first = p->inputs->v[pos.f].first_row + pos.start, off = first - p->first_row;
+        for (size_t d = 0; d < dsets->n; d++)
+            at[d] = buf[d] + off * dsets->ds[d].row_bytes;
+        sl.rows = pos.n;
+        st = slab_start(cx, p, dsets, &pos, &sl, NULL, 0); /* chunks decoded by the pool, straight into buf */
+        uint64_t *ids = (uint64_t *)buf[dsets->n] + off;
+        for (uint64_t r = 0; st == H5SHUF_OK && r < pos.n; r++)
+            ids[r] = first + r;
+        if (st == H5SHUF_OK)
+            st = h5shuf__progress(&cx->progress, cx->err, H5SHUF_PHASE_SCATTER, off + pos.n, p->total_rows);
+    }
+    free(at);
+    return st;
+}
+
 int h5shuf__scatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_scratch *sc)
 {
     const struct h5shuf_datasets *dsets = sc->dsets;

@@ -34,6 +34,13 @@ struct h5shuf_pass1 {
  * up to the head's bound).  On return sc->piles lists them in key order. */
 H5SHUF_INTERNAL int h5shuf__scatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_scratch *sc);
 
+/* Pass 1 when the rows fit the budget (one pile, no scratch: h5shuf_run's one pass): read rows
+ * [p->first_row, p->end_row) into buf, dsets->n + 1 buffers of end_row - first_row rows (each dataset's
+ * rows, then the uint64 ids, increasing), in slabs of p->plan->slab_rows decoded by the pool.  Fixed-size
+ * rows only; p's piles, head and oversize handling are not used.  Progress as pass 1's; errors name the
+ * input, dataset and rows. */
+H5SHUF_INTERNAL int h5shuf__pass1_load(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p,
+                                       const struct h5shuf_datasets *dsets, unsigned char **buf);
 /* The piles of sc as all processes hold them together: g[0..sc->npiles) gets sc's piles with their rows
  * and bytes summed over the processes (p->sums; a copy with one process).  The caller frees *g. */
 H5SHUF_INTERNAL int h5shuf__piles_global(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p,

@@ -442,6 +442,11 @@ int h5shuf__targets_close(struct h5shuf_targets *t, int st, struct h5shuf_err *e
     return st;
 }
 
+/* Bytes of rows between two writebacks of the open output (h5shuf__file_writeback): the disk then writes
+ * an uncompressed output while the run goes on, instead of during the fsync of its commit (0.8 s a GiB
+ * here, bench/fsync_cost.sh). */
+#define WRITEBACK_BYTES (UINT64_C(32) << 20)
+
 /* The writer reached the end of the open target (or starts): close it, open the target holding row
  * w->pos and point the writer at it. */
 static int next_target(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, struct h5shuf_writer *w)
@@ -479,8 +484,9 @@ static int next_target(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, st
                               h5shuf__hdf5_cause(cause, sizeof cause));
     }
     H5Pclose(dapl);
-    if (st == H5SHUF_OK)
-        h5shuf__writer_retarget(w, t->dsets, tg->first, tg->first + tg->rows, tg->path);
+    if (st == H5SHUF_OK && h5shuf__writer_retarget(w, t->dsets, tg->first, tg->first + tg->rows, tg->path) < 0)
+        st = h5shuf__fail(cx->err, H5SHUF_EHDF5, "%s: cannot read its datasets' filters: %s", tg->path,
+                          h5shuf__hdf5_cause(cause, sizeof cause));
     return st;
 }
 
@@ -488,6 +494,11 @@ int h5shuf__targets_put(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, s
                         const unsigned char *const *rows, uint64_t id)
 {
     int st = w->pos == w->end ? next_target(cx, t, w) : H5SHUF_OK;
+    if (st == H5SHUF_OK && w->pos >= t->writeback_at) { /* every WRITEBACK_BYTES of rows put, and at the start */
+        const uint64_t rb = t->of->dsets->row_bytes;
+        h5shuf__file_writeback(t->file);
+        t->writeback_at = w->pos + (rb < WRITEBACK_BYTES ? WRITEBACK_BYTES / rb : 1);
+    }
     return st == H5SHUF_OK ? h5shuf__writer_put(cx, w, rows, id) : st;
 }
 

@@ -36,6 +36,7 @@ struct h5shuf_targets {
     size_t cur;        /* pass 2: the target open for writing, when file >= 0 */
     hid_t file;
     hid_t *dsets;      /* of->dsets->n + 2: datasets, index, source index of the open target (or invalid) */
+    uint64_t writeback_at; /* output row at which the open target's pages are next written back (targets.c) */
 };
 
 /* Make the targets for the output file name out: K shards (shards > 0; named by h5shuf_job_output_file's

@@ -7,6 +7,7 @@
 
 #include <hdf5.h>
 
+#include "chunkio.h"
 #include "ctx.h"
 #include "output.h"
 
@@ -23,6 +24,21 @@ struct h5shuf_band {
     uint64_t origin;       /* output row of the open file's row 0: writes go to next_row - origin */
     const struct h5shuf_dsinfo *vds; /* the dataset when its rows are variable-length, else NULL */
     struct h5shuf_varena *va;        /* then: the band's payload (buf holds offsets into it) */
+    /* Double buffering (a band of fixed-size rows of at most H5SHUF_BAND_BYTES_MAX, with codec threads):
+     * a full band's chunks are queued for encoding in the pool and the rows go on into the other buffer;
+     * the encoded chunks are stored later, in the order the bands filled (writer.c). */
+    unsigned char *set[2];           /* the two buffers (set[1] NULL: written at once); buf is set[cur] */
+    int cur;
+    int async;                       /* the open file's dataset takes pool-encoded chunks (chunkio's pipeline) */
+    struct h5shuf_pipeline pl;       /* its pipeline, when async */
+    struct h5shuf_chunk **chunk[2];  /* per buffer: its chunks in flight, nchunk[s] of them (the targets'
+                                      * chunk rows may differ: grown to the most any needs) */
+    uint64_t nchunk[2];
+    struct h5shuf_band_pending {     /* per buffer: a band queued, not yet stored */
+        int active;
+        uint64_t seq;                /* the writer's count of bands queued: stores go in this order */
+        uint64_t start, n;           /* rows [start, start + n) of the open file */
+    } pend[2];
 };
 
 /* Buffers rows of every output dataset and writes them in bands of whole output chunks, each dataset
@@ -37,6 +53,8 @@ struct h5shuf_writer {
     uint64_t end;              /* the open file ends before this output row (the caller switches then) */
     uint64_t total;            /* rows of the whole output order, for progress reports */
     const char *name;          /* the open file, for messages */
+    struct h5shuf_chunkio *cio; /* the pool double-buffered bands are encoded in (set at the first queued) */
+    uint64_t seq;              /* bands queued so far */
     uint64_t progress_rows;    /* 0: progress after each band of the first dataset; else after every
                                 * progress_rows rows put (the direct path, whose first dataset may be a
                                 * small one written once per 65536 rows) */
@@ -48,26 +66,31 @@ struct h5shuf_writer {
  * must not change with the budget. */
 H5SHUF_INTERNAL uint64_t h5shuf__band_rows(const struct h5shuf_dsinfo *ds, uint64_t all_row_bytes, uint64_t rows);
 /* Bytes of all of a writer's bands for an output order of rows rows (counted in the pass-2 budget); a
- * band of one fixed-size row holds nothing (it is written from the caller's row). */
+ * band of one fixed-size row holds nothing (it is written from the caller's row).  With threads > 1 a
+ * band of fixed-size rows of at most H5SHUF_BAND_BYTES_MAX counts twice: it is double-buffered. */
 H5SHUF_INTERNAL uint64_t h5shuf__writer_bytes(const struct h5shuf_datasets *dsets, uint64_t rows, int has_index,
-                                              int has_source);
+                                              int has_source, unsigned threads);
 /* Bands for of's datasets, its index and source index when it has them, for an output order of total
- * rows, the next row put being output row first_row; no file yet (h5shuf__writer_retarget).  Free with
- * h5shuf__writer_free, also after a failure. */
+ * rows, the next row put being output row first_row; no file yet (h5shuf__writer_retarget).  threads:
+ * the codec threads (h5shuf__chunkio_threads); with more than one, bands are double-buffered as
+ * h5shuf__writer_bytes counts them.  Free with h5shuf__writer_free, also after a failure. */
 H5SHUF_INTERNAL int h5shuf__writer_init(struct h5shuf_writer *w, const struct h5shuf_outfile *of, uint64_t first_row,
-                                        uint64_t total, struct h5shuf_err *err);
+                                        uint64_t total, unsigned threads, struct h5shuf_err *err);
 /* Point the bands at an open file's datasets dsets[0..nds+2) (as h5shuf__output_create made them), whose
- * row 0 is output row origin and which ends before output row end; name is the file's, for messages. */
-H5SHUF_INTERNAL void h5shuf__writer_retarget(struct h5shuf_writer *w, const hid_t *dsets, uint64_t origin, uint64_t end,
-                                             const char *name);
+ * row 0 is output row origin and which ends before output row end; name is the file's, for messages.
+ * Every band must have been flushed (h5shuf__writer_flush).  < 0 when a dataset's pipeline cannot be
+ * read (cause on HDF5's stack). */
+H5SHUF_INTERNAL int h5shuf__writer_retarget(struct h5shuf_writer *w, const hid_t *dsets, uint64_t origin, uint64_t end,
+                                            const char *name);
 /* Append one row (one pointer per dataset) and its global input row id; writes a band when it is full
  * and reports progress after each band of the first dataset.  The open file must hold row w->pos. */
 H5SHUF_INTERNAL int h5shuf__writer_put(const struct h5shuf_ctx *cx, struct h5shuf_writer *w,
                                        const unsigned char *const *rows, uint64_t id);
-/* Write what is left in the bands. */
+/* Write what is left in the bands, and store every band queued. */
 H5SHUF_INTERNAL int h5shuf__writer_flush(const struct h5shuf_ctx *cx, struct h5shuf_writer *w);
 /* Every band wrote up to output row end: H5SHUF_OK, else H5SHUF_EINTERNAL. */
 H5SHUF_INTERNAL int h5shuf__writer_check_end(const struct h5shuf_writer *w, uint64_t end, struct h5shuf_err *err);
+/* Waits for encodes still queued (after a failure); frees the bands. */
 H5SHUF_INTERNAL void h5shuf__writer_free(struct h5shuf_writer *w);
 
 #endif /* H5SHUF_WRITER_H */

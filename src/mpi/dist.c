@@ -371,7 +371,7 @@ static int pass2(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_scr
     int st = x.cnt && x.rcnt && x.off && x.to ? H5SHUF_OK : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     if (st == H5SHUF_OK && a < b) {
         struct h5shuf_writer w;
-        st = h5shuf__writer_init(&w, &job->of, a, job->out_rows, &job->err);
+        st = h5shuf__writer_init(&w, &job->of, a, job->out_rows, job->band_threads, &job->err);
         const struct h5shuf_pass2 p2 = {
             .sc = sc,
             .piles = g + plo[me],
