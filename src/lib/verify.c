@@ -22,6 +22,7 @@
 #include "verify.h"
 #include "error.h"
 #include "fault.h"
+#include "files.h"
 #include "h5err.h"
 #include "inputs.h"
 #include "piles.h"
@@ -293,9 +294,13 @@ static int open_file(const char *path, const char *out, hid_t *file, struct h5sh
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
     if (H5Fis_hdf5(path) <= 0) {
         H5Eclear2(H5E_DEFAULT);
-        st = h5shuf__fail(err, H5SHUF_ENOTHDF5, "%s: missing or not an HDF5 file", out);
+        st = h5shuf__fd_shortage(path, cause, sizeof cause)
+                 ? h5shuf__fail(err, H5SHUF_EIO, "%s: cannot open: %s", out, cause)
+                 : h5shuf__fail(err, H5SHUF_ENOTHDF5, "%s: missing or not an HDF5 file", out);
     } else if ((*file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0) {
-        st = h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot open: %s", out, h5shuf__hdf5_cause(cause, sizeof cause));
+        h5shuf__hdf5_cause(cause, sizeof cause);
+        h5shuf__fd_shortage(path, cause, sizeof cause);
+        st = h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot open: %s", out, cause);
     }
     H5Pclose(fapl);
     return st;
