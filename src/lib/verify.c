@@ -243,8 +243,13 @@ static int hash_inputs(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *i
     for (size_t f = 0; f < in->n && st == H5SHUF_OK; f++) {
         const struct h5shuf_input *inp = &in->v[f];
         const struct h5shuf_spec *names = inp->spec.npaths ? &inp->spec : &in->v[0].spec;
+        const hid_t *src = h5shuf__input_dsets(in, dss, f, err);
+        if (!src) {
+            st = err->status;
+            break;
+        }
         for (size_t d = 0; d < dss->n; d++) {
-            dsets[d] = inp->dset[d];
+            dsets[d] = src[d];
             paths[d] = names->paths[d];
         }
         st = hash_rows(cio, dss, dsets, inp->rows, slab, sums, &sums[dss->n], inp->spec.file, paths, &sums[dss->n + 1],
