@@ -526,6 +526,22 @@ int h5shuf__inputs_open(struct h5shuf_inputs *in, const struct h5shuf_spec *out_
     return H5SHUF_OK;
 }
 
+/* dims[0] of dset in *rows; < 0 on failure, its cause in cause[0..256). */
+static int dim0_of(hid_t dset, uint64_t *rows, char *cause)
+{
+    hsize_t dims[H5S_MAX_RANK] = {0};
+    hid_t space = H5Dget_space(dset);
+    int rank = space >= 0 ? H5Sget_simple_extent_dims(space, dims, NULL) : -1;
+    if (rank < 0)
+        h5shuf__hdf5_cause(cause, 256); /* before H5Sclose clears the stack */
+    else if (rank == 0)
+        snprintf(cause, 256, "no dimensions");
+    if (space >= 0)
+        H5Sclose(space);
+    *rows = dims[0];
+    return rank < 1 ? -1 : 0;
+}
+
 /* Open the datasets of input f (its file open) for reading, each with its chunk cache (sized for the
  * first input's chunks, or for its own when they differ: opened twice); their rows must still be the ones
  * inputs_open counted. */
@@ -540,23 +556,17 @@ static int reopen_datasets(const struct h5shuf_inputs *in, const struct h5shuf_d
         const struct h5shuf_dsinfo *ds = &dsets->ds[d];
         inp->dset[d] = H5SHUF_FAULT() ? H5I_INVALID_HID : open_cached(inp->file, path, ds->chunk_rows, ds->row_bytes);
         hid_t dcpl = H5I_INVALID_HID;
-        if (inp->dset[d] >= 0 && inp->own_chunks && (dcpl = H5Dget_create_plist(inp->dset[d])) >= 0)
+        if (inp->dset[d] >= 0 && inp->own_chunks && (dcpl = H5Dget_create_plist(inp->dset[d])) >= 0) {
             set_chunk_cache(inp->file, path, dcpl, ds->row_bytes, &inp->dset[d]);
-        hid_t space = inp->dset[d] >= 0 ? H5Dget_space(inp->dset[d]) : H5I_INVALID_HID;
-        hsize_t dims[H5S_MAX_RANK] = {0};
-        int rank = space >= 0 ? H5Sget_simple_extent_dims(space, dims, NULL) : -1;
-        if (rank < 0)
-            h5shuf__hdf5_cause(cause, sizeof cause);
-        if (space >= 0)
-            H5Sclose(space);
-        if (dcpl >= 0)
             H5Pclose(dcpl);
-        if (rank < 0)
-            return h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot open: %s", inp->spec.file, path, cause);
-        if (rank < 1 || dims[0] != inp->rows)
+        }
+        uint64_t rows = 0;
+        if (inp->dset[d] < 0 || dim0_of(inp->dset[d], &rows, cause) < 0)
+            return h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot open: %s", inp->spec.file, path,
+                                inp->dset[d] < 0 ? h5shuf__hdf5_cause(cause, sizeof cause) : cause);
+        if (rows != inp->rows)
             return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s:%s: changed while h5shuf ran (%llu rows, %llu before)",
-                                inp->spec.file, path, (unsigned long long)(rank < 1 ? 0 : dims[0]),
-                                (unsigned long long)inp->rows);
+                                inp->spec.file, path, (unsigned long long)rows, (unsigned long long)inp->rows);
     }
     h5shuf__vlen_limit_cache(dsets, inp->file);
     return H5SHUF_OK;
