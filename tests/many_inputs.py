@@ -16,11 +16,12 @@ written here by h5py (an independent writer), and every run is under `ulimit -n 
   - out of descriptors (a tiny `ulimit -n`): the one-line error says "too many open files (ulimit -n is
     N)" and names the file, exit 1, nothing left in the output directory.
 
-The RSS bound, derived (docs/guide.md, "Memory"): -m 32 MiB, plus the fixed overhead the guide states
+The RSS bound, derived (docs/guide.md, section 6): -m 32 MiB, plus the fixed overhead the guide states
 (24 MiB: HDF5, codec contexts and buffers), plus what inputs cost: at most 1 + H5SHUF_INPUTS_OPEN_MAX = 5
-open at a time, 0.6 MiB each (3 MiB), and about 0.4 KiB per input of names and bookkeeping (2 MiB for
-5000), rounded up to 6 MiB: 62 MiB.  Measured on this VM: 45-47 MiB for the runs below (3 GB before
-inputs were closed after reading).  --sanitized (ASan builds) skips the RSS checks.
+open at a time, 0.6 to 0.9 MiB each (4.5 MiB), and about 0.3 KiB per input of names and bookkeeping
+(1.5 MiB for 5000; both measured with massif and /usr/bin/time -v), 6 MiB: 62 MiB in all.  Measured on
+this VM: 21 to 40 MiB for the runs below (the data is small), 3 GB for the 5000 inputs before inputs were
+closed after reading.  --sanitized (ASan builds) skips the RSS checks.
 Each check prints PASS or FAIL; the last line is "N passed, M failed"; exit 0 only when nothing failed.
 """
 
