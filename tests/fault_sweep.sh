@@ -4,8 +4,8 @@
 # (H5SHUF_FAULT_AT=1, 2, ... until a run passes them all) and check every time: exit 1, one line on
 # stderr, the input unchanged, no output, no temporary output, no scratch file.  The same for the direct
 # path, `h5shuf scatter` (no pile file left), `h5shuf gather` (the pile file unchanged), variable-length
-# rows (which need h5py to write the input) and real files (netCDF-4; references, links, dimension scales
-# and a large attribute from h5py), every 2nd point of these.  An HDF5 object left open aborts the run
+# rows and several inputs reopened as they are read (which need h5py to write the inputs) and real files
+# (netCDF-4; references, links, dimension scales and a large attribute from h5py), every 2nd point of these.  An HDF5 object left open aborts the run
 # (h5shuf_job_free in a fault-injection build); in the ASan build a leak or memory error also fails it.
 # Prints how many points it walked.
 # Usage: bash tests/fault_sweep.sh PATH/TO/h5shuf-fault PATH/TO/h5shuf_gendata
@@ -114,6 +114,22 @@ with h5py.File('$W/vl.h5', 'w') as f:
     sweep vlen -s 7 -m 1M --debug-pile-bound 20 -t @S "$W/vl.h5" @O/o.h5
     [ -f "$W/out/o.h5" ] && "$H" verify -q "$W/vl.h5" "$W/out/o.h5" || { echo "not ok - the final vlen run's output"; failed=$((failed + 1)); }
     [ "$(md5sum <"$W/vl.h5")" = "$vsum" ] || { echo "not ok - the vlen input changed"; failed=$((failed + 1)); }
+    # several inputs (inputs.c): each checked then closed, reopened when read; the direct path reads rows of
+    # 64 KiB (not held) in key order from 6 inputs, more than stay open at a time, so they are closed and
+    # reopened at every turn; --check reads them all again.  Every 2nd point and the last ones.
+    /usr/bin/python3 -c "
+import h5py, numpy as np
+for k in range(6):
+    with h5py.File('$W/m%d.h5' % k, 'w') as f:
+        f.create_dataset('x', data=np.arange(4 * 16384, dtype='f4').reshape(4, 16384) + k, chunks=(1, 16384),
+                         compression='gzip', compression_opts=1)
+        f['y'] = np.arange(4) + 4 * k" || exit 1
+    input=$W/m3.h5 isum=$(md5sum <"$W/m3.h5")
+    stride=2
+    sweep inputs -s 7 -m 4M --strategy direct --check -t @S "$W"/m[0-5].h5 @O/o.h5
+    stride=1
+    [ -f "$W/out/o.h5" ] && "$H" verify -q "$W"/m[0-5].h5 "$W/out/o.h5" || { echo "not ok - the final inputs run's output"; failed=$((failed + 1)); }
+    rm -f "$W/out/o.h5"
 fi
 # Real files (objcopy, refmap, attrs, discover): a netCDF-4 file from netCDF4-python (CI installs python3-netcdf4:
 # without it the sweep fails) and an h5py file with references, links, dimension scales and an attribute too

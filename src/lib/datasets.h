@@ -24,6 +24,8 @@ struct h5shuf_dsinfo {
     uint64_t row_bytes;            /* H5Tget_size(ftype) * prod(dims[1:]) */
     hid_t dcpl;                    /* creation properties of the first input (a copy) */
     uint64_t chunk_rows;           /* chunk dim 0 of the first input, 0 when not chunked */
+    uint64_t in_chunk_rows_max;    /* the rows a read of one row decodes, at most over the inputs: the
+                                    * largest chunk dim 0, 1 when not chunked */
     /* Variable-length rows (vlen.c); vlen == H5SHUF_FIXED for fixed-size rows, and then row_bytes is
      * also plan_row_bytes and the other fields are unused. */
     int vlen;                      /* H5SHUF_FIXED, H5SHUF_VLEN_SEQ or H5SHUF_VLEN_STR */

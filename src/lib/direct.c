@@ -27,20 +27,6 @@
 
 /* ---- which datasets are held ----------------------------------------------------------------------- */
 
-/* Rows one read of a row of dataset d of input f decodes: its chunk rows, 1 when not chunked. */
-static int chunk_rows_of(hid_t dset, uint64_t *rows)
-{
-    hid_t dcpl = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Dget_create_plist(dset);
-    if (dcpl < 0)
-        return -1;
-    hsize_t cdims[H5S_MAX_RANK] = {0};
-    *rows = 1;
-    if (H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, H5S_MAX_RANK, cdims) > 0 && cdims[0] > 1)
-        *rows = cdims[0];
-    H5Pclose(dcpl);
-    return 0;
-}
-
 /* Sort the dataset numbers order[0..n) by planned row bytes, smallest first, ties by number (insertion
  * sort: a job has a few datasets, and the choice must be the same every time). */
 static void by_row_bytes(const struct h5shuf_datasets *dsets, size_t *order, size_t n)
@@ -78,19 +64,13 @@ int h5shuf__direct_rows(const struct h5shuf_inputs *in, const struct h5shuf_data
     }
     free(order);
     out->held_bytes = (uint64_t)held;
-    char where[512], cause[256];
     for (size_t d = 0; d < dsets->n; d++) {
+        const struct h5shuf_dsinfo *ds = &dsets->ds[d];
         if (out->held[d])
             continue;
-        out->read_row_bytes += dsets->ds[d].plan_row_bytes;
-        for (size_t f = 0; !dsets->ds[d].vlen && f < in->n; f++) { /* vlen: the payload is in the heap */
-            uint64_t rows;
-            if (chunk_rows_of(in->v[f].dset[d], &rows) < 0)
-                return h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot read its creation properties: %s",
-                                    h5shuf__where(in, dsets, f, d, where, sizeof where),
-                                    h5shuf__hdf5_cause(cause, sizeof cause));
-            out->chunk_rows = rows > out->chunk_rows ? rows : out->chunk_rows;
-        }
+        out->read_row_bytes += ds->plan_row_bytes;
+        if (!ds->vlen && ds->in_chunk_rows_max > out->chunk_rows) /* vlen: the payload is in the heap */
+            out->chunk_rows = ds->in_chunk_rows_max;
     }
     return H5SHUF_OK;
 }
@@ -114,8 +94,11 @@ static int read_held(const struct h5shuf_ctx *cx, const struct h5shuf_direct *p,
                                 (unsigned long long)in->rows);
         for (size_t f = 0; f < in->n; f++) {
             unsigned char *at = held[d] + in->v[f].first_row * ds->row_bytes;
-            if ((ds->vlen ? h5shuf__vlen_read(ds, in->v[f].dset[d], 0, in->v[f].rows, at)
-                          : h5shuf__chunkio_read(cx->cio, in->v[f].dset[d], ds->ftype, 0, in->v[f].rows, at)) < 0)
+            const hid_t *src = h5shuf__input_dsets(in, dsets, f, cx->err);
+            if (!src)
+                return cx->err->status;
+            if ((ds->vlen ? h5shuf__vlen_read(ds, src[d], 0, in->v[f].rows, at)
+                          : h5shuf__chunkio_read(cx->cio, src[d], ds->ftype, 0, in->v[f].rows, at)) < 0)
                 return h5shuf__fail(cx->err, H5SHUF_EIO, "%s: cannot read its %llu rows: %s",
                                     h5shuf__where(in, dsets, f, d, where, sizeof where),
                                     (unsigned long long)in->v[f].rows, h5shuf__hdf5_cause(cause, sizeof cause));
@@ -195,15 +178,18 @@ static int row_fail(const struct h5shuf_ctx *cx, const struct h5shuf_direct *p, 
 /* Start reading row id into sl: its chunks read now and decoded by the pool (vlen rows: read now). */
 static int row_start(const struct h5shuf_ctx *cx, const struct h5shuf_direct *p, struct slot *sl, uint64_t id)
 {
-    const struct h5shuf_input *in = &p->inputs->v[h5shuf__input_of(p->inputs, id)];
+    const size_t f = h5shuf__input_of(p->inputs, id);
+    const uint64_t row = id - p->inputs->v[f].first_row;
+    const hid_t *src = h5shuf__input_dsets(p->inputs, p->dsets, f, cx->err); /* (read now: closed at will) */
     sl->id = id;
+    if (!src)
+        return cx->err->status;
     for (size_t d = 0; d < p->dsets->n; d++) {
         const struct h5shuf_dsinfo *ds = &p->dsets->ds[d];
         if (p->rows->held[d])
             continue;
-        uint64_t row = id - in->first_row;
-        if ((ds->vlen ? h5shuf__vlen_read(ds, in->dset[d], row, 1, sl->buf[d])
-                      : h5shuf__prefetch_start(cx->cio, in->dset[d], ds->ftype, row, 1, sl->buf[d], sl->pf[d])) < 0)
+        if ((ds->vlen ? h5shuf__vlen_read(ds, src[d], row, 1, sl->buf[d])
+                      : h5shuf__prefetch_start(cx->cio, src[d], ds->ftype, row, 1, sl->buf[d], sl->pf[d])) < 0)
             return row_fail(cx, p, id, d);
     }
     return H5SHUF_OK;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -130,4 +131,25 @@ int h5shuf__commit_file(const char *tmp_path, const char *out, int force, struct
         e = errno;
     }
     return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot move the output into place: %s", out, strerror(e));
+}
+
+const char *h5shuf__fd_shortage(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        close(fd);
+        return NULL;
+    }
+    if (errno == ENFILE) {
+        snprintf(buf, cap, "too many open files in the system");
+        return buf;
+    }
+    if (errno != EMFILE)
+        return NULL;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        snprintf(buf, cap, "too many open files (ulimit -n is %llu)", (unsigned long long)rl.rlim_cur);
+    else
+        snprintf(buf, cap, "too many open files");
+    return buf;
 }

@@ -36,4 +36,11 @@ H5SHUF_INTERNAL void h5shuf__file_writeback(hid_t file);
  * H5SHUF_EEXIST, H5SHUF_ENOMEM) name out; after a failed directory sync the file is removed from out. */
 H5SHUF_INTERNAL int h5shuf__commit_file(const char *tmp_path, const char *out, int force, struct h5shuf_err *err);
 
+/* After an open of path failed (H5Fopen, H5Fis_hdf5, which say only "unable to open file" or nothing):
+ * when the process or the system is out of file descriptors, so that open(2) of path fails now with
+ * EMFILE or ENFILE, the cause for a message, "too many open files (ulimit -n is N)" or "too many open
+ * files in the system", written into buf of cap bytes and returned; else NULL (the open failed for
+ * another reason).  Leaves no descriptor open. */
+H5SHUF_INTERNAL const char *h5shuf__fd_shortage(const char *path, char *buf, size_t cap);
+
 #endif /* H5SHUF_FILES_H */

@@ -3,6 +3,12 @@
  * scales that go with them) or, in whole-file mode, discovered (discover.c), and each checked against
  * the first input's (datatype, row shape, filters that can be loaded).
  *
+ * Each input is opened, checked and described once, then closed (all but the first): HDF5 holds about
+ * 0.6 MiB for an open file, so a job of thousands of inputs would otherwise hold gigabytes outside its
+ * memory budget, and a descriptor each (the default limit is 1024).  Pass 1 then reads the inputs in
+ * order, one open at a time; the direct path and a verify read rows of any input, through the few kept
+ * open, least recently read closed first (h5shuf__input_dsets).
+ *
  * Rows are moved as raw bytes of the file datatype, so any fixed-size type works (big-endian floats,
  * compounds, strings, opaque...); variable-length sequences and strings are moved by vlen.c; references,
  * vlen data nested in other types and scalars are refused with a message naming the dataset.
@@ -17,6 +23,7 @@
 #include "discover.h"
 #include "error.h"
 #include "fault.h"
+#include "files.h"
 #include "h5err.h"
 #include "inputs.h"
 #include "vlen.h"
@@ -30,10 +37,37 @@ static char *xstrdup(const char *s)
     return s ? strdup(s) : NULL;
 }
 
+/* Open the file at path read-only; < 0 on failure, with its cause in cause[0..256) and *no_fd set when
+ * it is that the process (or the system) has no file descriptor left. */
+static hid_t open_readonly(const char *path, char *cause, int *no_fd)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG); /* every object of the file closes with it */
+    hid_t file = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    if (file < 0)
+        h5shuf__hdf5_cause(cause, 256); /* before H5Pclose clears the stack */
+    H5Pclose(fapl);
+    *no_fd = file < 0 && h5shuf__fd_shortage(path, cause, 256) != NULL; /* HDF5: "unable to open file" */
+    return file;
+}
+
+/* Open input in's file read-only again (in->file), after inputs_open checked it. */
+static int reopen_file(struct h5shuf_input *in, struct h5shuf_err *err)
+{
+    char cause[256];
+    int no_fd;
+    in->file = open_readonly(h5shuf__input_path(in), cause, &no_fd);
+    if (in->file < 0)
+        return h5shuf__fail(err, no_fd ? H5SHUF_EIO : H5SHUF_EHDF5, "%s: cannot open: %s", in->spec.file, cause);
+    return H5SHUF_OK;
+}
+
+/* Open input in's file read-only (in->file), refusing what is not a readable HDF5 file by name. */
 static int open_file(struct h5shuf_input *in, struct h5shuf_err *err)
 {
     struct stat st;
     char cause[256];
+    int no_fd;
     const char *path = h5shuf__input_path(in);
     if (stat(path, &st) != 0)
         return h5shuf__fail(err, errno == ENOENT ? H5SHUF_ENOENT : H5SHUF_EIO, "%s: %s", in->spec.file,
@@ -42,20 +76,14 @@ static int open_file(struct h5shuf_input *in, struct h5shuf_err *err)
         return h5shuf__fail(err, H5SHUF_ENOTHDF5, "%s: is a directory, not an HDF5 file", in->spec.file);
     if (access(path, R_OK) != 0)
         return h5shuf__fail(err, H5SHUF_EIO, "%s: %s", in->spec.file, strerror(errno));
-    htri_t is = H5Fis_hdf5(path);
-    if (is <= 0) {
+    in->file = open_readonly(path, cause, &no_fd);
+    if (in->file >= 0)
+        return H5SHUF_OK;
+    if (!no_fd && H5Fis_hdf5(path) <= 0) { /* (asked only now: it opens the file once more) */
         H5Eclear2(H5E_DEFAULT);
         return h5shuf__fail(err, H5SHUF_ENOTHDF5, "%s: not an HDF5 file", in->spec.file);
     }
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-    in->file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
-    if (in->file < 0)
-        h5shuf__hdf5_cause(cause, sizeof cause); /* before H5Pclose clears the stack */
-    H5Pclose(fapl);
-    if (in->file < 0)
-        return h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot open: %s", in->spec.file, cause);
-    return H5SHUF_OK;
+    return h5shuf__fail(err, no_fd ? H5SHUF_EIO : H5SHUF_EHDF5, "%s: cannot open: %s", in->spec.file, cause);
 }
 
 /* Check that every link on path exists, so a missing dataset gets "no such dataset" and not HDF5's
@@ -241,46 +269,60 @@ static int check_filters(hid_t dcpl, const char *file, const char *path, struct 
     return H5SHUF_OK;
 }
 
+/* Chunk dim 0 of a dataset with creation properties dcpl, 0 when not chunked. */
+static uint64_t chunk_dim0(hid_t dcpl)
+{
+    hsize_t cdims[H5S_MAX_RANK] = {0};
+    if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, H5S_MAX_RANK, cdims) > 0)
+        return cdims[0];
+    return 0;
+}
+
+/* Open dataset path of file with a chunk cache of one band of chunks of chunk_rows rows of row_bytes (at
+ * most INPUT_CACHE_BYTES_MAX bytes), or HDF5's default cache when chunk_rows is 0. */
+static hid_t open_cached(hid_t file, const char *path, uint64_t chunk_rows, uint64_t row_bytes)
+{
+    hid_t dapl = chunk_rows ? H5Pcreate(H5P_DATASET_ACCESS) : H5I_INVALID_HID;
+    if (dapl >= 0) {
+        uint64_t band = row_bytes > INPUT_CACHE_BYTES_MAX / chunk_rows ? INPUT_CACHE_BYTES_MAX : chunk_rows * row_bytes;
+        H5Pset_chunk_cache(dapl, 12421, band, 1.0);
+    }
+    hid_t dset = H5Dopen2(file, path, dapl >= 0 ? dapl : H5P_DEFAULT);
+    if (dapl >= 0)
+        H5Pclose(dapl);
+    return dset;
+}
+
 /* Reopen *dset (path of file) with a chunk cache of one band of chunks, now that its layout is known. */
 static void set_chunk_cache(hid_t file, const char *path, hid_t dcpl, uint64_t row_bytes, hid_t *dset)
 {
-    if (dcpl < 0 || H5Pget_layout(dcpl) != H5D_CHUNKED)
-        return;
-    hsize_t cdims[H5S_MAX_RANK];
-    H5Pget_chunk(dcpl, H5S_MAX_RANK, cdims);
-    uint64_t band = cdims[0] * row_bytes;
-    if (band > INPUT_CACHE_BYTES_MAX)
-        band = INPUT_CACHE_BYTES_MAX;
-    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
-    H5Pset_chunk_cache(dapl, 12421, band, 1.0);
-    hid_t again = H5Dopen2(file, path, dapl);
+    uint64_t rows = chunk_dim0(dcpl);
+    hid_t again = rows ? open_cached(file, path, rows, row_bytes) : H5I_INVALID_HID;
     if (again >= 0) {
         H5Dclose(*dset);
         *dset = again;
     }
-    if (dapl >= 0)
-        H5Pclose(dapl);
 }
 
 /* Open dataset path of input f as shuffled dataset d (its rows in *rows): the first input's describes
- * dsets->ds[d], a later input's is checked against it. */
+ * dsets->ds[d], a later input's is checked against it.  Its stored bytes and chunk rows are counted
+ * (in->stored_bytes, ds[d].in_chunk_rows_max); the first input's gets its chunk cache for reading. */
 static int open_dataset(struct h5shuf_inputs *in, size_t f, size_t d, const char *path, struct h5shuf_datasets *dsets,
                         uint64_t *rows, struct h5shuf_err *err)
 {
     struct h5shuf_input *inp = &in->v[f];
     const char *file = inp->spec.file;
     char cause[256];
-    int st = check_object(inp, path, err);
-    if (st != H5SHUF_OK)
-        return st;
     hid_t dset = H5Dopen2(inp->file, path, H5P_DEFAULT);
-    if (dset < 0)
-        return h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot open: %s", file, path,
-                            h5shuf__hdf5_cause(cause, sizeof cause));
+    if (dset < 0) { /* why, by name: no such dataset, a dangling link, another kind of object, or HDF5's */
+        h5shuf__hdf5_cause(cause, sizeof cause);
+        int st = check_object(inp, path, err);
+        return st != H5SHUF_OK ? st : h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot open: %s", file, path, cause);
+    }
     inp->dset[d] = dset;
     struct shape sh = {.ftype = H5I_INVALID_HID};
     hid_t dcpl = H5I_INVALID_HID;
-    st = read_shape(dset, file, path, &sh, err);
+    int st = read_shape(dset, file, path, &sh, err);
     if (st == H5SHUF_OK) {
         *rows = sh.dims[0];
         st = f == 0 ? describe(&dsets->ds[d], &sh, dset, file, path, &dsets->nvlen, err)
@@ -290,7 +332,16 @@ static int open_dataset(struct h5shuf_inputs *in, size_t f, size_t d, const char
         dcpl = H5Dget_create_plist(dset);
         st = check_filters(dcpl, file, path, err);
     }
-    if (st == H5SHUF_OK)
+    if (st == H5SHUF_OK) {
+        struct h5shuf_dsinfo *ds = &dsets->ds[d];
+        uint64_t c = chunk_dim0(dcpl);
+        inp->own_chunks |= c != ds->chunk_rows;
+        c = c > 1 ? c : 1;
+        ds->in_chunk_rows_max = c > ds->in_chunk_rows_max ? c : ds->in_chunk_rows_max;
+        if (!ds->vlen) /* (a vlen dataset's payload is in the global heap: the plan estimates it) */
+            in->stored_bytes += H5Dget_storage_size(dset);
+    }
+    if (st == H5SHUF_OK && f == 0)
         set_chunk_cache(inp->file, path, dcpl, sh.row_bytes, &inp->dset[d]);
     if (dcpl >= 0)
         H5Pclose(dcpl);
@@ -389,26 +440,39 @@ static int open_input(struct h5shuf_inputs *in, size_t f, struct h5shuf_datasets
     return H5SHUF_OK;
 }
 
-/* Estimate the payload of vlen rows from blocks of rows spread over all inputs (vlen.c). */
+/* Estimate the payload of vlen rows from blocks of rows spread over all inputs (vlen.c), each input
+ * opened when its block is read. */
 static int estimate_vlen(const struct h5shuf_inputs *in, struct h5shuf_datasets *dsets, struct h5shuf_err *err)
 {
-    struct h5shuf_vlen_block blocks[H5SHUF_VLEN_SAMPLE_BLOCKS];
+    struct h5shuf_vlen_sample sm;
     const uint64_t rows = in->rows, b_rows = H5SHUF_VLEN_SAMPLE_BLOCK_ROWS;
     const uint64_t all = (uint64_t)H5SHUF_VLEN_SAMPLE_BLOCKS * b_rows;
     size_t nb = rows <= all ? (size_t)((rows + b_rows - 1) / b_rows) : H5SHUF_VLEN_SAMPLE_BLOCKS;
-    for (size_t b = 0; b < nb; b++) {
+    int st = h5shuf__vlen_sample_begin(dsets, &sm, err);
+    for (size_t b = 0; b < nb && st == H5SHUF_OK; b++) {
         /* block b starts at global row g: consecutive blocks when all rows are sampled, else spread */
         uint64_t g = rows <= all ? b * b_rows : (uint64_t)((h5shuf_u128)b * rows / H5SHUF_VLEN_SAMPLE_BLOCKS);
-        size_t f = 0;
-        while (f + 1 < in->n && g >= in->v[f].first_row + in->v[f].rows)
-            f++;
+        size_t f = h5shuf__input_of(in, g);
         uint64_t start = g - in->v[f].first_row;
-        blocks[b].file = in->v[f].spec.file;
-        blocks[b].dset = in->v[f].dset;
-        blocks[b].start = start;
-        blocks[b].n = in->v[f].rows - start < b_rows ? in->v[f].rows - start : b_rows;
+        struct h5shuf_vlen_block blk = {in->v[f].spec.file, h5shuf__input_dsets(in, dsets, f, err), start,
+                                        in->v[f].rows - start < b_rows ? in->v[f].rows - start : b_rows};
+        st = blk.dset ? h5shuf__vlen_sample_add(dsets, &sm, &blk, err) : err->status;
     }
-    return h5shuf__vlen_estimate(dsets, blocks, nb, err);
+    h5shuf__vlen_estimate(dsets, &sm, st);
+    return st;
+}
+
+/* Close input inp's datasets (nds of them) and file. */
+static void close_input(struct h5shuf_input *inp, size_t nds)
+{
+    for (size_t d = 0; inp->dset && d < nds; d++) {
+        if (inp->dset[d] >= 0)
+            H5Dclose(inp->dset[d]);
+        inp->dset[d] = H5I_INVALID_HID;
+    }
+    if (inp->file >= 0)
+        H5Fclose(inp->file);
+    inp->file = H5I_INVALID_HID;
 }
 
 int h5shuf__inputs_open(struct h5shuf_inputs *in, const struct h5shuf_spec *out_spec, struct h5shuf_datasets *dsets,
@@ -416,12 +480,16 @@ int h5shuf__inputs_open(struct h5shuf_inputs *in, const struct h5shuf_spec *out_
 {
     int st;
     char where[512];
+    in->open = malloc(H5SHUF_INPUTS_OPEN_MAX * sizeof *in->open);
+    if (!in->open)
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    for (size_t k = 0; k < H5SHUF_INPUTS_OPEN_MAX; k++)
+        in->open[k] = SIZE_MAX;
     for (size_t f = 0; f < in->n; f++)
         in->v[f].file = H5I_INVALID_HID;
-    for (size_t f = 0; f < in->n; f++)
-        if ((st = open_file(&in->v[f], err)) != H5SHUF_OK)
-            return st;
     struct h5shuf_input *first = &in->v[0];
+    if ((st = open_file(first, err)) != H5SHUF_OK)
+        return st;
     in->whole_file = first->spec.npaths == 0;
     size_t named = first->spec.npaths;
     if (in->whole_file && (st = h5shuf__discover(first->file, first->spec.file, &first->spec, err)) != H5SHUF_OK)
@@ -431,17 +499,21 @@ int h5shuf__inputs_open(struct h5shuf_inputs *in, const struct h5shuf_spec *out_
     if ((st = name_datasets(&first->spec, in->whole_file ? first->spec.npaths : named, out_spec, dsets, err)) != H5SHUF_OK)
         return st;
     in->rows = 0;
+    in->stored_bytes = 0;
     dsets->row_bytes = 0;
-    for (size_t f = 0; f < in->n; f++) {
+    for (size_t f = 0; f < in->n; f++) { /* each input open only while it is checked (but the first) */
+        if (f > 0 && (st = open_file(&in->v[f], err)) != H5SHUF_OK)
+            return st;
         if ((st = open_input(in, f, dsets, err)) != H5SHUF_OK)
             return st;
+        if (f > 0)
+            close_input(&in->v[f], dsets->n);
         in->v[f].first_row = in->rows;
         if (in->rows + in->v[f].rows < in->rows)
             return h5shuf__fail(err, H5SHUF_EINVAL, "%s: too many rows", h5shuf__where(in, dsets, f, 0, where, sizeof where));
         in->rows += in->v[f].rows;
     }
-    for (size_t f = 0; f < in->n; f++)
-        h5shuf__vlen_limit_cache(dsets, in->v[f].file);
+    h5shuf__vlen_limit_cache(dsets, first->file);
     if (dsets->nvlen && (st = estimate_vlen(in, dsets, err)) != H5SHUF_OK)
         return st;
     for (size_t d = 0; d < dsets->n; d++) {
@@ -454,22 +526,92 @@ int h5shuf__inputs_open(struct h5shuf_inputs *in, const struct h5shuf_spec *out_
     return H5SHUF_OK;
 }
 
+/* dims[0] of dset in *rows; < 0 on failure, its cause in cause[0..256). */
+static int dim0_of(hid_t dset, uint64_t *rows, char *cause)
+{
+    hsize_t dims[H5S_MAX_RANK] = {0};
+    hid_t space = H5Dget_space(dset);
+    int rank = space >= 0 ? H5Sget_simple_extent_dims(space, dims, NULL) : -1;
+    if (rank < 0)
+        h5shuf__hdf5_cause(cause, 256); /* before H5Sclose clears the stack */
+    else if (rank == 0)
+        snprintf(cause, 256, "no dimensions");
+    if (space >= 0)
+        H5Sclose(space);
+    *rows = dims[0];
+    return rank < 1 ? -1 : 0;
+}
+
+/* Open the datasets of input f (its file open) for reading, each with its chunk cache (sized for the
+ * first input's chunks, or for its own when they differ: opened twice); their rows must still be the ones
+ * inputs_open counted. */
+static int reopen_datasets(const struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets, size_t f,
+                           struct h5shuf_err *err)
+{
+    struct h5shuf_input *inp = &in->v[f];
+    const struct h5shuf_spec *paths = inp->spec.npaths ? &inp->spec : &in->v[0].spec;
+    char cause[256];
+    for (size_t d = 0; d < dsets->n; d++) {
+        const char *path = paths->paths[d];
+        const struct h5shuf_dsinfo *ds = &dsets->ds[d];
+        inp->dset[d] = H5SHUF_FAULT() ? H5I_INVALID_HID : open_cached(inp->file, path, ds->chunk_rows, ds->row_bytes);
+        hid_t dcpl = H5I_INVALID_HID;
+        if (inp->dset[d] >= 0 && inp->own_chunks && (dcpl = H5Dget_create_plist(inp->dset[d])) >= 0) {
+            set_chunk_cache(inp->file, path, dcpl, ds->row_bytes, &inp->dset[d]);
+            H5Pclose(dcpl);
+        }
+        uint64_t rows = 0;
+        if (inp->dset[d] < 0 || dim0_of(inp->dset[d], &rows, cause) < 0)
+            return h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot open: %s", inp->spec.file, path,
+                                inp->dset[d] < 0 ? h5shuf__hdf5_cause(cause, sizeof cause) : cause);
+        if (rows != inp->rows)
+            return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s:%s: changed while h5shuf ran (%llu rows, %llu before)",
+                                inp->spec.file, path, (unsigned long long)rows, (unsigned long long)inp->rows);
+    }
+    h5shuf__vlen_limit_cache(dsets, inp->file);
+    return H5SHUF_OK;
+}
+
+const hid_t *h5shuf__input_dsets(const struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets, size_t f,
+                                 struct h5shuf_err *err)
+{
+    struct h5shuf_input *inp = &in->v[f];
+    size_t *open = in->open, n = 0, k;
+    if (f == 0) /* open from inputs_open to inputs_close */
+        return inp->dset;
+    while (n < H5SHUF_INPUTS_OPEN_MAX && open[n] != SIZE_MAX)
+        n++;
+    for (k = 0; k < n && open[k] != f; k++)
+        ;
+    if (k == n) { /* not open: close the least recently read when there is no room, open it */
+        if (n == H5SHUF_INPUTS_OPEN_MAX) {
+            close_input(&in->v[open[0]], dsets->n);
+            memmove(open, open + 1, --n * sizeof *open);
+            open[n] = SIZE_MAX;
+        }
+        if (reopen_file(inp, err) != H5SHUF_OK || reopen_datasets(in, dsets, f, err) != H5SHUF_OK) {
+            close_input(inp, dsets->n);
+            return NULL;
+        }
+        k = n++;
+    }
+    memmove(open + k, open + k + 1, (n - 1 - k) * sizeof *open); /* the most recently read last */
+    open[n - 1] = f;
+    return inp->dset;
+}
+
 void h5shuf__inputs_close(struct h5shuf_inputs *in, struct h5shuf_datasets *dsets)
 {
     /* The datasets' types and property lists first (h5shuf__datasets_free). */
     size_t nds = dsets->n;
     h5shuf__datasets_free(dsets);
     for (size_t f = 0; f < in->n; f++) {
-        struct h5shuf_input *inp = &in->v[f];
-        for (size_t d = 0; inp->dset && d < nds; d++)
-            if (inp->dset[d] >= 0)
-                H5Dclose(inp->dset[d]);
-        free(inp->dset);
-        inp->dset = NULL;
-        if (inp->file >= 0)
-            H5Fclose(inp->file);
-        inp->file = H5I_INVALID_HID;
+        close_input(&in->v[f], nds);
+        free(in->v[f].dset);
+        in->v[f].dset = NULL;
     }
+    free(in->open);
+    in->open = NULL;
 }
 
 void h5shuf__inputs_free(struct h5shuf_inputs *in)

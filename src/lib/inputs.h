@@ -1,7 +1,13 @@
 /*
- * inputs.h - the input files: opened read-only, their shuffled datasets found (or discovered, in
- * whole-file mode) and checked against the first input's, which describes the datasets (inputs.c).
- * Rows are numbered globally 0 .. N-1 over the inputs in the order they were added.
+ * inputs.h - the input files: their shuffled datasets found (or discovered, in whole-file mode) and
+ * checked against the first input's, which describes the datasets (inputs.c).  Rows are numbered
+ * globally 0 .. N-1 over the inputs in the order they were added.
+ *
+ * A job may have thousands of inputs, and HDF5 holds about 0.6 MiB for each open file (its metadata
+ * cache's hash table alone is 512 KiB), besides a descriptor: so an input is open only while it is read.
+ * The first input stays open for the whole job (the objects and attributes copied to the output, the
+ * datatypes of the description come from it); the others are opened when their rows are read
+ * (h5shuf__input_dsets) and closed again, at most H5SHUF_INPUTS_OPEN_MAX of them open at a time.
  */
 #ifndef H5SHUF_INPUTS_H
 #define H5SHUF_INPUTS_H
@@ -16,11 +22,18 @@ struct h5shuf_input {
     struct h5shuf_spec spec; /* as given; in whole-file mode the first input's paths are the discovered ones */
     char *open_path;         /* where the file is opened when not NULL (a gather: the name resolved at
                               * scatter time); spec.file stays as given, for provenance and messages */
-    hid_t file;
+    hid_t file;              /* open for reading, else H5I_INVALID_HID (the first input: from
+                              * inputs_open to inputs_close; another: h5shuf__input_dsets) */
     uint64_t rows;           /* dims[0] of its datasets */
     uint64_t first_row;      /* global id of its first row */
-    hid_t *dset;             /* one open dataset per shuffled dataset (H5I_INVALID_HID until opened) */
+    int own_chunks;          /* a dataset's chunk dim 0 differs from the first input's */
+    hid_t *dset;             /* one open dataset per shuffled dataset while file is open, else
+                              * H5I_INVALID_HID each (NULL before inputs_open) */
 };
+
+/* Inputs other than the first open at a time, at most: each costs about 0.6 MiB of HDF5's memory and a
+ * file descriptor (docs/guide.md, "Memory"). */
+#define H5SHUF_INPUTS_OPEN_MAX 4
 
 /* The inputs of a job, in order. */
 struct h5shuf_inputs {
@@ -32,6 +45,11 @@ struct h5shuf_inputs {
     char **extra;   /* dataset mode: objects of the first input copied into the output (the dimension
                      * scales of the shuffled datasets' other dimensions), nextra of them */
     size_t nextra;
+    uint64_t stored_bytes; /* bytes the fixed-size datasets' rows take in the files (H5Dget_storage_size) */
+    /* The inputs other than the first open now, least recently read first: H5SHUF_INPUTS_OPEN_MAX entries,
+     * SIZE_MAX past the last (made by inputs_open).  A pointer, so that the stages, handed the inputs as
+     * const, still open and close them: which inputs are open is no part of what the inputs are. */
+    size_t *open;
 };
 
 /* The path an input is opened by. */
@@ -43,14 +61,22 @@ static inline const char *h5shuf__input_path(const struct h5shuf_input *in)
 /* Append input spec (parsed; nothing opened).  H5SHUF_OK, H5SHUF_ENOMEM or H5SHUF_EINVAL (in err). */
 H5SHUF_INTERNAL int h5shuf__inputs_append(struct h5shuf_inputs *in, const char *spec, struct h5shuf_err *err);
 
-/* Open every input read-only, discover (whole-file mode) or find the datasets, check them against the
- * first input's, and describe them in dsets (output paths from out_spec's, or the input paths); for vlen
- * rows, estimate their payload from a sample.  Fills in->rows, first_row, dsets->row_bytes.  Errors name
- * the file and dataset. */
+/* Open each input read-only in turn, discover (whole-file mode) or find the datasets, check them against
+ * the first input's, and describe them in dsets (output paths from out_spec's, or the input paths); for
+ * vlen rows, estimate their payload from a sample.  Fills in->rows, first_row, stored_bytes,
+ * dsets->row_bytes.  Every input but the first is closed again.  Errors name the file and dataset; a
+ * process out of file descriptors is told so ("too many open files (ulimit -n is N)"). */
 H5SHUF_INTERNAL int h5shuf__inputs_open(struct h5shuf_inputs *in, const struct h5shuf_spec *out_spec,
                                         struct h5shuf_datasets *dsets, struct h5shuf_err *err);
-/* Close what inputs_open opened: the datasets' descriptions first, then the files.  Safe after a
- * failed open. */
+/* The open datasets of input f (dsets->n of them, in the order of dsets), for reading its rows: opened
+ * now when input f is not open, the input read least recently closed when H5SHUF_INPUTS_OPEN_MAX others
+ * are open.  Valid until the next call for another input, or inputs_close; hold no read of them across
+ * such a call.  NULL on failure, recorded in err naming the file (and dataset): the file cannot be opened
+ * (no descriptor left: said so), or its rows changed since inputs_open. */
+H5SHUF_INTERNAL const hid_t *h5shuf__input_dsets(const struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets,
+                                                 size_t f, struct h5shuf_err *err);
+/* Close what inputs_open and input_dsets opened: the datasets' descriptions first, then the files.  Safe
+ * after a failed open. */
 H5SHUF_INTERNAL void h5shuf__inputs_close(struct h5shuf_inputs *in, struct h5shuf_datasets *dsets);
 /* Free the specs (after inputs_close). */
 H5SHUF_INTERNAL void h5shuf__inputs_free(struct h5shuf_inputs *in);

@@ -415,10 +415,10 @@ static int plan_disk(h5shuf_job *job)
         free(out_dir);
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     }
-    for (size_t f = 0; f < job->in.n; f++)
-        for (size_t d = 0; d < job->dsets.n; d++) /* a vlen dataset's payload is in the global heap: estimate it */
-            p->input_stored_bytes += job->dsets.ds[d].vlen ? job->in.v[f].rows * job->dsets.ds[d].plan_row_bytes
-                                                           : H5Dget_storage_size(job->in.v[f].dset[d]);
+    p->input_stored_bytes += job->in.stored_bytes;
+    for (size_t d = 0; d < job->dsets.n; d++) /* a vlen dataset's payload is in the global heap: estimate it */
+        if (job->dsets.ds[d].vlen)
+            p->input_stored_bytes += job->in.rows * job->dsets.ds[d].plan_row_bytes;
     uint64_t stored = p->input_stored_bytes < p->total_bytes ? p->input_stored_bytes : p->total_bytes;
     int scratch_packed = job->scratch_filters.codec != H5SHUF_CODEC_NONE;
     p->scratch_estimate_bytes = (scratch_packed ? stored : p->total_bytes) + 8 * p->rows;

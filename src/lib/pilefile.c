@@ -26,6 +26,7 @@
 #include "attrs.h"
 #include "error.h"
 #include "fault.h"
+#include "files.h"
 #include "h5err.h"
 #include "pilefile.h"
 #include "provenance.h"
@@ -529,6 +530,8 @@ int h5shuf__pilefile_open(const char *path, struct h5shuf_pilefile **out, struct
         return h5shuf__fail(err, errno == ENOENT ? H5SHUF_ENOENT : H5SHUF_EIO, "%s: %s", path, strerror(errno));
     if (S_ISDIR(sb.st_mode) || H5Fis_hdf5(path) <= 0) {
         H5Eclear2(H5E_DEFAULT);
+        if (!S_ISDIR(sb.st_mode) && h5shuf__fd_shortage(path, cause, sizeof cause))
+            return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot open: %s", path, cause);
         return h5shuf__fail(err, H5SHUF_ENOTHDF5, "%s: not an HDF5 file, so not a pile file (made by h5shuf scatter)",
                             path);
     }
@@ -543,8 +546,10 @@ int h5shuf__pilefile_open(const char *path, struct h5shuf_pilefile **out, struct
     if (pf->file < 0)
         h5shuf__hdf5_cause(cause, sizeof cause);
     H5Pclose(fapl);
-    if (pf->file < 0)
+    if (pf->file < 0) {
+        h5shuf__fd_shortage(path, cause, sizeof cause);
         return h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot open: %s", path, cause);
+    }
     hid_t root = H5Gopen2(pf->file, "/", H5P_DEFAULT);
     if (root < 0)
         return h5shuf__fail(err, H5SHUF_EHDF5, "%s: %s", path, h5shuf__hdf5_cause(cause, sizeof cause));

@@ -19,6 +19,7 @@
 #include "chunkio.h"
 #include "error.h"
 #include "fault.h"
+#include "files.h"
 #include "filters.h"
 #include "h5err.h"
 #include "piles.h"
@@ -114,8 +115,10 @@ int h5shuf__scratch_open(struct h5shuf_scratch *sc, struct h5shuf_err *err)
     if (sc->file < 0)
         h5shuf__hdf5_cause(cause, sizeof cause); /* before H5Pclose clears the stack */
     H5Pclose(fapl);
-    if (sc->file < 0)
+    if (sc->file < 0) {
+        h5shuf__fd_shortage(sc->path, cause, sizeof cause); /* (HDF5 says "unable to open file") */
         return h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot create the scratch file: %s", sc->path, cause);
+    }
     hid_t g = H5Gcreate2(sc->file, "/piles", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (g < 0)
         return h5shuf__fail(err, H5SHUF_EHDF5, "%s: %s", sc->path, h5shuf__hdf5_cause(cause, sizeof cause));

@@ -141,7 +141,9 @@ static int slab_fail(const struct h5shuf_pass1 *p, const struct h5shuf_datasets 
 static int slab_start(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, const struct h5shuf_datasets *dsets,
                       const struct slab_pos *pos, struct slab *sl, struct h5shuf_prefetch **pf, int pipelined)
 {
-    const hid_t *src = p->inputs->v[pos->f].dset;
+    const hid_t *src = h5shuf__input_dsets(p->inputs, dsets, pos->f, cx->err); /* in order: one open */
+    if (!src)
+        return cx->err->status;
     for (size_t d = 0; d < dsets->n; d++) {
         const struct h5shuf_dsinfo *ds = &dsets->ds[d];
         /* vlen rows: read now, into HDF5's allocations (slab_release frees them) */

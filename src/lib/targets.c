@@ -328,8 +328,10 @@ static int target_create_file(struct h5shuf_target *tg, const struct h5shuf_objc
         h5shuf__hdf5_cause(cause, sizeof cause); /* before H5Pclose clears the stack */
     H5Pclose(fcpl);
     H5Pclose(fapl);
-    if (*file < 0)
+    if (*file < 0) {
+        h5shuf__fd_shortage(tg->tmp_path, cause, sizeof cause); /* (HDF5 says "unable to open file") */
         return h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot create: %s", out, cause);
+    }
     return H5SHUF_OK;
 }
 
@@ -469,8 +471,10 @@ static int next_target(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, st
     if (t->file < 0)
         h5shuf__hdf5_cause(cause, sizeof cause);
     H5Pclose(fapl);
-    if (t->file < 0)
+    if (t->file < 0) {
+        h5shuf__fd_shortage(tg->tmp_path, cause, sizeof cause);
         return h5shuf__fail(cx->err, H5SHUF_EHDF5, "%s: cannot reopen: %s", tg->path, cause);
+    }
     /* Bands cover whole chunks, which HDF5 writes without caching; no cache needed. */
     hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
     H5Pset_chunk_cache(dapl, 521, 0, 1.0);

@@ -22,6 +22,7 @@
 #include "verify.h"
 #include "error.h"
 #include "fault.h"
+#include "files.h"
 #include "h5err.h"
 #include "inputs.h"
 #include "piles.h"
@@ -242,8 +243,13 @@ static int hash_inputs(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *i
     for (size_t f = 0; f < in->n && st == H5SHUF_OK; f++) {
         const struct h5shuf_input *inp = &in->v[f];
         const struct h5shuf_spec *names = inp->spec.npaths ? &inp->spec : &in->v[0].spec;
+        const hid_t *src = h5shuf__input_dsets(in, dss, f, err);
+        if (!src) {
+            st = err->status;
+            break;
+        }
         for (size_t d = 0; d < dss->n; d++) {
-            dsets[d] = inp->dset[d];
+            dsets[d] = src[d];
             paths[d] = names->paths[d];
         }
         st = hash_rows(cio, dss, dsets, inp->rows, slab, sums, &sums[dss->n], inp->spec.file, paths, &sums[dss->n + 1],
@@ -293,9 +299,13 @@ static int open_file(const char *path, const char *out, hid_t *file, struct h5sh
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
     if (H5Fis_hdf5(path) <= 0) {
         H5Eclear2(H5E_DEFAULT);
-        st = h5shuf__fail(err, H5SHUF_ENOTHDF5, "%s: missing or not an HDF5 file", out);
+        st = h5shuf__fd_shortage(path, cause, sizeof cause)
+                 ? h5shuf__fail(err, H5SHUF_EIO, "%s: cannot open: %s", out, cause)
+                 : h5shuf__fail(err, H5SHUF_ENOTHDF5, "%s: missing or not an HDF5 file", out);
     } else if ((*file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0) {
-        st = h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot open: %s", out, h5shuf__hdf5_cause(cause, sizeof cause));
+        h5shuf__hdf5_cause(cause, sizeof cause);
+        h5shuf__fd_shortage(path, cause, sizeof cause);
+        st = h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot open: %s", out, cause);
     }
     H5Pclose(fapl);
     return st;

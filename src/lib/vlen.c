@@ -316,13 +316,23 @@ herr_t h5shuf__vlen_band_write(const struct h5shuf_dsinfo *ds, hid_t dset, uint6
     return h5shuf__spaces_close(r, fs, ms);
 }
 
-/* Add the payload bytes of the rows of block b to the sums. */
-static int sample_block(struct h5shuf_datasets *dsets, const struct h5shuf_vlen_block *b, double *tot, double *sum,
-                        double *sum2, struct h5shuf_err *err)
+int h5shuf__vlen_sample_begin(const struct h5shuf_datasets *dsets, struct h5shuf_vlen_sample *sm,
+                              struct h5shuf_err *err)
+{
+    sm->sum = calloc(dsets->nvlen + 1, sizeof *sm->sum);
+    sm->tot = malloc(H5SHUF_VLEN_SAMPLE_BLOCK_ROWS * sizeof *sm->tot);
+    sm->sum2 = 0;
+    sm->rows = 0;
+    return sm->sum && sm->tot ? H5SHUF_OK : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+}
+
+int h5shuf__vlen_sample_add(const struct h5shuf_datasets *dsets, struct h5shuf_vlen_sample *sm,
+                            const struct h5shuf_vlen_block *b, struct h5shuf_err *err)
 {
     char cause[256];
     int st = H5SHUF_OK;
     uint64_t n = b->n;
+    double *tot = sm->tot, *sum = sm->sum;
     memset(tot, 0, n * sizeof *tot);
     for (size_t d = 0; d < dsets->n && st == H5SHUF_OK; d++) {
         const struct h5shuf_dsinfo *ds = &dsets->ds[d];
@@ -347,27 +357,19 @@ static int sample_block(struct h5shuf_datasets *dsets, const struct h5shuf_vlen_
     }
     for (uint64_t r = 0; r < n && st == H5SHUF_OK; r++) {
         sum[dsets->nvlen] += tot[r];
-        *sum2 += tot[r] * tot[r];
+        sm->sum2 += tot[r] * tot[r];
     }
+    sm->rows += n;
     return st;
 }
 
-int h5shuf__vlen_estimate(struct h5shuf_datasets *dsets, const struct h5shuf_vlen_block *blocks, size_t nblocks,
-                          struct h5shuf_err *err)
+void h5shuf__vlen_estimate(struct h5shuf_datasets *dsets, struct h5shuf_vlen_sample *sm, int st)
 {
-    if (dsets->nvlen == 0)
-        return H5SHUF_OK;
-    double *sum = calloc(dsets->nvlen + 1, sizeof *sum), sum2 = 0; /* [nvlen]: the rows' totals */
-    double *tot = malloc(H5SHUF_VLEN_SAMPLE_BLOCK_ROWS * sizeof *tot);
-    int st = sum && tot ? H5SHUF_OK : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-    uint64_t sampled = 0;
-    for (size_t b = 0; st == H5SHUF_OK && b < nblocks; b++) {
-        st = sample_block(dsets, &blocks[b], tot, sum, &sum2, err);
-        sampled += blocks[b].n;
-    }
     if (st == H5SHUF_OK) {
+        const uint64_t sampled = sm->rows;
+        const double *sum = sm->sum;
         double mean = sampled ? sum[dsets->nvlen] / (double)sampled : 0;
-        double var = sampled ? sum2 / (double)sampled - mean * mean : 0;
+        double var = sampled ? sm->sum2 / (double)sampled - mean * mean : 0;
         dsets->vlen_var = var > 0 ? var : 0;
         for (size_t d = 0; d < dsets->n; d++) {
             struct h5shuf_dsinfo *ds = &dsets->ds[d];
@@ -378,9 +380,9 @@ int h5shuf__vlen_estimate(struct h5shuf_datasets *dsets, const struct h5shuf_vle
             ds->plan_row_bytes = ds->row_bytes + ds->elems * ELEM_ALLOWANCE + m;
         }
     }
-    free(sum);
-    free(tot);
-    return st;
+    free(sm->sum);
+    free(sm->tot);
+    sm->sum = sm->tot = NULL;
 }
 
 void h5shuf__vlen_limit_cache(const struct h5shuf_datasets *dsets, hid_t file)

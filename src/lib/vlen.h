@@ -38,10 +38,23 @@ struct h5shuf_vlen_block {
     const hid_t *dset;
     uint64_t start, n;
 };
-/* Estimate the payload bytes per row (mean per dataset, variance of the row's sum) from the sample;
- * sets ds[].mean_bytes, ds[].plan_row_bytes and dsets->vlen_var.  Errors name the file and dataset. */
-H5SHUF_INTERNAL int h5shuf__vlen_estimate(struct h5shuf_datasets *dsets, const struct h5shuf_vlen_block *blocks,
-                                          size_t nblocks, struct h5shuf_err *err);
+/* The payload bytes of the rows sampled so far: sum[v] of vlen dataset v, sum[nvlen] of the rows'
+ * totals, sum2 of their squares; tot is room for one block's totals.  Blocks are added one at a time, so
+ * that only the input of the block being read need be open. */
+struct h5shuf_vlen_sample {
+    double *sum, *tot, sum2;
+    uint64_t rows;
+};
+/* Start an empty sample; H5SHUF_OK or H5SHUF_ENOMEM (in err).  End it with h5shuf__vlen_estimate,
+ * whatever happened meanwhile. */
+H5SHUF_INTERNAL int h5shuf__vlen_sample_begin(const struct h5shuf_datasets *dsets, struct h5shuf_vlen_sample *sm,
+                                              struct h5shuf_err *err);
+/* Add block b's rows to the sample.  Errors name the file and dataset. */
+H5SHUF_INTERNAL int h5shuf__vlen_sample_add(const struct h5shuf_datasets *dsets, struct h5shuf_vlen_sample *sm,
+                                            const struct h5shuf_vlen_block *b, struct h5shuf_err *err);
+/* When st is H5SHUF_OK, estimate the payload bytes per row (mean per dataset, variance of the row's sum)
+ * from the sample: sets ds[].mean_bytes, ds[].plan_row_bytes and dsets->vlen_var.  Frees the sample. */
+H5SHUF_INTERNAL void h5shuf__vlen_estimate(struct h5shuf_datasets *dsets, struct h5shuf_vlen_sample *sm, int st);
 /* Payload (pointer and bytes, the NUL of a string included) of element e of a row in memory form. */
 H5SHUF_INTERNAL const void *h5shuf__vlen_elem(const struct h5shuf_dsinfo *ds, const unsigned char *row, uint64_t e,
                                               uint64_t *bytes);
