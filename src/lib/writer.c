@@ -54,10 +54,16 @@ static uint64_t index_band_rows(uint64_t rows)
     return rows < H5SHUF_INDEX_CHUNK_ROWS ? rows : H5SHUF_INDEX_CHUNK_ROWS;
 }
 
-/* Is a band of n rows of row_bytes double-buffered with threads codec threads? */
-static int band_doubled(uint64_t n, uint64_t row_bytes, int vlen, unsigned threads)
+/* Most chunks of a double-buffered band: each queued chunk holds an encoding buffer of its bytes + 1/16 +
+ * 4 KiB (chunkio.c), so bands of many tiny chunks (1-row chunks of 64 bytes: 2 x 12 500 of them, 150 MiB)
+ * are written synchronously, as before. */
+#define DOUBLED_CHUNKS_MAX 16
+
+/* Is a band of n rows of row_bytes, in chunks of chunk_rows, double-buffered with threads codec threads? */
+static int band_doubled(uint64_t n, uint64_t row_bytes, uint64_t chunk_rows, int vlen, unsigned threads)
 {
-    return threads > 1 && !vlen && n > 1 && n <= H5SHUF_BAND_BYTES_MAX / row_bytes;
+    return threads > 1 && !vlen && n > 1 && n <= H5SHUF_BAND_BYTES_MAX / row_bytes && chunk_rows > 0 &&
+           (n + chunk_rows - 1) / chunk_rows <= DOUBLED_CHUNKS_MAX;
 }
 
 uint64_t h5shuf__writer_bytes(const struct h5shuf_datasets *dsets, uint64_t rows, int has_index, int has_source,
@@ -70,15 +76,15 @@ uint64_t h5shuf__writer_bytes(const struct h5shuf_datasets *dsets, uint64_t rows
         if (n == 1 && !dsets->ds[d].vlen) /* written from the caller's row */
             continue;
         h5shuf_u128 b = (h5shuf_u128)n * dsets->ds[d].plan_row_bytes;
-        if (band_doubled(n, dsets->ds[d].row_bytes, dsets->ds[d].vlen, threads))
+        if (band_doubled(n, dsets->ds[d].row_bytes, dsets->ds[d].out_chunk_rows, dsets->ds[d].vlen, threads))
             b *= 2;
         bytes = b > UINT64_MAX - bytes ? UINT64_MAX : bytes + (uint64_t)b;
     }
     uint64_t ir = index_band_rows(rows);
     if (has_index) /* the index's band */
-        bytes += ir * sizeof(uint64_t) * (band_doubled(ir, sizeof(uint64_t), 0, threads) ? 2 : 1);
+        bytes += ir * sizeof(uint64_t) * (band_doubled(ir, sizeof(uint64_t), H5SHUF_INDEX_CHUNK_ROWS, 0, threads) ? 2 : 1);
     if (has_source)
-        bytes += ir * sizeof(uint32_t) * (band_doubled(ir, sizeof(uint32_t), 0, threads) ? 2 : 1);
+        bytes += ir * sizeof(uint32_t) * (band_doubled(ir, sizeof(uint32_t), H5SHUF_INDEX_CHUNK_ROWS, 0, threads) ? 2 : 1);
     return bytes;
 }
 
@@ -128,7 +134,8 @@ int h5shuf__writer_init(struct h5shuf_writer *w, const struct h5shuf_outfile *of
         }
         if (b->rows == 1 && !b->vds) /* a band of one row is written from the row itself */
             continue;
-        int doubled = band_doubled(b->rows, b->row_bytes, b->vds != NULL, threads);
+        uint64_t chunk_rows = d < dsets->n ? dsets->ds[d].out_chunk_rows : H5SHUF_INDEX_CHUNK_ROWS;
+        int doubled = band_doubled(b->rows, b->row_bytes, chunk_rows, b->vds != NULL, threads);
         for (int s = 0; s < 1 + doubled; s++)
             if (!(b->set[s] = H5SHUF_FAULT() ? NULL : malloc((b->rows ? b->rows : 1) * b->row_bytes)))
                 return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for an output band of %llu rows",
@@ -149,7 +156,8 @@ int h5shuf__writer_retarget(struct h5shuf_writer *w, const hid_t *dsets, uint64_
         if (b->set[1] && b->dset >= 0) {
             if (h5shuf__pipeline_probe(b->dset, b->ftype, &b->pl) < 0)
                 r = -1;
-            b->async = r == 0 && b->pl.direct && b->rows % b->pl.chunk_rows == 0;
+            b->async = r == 0 && b->pl.direct && b->rows % b->pl.chunk_rows == 0 &&
+                       b->rows / b->pl.chunk_rows <= DOUBLED_CHUNKS_MAX;
         }
     }
     w->end = end;
