@@ -8,32 +8,7 @@
 #include <hdf5.h>
 
 #include "base.h"
-
-/* Most filters in a pipeline h5shuf runs itself. */
-#define H5SHUF_PIPELINE_MAX 8
-
-/* A chunked dataset's layout and filter pipeline as chunkio sees it. */
-struct h5shuf_pipeline {
-    int direct;              /* 1: chunks are read/written raw and (de)coded by h5shuf's threads */
-    int rank;
-    hsize_t cdims[H5S_MAX_RANK];
-    uint64_t row_bytes;      /* bytes of one row (file type size * prod(dims[1:])) */
-    uint64_t chunk_rows;     /* cdims[0] */
-    size_t chunk_bytes;      /* bytes of a whole chunk before filtering */
-    int nfilters;
-    struct h5shuf_pipeline_filter {
-        H5Z_filter_t id;     /* shuffle, deflate, fletcher32, 32015 (zstd), 32000 (lzf) or 32008 (bitshuffle) */
-        int level;           /* deflate, zstd */
-        size_t elem_size;    /* shuffle */
-        unsigned flags;      /* H5Z_FLAG_OPTIONAL: a chunk lzf cannot shrink is stored with the filter skipped */
-        size_t ncd;          /* the filter's parameters as stored (bitshuffle), at most 8 */
-        unsigned cd[8];
-    } f[H5SHUF_PIPELINE_MAX];
-};
-
-/* Describe dset's pipeline (pl->direct = 0 when h5shuf cannot run it: not chunked, a chunk that splits
- * rows, a variable-length type, another filter).  Returns < 0 on an HDF5 error. */
-H5SHUF_INTERNAL int h5shuf__pipeline_probe(hid_t dset, hid_t ftype, struct h5shuf_pipeline *pl);
+#include "codec.h" /* struct h5shuf_pipeline */
 
 /* The job's chunk I/O: its thread pool, per-thread codec contexts and chunk buffers.  Buffers are made
  * when a transfer first needs them and kept, grown to the largest chunk seen: a raw buffer per chunk in
