@@ -5,10 +5,16 @@
  * can run itself (shuffle, deflate, zstd, lzf, bitshuffle and fletcher32, DESIGN.md section 4) rows move
  * instead as raw chunks: the job's thread reads each stored chunk with H5Dread_chunk and the pool's
  * threads decode it (codec.c); on the way out the pool encodes whole chunks and the job's thread stores
- * them with H5Dwrite_chunk, in chunk order.  Everything else (contiguous layout, other filters, chunks
- * that split a row, variable-length types, unallocated chunks) goes through H5Dread/H5Dwrite as before.
- * Chunks are stored in the same order whatever the thread count, and a chunk's bytes depend on its rows
- * only (codec.c): the file is the same.
+ * them with H5Dwrite_chunk, in chunk order.  Everything else (contiguous layout, other filters,
+ * variable-length types, unallocated chunks) goes through H5Dread/H5Dwrite as before.  Chunks are stored
+ * in the same order whatever the thread count, and a chunk's bytes depend on its rows only (codec.c): the
+ * file is the same.
+ *
+ * Chunks that split rows (h5py's automatic chunks of images: (2500, 4, 8, 1) for (N, 64, 64, 3)) move by
+ * chunk rows: every chunk at one offset of dim 0, in the row-major order of the chunk indices, which is
+ * the order HDF5's own H5Dwrite stores them in (output datasets have no chunk cache).  Each is a task of
+ * its own; its worker copies its block between the chunk and the rows, and the blocks of a chunk row are
+ * disjoint, so they run at once.
  *
  * Buffers: a chunk's rows can be large (a row of 16 MiB is one chunk), and the budget may hold only a
  * few, so chunkio holds only the buffers a chunk in flight needs.  A read keeps the stored bytes in a raw
@@ -36,8 +42,7 @@ struct chunk_task {
     struct h5shuf_task task; /* first: the pool hands back this pointer */
     struct h5shuf_chunkio *cio;
     int encode;
-    uint64_t chunk_row; /* first row of the chunk in the dataset */
-    struct h5shuf_codec_chunk k;
+    struct h5shuf_codec_chunk k; /* k.off: the chunk's offset in the dataset */
 };
 
 struct h5shuf_chunkio {
@@ -166,13 +171,59 @@ static int finish(struct h5shuf_chunkio *cio, hid_t dset, struct chunk_task *t, 
         push_error(t->k.err);
         return -1;
     }
-    if (t->encode) {
-        hsize_t off[H5S_MAX_RANK] = {0};
-        off[0] = t->chunk_row;
-        if (H5SHUF_FAULT() || H5Dwrite_chunk(dset, H5P_DEFAULT, t->k.mask, off, t->k.raw_n, t->k.raw) < 0)
-            return -1;
-    }
+    if (t->encode && (H5SHUF_FAULT() || H5Dwrite_chunk(dset, H5P_DEFAULT, t->k.mask, t->k.off, t->k.raw_n, t->k.raw) < 0))
+        return -1;
     return 0;
+}
+
+/* Make task t chunk j (0 .. chunks_per_row - 1, row-major over the chunk indices of dims[1:]) of the chunk
+ * row at row c, for its rows [lo, hi), which the caller's buffer buf holds from row start on. */
+static void place(struct chunk_task *t, struct h5shuf_chunkio *cio, const struct h5shuf_pipeline *pl, int encode,
+                  uint64_t c, uint64_t j, uint64_t lo, uint64_t hi, uint64_t start, unsigned char *buf)
+{
+    t->cio = cio;
+    t->encode = encode;
+    t->task.run = chunk_task_run;
+    t->k.pl = pl;
+    memset(t->k.off, 0, sizeof t->k.off);
+    t->k.off[0] = c;
+    for (int d = pl->rank - 1; d >= 1; d--) {
+        uint64_t n = (pl->dims[d] + pl->cdims[d] - 1) / pl->cdims[d];
+        t->k.off[d] = (j % n) * pl->cdims[d];
+        j /= n;
+    }
+    t->k.from = lo - c;
+    t->k.rows = hi - lo;
+    t->k.user = buf + (lo - start) * pl->row_bytes;
+    t->k.err[0] = '\0';
+}
+
+/* Read through HDF5 what task t (placed, not queued) would have decoded: its chunk is not allocated (fill
+ * values) or larger than any encoding of it (corrupt: HDF5 says so).  Only t's part of the rows is
+ * written, so the other chunks of a split chunk row may be decoded meanwhile.  < 0 on error. */
+static herr_t read_by_hdf5(hid_t dset, hid_t ftype, const struct chunk_task *t)
+{
+    const struct h5shuf_pipeline *pl = t->k.pl;
+    const uint64_t lo = t->k.off[0] + t->k.from;
+    if (!pl->split)
+        return h5shuf__read_rows(dset, ftype, lo, t->k.rows, t->k.user);
+    hsize_t foff[H5S_MAX_RANK], moff[H5S_MAX_RANK] = {0}, cnt[H5S_MAX_RANK], mdims[H5S_MAX_RANK];
+    foff[0] = lo;
+    cnt[0] = mdims[0] = t->k.rows;
+    for (int d = 1; d < pl->rank; d++) {
+        foff[d] = moff[d] = t->k.off[d];
+        cnt[d] = pl->cdims[d] < pl->dims[d] - t->k.off[d] ? pl->cdims[d] : pl->dims[d] - t->k.off[d];
+        mdims[d] = pl->dims[d];
+    }
+    hid_t fs = H5Dget_space(dset), ms = H5Screate_simple(pl->rank, mdims, NULL);
+    herr_t r = fs < 0 || ms < 0 ? -1 : 0;
+    if (r >= 0)
+        r = H5Sselect_hyperslab(fs, H5S_SELECT_SET, foff, NULL, cnt, NULL);
+    if (r >= 0)
+        r = H5Sselect_hyperslab(ms, H5S_SELECT_SET, moff, NULL, cnt, NULL);
+    if (r >= 0)
+        r = H5SHUF_FAULT() ? -1 : H5Dread(dset, ftype, ms, fs, H5P_DEFAULT, t->k.user);
+    return h5shuf__spaces_close(r, fs, ms);
 }
 
 /* Move rows [start, start + count) between dset and buf chunk by chunk (see the file comment). */
@@ -183,39 +234,31 @@ static herr_t transfer(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, cons
     int ok = 1;
     uint64_t end = start + count;
     unsigned k = 0;
-    for (uint64_t c = start / pl->chunk_rows * pl->chunk_rows; c < end && ok; c += pl->chunk_rows, k = (k + 1) % cio->nslots) {
-        struct chunk_task *t = &cio->slot[k];
-        ok = finish(cio, dset, t, ok) == 0;
-        if (!ok)
-            break;
+    for (uint64_t c = start / pl->chunk_rows * pl->chunk_rows; c < end && ok; c += pl->chunk_rows) {
         uint64_t lo = c > start ? c : start, hi = c + pl->chunk_rows < end ? c + pl->chunk_rows : end;
-        t->cio = cio;
-        t->k.pl = pl;
-        t->encode = encode;
-        t->chunk_row = c;
-        t->k.from = lo - c;
-        t->k.rows = hi - lo;
-        t->k.user = buf + (lo - start) * pl->row_bytes;
-        t->task.run = chunk_task_run;
-        t->k.err[0] = '\0';
-        if (!encode) {
-            hsize_t off[H5S_MAX_RANK] = {0};
-            off[0] = c;
-            int r = raw_for_read(t, dset, off, cap);
-            if (r == 0) { /* unallocated (fill values) or corrupt: let HDF5 read these rows */
-                ok = h5shuf__read_rows(dset, ftype, lo, hi - lo, t->k.user) >= 0;
-                continue;
-            }
-            if (r < 0 || H5SHUF_FAULT() || H5Dread_chunk(dset, H5P_DEFAULT, off, &t->k.mask, t->k.raw) < 0) {
+        for (uint64_t j = 0; j < pl->chunks_per_row && ok; j++, k = (k + 1) % cio->nslots) {
+            struct chunk_task *t = &cio->slot[k];
+            ok = finish(cio, dset, t, ok) == 0;
+            if (!ok)
+                break;
+            place(t, cio, pl, encode, c, j, lo, hi, start, buf);
+            if (!encode) {
+                int r = raw_for_read(t, dset, t->k.off, cap);
+                if (r == 0) { /* unallocated (fill values) or corrupt: let HDF5 read these rows */
+                    ok = read_by_hdf5(dset, ftype, t) >= 0;
+                    continue;
+                }
+                if (r < 0 || H5SHUF_FAULT() || H5Dread_chunk(dset, H5P_DEFAULT, t->k.off, &t->k.mask, t->k.raw) < 0) {
+                    ok = 0;
+                    break;
+                }
+            } else if (h5shuf__codec_grow(&t->k.raw, &t->k.raw_cap, cap, cap) < 0) {
+                push_nomem(cap);
                 ok = 0;
                 break;
             }
-        } else if (h5shuf__codec_grow(&t->k.raw, &t->k.raw_cap, cap, cap) < 0) {
-            push_nomem(cap);
-            ok = 0;
-            break;
+            h5shuf__pool_submit(cio->pool, &t->task);
         }
-        h5shuf__pool_submit(cio->pool, &t->task);
     }
     /* Finish every slot in order (after a failure too: no task may outlive the call). */
     for (unsigned i = 0; i < cio->nslots; i++) {
@@ -279,15 +322,7 @@ int h5shuf__chunk_encode_start(struct h5shuf_chunkio *cio, const struct h5shuf_p
     const size_t cap = h5shuf__codec_bound(pl->chunk_bytes);
     if (h5shuf__codec_grow(&t->k.raw, &t->k.raw_cap, cap, cap) < 0)
         return -1;
-    t->cio = cio;
-    t->k.pl = &c->pl;
-    t->encode = 1;
-    t->chunk_row = 0;
-    t->k.from = 0;
-    t->k.rows = nrows;
-    t->k.user = (unsigned char *)rows;
-    t->task.run = chunk_task_run;
-    t->k.err[0] = '\0';
+    place(t, cio, &c->pl, 1, 0, 0, 0, nrows, 0, (unsigned char *)rows);
     h5shuf__pool_submit(cio->pool, &t->task);
     return 0;
 }
@@ -301,9 +336,8 @@ herr_t h5shuf__chunk_write(struct h5shuf_chunkio *cio, hid_t dset, uint64_t chun
         push_error(t->k.err);
         return -1;
     }
-    hsize_t off[H5S_MAX_RANK] = {0};
-    off[0] = chunk_row;
-    if (H5SHUF_FAULT() || H5Dwrite_chunk(dset, H5P_DEFAULT, t->k.mask, off, t->k.raw_n, t->k.raw) < 0)
+    t->k.off[0] = chunk_row;
+    if (H5SHUF_FAULT() || H5Dwrite_chunk(dset, H5P_DEFAULT, t->k.mask, t->k.off, t->k.raw_n, t->k.raw) < 0)
         return -1;
     return 0;
 }
@@ -343,7 +377,10 @@ herr_t h5shuf__prefetch_start(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftyp
         return h5shuf__read_rows(dset, ftype, start, count, buf); /* HDF5 runs it: no overlap */
     const struct h5shuf_pipeline *pl = &pf->pl;
     uint64_t first = start / pl->chunk_rows * pl->chunk_rows, end = start + count;
-    size_t need = (size_t)((end - first + pl->chunk_rows - 1) / pl->chunk_rows);
+    uint64_t need64 = (end - first + pl->chunk_rows - 1) / pl->chunk_rows * pl->chunks_per_row;
+    if (need64 > SIZE_MAX / sizeof *pf->t)
+        goto nomem;
+    size_t need = (size_t)need64;
     if (need > pf->cap) {
         struct chunk_task *v = realloc(pf->t, need * sizeof *v);
         if (!v)
@@ -354,31 +391,23 @@ herr_t h5shuf__prefetch_start(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftyp
     }
     const size_t cap = h5shuf__codec_bound(pl->chunk_bytes);
     for (uint64_t c = first; c < end; c += pl->chunk_rows) {
-        struct chunk_task *t = &pf->t[pf->n];
         uint64_t lo = c > start ? c : start, hi = c + pl->chunk_rows < end ? c + pl->chunk_rows : end;
-        hsize_t off[H5S_MAX_RANK] = {0};
-        off[0] = c;
-        int r = raw_for_read(t, dset, off, cap);
-        if (r < 0)
-            return -1;
-        if (r == 0) { /* unallocated, or larger than any encoding of it: HDF5 reads it */
-            if (h5shuf__read_rows(dset, ftype, lo, hi - lo, (unsigned char *)buf + (lo - start) * pl->row_bytes) < 0)
+        for (uint64_t j = 0; j < pl->chunks_per_row; j++) {
+            struct chunk_task *t = &pf->t[pf->n];
+            place(t, cio, pl, 0, c, j, lo, hi, start, buf);
+            int r = raw_for_read(t, dset, t->k.off, cap);
+            if (r < 0)
                 return -1;
-            continue;
+            if (r == 0) { /* unallocated, or larger than any encoding of it: HDF5 reads it */
+                if (read_by_hdf5(dset, ftype, t) < 0)
+                    return -1;
+                continue;
+            }
+            if (H5SHUF_FAULT() || H5Dread_chunk(dset, H5P_DEFAULT, t->k.off, &t->k.mask, t->k.raw) < 0)
+                return -1; /* the tasks queued so far are waited for by finish or free */
+            h5shuf__pool_submit(cio->pool, &t->task);
+            pf->n++;
         }
-        t->cio = cio;
-        t->k.pl = pl;
-        t->encode = 0;
-        t->chunk_row = c;
-        t->k.from = lo - c;
-        t->k.rows = hi - lo;
-        t->k.user = (unsigned char *)buf + (lo - start) * pl->row_bytes;
-        t->task.run = chunk_task_run;
-        t->k.err[0] = '\0';
-        if (H5SHUF_FAULT() || H5Dread_chunk(dset, H5P_DEFAULT, off, &t->k.mask, t->k.raw) < 0)
-            return -1; /* the tasks queued so far are waited for by finish or free */
-        h5shuf__pool_submit(cio->pool, &t->task);
-        pf->n++;
     }
     return 0;
 nomem:

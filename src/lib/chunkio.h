@@ -27,8 +27,10 @@ H5SHUF_INTERNAL void h5shuf__chunkio_held(const struct h5shuf_chunkio *cio, size
                                           size_t *stage_bytes);
 
 /* As h5shuf__read_rows / h5shuf__write_rows, through raw chunks and the pool when dset's pipeline allows
- * (a write must then start on a chunk boundary; a partial last chunk is stored whole, zero-padded), else
- * through HDF5.  cio may be NULL (HDF5 only).  Errors (out of memory for a chunk buffer too) are left on
+ * (a write must then start on a chunk boundary; a partial last chunk is stored whole, zero-padded, as is
+ * the part of an edge chunk beyond dims[1:]: HDF5's bytes under H5D_FILL_TIME_NEVER, which every dataset
+ * h5shuf writes has), else through HDF5.  Chunks that split rows are read and written by chunk rows: all
+ * the chunks of each, row-major over their chunk indices, the order HDF5 stores them in.  cio may be NULL (HDF5 only).  Errors (out of memory for a chunk buffer too) are left on
  * HDF5's error stack; < 0 on error, and then buf's rows being read are undefined (a whole chunk is decoded
  * in place). */
 H5SHUF_INTERNAL herr_t h5shuf__chunkio_read(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, uint64_t start,
@@ -42,7 +44,7 @@ struct h5shuf_chunk;
 H5SHUF_INTERNAL struct h5shuf_chunk *h5shuf__chunk_new(void);
 H5SHUF_INTERNAL void h5shuf__chunk_free(struct h5shuf_chunkio *cio, struct h5shuf_chunk *c);
 /* Queue the encoding of nrows rows (at most pl->chunk_rows; fewer are zero-padded) as one chunk of a
- * dataset with pipeline pl (direct).  rows must stay unchanged until h5shuf__chunk_write (a whole chunk is
+ * dataset with pipeline pl (direct, chunks of whole rows: not split).  rows must stay unchanged until h5shuf__chunk_write (a whole chunk is
  * encoded from them in place).  -1 when out of memory for c's buffer (HDF5's stack untouched); a worker's
  * stage buffer that cannot be made fails h5shuf__chunk_write instead. */
 H5SHUF_INTERNAL int h5shuf__chunk_encode_start(struct h5shuf_chunkio *cio, const struct h5shuf_pipeline *pl,

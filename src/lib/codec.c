@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 #include <zstd.h>
 
 #include "codec.h"
@@ -100,6 +101,77 @@ int h5shuf__codec_grow(unsigned char **buf, size_t *cap, size_t need, size_t wan
     *buf = b;
     *cap = want;
     return 0;
+}
+
+/* lines runs of run bytes, the ith at d + i * dstride and s + i * sstride.  Split chunks of small types
+ * have short runs (h5py's chunks of images, (2500, 4, 8, 1) uint8: one byte): copied as loads and stores,
+ * not calls. */
+static void copy_lines(unsigned char *d, size_t dstride, const unsigned char *s, size_t sstride, size_t lines,
+                       size_t run)
+{
+    switch (run) {
+    case 1:
+        for (size_t i = 0; i < lines; i++)
+            d[i * dstride] = s[i * sstride];
+        break;
+    case 2:
+        for (size_t i = 0; i < lines; i++)
+            memcpy(d + i * dstride, s + i * sstride, 2);
+        break;
+    case 4:
+        for (size_t i = 0; i < lines; i++)
+            memcpy(d + i * dstride, s + i * sstride, 4);
+        break;
+    case 8:
+        for (size_t i = 0; i < lines; i++)
+            memcpy(d + i * dstride, s + i * sstride, 8);
+        break;
+    default:
+        for (size_t i = 0; i < lines; i++)
+            memcpy(d + i * dstride, s + i * sstride, run);
+    }
+}
+
+/* Copy the block of split chunk t that lies in the caller's rows between them and chunk (the chunk's
+ * elements, row-major over cdims): into the rows when to_rows, else into chunk (whose other bytes are
+ * left as they are).  Along the last dimension a block is one run in both; the second to last (dim 0 for
+ * rank 2) is walked by copy_lines, the dimensions before it here. */
+static void block_copy(const struct h5shuf_codec_chunk *t, unsigned char *chunk, int to_rows)
+{
+    const struct h5shuf_pipeline *pl = t->pl;
+    const int r = pl->rank, line = r - 2;
+    size_t ext[H5S_MAX_RANK], cst[H5S_MAX_RANK], ust[H5S_MAX_RANK]; /* extent, strides in chunk and rows */
+    size_t cs = pl->type_bytes, us = pl->type_bytes, uo = 0;
+    for (int k = r - 1; k >= 0; k--) {
+        cst[k] = cs;
+        ust[k] = k == 0 ? (size_t)pl->row_bytes : us;
+        ext[k] = k == 0 ? (size_t)t->rows
+                        : (size_t)(pl->cdims[k] < pl->dims[k] - t->off[k] ? pl->cdims[k] : pl->dims[k] - t->off[k]);
+        cs *= (size_t)pl->cdims[k];
+        if (k > 0) {
+            uo += (size_t)t->off[k] * us;
+            us *= (size_t)pl->dims[k];
+        }
+    }
+    unsigned char *c0 = chunk + t->from * cst[0], *u0 = t->user + uo;
+    const size_t run = ext[r - 1] * pl->type_bytes;
+    size_t idx[H5S_MAX_RANK] = {0};
+    for (;;) {
+        size_t co = 0, ro = 0;
+        for (int k = 0; k < line; k++) {
+            co += idx[k] * cst[k];
+            ro += idx[k] * ust[k];
+        }
+        if (to_rows)
+            copy_lines(u0 + ro, ust[line], c0 + co, cst[line], ext[line], run);
+        else
+            copy_lines(c0 + co, cst[line], u0 + ro, ust[line], ext[line], run);
+        int k = line - 1;
+        for (; k >= 0 && ++idx[k] == ext[k]; k--)
+            idx[k] = 0;
+        if (k < 0)
+            break;
+    }
 }
 
 /* How a filter step ended: its output in the step's output buffer (STEP_OUT), in its input (STEP_IN:
@@ -232,8 +304,8 @@ int h5shuf__codec_decode(struct h5shuf_codec_chunk *t, struct h5shuf_codec_ctx *
     for (int i = 0; i < pl->nfilters && last < 0; i++)
         if (!(t->mask & (1u << i)))
             last = i;
-    const int into_user =
-        t->from == 0 && t->rows == pl->chunk_rows && last >= 0 && pl->f[last].id != H5Z_FILTER_FLETCHER32;
+    const int into_user = !pl->split && t->from == 0 && t->rows == pl->chunk_rows && last >= 0 &&
+                          pl->f[last].id != H5Z_FILTER_FLETCHER32;
     const unsigned char *in = t->raw;
     size_t n = t->raw_n;
     int s = 0; /* the stage the next output goes to; in, when a stage, is the other */
@@ -262,7 +334,9 @@ int h5shuf__codec_decode(struct h5shuf_codec_chunk *t, struct h5shuf_codec_ctx *
         snprintf(t->err, sizeof t->err, "chunk of %zu bytes decodes to %zu (corrupt chunk)", pl->chunk_bytes, n);
         return -1;
     }
-    if (in != t->user) /* a partial chunk, no codec, or fletcher32 last */
+    if (pl->split) /* in is a stage or t->raw: a buffer of this thread's task, written above */
+        block_copy(t, (unsigned char *)in, 1);
+    else if (in != t->user) /* a partial chunk, no codec, or fletcher32 last */
         memcpy(t->user, in + t->from * pl->row_bytes, t->rows * pl->row_bytes);
     return 0;
 }
@@ -281,6 +355,16 @@ static enum step encode_step(const struct h5shuf_pipeline_filter *f, struct h5sh
         return STEP_IN;
     }
     case H5Z_FILTER_DEFLATE: {
+        if (f->zlib) { /* HDF5's H5Z_filter_deflate: compress2 at the level */
+            uLongf got = (uLongf)(cap - 4);
+            int zr = compress2(out, &got, in, (uLong)*n, f->level);
+            if (zr != Z_OK) {
+                snprintf(err, errcap, "deflate: %s", zr == Z_MEM_ERROR ? "out of memory" : "zlib's compress2 failed");
+                return STEP_ERROR;
+            }
+            *n = (size_t)got;
+            return STEP_OUT;
+        }
         if (!c->dc || c->dc_level != f->level) {
             libdeflate_free_compressor(c->dc);
             c->dc_level = f->level;
@@ -363,7 +447,7 @@ int h5shuf__codec_encode(struct h5shuf_codec_chunk *t, struct h5shuf_codec_ctx *
             last = i;
     unsigned char *in;
     int s = 0; /* the stage the next output goes to; in, when a stage, is the other */
-    if (used == n && last >= 0 && pl->f[0].id != H5Z_FILTER_FLETCHER32) {
+    if (!pl->split && used == n && last >= 0 && pl->f[0].id != H5Z_FILTER_FLETCHER32) {
         in = t->user; /* only read: of the steps that may see it, only fletcher32 writes, and not here */
     } else {
         /* the chunk made in t->raw when no filter makes new output (fletcher32 appends there), else in a stage */
@@ -373,8 +457,13 @@ int h5shuf__codec_encode(struct h5shuf_codec_chunk *t, struct h5shuf_codec_ctx *
             return -1;
         else
             s = 1;
-        memcpy(in, t->user, used);
-        memset(in + used, 0, n - used);
+        if (pl->split) {
+            memset(in, 0, n);
+            block_copy(t, in, 0);
+        } else {
+            memcpy(in, t->user, used);
+            memset(in + used, 0, n - used);
+        }
     }
     t->mask = 0; /* filters skipped in the stored chunk */
     for (int i = 0; i < pl->nfilters; i++) {
@@ -426,10 +515,21 @@ int h5shuf__pipeline_probe(hid_t dset, hid_t ftype, struct h5shuf_pipeline *pl)
          !(H5Tget_class(ftype) == H5T_STRING && H5Tis_variable_str(ftype) > 0);
     ok = ok && H5Pget_chunk(dcpl, H5S_MAX_RANK, pl->cdims) == rank;
     pl->rank = rank;
+    pl->type_bytes = tsize;
     pl->row_bytes = tsize;
-    for (int k = 1; ok && k < rank; k++) {
-        ok = pl->cdims[k] == dims[k]; /* a chunk holds whole rows */
+    pl->chunks_per_row = 1;
+    uint64_t block = tsize; /* bytes of a chunk's part of one row (a row, unless split) */
+    for (int k = 0; ok && k < rank; k++) {
+        pl->dims[k] = dims[k];
+        if (k == 0)
+            continue;
+        ok = pl->cdims[k] > 0 && dims[k] > 0 && pl->cdims[k] < (UINT64_C(1) << 31) / block;
+        if (!ok)
+            break; /* rows of no bytes, or a chunk of 2 GiB or more */
+        pl->split |= pl->cdims[k] != dims[k];
         pl->row_bytes *= dims[k];
+        block *= pl->cdims[k];
+        pl->chunks_per_row *= (dims[k] + pl->cdims[k] - 1) / pl->cdims[k];
     }
     int nf = ok ? H5Pget_nfilters(dcpl) : 0;
     ok = ok && nf >= 0 && nf <= H5SHUF_PIPELINE_MAX;
@@ -447,6 +547,7 @@ int h5shuf__pipeline_probe(hid_t dset, hid_t ftype, struct h5shuf_pipeline *pl)
             break;
         case H5Z_FILTER_DEFLATE:
             pl->f[i].level = ncd > 0 && cd[0] <= 9 ? (int)cd[0] : 6;
+            pl->f[i].zlib = pl->split;
             break;
         case H5SHUF_FILTER_ZSTD: {
             int level = ncd > 0 ? (int)cd[0] : 0; /* as the filter reads it: clamped */
@@ -468,8 +569,8 @@ int h5shuf__pipeline_probe(hid_t dset, hid_t ftype, struct h5shuf_pipeline *pl)
     pl->nfilters = ok ? nf : 0;
     if (ok) {
         pl->chunk_rows = pl->cdims[0];
-        pl->chunk_bytes = (size_t)(pl->chunk_rows * pl->row_bytes);
-        ok = pl->chunk_rows > 0 && pl->chunk_bytes / pl->row_bytes == pl->chunk_rows && pl->chunk_bytes < (UINT32_C(1) << 31);
+        ok = pl->chunk_rows > 0 && pl->chunk_rows < (UINT64_C(1) << 31) / block;
+        pl->chunk_bytes = ok ? (size_t)(pl->chunk_rows * block) : 0;
     }
     /* bitshuffle with small blocks can outgrow the stage buffers (4 bytes and LZ4's margin a block):
      * such pipelines are left to HDF5 */

@@ -13,18 +13,28 @@
 /* Most filters in a pipeline h5shuf runs itself. */
 #define H5SHUF_PIPELINE_MAX 8
 
-/* A chunked dataset's layout and filter pipeline as chunkio sees it. */
+/* A chunked dataset's layout and filter pipeline as chunkio sees it.  A chunk of whole rows (cdims[k] ==
+ * dims[k] for k >= 1) is a run of rows; a chunk that splits rows (split) is a block of each of the rows
+ * of its chunk row, and a chunk row (the chunks at one offset of dim 0) is chunks_per_row chunks, in
+ * the row-major order of their chunk indices. */
 struct h5shuf_pipeline {
     int direct;              /* 1: chunks are read/written raw and (de)coded by h5shuf's threads */
+    int split;               /* 1: a chunk holds a block of its rows, not whole rows */
     int rank;
     hsize_t cdims[H5S_MAX_RANK];
-    uint64_t row_bytes;      /* bytes of one row (file type size * prod(dims[1:])) */
+    hsize_t dims[H5S_MAX_RANK]; /* the extent when probed: dims[1:] place a chunk's block in its rows */
+    size_t type_bytes;       /* bytes of one element (the file type's size) */
+    uint64_t row_bytes;      /* bytes of one row (type_bytes * prod(dims[1:])) */
     uint64_t chunk_rows;     /* cdims[0] */
-    size_t chunk_bytes;      /* bytes of a whole chunk before filtering */
+    uint64_t chunks_per_row; /* chunks of a chunk row: prod over k >= 1 of ceil(dims[k] / cdims[k]); 1 unless split */
+    size_t chunk_bytes;      /* bytes of a whole chunk before filtering: type_bytes * prod(cdims) */
     int nfilters;
     struct h5shuf_pipeline_filter {
         H5Z_filter_t id;     /* shuffle, deflate, fletcher32, 32015 (zstd), 32000 (lzf) or 32008 (bitshuffle) */
         int level;           /* deflate, zstd */
+        int zlib;            /* deflate: encoded by zlib's compress2, as HDF5's filter does (split chunks,
+                              * which HDF5 wrote before h5shuf ran them: their bytes stay HDF5's); else
+                              * by libdeflate */
         size_t elem_size;    /* shuffle */
         unsigned flags;      /* H5Z_FLAG_OPTIONAL: a chunk lzf cannot shrink is stored with the filter skipped */
         size_t ncd;          /* the filter's parameters as stored (bitshuffle), at most 8 */
@@ -32,8 +42,8 @@ struct h5shuf_pipeline {
     } f[H5SHUF_PIPELINE_MAX];
 };
 
-/* Describe dset's pipeline (pl->direct = 0 when h5shuf cannot run it: not chunked, a chunk that splits
- * rows, a variable-length type, another filter).  Returns < 0 on an HDF5 error. */
+/* Describe dset's pipeline (pl->direct = 0 when h5shuf cannot run it: not chunked, a variable-length
+ * type, another filter, a chunk of 2 GiB or more).  Returns < 0 on an HDF5 error. */
 H5SHUF_INTERNAL int h5shuf__pipeline_probe(hid_t dset, hid_t ftype, struct h5shuf_pipeline *pl);
 
 /* One thread's codec state: its contexts are made by the thread itself on first use, its stage buffers
@@ -58,14 +68,18 @@ struct h5shuf_codec_chunk {
                           * raw_cap >= h5shuf__codec_bound(pl->chunk_bytes)); owned by the caller */
     size_t raw_cap, raw_n;
     uint32_t mask;       /* filters skipped in the stored chunk (H5Dread_chunk's mask; set by an encode) */
+    hsize_t off[H5S_MAX_RANK]; /* the chunk's offset in the dataset (off[0]: its first row) */
     uint64_t from, rows; /* rows [from, from + rows) of the chunk are in the caller's buffer at ... */
-    unsigned char *user; /* ... this address (row_bytes each) */
+    unsigned char *user; /* ... this address (row_bytes each: a split chunk's block of each is at its
+                          * offset in the row, the rest of the row is other chunks') */
     char err[160];       /* why a decode or encode failed */
 };
 
 /* Decode k->raw (k->raw_n bytes, k->mask) into k's rows at k->user, or encode k's rows (zero-padded to
- * a whole chunk) into k->raw (setting k->raw_n and k->mask), with c the running thread's state.  An
- * encode only reads the rows.  0, or -1 with k->err (a corrupt chunk, out of memory for a stage buffer
+ * a whole chunk: rows past the last, and a split chunk's part beyond dims[1:], are zero, as HDF5 stores
+ * them with H5D_FILL_TIME_NEVER) into k->raw (setting k->raw_n and k->mask), with c the running thread's
+ * state.  An encode only reads the rows; a decode of a split chunk writes its block of the rows only, so
+ * the chunks of a chunk row may be decoded by several threads at once.  0, or -1 with k->err (a corrupt chunk, out of memory for a stage buffer
  * or a codec context). */
 H5SHUF_INTERNAL int h5shuf__codec_decode(struct h5shuf_codec_chunk *k, struct h5shuf_codec_ctx *c);
 H5SHUF_INTERNAL int h5shuf__codec_encode(struct h5shuf_codec_chunk *k, struct h5shuf_codec_ctx *c);
