@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 # the Python package's progress bar (tests/python_api.py draws it; python3-torch is optional: the
 # DataLoader test runs when it is installed).  openmpi-bin, libopenmpi-dev: h5shuf-mpi, the distributed
 # run (built when CMake finds MPI).
-packages=(build-essential cmake pkg-config libhdf5-dev hdf5-tools libzstd-dev libxxhash-dev libdeflate-dev libcunit1-dev
+packages=(build-essential cmake pkg-config libhdf5-dev hdf5-tools libzstd-dev libxxhash-dev libdeflate-dev zlib1g-dev libcunit1-dev
           liblzf-dev liblz4-dev python3-h5py python3-numpy time strace python3-netcdf4 python3-tables netcdf-bin
           python3-hdf5plugin bitshuffle hdf5-filter-plugin hdf5-filter-plugin-blosc-serial hdf5-filter-plugin-zfp-serial
           python3-tqdm openmpi-bin libopenmpi-dev)

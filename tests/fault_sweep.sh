@@ -156,7 +156,8 @@ with netCDF4.Dataset(w + '/nc.nc', 'w') as f:  # time(time) a coordinate; elev(s
     g.source = 'sensor'
     g.createVariable('wind', 'f4', ('time',))[:] = np.arange(40, dtype='f4')
 with h5py.File(w + '/refs.h5', 'w', libver=('v108', 'v108')) as f:
-    x = f.create_dataset('x', data=np.arange(240, dtype='i4').reshape(60, 4), chunks=(16, 4))
+    # chunks that split rows, with edge chunks in both dimensions: chunkio's chunk rows (chunkio.c)
+    x = f.create_dataset('x', data=np.arange(240, dtype='i4').reshape(60, 4), chunks=(16, 3), compression='gzip')
     y = f.create_dataset('y', data=np.arange(60.0))
     t = f.create_dataset('t', data=np.arange(60))
     c = f.create_dataset('col', data=np.arange(4, dtype='i2'))

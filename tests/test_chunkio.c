@@ -18,6 +18,7 @@
 #include "filters.h"
 #include "chunkio.h"
 #include "h5err.h"
+#include "rows.h"
 #include "testutil.h"
 
 #define ROWS 1000u /* not a multiple of CHUNK_ROWS: the last chunk is partial */
@@ -226,7 +227,7 @@ static void test_fallback_pipelines(void)
         int direct;
     } cases[] = {
         {"whole rows", {10, 8}, 0, 0, 1},
-        {"chunk splits rows", {10, 4}, 0, 0, 0},
+        {"chunk splits rows", {10, 4}, 0, 0, 1},
         {"nbit filter", {10, 8}, 1, 0, 0},
         {"contiguous", {0, 0}, 0, 1, 0},
     };
@@ -284,12 +285,11 @@ static int32_t *wvalues(void)
     return x;
 }
 
-static hid_t make_wdset(hid_t file, const char *name, const struct wpipe *p, hsize_t rows, hsize_t chunk_rows,
-                        hsize_t cols)
+/* Creation properties with chunks cdims (rank dims) and p's filters. */
+static hid_t wpipe_dcpl(const struct wpipe *p, int rank, const hsize_t *cdims)
 {
-    hsize_t dims[2] = {rows, cols}, maxdims[2] = {H5S_UNLIMITED, cols}, cdims[2] = {chunk_rows, cols};
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    H5Pset_chunk(dcpl, 2, cdims);
+    H5Pset_chunk(dcpl, rank, cdims);
     for (int i = 0; i < p->n; i++) {
         unsigned zl = 3;
         switch (p->f[i]) {
@@ -309,6 +309,14 @@ static hid_t make_wdset(hid_t file, const char *name, const struct wpipe *p, hsi
             H5Pset_fletcher32(dcpl);
         }
     }
+    return dcpl;
+}
+
+static hid_t make_wdset(hid_t file, const char *name, const struct wpipe *p, hsize_t rows, hsize_t chunk_rows,
+                        hsize_t cols)
+{
+    hsize_t dims[2] = {rows, cols}, maxdims[2] = {H5S_UNLIMITED, cols}, cdims[2] = {chunk_rows, cols};
+    hid_t dcpl = wpipe_dcpl(p, 2, cdims);
     hid_t space = H5Screate_simple(2, dims, maxdims);
     hid_t d = H5Dcreate2(file, name, H5T_STD_I32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     H5Sclose(space);
@@ -411,6 +419,131 @@ static void test_whole_chunks_match_hdf5(void)
     H5Fclose(f);
     h5shuf__chunkio_free(cio);
     free(want);
+    free(got);
+    free(x);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* ---- chunks that split rows: chunk rows of blocks ---------------------------------------------------- */
+
+#define SROWS 37u /* (37, 6, 5) int32 in chunks of (4, 4, 2): edge chunks in every dimension */
+static const hsize_t sdims[3] = {SROWS, 6, 5}, scdims[3] = {4, 4, 2};
+
+static hid_t make_sdset(hid_t file, const char *name, const struct wpipe *p, hsize_t rows, int fill)
+{
+    hsize_t dims[3] = {rows, sdims[1], sdims[2]}, maxdims[3] = {H5S_UNLIMITED, sdims[1], sdims[2]};
+    hid_t dcpl = wpipe_dcpl(p, 3, scdims);
+    int fv = 5;
+    H5Pset_fill_value(dcpl, H5T_NATIVE_INT, &fv); /* a fill value, never written (as h5shuf's outputs) */
+    H5Pset_fill_time(dcpl, fill ? H5D_FILL_TIME_IFSET : H5D_FILL_TIME_NEVER);
+    hid_t space = H5Screate_simple(3, dims, maxdims);
+    hid_t d = H5Dcreate2(file, name, H5T_STD_I32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Sclose(space);
+    H5Pclose(dcpl);
+    return d;
+}
+
+/* Every pipeline on chunks that split rows: chunkio writes bands of two chunk rows with 2 threads (the
+ * last band partial) and stores every chunk as HDF5's H5Dwrite stores it, bytes (deflate too: zlib's
+ * compress2, as HDF5's filter), filter mask, and place in the file (so the chunks are stored in HDF5's
+ * order), the part of edge chunks beyond the extent zero; it reads back any range of rows as H5Dread does,
+ * into buffers exactly their size; and chunks never written read as the fill value (through HDF5). */
+static void test_split_chunks_match_hdf5(void)
+{
+    char *dir = tu_mkdtemp();
+    const size_t row = sdims[1] * sdims[2] * sizeof(int32_t), all = SROWS * row;
+    int32_t *x = malloc(all);
+    uint64_t st = 5;
+    for (size_t i = 0; i < all / sizeof *x; i++) /* half smooth, half random (lzf skipped) */
+        x[i] = i < all / sizeof *x / 2 ? (int32_t)(i / 3 % 100) : (int32_t)tu_splitmix64(&st);
+    unsigned char *got = malloc(all);
+    struct h5shuf_chunkio *cio;
+    CU_ASSERT_FATAL(h5shuf__chunkio_create(2, &cio) == H5SHUF_OK);
+    for (size_t i = 0; i < sizeof wpipes / sizeof *wpipes; i++) {
+        const struct wpipe *p = &wpipes[i];
+        /* one file each, HDF5's and ours, written the same way: chunk addresses must match too */
+        char fa[32], fb[32];
+        snprintf(fa, sizeof fa, "split-hdf5-%zu.h5", i);
+        snprintf(fb, sizeof fb, "split-ours-%zu.h5", i);
+        hid_t f1 = H5Fcreate(tu_path(dir, fa), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        hid_t f2 = H5Fcreate(tu_path(dir, fb), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+        H5Pset_chunk_cache(dapl, 521, 0, 1.0); /* as h5shuf's outputs: each chunk stored when written */
+        hid_t dh = make_sdset(f1, "x", p, 0, 0), dour = make_sdset(f2, "x", p, 0, 0);
+        CU_ASSERT_FATAL(dh >= 0 && dour >= 0);
+        H5Dclose(dh);
+        dh = H5Dopen2(f1, "x", dapl);
+        struct h5shuf_pipeline pl;
+        CU_ASSERT(h5shuf__pipeline_probe(dour, H5T_STD_I32LE, &pl) == 0 && pl.direct && pl.split);
+        CU_ASSERT_EQUAL(pl.chunks_per_row, 2 * 3);
+        for (hsize_t r = 0; r < SROWS; r += 2 * scdims[0]) {
+            hsize_t n = r + 2 * scdims[0] <= SROWS ? 2 * scdims[0] : SROWS - r;
+            unsigned char *rows = malloc(n * row);
+            memcpy(rows, (const unsigned char *)x + r * row, n * row);
+            CU_ASSERT(h5shuf__chunkio_write(cio, dour, H5T_STD_I32LE, r, n, rows, 1) >= 0);
+            CU_ASSERT(h5shuf__write_rows(dh, H5T_STD_I32LE, r, n, rows, 1) >= 0);
+            CU_ASSERT(memcmp(rows, (const unsigned char *)x + r * row, n * row) == 0);
+            free(rows);
+        }
+        int same = 1;
+        hsize_t nchunks = 0, nours = 0;
+        hid_t sp = H5Dget_space(dh); /* (HDF5 1.10.8 refuses H5S_ALL here) */
+        CU_ASSERT(H5Dget_num_chunks(dh, sp, &nchunks) >= 0 && H5Dget_num_chunks(dour, sp, &nours) >= 0);
+        CU_ASSERT(nchunks == 10 * 2 * 3 && nours == nchunks);
+        for (hsize_t c = 0; c < nchunks && nours == nchunks; c++) {
+            hsize_t oh[3], oo[3], sh = 0, so = 0;
+            haddr_t ah = 0, ao = 0;
+            unsigned mh = 99, mo = 98;
+            H5Dget_chunk_info(dh, sp, c, oh, &mh, &ah, &sh);
+            H5Dget_chunk_info(dour, sp, c, oo, &mo, &ao, &so);
+            unsigned char *bh = malloc(sh ? sh : 1), *bo = malloc(so ? so : 1);
+            uint32_t m1 = 0, m2 = 0;
+            CU_ASSERT(H5Dread_chunk(dh, H5P_DEFAULT, oh, &m1, bh) >= 0 && H5Dread_chunk(dour, H5P_DEFAULT, oo, &m2, bo) >= 0);
+            same = same && memcmp(oh, oo, sizeof oh) == 0 && mh == mo && ah == ao && sh == so && memcmp(bh, bo, sh) == 0;
+            free(bh);
+            free(bo);
+        }
+        H5Sclose(sp);
+        if (!same)
+            fprintf(stderr, "pipeline %s, split chunks: chunks differ from HDF5's\n", p->name);
+        CU_ASSERT(same);
+        /* in: any range of rows, whole chunk rows or not, as H5Dread reads it */
+        static const hsize_t ranges[][2] = {{0, SROWS}, {3, 30}, {36, 1}, {8, 4}};
+        for (size_t k = 0; k < sizeof ranges / sizeof *ranges; k++) {
+            unsigned char *rows = malloc(ranges[k][1] * row);
+            CU_ASSERT(h5shuf__chunkio_read(cio, dh, H5T_STD_I32LE, ranges[k][0], ranges[k][1], rows) >= 0);
+            CU_ASSERT(memcmp(rows, (const unsigned char *)x + ranges[k][0] * row, ranges[k][1] * row) == 0);
+            free(rows);
+        }
+        H5Dclose(dh);
+        H5Dclose(dour);
+        H5Pclose(dapl);
+        H5Fclose(f1);
+        H5Fclose(f2);
+        /* the files: the same bytes (the same chunks at the same places, the same index) */
+        CU_ASSERT(tu_same_bytes(tu_path(dir, fa), tu_path(dir, fb)));
+    }
+    /* chunks never written: their fill value, read by HDF5, beside chunks decoded by the threads */
+    hid_t f = H5Fcreate(tu_path(dir, "sparse.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t d = make_sdset(f, "x", &wpipes[3], SROWS, 1);
+    hsize_t off[3] = {4, 2, 2}, cnt[3] = {20, 3, 3};
+    hid_t fs = H5Dget_space(d), ms = H5Screate_simple(3, sdims, NULL);
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL);
+    H5Sselect_hyperslab(ms, H5S_SELECT_SET, off, NULL, cnt, NULL);
+    CU_ASSERT(H5Dwrite(d, H5T_NATIVE_INT32, ms, fs, H5P_DEFAULT, x) >= 0);
+    H5Sclose(fs);
+    H5Sclose(ms);
+    unsigned char *want = malloc(all);
+    CU_ASSERT(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, want) >= 0);
+    memset(got, 0xff, all);
+    CU_ASSERT(h5shuf__chunkio_read(cio, d, H5T_STD_I32LE, 0, SROWS, got) >= 0);
+    CU_ASSERT(memcmp(got, want, all) == 0);
+    CU_ASSERT(((const int32_t *)got)[0] == 5);
+    free(want);
+    H5Dclose(d);
+    H5Fclose(f);
+    h5shuf__chunkio_free(cio);
     free(got);
     free(x);
     tu_rmtree(dir);
@@ -657,6 +790,7 @@ int main(void)
         {"output byte-identical for 1, 2, 3, 5 threads", test_threads_same_bytes},
         {"corrupt fletcher32 chunk: clean error", test_corrupt_checksum},
         {"whole chunks straight from and into the rows match HDF5's", test_whole_chunks_match_hdf5},
+        {"chunks that split rows: HDF5's bytes, order and places; any rows read back", test_split_chunks_match_hdf5},
         {"one chunk moved holds one raw buffer and only the stages its pipeline needs", test_one_chunk_buffers},
         {"a whole chunk that decodes to the wrong size: clean error", test_whole_chunk_wrong_size},
         {"chunks encoded ahead while the threads grow their stage buffers", test_encode_ahead_during_growth},

@@ -8,32 +8,7 @@
 #include <hdf5.h>
 
 #include "base.h"
-
-/* Most filters in a pipeline h5shuf runs itself. */
-#define H5SHUF_PIPELINE_MAX 8
-
-/* A chunked dataset's layout and filter pipeline as chunkio sees it. */
-struct h5shuf_pipeline {
-    int direct;              /* 1: chunks are read/written raw and (de)coded by h5shuf's threads */
-    int rank;
-    hsize_t cdims[H5S_MAX_RANK];
-    uint64_t row_bytes;      /* bytes of one row (file type size * prod(dims[1:])) */
-    uint64_t chunk_rows;     /* cdims[0] */
-    size_t chunk_bytes;      /* bytes of a whole chunk before filtering */
-    int nfilters;
-    struct h5shuf_pipeline_filter {
-        H5Z_filter_t id;     /* shuffle, deflate, fletcher32, 32015 (zstd), 32000 (lzf) or 32008 (bitshuffle) */
-        int level;           /* deflate, zstd */
-        size_t elem_size;    /* shuffle */
-        unsigned flags;      /* H5Z_FLAG_OPTIONAL: a chunk lzf cannot shrink is stored with the filter skipped */
-        size_t ncd;          /* the filter's parameters as stored (bitshuffle), at most 8 */
-        unsigned cd[8];
-    } f[H5SHUF_PIPELINE_MAX];
-};
-
-/* Describe dset's pipeline (pl->direct = 0 when h5shuf cannot run it: not chunked, a chunk that splits
- * rows, a variable-length type, another filter).  Returns < 0 on an HDF5 error. */
-H5SHUF_INTERNAL int h5shuf__pipeline_probe(hid_t dset, hid_t ftype, struct h5shuf_pipeline *pl);
+#include "codec.h" /* struct h5shuf_pipeline */
 
 /* The job's chunk I/O: its thread pool, per-thread codec contexts and chunk buffers.  Buffers are made
  * when a transfer first needs them and kept, grown to the largest chunk seen: a raw buffer per chunk in
@@ -52,8 +27,10 @@ H5SHUF_INTERNAL void h5shuf__chunkio_held(const struct h5shuf_chunkio *cio, size
                                           size_t *stage_bytes);
 
 /* As h5shuf__read_rows / h5shuf__write_rows, through raw chunks and the pool when dset's pipeline allows
- * (a write must then start on a chunk boundary; a partial last chunk is stored whole, zero-padded), else
- * through HDF5.  cio may be NULL (HDF5 only).  Errors (out of memory for a chunk buffer too) are left on
+ * (a write must then start on a chunk boundary; a partial last chunk is stored whole, zero-padded, as is
+ * the part of an edge chunk beyond dims[1:]: HDF5's bytes under H5D_FILL_TIME_NEVER, which every dataset
+ * h5shuf writes has), else through HDF5.  Chunks that split rows are read and written by chunk rows: all
+ * the chunks of each, row-major over their chunk indices, the order HDF5 stores them in.  cio may be NULL (HDF5 only).  Errors (out of memory for a chunk buffer too) are left on
  * HDF5's error stack; < 0 on error, and then buf's rows being read are undefined (a whole chunk is decoded
  * in place). */
 H5SHUF_INTERNAL herr_t h5shuf__chunkio_read(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, uint64_t start,
@@ -67,7 +44,7 @@ struct h5shuf_chunk;
 H5SHUF_INTERNAL struct h5shuf_chunk *h5shuf__chunk_new(void);
 H5SHUF_INTERNAL void h5shuf__chunk_free(struct h5shuf_chunkio *cio, struct h5shuf_chunk *c);
 /* Queue the encoding of nrows rows (at most pl->chunk_rows; fewer are zero-padded) as one chunk of a
- * dataset with pipeline pl (direct).  rows must stay unchanged until h5shuf__chunk_write (a whole chunk is
+ * dataset with pipeline pl (direct, chunks of whole rows: not split).  rows must stay unchanged until h5shuf__chunk_write (a whole chunk is
  * encoded from them in place).  -1 when out of memory for c's buffer (HDF5's stack untouched); a worker's
  * stage buffer that cannot be made fails h5shuf__chunk_write instead. */
 H5SHUF_INTERNAL int h5shuf__chunk_encode_start(struct h5shuf_chunkio *cio, const struct h5shuf_pipeline *pl,

@@ -368,8 +368,9 @@ static int flush_async(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, u
         w->created = 1;
         ps->pl_ready = 1;
         for (size_t d = 0; d <= dsets->n; d++)
-            if (!ps->pl[d].direct)
-                return -1; /* HDF5 must run this pipeline: the caller writes synchronously */
+            if (!ps->pl[d].direct || ps->pl[d].split)
+                return -1; /* HDF5 or chunkio's transfers must run this pipeline: the caller writes synchronously
+                            * (never so: a pile's chunks are whole rows, and its filters chunkio's) */
     }
     struct h5shuf_pile_flush *f = &ps->fl[(ps->fl_head + ps->fl_count) % ps->nfl];
     unsigned char **full = w->buf;

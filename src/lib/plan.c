@@ -42,7 +42,7 @@ int h5shuf__plan_pipelined(const h5shuf_plan *plan)
 }
 
 /* Bytes a row costs in pass 2: the row, its id, key/index pair and radix scratch; pipelined, also the
- * next pile's row and id and its stored chunks (at most the raw size plus 1/16, see chunkio.c). */
+ * next pile's row and id and its stored chunks (at most the raw size plus 1/16, see codec.c). */
 uint64_t h5shuf__plan_pass2_row_bytes(uint64_t row_bytes, int pipelined)
 {
     uint64_t b = row_bytes + H5SHUF_PASS2_ROW_OVERHEAD;

@@ -1,0 +1,603 @@
+/*
+ * codec.c - a chunk's filter pipeline run by h5shuf itself: the pipeline of a dataset (probe), and one
+ * chunk decoded into, or encoded from, the caller's rows by one of the pool's threads (codec.h).  The
+ * transfers around them (which chunks, read or stored in which order, by which thread) are chunkio.c's.
+ *
+ * The encodings are the filters' own: shuffle and fletcher32 as HDF5 defines them (H5Zshuffle.c,
+ * H5checksum.c), zstd as our filter 32015 writes it (one frame per chunk, ZSTD_compress at the level in
+ * cd_values[0]), deflate as a zlib stream (RFC 1950) made by libdeflate at the level in cd_values[0],
+ * which any zlib reads, lzf and bitshuffle as filter_lzf.c and filter_bshuf.c make them (an lzf chunk
+ * that does not shrink is stored with lzf skipped in its filter mask, as HDF5 does for an optional
+ * filter that fails).  A chunk's bytes depend on its rows and the pipeline only, never on the thread
+ * that runs it.  A partial last chunk is stored whole, its unused rows zero.
+ *
+ * Buffers: a chunk whose task covers it whole decodes its last step straight into the caller's rows and
+ * encodes its first step straight from them, so a single codec (deflate, zstd, lzf) needs no buffer but
+ * the task's raw one.  Steps in between, a partial chunk, and a fletcher32 that would append to or strip
+ * the rows themselves go through stage buffers, which each thread makes itself when a task it runs needs
+ * them (one for shuffle+deflate, at most two) and keeps for the next; they only grow.
+ */
+#include <libdeflate.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "codec.h"
+#include "fault.h"
+#include "filter_bshuf.h"
+#include "filter_lzf.h"
+#include "filter_zstd.h"
+
+/* ---- the filters ----------------------------------------------------------------------------------- */
+
+/* HDF5's Fletcher-32 (H5checksum.c, H5_checksum_fletcher32): 16-bit big-endian words, the odd last byte
+ * as the high byte of a word, sums folded every 360 words. */
+static uint32_t fletcher32(const unsigned char *data, size_t len)
+{
+    size_t words = len / 2;
+    uint32_t sum1 = 0, sum2 = 0;
+    while (words) {
+        size_t n = words > 360 ? 360 : words;
+        words -= n;
+        do {
+            sum1 += (uint32_t)((data[0] << 8) | data[1]);
+            data += 2;
+            sum2 += sum1;
+        } while (--n);
+        sum1 = (sum1 & 0xffff) + (sum1 >> 16);
+        sum2 = (sum2 & 0xffff) + (sum2 >> 16);
+    }
+    if (len % 2) {
+        sum1 += (uint32_t)(*data << 8);
+        sum2 += sum1;
+        sum1 = (sum1 & 0xffff) + (sum1 >> 16);
+        sum2 = (sum2 & 0xffff) + (sum2 >> 16);
+    }
+    sum1 = (sum1 & 0xffff) + (sum1 >> 16);
+    sum2 = (sum2 & 0xffff) + (sum2 >> 16);
+    return (sum2 << 16) | sum1;
+}
+
+/* HDF5's byte shuffle (H5Zshuffle.c): byte j of element i goes to j * nelem + i; a tail shorter than
+ * an element stays in place.  Element size <= 1 or a single element: unchanged. */
+static void shuffle(const unsigned char *src, unsigned char *dst, size_t n, size_t size, int reverse)
+{
+    size_t nelem = size > 1 ? n / size : 0;
+    if (nelem <= 1) {
+        memcpy(dst, src, n);
+        return;
+    }
+    for (size_t j = 0; j < size; j++) {
+        unsigned char *plane = (reverse ? (unsigned char *)src : dst) + j * nelem;
+        for (size_t i = 0; i < nelem; i++) {
+            if (reverse)
+                dst[i * size + j] = plane[i];
+            else
+                plane[i] = src[i * size + j];
+        }
+    }
+    size_t tail = n - nelem * size;
+    memcpy(dst + nelem * size, src + nelem * size, tail);
+}
+
+size_t h5shuf__codec_bound(size_t chunk_bytes)
+{
+    /* above every encoder's bound (zstd: n + n/256 + 64 KiB-ish; deflate: 5 bytes a 64 KiB block + 6) */
+    return chunk_bytes + chunk_bytes / 16 + 4096;
+}
+
+/* Make *buf (*cap bytes) hold at least need bytes, growing it to want (>= need) bytes when it is smaller;
+ * a buffer only grows, and is kept for the next chunk.  Its contents need not survive (they are written
+ * before they are read).  0, or -1 when out of memory (*buf unchanged). */
+int h5shuf__codec_grow(unsigned char **buf, size_t *cap, size_t need, size_t want)
+{
+    if (*cap >= need)
+        return 0;
+    unsigned char *b = realloc(*buf, want);
+    if (!b)
+        return -1;
+    *buf = b;
+    *cap = want;
+    return 0;
+}
+
+/* lines runs of run bytes, the ith at d + i * dstride and s + i * sstride.  Split chunks of small types
+ * have short runs (h5py's chunks of images, (2500, 4, 8, 1) uint8: one byte): copied as loads and stores,
+ * not calls. */
+static void copy_lines(unsigned char *d, size_t dstride, const unsigned char *s, size_t sstride, size_t lines,
+                       size_t run)
+{
+    switch (run) {
+    case 1:
+        for (size_t i = 0; i < lines; i++)
+            d[i * dstride] = s[i * sstride];
+        break;
+    case 2:
+        for (size_t i = 0; i < lines; i++)
+            memcpy(d + i * dstride, s + i * sstride, 2);
+        break;
+    case 4:
+        for (size_t i = 0; i < lines; i++)
+            memcpy(d + i * dstride, s + i * sstride, 4);
+        break;
+    case 8:
+        for (size_t i = 0; i < lines; i++)
+            memcpy(d + i * dstride, s + i * sstride, 8);
+        break;
+    default:
+        for (size_t i = 0; i < lines; i++)
+            memcpy(d + i * dstride, s + i * sstride, run);
+    }
+}
+
+/* Copy the block of split chunk t that lies in the caller's rows between them and chunk (the chunk's
+ * elements, row-major over cdims): into the rows when to_rows, else into chunk (whose other bytes are
+ * left as they are).  Along the last dimension a block is one run in both; the second to last (dim 0 for
+ * rank 2) is walked by copy_lines, the dimensions before it here. */
+static void block_copy(const struct h5shuf_codec_chunk *t, unsigned char *chunk, int to_rows)
+{
+    const struct h5shuf_pipeline *pl = t->pl;
+    const int r = pl->rank, line = r - 2;
+    size_t ext[H5S_MAX_RANK], cst[H5S_MAX_RANK], ust[H5S_MAX_RANK]; /* extent, strides in chunk and rows */
+    size_t cs = pl->type_bytes, us = pl->type_bytes, uo = 0;
+    for (int k = r - 1; k >= 0; k--) {
+        cst[k] = cs;
+        ust[k] = k == 0 ? (size_t)pl->row_bytes : us;
+        ext[k] = k == 0 ? (size_t)t->rows
+                        : (size_t)(pl->cdims[k] < pl->dims[k] - t->off[k] ? pl->cdims[k] : pl->dims[k] - t->off[k]);
+        cs *= (size_t)pl->cdims[k];
+        if (k > 0) {
+            uo += (size_t)t->off[k] * us;
+            us *= (size_t)pl->dims[k];
+        }
+    }
+    unsigned char *c0 = chunk + t->from * cst[0], *u0 = t->user + uo;
+    const size_t run = ext[r - 1] * pl->type_bytes;
+    size_t idx[H5S_MAX_RANK] = {0};
+    for (;;) {
+        size_t co = 0, ro = 0;
+        for (int k = 0; k < line; k++) {
+            co += idx[k] * cst[k];
+            ro += idx[k] * ust[k];
+        }
+        if (to_rows)
+            copy_lines(u0 + ro, ust[line], c0 + co, cst[line], ext[line], run);
+        else
+            copy_lines(c0 + co, cst[line], u0 + ro, ust[line], ext[line], run);
+        int k = line - 1;
+        for (; k >= 0 && ++idx[k] == ext[k]; k--)
+            idx[k] = 0;
+        if (k < 0)
+            break;
+    }
+}
+
+/* How a filter step ended: its output in the step's output buffer (STEP_OUT), in its input (STEP_IN:
+ * fletcher32 only adds or removes its checksum), skipped (STEP_SKIPPED: lzf could not shrink the chunk and
+ * the filter is optional), or failed (STEP_ERROR, with a message in err). */
+enum step { STEP_ERROR = -1, STEP_OUT, STEP_IN, STEP_SKIPPED };
+
+/* Stage buffer s of the thread running t, at least cap bytes.  Made or grown here, by that thread (no
+ * other thread touches it), when a pipeline first needs it; NULL with t->err when out of memory, which
+ * fails the task like a codec error. */
+static unsigned char *stage(struct h5shuf_codec_chunk *t, struct h5shuf_codec_ctx *c, int s, size_t cap)
+{
+    if (h5shuf__codec_grow(&c->stage[s], &c->stage_cap[s], cap, cap) < 0) {
+        snprintf(t->err, sizeof t->err, "out of memory for a chunk buffer of %zu bytes", cap);
+        return NULL;
+    }
+    return c->stage[s];
+}
+
+/* Check and remove the fletcher32 checksum at the end of in (*n bytes). */
+static enum step fletcher32_strip(const unsigned char *in, size_t *n, char *err, size_t errcap)
+{
+    if (*n < 4) {
+        snprintf(err, errcap, "fletcher32: chunk too short");
+        return STEP_ERROR;
+    }
+    *n -= 4;
+    const size_t m = *n;
+    uint32_t stored = (uint32_t)in[m] | (uint32_t)in[m + 1] << 8 | (uint32_t)in[m + 2] << 16 | (uint32_t)in[m + 3] << 24;
+    uint32_t sum = fletcher32(in, m);
+    /* HDF5 before 1.6.3 stored the sum byte-swapped; HDF5 accepts both */
+    uint32_t swapped = (stored >> 24) | ((stored >> 8) & 0xff00) | ((stored << 8) & 0xff0000) | (stored << 24);
+    if (sum != stored && sum != swapped) {
+        snprintf(err, errcap, "fletcher32: checksum mismatch (corrupt chunk)");
+        return STEP_ERROR;
+    }
+    return STEP_IN;
+}
+
+/* Undo filter f on in (*n bytes) into out (cap bytes; never written past cap: a chunk that decodes to
+ * more is corrupt); *n becomes the decoded size.  fletcher32 only reads in (out may be NULL). */
+static enum step decode_step(const struct h5shuf_pipeline_filter *f, struct h5shuf_codec_ctx *c,
+                             const unsigned char *in, size_t *n, unsigned char *out, size_t cap, char *err,
+                             size_t errcap)
+{
+    switch (f->id) {
+    case H5Z_FILTER_FLETCHER32:
+        return fletcher32_strip(in, n, err, errcap);
+    case H5Z_FILTER_DEFLATE: {
+        if (!c->dd && !(c->dd = libdeflate_alloc_decompressor())) {
+            snprintf(err, errcap, "deflate: out of memory");
+            return STEP_ERROR;
+        }
+        size_t got = 0;
+        enum libdeflate_result r = libdeflate_zlib_decompress(c->dd, in, *n, out, cap, &got);
+        if (r != LIBDEFLATE_SUCCESS) {
+            snprintf(err, errcap, "deflate: %s",
+                     r == LIBDEFLATE_INSUFFICIENT_SPACE ? "chunk decompresses to more than its size (corrupt chunk)"
+                                                        : "corrupt data (inflate failed)");
+            return STEP_ERROR;
+        }
+        *n = got;
+        return STEP_OUT;
+    }
+    case H5SHUF_FILTER_ZSTD: {
+        if (!c->zd && !(c->zd = ZSTD_createDCtx())) {
+            snprintf(err, errcap, "zstd: out of memory");
+            return STEP_ERROR;
+        }
+        size_t got = ZSTD_decompressDCtx(c->zd, out, cap, in, *n);
+        if (ZSTD_isError(got)) {
+            snprintf(err, errcap, "zstd: corrupt data: %s", ZSTD_getErrorName(got));
+            return STEP_ERROR;
+        }
+        *n = got;
+        return STEP_OUT;
+    }
+    case H5SHUF_FILTER_LZF: {
+        size_t got;
+        int r = h5shuf_lzf_decode(in, *n, out, cap, &got);
+        if (r != H5SHUF_LZF_OK) {
+            snprintf(err, errcap, "lzf: %s",
+                     r == H5SHUF_LZF_E2BIG ? "chunk decompresses to more than its size (corrupt chunk)"
+                                           : "invalid data for LZF decompression (corrupt chunk)");
+            return STEP_ERROR;
+        }
+        *n = got;
+        return STEP_OUT;
+    }
+    case H5SHUF_FILTER_BSHUF: {
+        struct h5shuf_bshuf_params bp;
+        size_t got = 0;
+        int r = h5shuf_bshuf_params_from_cd(f->ncd, f->cd, &bp);
+        if (r == H5SHUF_BSHUF_OK)
+            r = h5shuf_bshuf_decode(&bp, in, *n, out, cap, &got);
+        if (r != H5SHUF_BSHUF_OK) {
+            snprintf(err, errcap, "bitshuffle: %s", h5shuf_bshuf_strerror(r));
+            return STEP_ERROR;
+        }
+        *n = got;
+        return STEP_OUT;
+    }
+    case H5Z_FILTER_SHUFFLE:
+        if (*n > cap) {
+            snprintf(err, errcap, "shuffle: chunk larger than expected (corrupt chunk)");
+            return STEP_ERROR;
+        }
+        shuffle(in, out, *n, f->elem_size, 1);
+        return STEP_OUT;
+    default:
+        snprintf(err, errcap, "filter %d cannot be decoded here", (int)f->id);
+        return STEP_ERROR;
+    }
+}
+
+/* Decode t->raw into the chunk's rows; 0 or -1 with t->err.
+ *
+ * Steps run from the last filter to the first, those of the stored mask skipped.  When the task wants
+ * the whole chunk and the last step to run makes new output, that step writes straight into the caller's
+ * rows (chunk_bytes of room: a longer result fails the step as corrupt); every other output goes to a
+ * stage buffer, alternating between two, and the rows wanted are copied from the last.  A last step that
+ * is fletcher32 leaves its checksum's 4 bytes behind the chunk, which the rows have no room for: the
+ * output before it goes to a stage.  fletcher32 only reads.  So single codecs need no stage, shuffle +
+ * codec one. */
+int h5shuf__codec_decode(struct h5shuf_codec_chunk *t, struct h5shuf_codec_ctx *c)
+{
+    const struct h5shuf_pipeline *pl = t->pl;
+    const size_t cap = h5shuf__codec_bound(pl->chunk_bytes);
+    int last = -1; /* the last step to run: the first filter not skipped */
+    for (int i = 0; i < pl->nfilters && last < 0; i++)
+        if (!(t->mask & (1u << i)))
+            last = i;
+    const int into_user = !pl->split && t->from == 0 && t->rows == pl->chunk_rows && last >= 0 &&
+                          pl->f[last].id != H5Z_FILTER_FLETCHER32;
+    const unsigned char *in = t->raw;
+    size_t n = t->raw_n;
+    int s = 0; /* the stage the next output goes to; in, when a stage, is the other */
+    for (int i = pl->nfilters - 1; i >= 0; i--) {
+        if (t->mask & (1u << i))
+            continue;
+        unsigned char *out = NULL;
+        size_t out_cap = 0;
+        if (i == last && into_user) {
+            out = t->user;
+            out_cap = pl->chunk_bytes;
+        } else if (pl->f[i].id != H5Z_FILTER_FLETCHER32) {
+            if (!(out = stage(t, c, s, cap)))
+                return -1;
+            out_cap = cap;
+        }
+        enum step r = decode_step(&pl->f[i], c, in, &n, out, out_cap, t->err, sizeof t->err);
+        if (r == STEP_ERROR)
+            return -1;
+        if (r == STEP_OUT) {
+            in = out;
+            s ^= 1;
+        }
+    }
+    if (n != pl->chunk_bytes) {
+        snprintf(t->err, sizeof t->err, "chunk of %zu bytes decodes to %zu (corrupt chunk)", pl->chunk_bytes, n);
+        return -1;
+    }
+    if (pl->split) /* in is a stage or t->raw: a buffer of this thread's task, written above */
+        block_copy(t, (unsigned char *)in, 1);
+    else if (in != t->user) /* a partial chunk, no codec, or fletcher32 last */
+        memcpy(t->user, in + t->from * pl->row_bytes, t->rows * pl->row_bytes);
+    return 0;
+}
+
+/* Apply filter f to in (*n bytes) into out (cap bytes; in has 4 bytes of room past *n); *n becomes the
+ * encoded size. */
+static enum step encode_step(const struct h5shuf_pipeline_filter *f, struct h5shuf_codec_ctx *c, unsigned char *in,
+                             size_t *n, unsigned char *out, size_t cap, char *err, size_t errcap)
+{
+    switch (f->id) {
+    case H5Z_FILTER_FLETCHER32: {
+        uint32_t sum = fletcher32(in, *n);
+        unsigned char le[4] = {(unsigned char)sum, (unsigned char)(sum >> 8), (unsigned char)(sum >> 16), (unsigned char)(sum >> 24)};
+        memcpy(in + *n, le, 4); /* stage buffers have room past any encoding */
+        *n += 4;
+        return STEP_IN;
+    }
+    case H5Z_FILTER_DEFLATE: {
+        if (f->zlib) { /* HDF5's H5Z_filter_deflate: compress2 at the level */
+            uLongf got = (uLongf)(cap - 4);
+            int zr = compress2(out, &got, in, (uLong)*n, f->level);
+            if (zr != Z_OK) {
+                snprintf(err, errcap, "deflate: %s", zr == Z_MEM_ERROR ? "out of memory" : "zlib's compress2 failed");
+                return STEP_ERROR;
+            }
+            *n = (size_t)got;
+            return STEP_OUT;
+        }
+        if (!c->dc || c->dc_level != f->level) {
+            libdeflate_free_compressor(c->dc);
+            c->dc_level = f->level;
+            if (!(c->dc = libdeflate_alloc_compressor(c->dc_level))) {
+                snprintf(err, errcap, "deflate: out of memory");
+                return STEP_ERROR;
+            }
+        }
+        size_t got = libdeflate_zlib_compress(c->dc, in, *n, out, cap - 4);
+        if (got == 0) {
+            snprintf(err, errcap, "deflate: output larger than its bound");
+            return STEP_ERROR;
+        }
+        *n = got;
+        return STEP_OUT;
+    }
+    case H5SHUF_FILTER_ZSTD: {
+        if (!c->zc && !(c->zc = ZSTD_createCCtx())) {
+            snprintf(err, errcap, "zstd: out of memory");
+            return STEP_ERROR;
+        }
+        size_t got = ZSTD_compressCCtx(c->zc, out, cap - 4, in, *n, f->level);
+        if (ZSTD_isError(got)) {
+            snprintf(err, errcap, "zstd: %s", ZSTD_getErrorName(got));
+            return STEP_ERROR;
+        }
+        *n = got;
+        return STEP_OUT;
+    }
+    case H5SHUF_FILTER_LZF: {
+        size_t got = h5shuf_lzf_encode(in, *n, out, *n); /* must shrink, or fit at least: h5py's rule */
+        if (got == 0) {
+            if (!(f->flags & H5Z_FLAG_OPTIONAL)) {
+                snprintf(err, errcap, "lzf: the chunk does not compress and the filter is mandatory");
+                return STEP_ERROR;
+            }
+            return STEP_SKIPPED; /* stored as it is, as HDF5 stores it when an optional filter fails */
+        }
+        *n = got;
+        return STEP_OUT;
+    }
+    case H5SHUF_FILTER_BSHUF: {
+        struct h5shuf_bshuf_params bp;
+        size_t got = 0;
+        int r = h5shuf_bshuf_params_from_cd(f->ncd, f->cd, &bp);
+        if (r == H5SHUF_BSHUF_OK)
+            r = h5shuf_bshuf_encode(&bp, in, *n, out, cap - 4, &got);
+        if (r != H5SHUF_BSHUF_OK) {
+            snprintf(err, errcap, "bitshuffle: %s", h5shuf_bshuf_strerror(r));
+            return STEP_ERROR;
+        }
+        *n = got;
+        return STEP_OUT;
+    }
+    case H5Z_FILTER_SHUFFLE:
+        shuffle(in, out, *n, f->elem_size, 0);
+        return STEP_OUT;
+    default:
+        snprintf(err, errcap, "filter %d cannot be encoded here", (int)f->id);
+        return STEP_ERROR;
+    }
+}
+
+/* Encode the chunk's rows into t->raw (raw_n bytes); 0 or -1 with t->err.
+ *
+ * The last filter that makes new output (any but fletcher32) writes straight into t->raw, and fletcher32
+ * after it appends there.  A whole chunk is read in place by the first filter, unless that is fletcher32,
+ * which appends its checksum to its input (the caller's rows have no room, and are not ours to write); a
+ * partial one is first copied, zero-padded, into a stage.  Outputs in between alternate between two stage
+ * buffers, each with 4 bytes of room for a fletcher32 after it.  So single codecs need no stage, shuffle +
+ * codec one. */
+int h5shuf__codec_encode(struct h5shuf_codec_chunk *t, struct h5shuf_codec_ctx *c)
+{
+    const struct h5shuf_pipeline *pl = t->pl;
+    const size_t cap = h5shuf__codec_bound(pl->chunk_bytes);
+    size_t n = pl->chunk_bytes, used = t->rows * pl->row_bytes;
+    int last = -1; /* the last filter that makes new output */
+    for (int i = 0; i < pl->nfilters; i++)
+        if (pl->f[i].id != H5Z_FILTER_FLETCHER32)
+            last = i;
+    unsigned char *in;
+    int s = 0; /* the stage the next output goes to; in, when a stage, is the other */
+    if (!pl->split && used == n && last >= 0 && pl->f[0].id != H5Z_FILTER_FLETCHER32) {
+        in = t->user; /* only read: of the steps that may see it, only fletcher32 writes, and not here */
+    } else {
+        /* the chunk made in t->raw when no filter makes new output (fletcher32 appends there), else in a stage */
+        if (last < 0)
+            in = t->raw;
+        else if (!(in = stage(t, c, s, cap)))
+            return -1;
+        else
+            s = 1;
+        if (pl->split) {
+            memset(in, 0, n);
+            block_copy(t, in, 0);
+        } else {
+            memcpy(in, t->user, used);
+            memset(in + used, 0, n - used);
+        }
+    }
+    t->mask = 0; /* filters skipped in the stored chunk */
+    for (int i = 0; i < pl->nfilters; i++) {
+        unsigned char *out = NULL;
+        if (i == last) {
+            out = t->raw;
+        } else if (pl->f[i].id != H5Z_FILTER_FLETCHER32) {
+            if (!(out = stage(t, c, s, cap)))
+                return -1;
+        } else if (in == t->user) {
+            /* every filter before it was an lzf that could not shrink the rows: give the checksum room */
+            unsigned char *to = i < last ? stage(t, c, s, cap) : t->raw;
+            if (!to)
+                return -1;
+            memcpy(to, in, n);
+            if (to != t->raw)
+                s ^= 1;
+            in = to;
+        }
+        enum step r = encode_step(&pl->f[i], c, in, &n, out, cap, t->err, sizeof t->err);
+        if (r == STEP_ERROR)
+            return -1;
+        if (r == STEP_SKIPPED)
+            t->mask |= 1u << i;
+        if (r == STEP_OUT) {
+            in = out;
+            if (out != t->raw)
+                s ^= 1;
+        }
+    }
+    if (in != t->raw) /* the last codec was an lzf that could not shrink the chunk */
+        memcpy(t->raw, in, n);
+    t->raw_n = n;
+    return 0;
+}
+
+/* ---- the pipeline of a dataset ------------------------------------------------------------------------ */
+
+int h5shuf__pipeline_probe(hid_t dset, hid_t ftype, struct h5shuf_pipeline *pl)
+{
+    memset(pl, 0, sizeof *pl);
+    hid_t dcpl = H5Dget_create_plist(dset);
+    hid_t space = H5Dget_space(dset);
+    int ok = dcpl >= 0 && space >= 0;
+    hsize_t dims[H5S_MAX_RANK];
+    int rank = ok ? H5Sget_simple_extent_dims(space, dims, NULL) : -1;
+    size_t tsize = H5Tget_size(ftype);
+    ok = ok && rank >= 1 && tsize > 0 && H5Pget_layout(dcpl) == H5D_CHUNKED && H5Tdetect_class(ftype, H5T_VLEN) == 0 &&
+         !(H5Tget_class(ftype) == H5T_STRING && H5Tis_variable_str(ftype) > 0);
+    ok = ok && H5Pget_chunk(dcpl, H5S_MAX_RANK, pl->cdims) == rank;
+    pl->rank = rank;
+    pl->type_bytes = tsize;
+    pl->row_bytes = tsize;
+    pl->chunks_per_row = 1;
+    uint64_t block = tsize; /* bytes of a chunk's part of one row (a row, unless split) */
+    for (int k = 0; ok && k < rank; k++) {
+        pl->dims[k] = dims[k];
+        if (k == 0)
+            continue;
+        ok = pl->cdims[k] > 0 && dims[k] > 0 && pl->cdims[k] < (UINT64_C(1) << 31) / block;
+        if (!ok)
+            break; /* rows of no bytes, or a chunk of 2 GiB or more */
+        pl->split |= pl->cdims[k] != dims[k];
+        pl->row_bytes *= dims[k];
+        block *= pl->cdims[k];
+        pl->chunks_per_row *= (dims[k] + pl->cdims[k] - 1) / pl->cdims[k];
+    }
+    int nf = ok ? H5Pget_nfilters(dcpl) : 0;
+    ok = ok && nf >= 0 && nf <= H5SHUF_PIPELINE_MAX;
+    for (int i = 0; ok && i < nf; i++) {
+        unsigned flags, cd[8] = {0};
+        size_t ncd = 8;
+        H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, 0, NULL, NULL);
+        pl->f[i].id = id;
+        pl->f[i].flags = flags;
+        pl->f[i].ncd = ncd < 8 ? ncd : 8;
+        memcpy(pl->f[i].cd, cd, sizeof cd);
+        switch (id) {
+        case H5Z_FILTER_SHUFFLE:
+            pl->f[i].elem_size = ncd > 0 && cd[0] > 0 ? cd[0] : tsize;
+            break;
+        case H5Z_FILTER_DEFLATE:
+            pl->f[i].level = ncd > 0 && cd[0] <= 9 ? (int)cd[0] : 6;
+            pl->f[i].zlib = pl->split;
+            break;
+        case H5SHUF_FILTER_ZSTD: {
+            int level = ncd > 0 ? (int)cd[0] : 0; /* as the filter reads it: clamped */
+            pl->f[i].level = level < ZSTD_minCLevel() ? ZSTD_minCLevel() : level > ZSTD_maxCLevel() ? ZSTD_maxCLevel() : level;
+            break;
+        }
+        case H5Z_FILTER_FLETCHER32:
+        case H5SHUF_FILTER_LZF:
+            break;
+        case H5SHUF_FILTER_BSHUF: {
+            struct h5shuf_bshuf_params bp;
+            ok = h5shuf_bshuf_params_from_cd(pl->f[i].ncd, cd, &bp) == H5SHUF_BSHUF_OK;
+            break;
+        }
+        default:
+            ok = 0;
+        }
+    }
+    pl->nfilters = ok ? nf : 0;
+    if (ok) {
+        pl->chunk_rows = pl->cdims[0];
+        ok = pl->chunk_rows > 0 && pl->chunk_rows < (UINT64_C(1) << 31) / block;
+        pl->chunk_bytes = ok ? (size_t)(pl->chunk_rows * block) : 0;
+    }
+    /* bitshuffle with small blocks can outgrow the stage buffers (4 bytes and LZ4's margin a block):
+     * such pipelines are left to HDF5 */
+    for (int i = 0; ok && i < pl->nfilters; i++) {
+        struct h5shuf_bshuf_params bp;
+        if (pl->f[i].id == H5SHUF_FILTER_BSHUF && h5shuf_bshuf_params_from_cd(pl->f[i].ncd, pl->f[i].cd, &bp) == H5SHUF_BSHUF_OK) {
+            size_t bound = h5shuf_bshuf_bound(&bp, pl->chunk_bytes + pl->chunk_bytes / 32);
+            ok = bound > 0 && bound <= h5shuf__codec_bound(pl->chunk_bytes) - 4;
+        }
+    }
+    pl->direct = ok;
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (space >= 0)
+        H5Sclose(space);
+    return dcpl >= 0 && space >= 0 ? 0 : -1;
+}
+
+/* ---- a thread's codec state -------------------------------------------------------------------------- */
+
+void h5shuf__codec_ctx_release(struct h5shuf_codec_ctx *c)
+{
+    ZSTD_freeCCtx(c->zc);
+    ZSTD_freeDCtx(c->zd);
+    libdeflate_free_compressor(c->dc);
+    libdeflate_free_decompressor(c->dd);
+    free(c->stage[0]);
+    free(c->stage[1]);
+    memset(c, 0, sizeof *c);
+}
