@@ -156,7 +156,8 @@ int h5shuf__writer_retarget(struct h5shuf_writer *w, const hid_t *dsets, uint64_
         if (b->set[1] && b->dset >= 0) {
             if (h5shuf__pipeline_probe(b->dset, b->ftype, &b->pl) < 0)
                 r = -1;
-            b->async = r == 0 && b->pl.direct && b->rows % b->pl.chunk_rows == 0 &&
+            /* chunks that split rows: a chunk row is many chunks, queued and stored by chunkio_write */
+            b->async = r == 0 && b->pl.direct && !b->pl.split && b->rows % b->pl.chunk_rows == 0 &&
                        b->rows / b->pl.chunk_rows <= DOUBLED_CHUNKS_MAX;
         }
     }
