@@ -7,8 +7,9 @@
 #
 #   bash bench/cases.sh                          every case (about 35 minutes on 2 cores)
 #   CASES="xy raw" REPS=1 SETTLE=2 bash bench/cases.sh    a quick look
-#   OLD=/path/to/old/h5shuf bash bench/cases.sh  also time an older build on the same commands, and check
-#                                                that both write the same bytes (md5)
+#   OLD=/path/to/old/h5shuf bash bench/cases.sh  also time an older build on the same commands (of the cases
+#                                                OLD_CASES, default all), and check that both write the same
+#                                                bytes (md5)
 #
 # The cases (data made by bench/cases.py into WORK, kept and reused):
 #   xy      1 GiB gzip-4 /data (1 KiB rows, 1 MiB chunks) with /label int64 (chunks of 65536): /data alone,
@@ -39,6 +40,7 @@ WORK=${WORK:-/tmp/h5shuf-cases}
 FILES=${FILES:-5000}
 ROWS_PER_FILE=${ROWS_PER_FILE:-64}
 OLD=${OLD:-}
+OLD_CASES=${OLD_CASES:-$CASES}
 RESULTS=${RESULTS:-$root/bench/results/cases-$(date -u +%Y%m%dT%H%M%SZ)}
 BUILD=$(cd "$root" && mkdir -p "${BUILD:-build}" && cd "${BUILD:-build}" && pwd)
 if [ "${NO_BUILD:-0}" != 1 ]; then
@@ -121,7 +123,7 @@ timed() {
 shuf() {
   local case=$1 name=$2 input=$3 output=$4 check=$5 rep=$6; shift 7
   timed "$case" "$name" "$input" "$output" "$check" "$rep" -- "$H5SHUF" -q -s "$SEED" -t "$out" "$@"
-  if [ -n "$OLD" ]; then
+  if [ -n "$OLD" ] && [[ " $OLD_CASES " == *" $case "* ]]; then
     timed "$case" "old:$name" "$input" "$output" "$check" "$rep" -- "$OLD" -q -s "$SEED" -t "$out" "$@"
   fi
 }

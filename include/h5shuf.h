@@ -121,9 +121,9 @@ typedef struct h5shuf_options {
      * (0 .. N-1 over all inputs in order) that output row r came from; its path is stored in the root
      * attribute h5shuf_index, and h5shuf_verify then also checks that the order is exactly the seed's. */
     const char *index_path;
-    /* Filters of the scratch piles, same syntax as compression ("keep" excluded); NULL: "zstd:1+shuffle".
-     * Scratch is half of all I/O, written once and read once: on 1 GiB of float32 features zstd-1 with
-     * byte shuffle made it 2.45x smaller for about 10% more time on a page-cache-speed disk. */
+    /* Filters of the scratch piles, same syntax as compression ("keep" excluded); NULL: "none" when the
+     * scratch (N rows + 8 bytes each) takes at most half of the memory available (it stays in the page
+     * cache, where compressing costs only time), else "zstd:1+shuffle" (2.45x smaller on float32). */
     const char *scratch_compression;
     /* Threads that (de)compress chunks, the calling thread included; 0: the number of online CPUs.  Only
      * pipelines of shuffle, deflate, zstd, lzf, bitshuffle and fletcher32 on chunks of whole rows run in

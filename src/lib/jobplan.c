@@ -400,6 +400,37 @@ static int plan_strategy(h5shuf_job *job)
     return st;
 }
 
+/* Bytes of memory the system can give without swapping (MemAvailable of /proc/meminfo); 0 when unknown. */
+static uint64_t mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    unsigned long long kib = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (uint64_t)kib << 10;
+}
+
+/* The scratch file's filters when the options leave them to h5shuf: its pages stay in the page cache when
+ * it takes at most half of the memory available (N rows and their ids, uncompressed), and then compressing
+ * it only costs time (1 GiB of float32 rows with labels, raw: 2.0-2.7 s without, 3.5-3.7 s with zstd-1 +
+ * shuffle; gzip-4: 10.7-11.0 s against 12.0-12.3 s; issue 15); larger, it goes to the disk, and zstd-1 +
+ * shuffle halves what is written and read (DESIGN.md section 4).  A scatter's pile file, a product that
+ * outlives the run, keeps zstd-1 + shuffle. */
+static int plan_scratch_filters(h5shuf_job *job)
+{
+    if (job->scratch_compression || job->mode != H5SHUF_MODE_RUN)
+        return H5SHUF_OK;
+    h5shuf_u128 raw = (h5shuf_u128)job->in.rows * (job->dsets.row_bytes + sizeof(uint64_t));
+    uint64_t avail = mem_available();
+    if (avail == 0 || raw > avail / 2)
+        return H5SHUF_OK;
+    return h5shuf__filters_parse("none", "none", 0, "--scratch-compression", &job->scratch_filters, &job->err);
+}
+
 /* Fill the plan's disk estimates and free space (see h5shuf_plan). */
 static int plan_disk(h5shuf_job *job)
 {
@@ -468,6 +499,8 @@ int h5shuf__job_make_plan(h5shuf_job *job)
         plan_bands(job);
         st = plan_strategy(job);
     }
+    if (st == H5SHUF_OK)
+        st = plan_scratch_filters(job);
     if (st == H5SHUF_OK && job->mode == H5SHUF_MODE_GATHER)
         st = gather_check(job);
     if (st == H5SHUF_OK)
