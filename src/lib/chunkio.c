@@ -104,6 +104,11 @@ void h5shuf__chunkio_free(struct h5shuf_chunkio *cio)
     free(cio);
 }
 
+struct h5shuf_pool *h5shuf__chunkio_pool(struct h5shuf_chunkio *cio)
+{
+    return cio ? cio->pool : NULL;
+}
+
 unsigned h5shuf__chunkio_threads(const struct h5shuf_chunkio *cio)
 {
     return cio ? cio->nthreads : 1;

@@ -20,6 +20,8 @@ struct h5shuf_chunkio;
 H5SHUF_INTERNAL int h5shuf__chunkio_create(unsigned nthreads, struct h5shuf_chunkio **out);
 H5SHUF_INTERNAL void h5shuf__chunkio_free(struct h5shuf_chunkio *cio);
 H5SHUF_INTERNAL unsigned h5shuf__chunkio_threads(const struct h5shuf_chunkio *cio);
+/* cio's thread pool, for other computations of the job's (pass 2's keys); NULL for a NULL cio. */
+H5SHUF_INTERNAL struct h5shuf_pool *h5shuf__chunkio_pool(struct h5shuf_chunkio *cio);
 /* The chunk buffers cio holds now (for tests and measurements): bytes of its task slots' raw buffers,
  * and how many stage buffers its threads have made, of how many bytes.  Only while none of cio's reads or
  * writes is under way (chunks encoded ahead and prefetches hold their own raw buffers, not counted). */
