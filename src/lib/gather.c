@@ -16,8 +16,8 @@
 #include "gather.h"
 #include "h5err.h"
 #include "piles.h"
+#include "keyparts.h"
 #include "plan.h"
-#include "pool.h"
 #include "sort.h"
 #include "vlen.h"
 
@@ -76,48 +76,6 @@ int h5shuf__gather_load(const struct h5shuf_ctx *cx, const struct h5shuf_scratch
     return st;
 }
 
-/* The keys of a pile's rows are computed in parts by the pool's threads: a Philox4x64-10 key is a few dozen
- * multiplications, a tenth of a run of 16-byte rows when the job's thread made them all. */
-#define KEY_PARTS_MAX 16
-#define KEY_PART_ROWS_MIN 65536
-
-struct key_part {
-    struct h5shuf_task task; /* first: the pool hands back this pointer */
-    const uint64_t *ids;
-    struct h5shuf_keyidx *pairs;
-    uint64_t seed, lo, hi;
-};
-
-static void key_part_run(struct h5shuf_task *task, unsigned thread)
-{
-    (void)thread;
-    const struct key_part *k = (const struct key_part *)task;
-    for (uint64_t r = k->lo; r < k->hi; r++) {
-        k->pairs[r].key = h5shuf_key(k->seed, k->ids[r]);
-        k->pairs[r].idx = r;
-    }
-}
-
-/* pairs[r] = (K(seed, ids[r]), r) for r < n. */
-static void pile_keys(const struct h5shuf_ctx *cx, uint64_t seed, const uint64_t *ids, struct h5shuf_keyidx *pairs,
-                      uint64_t n)
-{
-    struct h5shuf_pool *pool = h5shuf__chunkio_pool(cx->cio);
-    uint64_t parts = h5shuf__pool_threads(pool);
-    if (parts > KEY_PARTS_MAX)
-        parts = KEY_PARTS_MAX;
-    if (parts > n / KEY_PART_ROWS_MIN)
-        parts = n / KEY_PART_ROWS_MIN ? n / KEY_PART_ROWS_MIN : 1;
-    struct key_part k[KEY_PARTS_MAX];
-    for (uint64_t p = 0; p < parts; p++) {
-        k[p] = (struct key_part){.ids = ids, .pairs = pairs, .seed = seed, .lo = n * p / parts, .hi = n * (p + 1) / parts};
-        k[p].task.run = key_part_run;
-        h5shuf__pool_submit(pool, &k[p].task);
-    }
-    for (uint64_t p = 0; p < parts; p++)
-        h5shuf__pool_wait(pool, &k[p].task);
-}
-
 /* Sort pile p (loaded in buf; its first row is output row first) by key and hand its rows of output rows
  * [p2->put_first, p2->put_end) to the output. */
 static int sort_and_write(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p2, const struct h5shuf_pile *p,
@@ -126,7 +84,7 @@ static int sort_and_write(const struct h5shuf_ctx *cx, const struct h5shuf_pass2
 {
     const struct h5shuf_datasets *dsets = p2->sc->dsets;
     const uint64_t *ids = (const uint64_t *)buf[dsets->n];
-    pile_keys(cx, p2->seed, ids, pairs, p->rows);
+    h5shuf__keys_in_parts(h5shuf__chunkio_pool(cx->cio), p2->seed, ids, 0, p->rows, NULL, pairs);
     h5shuf__sort_keyidx(pairs, tmp, p->rows);
     int st = H5SHUF_OK;
     uint64_t from = p2->put_first > first ? p2->put_first - first : 0;

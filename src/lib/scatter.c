@@ -22,6 +22,7 @@
 #include "fault.h"
 #include "h5err.h"
 #include "inputs.h"
+#include "keyparts.h"
 #include "piles.h"
 #include "plan.h"
 #include "scatter.h"
@@ -56,9 +57,10 @@ static void slab_release(const struct h5shuf_datasets *dsets, struct slab *sl)
             h5shuf__vlen_reclaim(&dsets->ds[d], sl->rows, sl->buf[d]);
 }
 
-/* Append n rows of the slab, with ids ids[0..n), to their piles in ps (a head's rows only). */
+/* Append n rows of the slab, with ids ids[0..n) (NULL: first + r), to their piles in ps (a head's rows
+ * only); keys[r] is row r's key when keys is not NULL (computed here otherwise). */
 static int scatter_rows(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_pileset *ps,
-                        struct slab *sl, const uint64_t *ids, uint64_t n)
+                        struct slab *sl, const uint64_t *ids, uint64_t first, const uint64_t *keys, uint64_t n)
 {
     const struct h5shuf_datasets *dsets = ps->sc->dsets;
     const unsigned char *rows[64];
@@ -68,14 +70,15 @@ static int scatter_rows(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *
     int st = H5SHUF_OK;
     const struct h5shuf_keyidx *bound = p->head_bound;
     for (uint64_t r = 0; r < n && st == H5SHUF_OK; r++) {
-        uint64_t key = h5shuf_key(p->seed, ids[r]);
+        const uint64_t id = ids ? ids[r] : first + r;
+        uint64_t key = keys ? keys[r] : h5shuf_key(p->seed, id);
         /* a head keeps the rows up to its bound (key, id) only */
-        if (bound && (key > bound->key || (key == bound->key && ids[r] > bound->idx)))
+        if (bound && (key > bound->key || (key == bound->key && id > bound->idx)))
             continue;
         uint64_t k = h5shuf__range_part(ps->range, ps->m, key);
         for (size_t d = 0; d < dsets->n; d++)
             rp[d] = sl->buf[d] + r * dsets->ds[d].row_bytes;
-        st = h5shuf__pileset_append(cx, ps, k, rp, ids[r]);
+        st = h5shuf__pileset_append(cx, ps, k, rp, id);
     }
     if (rp != rows)
         free(rp);
@@ -186,11 +189,11 @@ static int scatter_slabs(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 
             st = slab_start(cx, p, dsets, &next, &sl[to], pf, pipelined);
         if (st != H5SHUF_OK)
             break;
-        uint64_t *ids = (uint64_t *)sl[cur].buf[dsets->n];
+        /* the slab's id buffer holds its rows' keys, computed on the pool (ids are first + r) */
+        uint64_t *keys = (uint64_t *)sl[cur].buf[dsets->n];
         uint64_t first = p->inputs->v[pos.f].first_row + pos.start;
-        for (uint64_t r = 0; r < pos.n; r++)
-            ids[r] = first + r;
-        st = scatter_rows(cx, p, ps, &sl[cur], ids, pos.n);
+        h5shuf__keys_in_parts(h5shuf__chunkio_pool(cx->cio), p->seed, NULL, first, pos.n, keys, NULL);
+        st = scatter_rows(cx, p, ps, &sl[cur], NULL, first, keys, pos.n);
         slab_release(dsets, &sl[cur]);
         done += pos.n;
         if (st == H5SHUF_OK)
@@ -349,7 +352,7 @@ static int rescatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, 
             }
         }
         if (st == H5SHUF_OK)
-            st = scatter_rows(cx, p, &ps, &sl, (const uint64_t *)sl.buf[dsets->n], cnt);
+            st = scatter_rows(cx, p, &ps, &sl, (const uint64_t *)sl.buf[dsets->n], 0, NULL, cnt);
         *done += cnt;
         if (st == H5SHUF_OK)
             st = h5shuf__progress(&cx->progress, err, H5SHUF_PHASE_SPLIT, *done, p->total_rows);

@@ -1,0 +1,52 @@
+/*
+ * keyparts.c - the keys of many rows computed in parts by the pool's threads (keyparts.h).  The parts are
+ * queued like chunk tasks, and the caller, waiting for them, runs queued tasks itself (pool.c); the keys
+ * are the contract's (keys.c), whichever thread computes them.
+ */
+#include "keyparts.h"
+#include "keys.h"
+
+#define PARTS_MAX 16
+#define PART_ROWS_MIN 65536
+
+struct key_part {
+    struct h5shuf_task task; /* first: the pool hands back this pointer */
+    const uint64_t *ids;
+    uint64_t first, seed, lo, hi;
+    uint64_t *keys;
+    struct h5shuf_keyidx *pairs;
+};
+
+static void key_part_run(struct h5shuf_task *task, unsigned thread)
+{
+    (void)thread;
+    const struct key_part *k = (const struct key_part *)task;
+    for (uint64_t r = k->lo; r < k->hi; r++) {
+        uint64_t key = h5shuf_key(k->seed, k->ids ? k->ids[r] : k->first + r);
+        if (k->keys)
+            k->keys[r] = key;
+        if (k->pairs) {
+            k->pairs[r].key = key;
+            k->pairs[r].idx = r;
+        }
+    }
+}
+
+void h5shuf__keys_in_parts(struct h5shuf_pool *pool, uint64_t seed, const uint64_t *ids, uint64_t first, uint64_t n,
+                           uint64_t *keys, struct h5shuf_keyidx *pairs)
+{
+    uint64_t parts = h5shuf__pool_threads(pool);
+    if (parts > PARTS_MAX)
+        parts = PARTS_MAX;
+    if (parts > n / PART_ROWS_MIN)
+        parts = n / PART_ROWS_MIN ? n / PART_ROWS_MIN : 1;
+    struct key_part k[PARTS_MAX];
+    for (uint64_t p = 0; p < parts; p++) {
+        k[p] = (struct key_part){.ids = ids, .first = first, .seed = seed, .lo = n * p / parts,
+                                 .hi = n * (p + 1) / parts, .keys = keys, .pairs = pairs};
+        k[p].task.run = key_part_run;
+        h5shuf__pool_submit(pool, &k[p].task);
+    }
+    for (uint64_t p = 0; p < parts; p++)
+        h5shuf__pool_wait(pool, &k[p].task);
+}
