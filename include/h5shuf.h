@@ -207,6 +207,9 @@ typedef struct h5shuf_plan {
      * written, the others read ahead), and the smallest budget of the direct path (0 when not planned). */
     int strategy;
     uint64_t direct_windows, direct_slots, direct_min_bytes;
+    /* Pass 1: bytes of the decoded chunk rows kept for datasets whose chunks do not tile the slabs (each
+     * chunk is then decoded once, not once per slab it meets); counted in mem_planned_bytes. */
+    uint64_t slab_cache_bytes;
 } h5shuf_plan;
 
 /* An opaque job: the inputs, the output and the options of one shuffle. */

@@ -13,10 +13,12 @@ shuffle, zstd (our plugin from PLUGIN_DIR), lzf, fletcher32 and no filter.  For 
       edge chunks included (their part beyond the extent is zero, as HDF5 stores it);
   (c) byte-identical files for -j 1 and -j 2.
 A chunk shape of one row per chunk row also runs the direct path (--strategy direct), whose output must be
-the two-pass run's, byte for byte.  The last line is "N passed, M failed".
+the two-pass run's, byte for byte.  Chunks of more rows than pass 1's slab (and a label's that do not tile
+it) are decoded once into the plan's chunk cache: the same rows and the same file at every budget.  The last line is "N passed, M failed".
 """
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -123,6 +125,41 @@ def case(w, tag, dtype, shape, chunks, filt, direct=False):
         check("%s: the direct path writes the same file" % tag, rc == 0 and md5(out) == md5(outs[0]), err)
 
 
+def slab_cache(w):
+    """Chunks that span several slabs: pass 1 keeps one decoded chunk row of each such dataset (the plan's
+    slab_cache_bytes) and must give the same rows, and the same file, as runs that keep none."""
+    n, chunks, ychunk = 6000, (1500, 4, 8, 1), 4096
+    rng = np.random.default_rng(5)
+    x, y = values(rng, "u1", (n, 16, 16, 3)), rng.integers(0, 1 << 40, n)
+    src = os.path.join(w, "cache-in.h5")
+    with h5py.File(src, "w") as f:
+        f.create_dataset("x", data=x, chunks=chunks, compression="gzip", compression_opts=4)
+        f.create_dataset("y", data=y, chunks=(ychunk,), compression="gzip")
+    runs = {"8M -j 1": ["-m", "8M", "-j", "1"], "8M -j 2": ["-m", "8M", "-j", "2"],
+            "64M -j 2": ["-m", "64M", "-j", "2"]}  # at 64M the slab is all 6000 rows: only /y's are kept
+    want = oracle.order(SEED, n)
+    md5s = {}
+    for name, args in runs.items():
+        args = args + ["--strategy", "two-pass", src + ":/x,/y"]
+        r = subprocess.run([H5SHUF, "--plan", "--json", "-s", str(SEED)] + args + [os.path.join(w, "p.h5")],
+                           capture_output=True, text=True)
+        plan = json.loads(r.stdout)["plan"] if r.returncode == 0 else {}
+        slab = plan.get("slab_rows", 0)
+        # one chunk row of each dataset whose chunks do not tile the slabs, from the chunk shapes
+        kept = (chunks[0] * 16 * 16 * 3 if slab % chunks[0] else 0) + (ychunk * 8 if slab % ychunk else 0)
+        check("slab cache %s: the plan keeps a chunk row of each dataset the slabs cut (%s)" % (name, plan.get("slab_cache_bytes")),
+              r.returncode == 0 and plan.get("slab_cache_bytes") == kept and kept > 0, r.stderr.strip())
+        out = os.path.join(w, "cache-%s.h5" % name.replace(" ", ""))
+        rc, err = shuffle(args + [out])
+        if not check("slab cache %s: h5shuf" % name, rc == 0, err):
+            continue
+        md5s[name] = md5(out)
+        with h5py.File(out, "r") as f:
+            check("slab cache %s: rows in the contract's order" % name,
+                  np.array_equal(f["x"][...], x[want]) and np.array_equal(f["y"][...], y[want]))
+    check("slab cache: one file for every budget and thread count", len(set(md5s.values())) == 1 and len(md5s) == 3)
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="h5shuf-split.") as w:
         # h5py's automatic chunks of small images (edge chunks in dim 0 only: 2500 does not divide 5100)
@@ -136,6 +173,7 @@ def main():
         case(w, "auto-gzip", "u1", (5100, 16, 16, 3), auto, "gzip")
         case(w, "f8-rank2-gzip+shuffle", "<f8", (301, 13), (7, 5), "gzip+shuffle")
         case(w, "i2-onerow-zstd", "<i2", (60, 20, 30), (1, 8, 16), "zstd", direct=True)
+        slab_cache(w)
     print("%d passed, %d failed" % (O.PASSED, O.FAILED))
     return 1 if O.FAILED or not O.PASSED else 0
 

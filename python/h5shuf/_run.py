@@ -198,7 +198,8 @@ class _Job:
 REPORT_PLAN_FIELDS = ("rows", "row_bytes", "total_bytes", "piles", "pile_target_rows", "pile_bound_rows", "slab_rows",
                       "pile_buffer_rows", "mem_limit_bytes", "mem_planned_bytes", "input_stored_bytes",
                       "scratch_estimate_bytes", "output_estimate_bytes", "scratch_free_bytes", "output_free_bytes",
-                      "threads", "pile_bound_bytes", "strategy", "direct_windows", "direct_slots", "direct_min_bytes")
+                      "threads", "pile_bound_bytes", "strategy", "direct_windows", "direct_slots", "direct_min_bytes",
+                      "slab_cache_bytes")
 
 
 def _plan_dict(p):

@@ -32,6 +32,8 @@ void report_plan_text(FILE *out, const h5shuf_job *job, const h5shuf_plan *p)
                 p->piles, p->pile_target_rows, p->pile_bound_rows);
         fprintf(out, "h5shuf: slab %" PRIu64 " rows, pile buffer %" PRIu64 " rows, %u codec threads\n", p->slab_rows,
                 p->pile_buffer_rows, p->threads);
+        if (p->slab_cache_bytes) /* chunks that do not tile the slabs: decoded once, kept for the next slab */
+            fprintf(out, "h5shuf: chunk rows kept between slabs %.1f MiB\n", mib(p->slab_cache_bytes));
     }
     if (p->pile_bound_bytes) /* variable-length rows: row_bytes above holds an estimate of their payload */
         fprintf(out, "h5shuf: variable-length rows: a pile may use %.1f MiB (row bytes estimated from a sample)\n",
@@ -116,12 +118,12 @@ void report_json(FILE *out, const h5shuf_job *job, const h5shuf_plan *p, char *c
                 ", \"scratch_estimate_bytes\": %" PRIu64 ", \"output_estimate_bytes\": %" PRIu64
                 ", \"scratch_free_bytes\": %" PRIu64 ", \"output_free_bytes\": %" PRIu64 ", \"threads\": %u"
                 ", \"pile_bound_bytes\": %" PRIu64 ", \"strategy\": \"%s\", \"direct_windows\": %" PRIu64
-                ", \"direct_slots\": %" PRIu64 ", \"direct_min_bytes\": %" PRIu64 "}",
+                ", \"direct_slots\": %" PRIu64 ", \"direct_min_bytes\": %" PRIu64 ", \"slab_cache_bytes\": %" PRIu64 "}",
                 p->rows, p->row_bytes, p->total_bytes, p->piles, p->pile_target_rows, p->pile_bound_rows,
                 p->slab_rows, p->pile_buffer_rows, p->mem_limit_bytes, p->mem_planned_bytes, p->input_stored_bytes,
                 p->scratch_estimate_bytes, p->output_estimate_bytes, p->scratch_free_bytes, p->output_free_bytes, p->threads,
                 p->pile_bound_bytes, p->strategy == H5SHUF_STRATEGY_DIRECT ? "direct" : "two-pass", p->direct_windows,
-                p->direct_slots, p->direct_min_bytes);
+                p->direct_slots, p->direct_min_bytes, p->slab_cache_bytes);
         fprintf(out, ", \"outputs\": [");
         uint64_t first, rows;
         for (size_t k = 0; h5shuf_job_output_file(job, k, &first, &rows); k++) {

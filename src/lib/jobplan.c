@@ -254,10 +254,39 @@ static int one_pass_fits(const h5shuf_job *job)
     return need <= job->opts.mem_limit_bytes;
 }
 
+/* The one pass reads the inputs straight into its pile, so its slab is only how many rows are read at a
+ * time: whole chunk rows of every dataset (a multiple of their chunk rows' least common multiple, at
+ * least the plan's slab), so that no chunk is decoded twice. */
+static uint64_t one_pass_slab_rows(const struct h5shuf_datasets *dsets, uint64_t slab, uint64_t rows)
+{
+    uint64_t l = 1;
+    for (size_t d = 0; d < dsets->n; d++) {
+        uint64_t a = l, b = dsets->ds[d].in_chunk_rows_max;
+        while (b) { /* Euclid's gcd of l and the chunk rows */
+            uint64_t t = a % b;
+            a = b;
+            b = t;
+        }
+        uint64_t c = dsets->ds[d].in_chunk_rows_max / a;
+        if (c && l > rows / c)
+            return rows;
+        l *= c ? c : 1;
+    }
+    slab = slab > l ? slab - slab % l : l;
+    return slab < rows ? slab : rows;
+}
+
 /* The plan of piles and buffers (plan.c) for the opened inputs; its error names the first dataset. */
 static int plan_piles(h5shuf_job *job, struct h5shuf_err *err)
 {
     const struct h5shuf_datasets *dsets = &job->dsets;
+    uint64_t *chunk_rows = malloc(2 * (dsets->n ? dsets->n : 1) * sizeof *chunk_rows);
+    if (!chunk_rows)
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    for (size_t d = 0; d < dsets->n; d++) { /* the slab's chunk cache (plan.h); vlen rows: HDF5's path */
+        chunk_rows[d] = dsets->ds[d].vlen ? 0 : dsets->ds[d].in_chunk_rows_max;
+        chunk_rows[dsets->n + d] = dsets->ds[d].row_bytes;
+    }
     struct h5shuf_plan_in pin = {
         .rows = job->in.rows,
         .row_bytes = dsets->row_bytes,
@@ -270,14 +299,19 @@ static int plan_piles(h5shuf_job *job, struct h5shuf_err *err)
         .no_pipeline = dsets->nvlen > 0,
         .pile_rows = job->out_rows,
         .row_var = dsets->vlen_var,
+        .chunk_rows = chunk_rows,
+        .ds_row_bytes = chunk_rows + dsets->n,
     };
     for (size_t d = 0; dsets->nvlen && d < dsets->n; d++) /* vlen rows: plan by bytes too */
         pin.mem_row_bytes += dsets->ds[d].row_bytes;
     memset(&job->plan, 0, sizeof job->plan);
     int st = h5shuf__plan_make(&pin, &job->plan, err);
+    free(chunk_rows);
     job->one_pass = st == H5SHUF_OK && one_pass_fits(job);
     if (job->one_pass) { /* one pile of every row, loaded by reading the inputs */
         h5shuf_plan *p = &job->plan;
+        p->slab_cache_bytes = 0;
+        p->slab_rows = one_pass_slab_rows(dsets, p->slab_rows, job->in.rows);
         p->piles = 1;
         p->pile_target_rows = p->pile_bound_rows = job->in.rows;
         p->pile_buffer_rows = h5shuf__plan_pile_buffer_rows(p, 1);

@@ -53,7 +53,7 @@ uint64_t h5shuf__plan_slab_bytes(const h5shuf_plan *plan)
 {
     /* pipelined: the slab being scattered, the next one, and its stored chunks (+1/16) */
     uint64_t b = plan->slab_rows * plan->row_bytes;
-    return h5shuf__plan_pipelined(plan) ? 2 * b + b + b / 16 : b;
+    return (h5shuf__plan_pipelined(plan) ? 2 * b + b + b / 16 : b) + plan->slab_cache_bytes;
 }
 
 uint64_t h5shuf__pile_overhead(uint64_t ndatasets)
@@ -95,6 +95,18 @@ uint64_t h5shuf__plan_pile_buffer_rows(const h5shuf_plan *plan, uint64_t m)
     if (rows > plan->pile_bound_rows)
         rows = plan->pile_bound_rows;
     return rows ? rows : 1;
+}
+
+/* Bytes of the decoded chunk rows pass 1 keeps beside slabs of slab rows (h5shuf__plan_slab_cached): one
+ * chunk row of each dataset that needs it; none when they would take more than a quarter of the budget
+ * (chunks are then decoded once per slab, as HDF5's own path would). */
+static uint64_t slab_cache_bytes(const struct h5shuf_plan_in *in, uint64_t slab)
+{
+    h5shuf_u128 b = 0;
+    for (uint64_t d = 0; in->chunk_rows && d < in->ndatasets; d++)
+        if (h5shuf__plan_slab_cached(in->chunk_rows[d], slab))
+            b += (h5shuf_u128)in->chunk_rows[d] * in->ds_row_bytes[d];
+    return b <= in->mem_limit_bytes / 4 ? (uint64_t)b : 0;
 }
 
 int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct h5shuf_err *err)
@@ -163,9 +175,15 @@ int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct
     if (slab == 0)
         slab = 1;
     plan->slab_rows = slab;
+    plan->slab_cache_bytes = slab_cache_bytes(in, slab);
     plan->pile_buffer_rows = h5shuf__plan_pile_buffer_rows(plan, plan->piles);
 
     uint64_t pass1 = h5shuf__plan_slab_bytes(plan) + h5shuf__plan_pass1_pile_bytes(plan, plan->piles);
+    if (pass1 > in->mem_limit_bytes && plan->slab_cache_bytes) { /* the piles first: no cache */
+        plan->slab_cache_bytes = 0;
+        plan->pile_buffer_rows = h5shuf__plan_pile_buffer_rows(plan, plan->piles);
+        pass1 = h5shuf__plan_slab_bytes(plan) + h5shuf__plan_pass1_pile_bytes(plan, plan->piles);
+    }
     uint64_t pass2 = in->band_bytes + bound * per_row2;
     plan->mem_planned_bytes = pass1 > pass2 ? pass1 : pass2;
     if (pass1 > in->mem_limit_bytes) {

@@ -42,7 +42,19 @@ struct h5shuf_plan_in {
     uint64_t pile_rows;       /* rows that go into piles when fewer than rows (a head); 0: rows */
     uint64_t mem_row_bytes;   /* vlen rows only (else 0): a row's bytes in memory without its payload */
     double row_var;           /* vlen rows only: variance of a row's payload bytes */
+    /* Per dataset (ndatasets entries, or NULL for none): the inputs' largest chunk rows (0 for a dataset
+     * pass 1 reads through HDF5 alone, a vlen one) and its row bytes, for the slab's chunk cache. */
+    const uint64_t *chunk_rows;
+    const uint64_t *ds_row_bytes;
 };
+
+/* Nonzero when pass 1 keeps the decoded chunk rows of a dataset of chunk_rows rows a chunk beside slabs of
+ * slab_rows: its chunks do not tile the slabs, so a chunk row would be decoded once for every slab it
+ * meets (h5py's default chunks of thousands of rows, a label dataset's of 65536). */
+static inline int h5shuf__plan_slab_cached(uint64_t chunk_rows, uint64_t slab_rows)
+{
+    return chunk_rows > 1 && slab_rows % chunk_rows != 0;
+}
 
 /* The largest s with s + 6*sqrt(s) <= bound: floor((sqrt(bound + 9) - 3)^2), at least 0. */
 H5SHUF_INTERNAL uint64_t h5shuf__pile_target_for_bound(uint64_t bound);
@@ -93,7 +105,7 @@ struct h5shuf_direct_plan {
 H5SHUF_INTERNAL int h5shuf__plan_direct(const struct h5shuf_direct_in *in, struct h5shuf_direct_plan *out,
                                         struct h5shuf_err *err);
 
-/* Bytes of pass 1's slab buffers under the plan (all copies when pipelined). */
+/* Bytes of pass 1's slab buffers under the plan (all copies when pipelined), and its chunk cache. */
 H5SHUF_INTERNAL uint64_t h5shuf__plan_slab_bytes(const h5shuf_plan *plan);
 
 /* Spare pile buffer sets of pass 1 under the plan (H5SHUF_SPARE_PILE_BUFFERS per thread, none with one). */

@@ -138,21 +138,91 @@ static int slab_fail(const struct h5shuf_pass1 *p, const struct h5shuf_datasets 
                         (unsigned long long)(pos->start + pos->n - 1), h5shuf__hdf5_cause(cause, sizeof cause));
 }
 
+/* One chunk row of a dataset, decoded, kept between slabs when the dataset's chunks do not tile them
+ * (plan.h h5shuf__plan_slab_cached): a chunk row that k slabs meet is then decoded once, not k times. */
+struct chunk_cache {
+    unsigned char *buf; /* cap_rows rows (NULL: the dataset has none) */
+    uint64_t cap_rows;
+    size_t f;           /* it holds rows [first, first + rows) of input f; none while rows is 0 */
+    uint64_t first, rows;
+};
+
+/* Read rows [start, start + n) of dset into buf: pipelined (pf not NULL), queued on the pool, else read
+ * before the call returns. */
+static herr_t read_rows(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, uint64_t start, uint64_t n,
+                        unsigned char *buf, struct h5shuf_prefetch *pf)
+{
+    return pf ? h5shuf__prefetch_start(cio, dset, ftype, start, n, buf, pf)
+              : h5shuf__chunkio_read(cio, dset, ftype, start, n, buf);
+}
+
+/* Copy rows [start, start + n) of input f's dset, all in its chunk row of rows [first, first + rows),
+ * into buf from cc, decoding that chunk row into cc first unless cc holds it. */
+static herr_t cache_copy(struct h5shuf_chunkio *cio, struct chunk_cache *cc, size_t f, hid_t dset,
+                         const struct h5shuf_dsinfo *ds, uint64_t first, uint64_t rows, uint64_t start, uint64_t n,
+                         unsigned char *buf)
+{
+    if (cc->rows == 0 || cc->f != f || cc->first != first || cc->rows != rows) {
+        cc->rows = 0;
+        if (h5shuf__chunkio_read(cio, dset, ds->ftype, first, rows, cc->buf) < 0)
+            return -1;
+        cc->f = f;
+        cc->first = first;
+        cc->rows = rows;
+    }
+    memcpy(buf, cc->buf + (start - first) * ds->row_bytes, n * ds->row_bytes);
+    return 0;
+}
+
+/* Read rows [start, start + n) of input f's dataset dset (in_rows rows) into buf through cc: the part in
+ * the chunk row the slab starts inside, and the part in the one it ends inside, from cc (decoded whole,
+ * once: the slab next to it needs it too); the whole chunk rows between, and a last partial one of the
+ * input, straight into buf (pipelined: queued on pf). */
+static herr_t read_cached(struct h5shuf_chunkio *cio, struct chunk_cache *cc, size_t f, hid_t dset,
+                          const struct h5shuf_dsinfo *ds, uint64_t in_rows, uint64_t start, uint64_t n,
+                          unsigned char *buf, struct h5shuf_prefetch *pf)
+{
+    struct h5shuf_pipeline pl;
+    if (h5shuf__pipeline_probe(dset, ds->ftype, &pl) < 0 || !pl.direct || pl.chunk_rows > cc->cap_rows)
+        return read_rows(cio, dset, ds->ftype, start, n, buf, pf); /* HDF5's chunk cache, sized one band */
+    const uint64_t c = pl.chunk_rows, end = start + n, rb = ds->row_bytes;
+    uint64_t a = start;
+    if (a % c != 0) { /* the head, in the chunk row the slab before ended in */
+        uint64_t k = a - a % c, hi = k + c < end ? k + c : end;
+        if (cache_copy(cio, cc, f, dset, ds, k, k + c < in_rows ? c : in_rows - k, a, hi - a, buf) < 0)
+            return -1;
+        a = hi;
+    }
+    uint64_t b = end == in_rows ? end : end - end % c;
+    if (b > a && read_rows(cio, dset, ds->ftype, a, b - a, buf + (a - start) * rb, pf) < 0)
+        return -1;
+    if (b < a)
+        b = a;
+    if (end > b) /* the tail: its chunk row goes on into the next slab */
+        return cache_copy(cio, cc, f, dset, ds, b, b + c < in_rows ? c : in_rows - b, b, end - b,
+                          buf + (b - start) * rb);
+    return 0;
+}
+
 /* Start reading slab pos into sl: pipelined, decoded by the pool while the caller scatters another; else
  * read whole before the call returns (without a copy of its stored chunks, which only the pipelined plan
- * counts). */
+ * counts).  cache: per dataset, NULL for none. */
 static int slab_start(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, const struct h5shuf_datasets *dsets,
-                      const struct slab_pos *pos, struct slab *sl, struct h5shuf_prefetch **pf, int pipelined)
+                      const struct slab_pos *pos, struct slab *sl, struct h5shuf_prefetch **pf, int pipelined,
+                      struct chunk_cache *cache)
 {
     const hid_t *src = h5shuf__input_dsets(p->inputs, dsets, pos->f, cx->err); /* in order: one open */
     if (!src)
         return cx->err->status;
     for (size_t d = 0; d < dsets->n; d++) {
         const struct h5shuf_dsinfo *ds = &dsets->ds[d];
+        struct h5shuf_prefetch *to = pipelined ? pf[d] : NULL;
         /* vlen rows: read now, into HDF5's allocations (slab_release frees them) */
         if ((ds->vlen ? h5shuf__vlen_read(ds, src[d], pos->start, pos->n, sl->buf[d])
-             : pipelined ? h5shuf__prefetch_start(cx->cio, src[d], ds->ftype, pos->start, pos->n, sl->buf[d], pf[d])
-                         : h5shuf__chunkio_read(cx->cio, src[d], ds->ftype, pos->start, pos->n, sl->buf[d])) < 0)
+             : cache && cache[d].buf
+                 ? read_cached(cx->cio, &cache[d], pos->f, src[d], ds, p->inputs->v[pos->f].rows, pos->start, pos->n,
+                               sl->buf[d], to)
+                 : read_rows(cx->cio, src[d], ds->ftype, pos->start, pos->n, sl->buf[d], to)) < 0)
             return slab_fail(p, dsets, pos, d, cx->err);
     }
     return H5SHUF_OK;
@@ -171,7 +241,7 @@ static int slab_finish(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p
 /* Scatter the slabs into ps, reading slab k + 1 (pipelined: decoding it on the pool) while slab k is
  * scattered (DESIGN.md section 4). */
 static int scatter_slabs(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_pileset *ps,
-                         struct slab *sl, struct h5shuf_prefetch **pf, int pipelined)
+                         struct slab *sl, struct h5shuf_prefetch **pf, int pipelined, struct chunk_cache *cache)
 {
     const struct h5shuf_datasets *dsets = ps->sc->dsets;
     uint64_t done = 0;
@@ -179,14 +249,14 @@ static int scatter_slabs(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 
     struct slab_pos pos = {.f = SIZE_MAX};
     int more = slab_next(p, &pos);
     if (more)
-        st = slab_start(cx, p, dsets, &pos, &sl[0], pf, pipelined);
+        st = slab_start(cx, p, dsets, &pos, &sl[0], pf, pipelined, cache);
     while (st == H5SHUF_OK && more) {
         struct slab_pos next = pos;
         int next_more = slab_next(p, &next);
         int to = pipelined ? cur ^ 1 : cur;
         st = slab_finish(cx, p, dsets, &pos, pf);
         if (st == H5SHUF_OK && pipelined && next_more)
-            st = slab_start(cx, p, dsets, &next, &sl[to], pf, pipelined);
+            st = slab_start(cx, p, dsets, &next, &sl[to], pf, pipelined, cache);
         if (st != H5SHUF_OK)
             break;
         /* the slab's id buffer holds its rows' keys, computed on the pool (ids are first + r) */
@@ -199,7 +269,7 @@ static int scatter_slabs(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 
         if (st == H5SHUF_OK)
             st = h5shuf__progress(&cx->progress, cx->err, H5SHUF_PHASE_SCATTER, done, p->total_rows);
         if (st == H5SHUF_OK && !pipelined && next_more)
-            st = slab_start(cx, p, dsets, &next, &sl[to], pf, pipelined);
+            st = slab_start(cx, p, dsets, &next, &sl[to], pf, pipelined, cache);
         pos = next;
         more = next_more;
         cur = to;
@@ -221,7 +291,7 @@ int h5shuf__pass1_load(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p
         for (size_t d = 0; d < dsets->n; d++)
             at[d] = buf[d] + off * dsets->ds[d].row_bytes;
         sl.rows = pos.n;
-        st = slab_start(cx, p, dsets, &pos, &sl, NULL, 0); /* chunks decoded by the pool, straight into buf */
+        st = slab_start(cx, p, dsets, &pos, &sl, NULL, 0, NULL); /* decoded by the pool, straight into buf */
         uint64_t *ids = (uint64_t *)buf[dsets->n] + off;
         for (uint64_t r = 0; st == H5SHUF_OK && r < pos.n; r++)
             ids[r] = first + r;
@@ -244,10 +314,21 @@ int h5shuf__scatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, s
     struct slab sl[2] = {{0}, {0}};
     const int pipelined = h5shuf__plan_pipelined(plan) && h5shuf__chunkio_threads(cx->cio) > 1;
     struct h5shuf_prefetch **pf = calloc(dsets->n ? dsets->n : 1, sizeof *pf);
-    int st = pf ? piles_reserve(sc, plan->piles, err) : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    struct chunk_cache *cache = plan->slab_cache_bytes ? calloc(dsets->n, sizeof *cache) : NULL;
+    int st = pf && (cache || !plan->slab_cache_bytes) ? piles_reserve(sc, plan->piles, err)
+                                                      : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     for (size_t d = 0; st == H5SHUF_OK && d < dsets->n; d++)
         if (!(pf[d] = h5shuf__prefetch_new()))
             st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    for (size_t d = 0; st == H5SHUF_OK && cache && d < dsets->n; d++) { /* the datasets the plan counted */
+        const struct h5shuf_dsinfo *ds = &dsets->ds[d];
+        if (ds->vlen || !h5shuf__plan_slab_cached(ds->in_chunk_rows_max, plan->slab_rows))
+            continue;
+        cache[d].cap_rows = ds->in_chunk_rows_max;
+        if (!(cache[d].buf = malloc(cache[d].cap_rows * ds->row_bytes)))
+            st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for a chunk row of %llu bytes",
+                              (unsigned long long)(cache[d].cap_rows * ds->row_bytes));
+    }
     if (st == H5SHUF_OK)
         st = slab_alloc(dsets, &sl[0], plan->slab_rows, err);
     if (st == H5SHUF_OK && pipelined)
@@ -256,7 +337,7 @@ int h5shuf__scatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, s
         st = h5shuf__pileset_open(cx, sc, all, plan->piles, plan->pile_buffer_rows,
                                   (size_t)h5shuf__plan_spare_buffers(plan), &ps);
     if (st == H5SHUF_OK)
-        st = scatter_slabs(cx, p, &ps, sl, pf, pipelined);
+        st = scatter_slabs(cx, p, &ps, sl, pf, pipelined, cache);
     if (st == H5SHUF_OK) {
         st = h5shuf__pileset_finish(cx, &ps, sc->piles);
         if (st == H5SHUF_OK)
@@ -265,6 +346,9 @@ int h5shuf__scatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, s
     for (size_t d = 0; pf && d < dsets->n; d++)
         h5shuf__prefetch_free(cx->cio, pf[d]); /* waits for decodes still queued after an error */
     free(pf);
+    for (size_t d = 0; cache && d < dsets->n; d++)
+        free(cache[d].buf);
+    free(cache);
     h5shuf__pileset_free(cx->cio, &ps);
     slab_release(dsets, &sl[0]);
     slab_release(dsets, &sl[1]);
