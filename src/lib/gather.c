@@ -4,8 +4,12 @@
  * is the permutation contract.
  *
  * With several threads the passes overlap (DESIGN.md section 4): pile j + 1's stored chunks are read and
- * queued for decoding before pile j is sorted and written, into a second set of pile buffers that the
- * plan counts (h5shuf__plan_make).  The order of rows written is the same either way.
+ * queued for decoding before pile j's rows are written, into a second set of pile buffers that the plan
+ * counts (h5shuf__plan_make).  Its ids are decoded first, and a pool task computes its keys and sorts them
+ * while the job's thread puts pile j's rows, in a third key/index array (the sort's scratch is free once a
+ * pile is sorted, so three arrays serve two piles: the one being put, and the next one's records and
+ * radix scratch).  Rows of 16 bytes spent a quarter of a run in the keys and sort on the job's thread,
+ * the pool's other thread idle.  The order of rows written is the same either way.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +30,10 @@
 #define PREFETCH_AHEAD 16
 
 /* Start loading pile p into buf (n + 1 buffers): pipelined, its chunks are read now and decoded by the
- * pool; else it is loaded whole before the call returns (a few chunks in flight, no copy of the pile's
- * stored chunks, which only the pipelined plan counts).  A vlen dataset is loaded now, its payload into
- * arena[vslot] (one arena set per buffer set, vlen.c). */
+ * pool, the ids' first (pf[n]: the keys wait for them only); else it is loaded whole before the call
+ * returns (a few chunks in flight, no copy of the pile's stored chunks, which only the pipelined plan
+ * counts).  A vlen dataset is loaded now, its payload into arena[vslot] (one arena set per buffer set,
+ * vlen.c). */
 static int load_start(const struct h5shuf_ctx *cx, const struct h5shuf_scratch *sc, const struct h5shuf_pile *p,
                       unsigned char **buf, struct h5shuf_prefetch **pf, hid_t *sets, int pipelined,
                       struct h5shuf_varena *arena)
@@ -39,7 +44,8 @@ static int load_start(const struct h5shuf_ctx *cx, const struct h5shuf_scratch *
         return H5SHUF_OK;
     hid_t group;
     int st = h5shuf__pile_open(sc, p, &group, sets, cx->err);
-    for (size_t d = 0; d <= dsets->n && st == H5SHUF_OK; d++) {
+    for (size_t k = 0; k <= dsets->n && st == H5SHUF_OK; k++) {
+        const size_t d = k == 0 ? dsets->n : k - 1; /* the ids, then each dataset */
         const struct h5shuf_dsinfo *ds = d < dsets->n && dsets->ds[d].vlen ? &dsets->ds[d] : NULL;
         uint64_t cursor = 0;
         if (ds)
@@ -55,12 +61,13 @@ static int load_start(const struct h5shuf_ctx *cx, const struct h5shuf_scratch *
     return st;
 }
 
+/* Wait for the decoding of pile p's chunks started by load_start: all of them, or (ids_only) the ids'. */
 static int load_finish(const struct h5shuf_ctx *cx, const struct h5shuf_scratch *sc, const struct h5shuf_pile *p,
-                       struct h5shuf_prefetch **pf)
+                       struct h5shuf_prefetch **pf, int ids_only)
 {
     char cause[256];
     int st = H5SHUF_OK;
-    for (size_t d = 0; d <= sc->dsets->n; d++)
+    for (size_t d = ids_only ? sc->dsets->n : 0; d <= sc->dsets->n; d++)
         if (h5shuf__prefetch_finish(cx->cio, pf[d]) < 0 && st == H5SHUF_OK)
             st = h5shuf__fail(cx->err, H5SHUF_EIO, "%s: cannot read pile %llu: %s", sc->path,
                               (unsigned long long)p->number, h5shuf__hdf5_cause(cause, sizeof cause));
@@ -76,48 +83,85 @@ int h5shuf__gather_load(const struct h5shuf_ctx *cx, const struct h5shuf_scratch
     return st;
 }
 
-/* Sort pile p (loaded in buf; its first row is output row first) by key and hand its rows of output rows
- * [p2->put_first, p2->put_end) to the output. */
-static int sort_and_write(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p2, const struct h5shuf_pile *p,
-                          uint64_t first, unsigned char **buf, struct h5shuf_keyidx *pairs, struct h5shuf_keyidx *tmp,
-                          const unsigned char **rows, struct h5shuf_targets *out, struct h5shuf_writer *w)
+/* Sort the n rows of a pile by (key, id): pairs[r] = (K(seed, ids[r]), r) sorted, tmp the radix
+ * scratch; the keys in parts on pool (NULL: on the calling thread). */
+static void sort_pile(struct h5shuf_pool *pool, uint64_t seed, const uint64_t *ids, uint64_t n,
+                      struct h5shuf_keyidx *pairs, struct h5shuf_keyidx *tmp)
+{
+    h5shuf__keys_in_parts(pool, seed, ids, 0, n, NULL, pairs);
+    h5shuf__sort_keyidx(pairs, tmp, n);
+}
+
+/* The next pile's keys and sort, run by a pool thread while the job's thread puts this pile's rows: it
+ * reads only the next pile's ids (decoded before it is queued) and writes only its pairs and tmp. */
+struct sort_ahead {
+    struct h5shuf_task task; /* first: the pool hands back this pointer */
+    uint64_t seed, n;
+    const uint64_t *ids;
+    struct h5shuf_keyidx *pairs, *tmp;
+};
+
+static void sort_ahead_run(struct h5shuf_task *task, unsigned thread)
+{
+    (void)thread;
+    struct sort_ahead *a = (struct sort_ahead *)task;
+    sort_pile(NULL, a->seed, a->ids, a->n, a->pairs, a->tmp); /* a task never waits for others: one thread */
+}
+
+/* Hand the rows of pile p (loaded in buf, sorted in pairs; its first row is output row first) of output
+ * rows [p2->put_first, p2->put_end) to the output. */
+static int put_rows(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p2, const struct h5shuf_pile *p,
+                    uint64_t first, unsigned char **buf, const struct h5shuf_keyidx *pairs,
+                    const unsigned char **rows, struct h5shuf_targets *out, struct h5shuf_writer *w)
 {
     const struct h5shuf_datasets *dsets = p2->sc->dsets;
     const uint64_t *ids = (const uint64_t *)buf[dsets->n];
-    h5shuf__keys_in_parts(h5shuf__chunkio_pool(cx->cio), p2->seed, ids, 0, p->rows, NULL, pairs);
-    h5shuf__sort_keyidx(pairs, tmp, p->rows);
+    /* a row's id is read only when the writer records it: at random in the pile, it costs a cache miss */
+    const int want_ids = w->has_index || w->has_source;
     int st = H5SHUF_OK;
     uint64_t from = p2->put_first > first ? p2->put_first - first : 0;
     uint64_t to = p2->put_end <= first ? 0 : p2->put_end - first < p->rows ? p2->put_end - first : p->rows;
     for (uint64_t r = from; r < to && st == H5SHUF_OK; r++) {
         uint64_t i = pairs[r].idx;
-        if (r + PREFETCH_AHEAD < to) /* rows are taken in key order, at random in the pile: ask for them early */
+        if (r + PREFETCH_AHEAD < to) { /* rows are taken in key order, at random in the pile: ask for them early */
+            const uint64_t ahead = pairs[r + PREFETCH_AHEAD].idx;
             for (size_t d = 0; d < dsets->n; d++)
-                __builtin_prefetch(buf[d] + pairs[r + PREFETCH_AHEAD].idx * dsets->ds[d].row_bytes);
+                __builtin_prefetch(buf[d] + ahead * dsets->ds[d].row_bytes);
+            if (want_ids)
+                __builtin_prefetch(ids + ahead);
+        }
         for (size_t d = 0; d < dsets->n; d++)
             rows[d] = buf[d] + i * dsets->ds[d].row_bytes;
-        st = h5shuf__targets_put(cx, out, w, rows, ids[i]);
+        st = h5shuf__targets_put(cx, out, w, rows, want_ids ? ids[i] : 0);
     }
     return st;
 }
 
-/* Overlap loading the next pile with sorting and writing this one: when the plan allows it and two of the
- * largest piles (most rows, or most bytes of vlen rows: most_bytes) fit the budget beside the bands (a
- * gather of piles made by a one-thread scatter may hold piles too large for two). */
+/* How pass 2 overlaps its piles: not at all; loading the next pile with sorting and writing this one; or
+ * that and the next pile's keys and sort with writing this one. */
+enum { OVERLAP_NONE, OVERLAP_LOAD, OVERLAP_SORT };
+
+/* The overlap the plan allows (pipelined) that fits the budget beside the bands: two of the largest piles
+ * (most rows, or most bytes of vlen rows: most_bytes, whose two sort arrays each cover the third), and
+ * for OVERLAP_SORT a third key/index array (a gather of piles made by a one-thread scatter, or by an
+ * earlier version's plan, may hold piles too large for either). */
 static int overlap(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, uint64_t most, uint64_t most_bytes)
 {
     const struct h5shuf_datasets *dsets = p->sc->dsets;
+    const uint64_t per_row = h5shuf__plan_pass2_row_bytes(dsets->row_bytes, 1);
     if (!p->pipelined || h5shuf__chunkio_threads(cx->cio) < 2 || p->npiles < 2 ||
-        (h5shuf_u128)most * h5shuf__plan_pass2_row_bytes(dsets->row_bytes, 1) + p->band_bytes > p->mem_limit_bytes)
-        return 0;
-    return !dsets->nvlen || (h5shuf_u128)2 * most_bytes + p->band_bytes <= p->mem_limit_bytes;
+        (h5shuf_u128)most * (per_row - H5SHUF_PASS2_SORT_AHEAD_BYTES) + p->band_bytes > p->mem_limit_bytes ||
+        (dsets->nvlen && (h5shuf_u128)2 * most_bytes + p->band_bytes > p->mem_limit_bytes))
+        return OVERLAP_NONE;
+    return (h5shuf_u128)most * per_row + p->band_bytes <= p->mem_limit_bytes ? OVERLAP_SORT : OVERLAP_LOAD;
 }
 
 /* The buffers of pass 2, for the largest pile (two sets when overlapping): rows of each dataset and ids,
- * key/index pairs and radix scratch, row pointers, pile dataset ids, prefetches, vlen payload arenas. */
+ * key/index arrays (a pile's records and radix scratch; a third for OVERLAP_SORT), row pointers, pile
+ * dataset ids, prefetches, vlen payload arenas. */
 struct pass2_bufs {
     unsigned char **buf[2];
-    struct h5shuf_keyidx *pairs, *tmp;
+    struct h5shuf_keyidx *pairs[3];
     const unsigned char **rows;
     hid_t *sets;
     struct h5shuf_prefetch **pf;
@@ -125,13 +169,15 @@ struct pass2_bufs {
 };
 
 static int bufs_make(const struct h5shuf_ctx *cx, const struct h5shuf_datasets *dsets, uint64_t most,
-                     uint64_t most_payload, int pipelined, struct pass2_bufs *b)
+                     uint64_t most_payload, int mode, struct pass2_bufs *b)
 {
     struct h5shuf_err *err = cx->err;
+    const int pipelined = mode != OVERLAP_NONE, npairs = mode == OVERLAP_SORT ? 3 : 2;
     b->buf[0] = h5shuf__bufs_alloc(dsets, most, err);
     b->buf[1] = pipelined ? h5shuf__bufs_alloc(dsets, most, err) : NULL;
-    b->pairs = malloc((most ? most : 1) * sizeof *b->pairs);
-    b->tmp = malloc((most ? most : 1) * sizeof *b->tmp);
+    int pairs_ok = 1;
+    for (int k = 0; k < npairs; k++)
+        pairs_ok &= (b->pairs[k] = malloc((most ? most : 1) * sizeof *b->pairs[k])) != NULL;
     b->rows = calloc(dsets->n ? dsets->n : 1, sizeof *b->rows);
     b->sets = malloc(h5shuf__pile_nsets(dsets) * sizeof *b->sets);
     b->pf = calloc(dsets->n + 1, sizeof *b->pf);
@@ -140,7 +186,7 @@ static int bufs_make(const struct h5shuf_ctx *cx, const struct h5shuf_datasets *
     for (size_t d = 0; b->pf && d <= dsets->n; d++)
         if (!(b->pf[d] = h5shuf__prefetch_new()))
             st = st == H5SHUF_OK ? h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory") : st;
-    if (st == H5SHUF_OK && (!b->buf[0] || (pipelined && !b->buf[1]) || !b->pairs || !b->tmp || !b->rows || !b->sets ||
+    if (st == H5SHUF_OK && (!b->buf[0] || (pipelined && !b->buf[1]) || !pairs_ok || !b->rows || !b->sets ||
                             !b->pf || (dsets->nvlen && !b->arena)))
         st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for a pile of %llu rows", (unsigned long long)most);
     /* vlen rows: each payload buffer sized once for the largest pile's payload (pages are only touched as
@@ -162,8 +208,8 @@ static void bufs_free(const struct h5shuf_ctx *cx, const struct h5shuf_datasets 
     free(b->arena);
     h5shuf__bufs_free(dsets, b->buf[0]);
     h5shuf__bufs_free(dsets, b->buf[1]);
-    free(b->pairs);
-    free(b->tmp);
+    for (int k = 0; k < 3; k++)
+        free(b->pairs[k]);
     free(b->rows);
     free(b->sets);
 }
@@ -179,29 +225,52 @@ int h5shuf__gather(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, st
         most_bytes = b > most_bytes ? b : most_bytes;
         most_payload = p->piles[j].bytes > most_payload ? p->piles[j].bytes : most_payload;
     }
-    const int pipelined = !p->load && overlap(cx, p, most, most_bytes);
-    struct pass2_bufs b = {{NULL, NULL}, NULL, NULL, NULL, NULL, NULL, NULL};
-    int st = bufs_make(cx, dsets, most, most_payload, pipelined, &b);
+    const int mode = p->load ? OVERLAP_NONE : overlap(cx, p, most, most_bytes);
+    const int pipelined = mode != OVERLAP_NONE, ahead = mode == OVERLAP_SORT, npairs = ahead ? 3 : 2;
+    struct h5shuf_pool *pool = h5shuf__chunkio_pool(cx->cio);
+    struct pass2_bufs b = {{NULL, NULL}, {NULL, NULL, NULL}, NULL, NULL, NULL, NULL};
+    struct sort_ahead sorting = {.n = 0}; /* idle until queued */
+    int st = bufs_make(cx, dsets, most, most_payload, mode, &b);
     const size_t nv = dsets->nvlen;
-    int cur = 0;
+    int cur = 0, a = 0; /* pile j's buffer set, and its sorted records' array */
     uint64_t first = p->first_row;
     if (st == H5SHUF_OK && p->npiles > 0 && !p->load)
         st = load_start(cx, p->sc, &p->piles[0], b.buf[0], b.pf, b.sets, pipelined, b.arena);
     for (size_t j = 0; j < p->npiles && st == H5SHUF_OK; j++) {
         const struct h5shuf_pile *pile = &p->piles[j];
-        st = p->load ? p->load(p->load_user, j, b.buf[cur], cx->err) : load_finish(cx, p->sc, pile, b.pf);
+        st = p->load ? p->load(p->load_user, j, b.buf[cur], cx->err) : load_finish(cx, p->sc, pile, b.pf, 0);
+        const int sorted = ahead && j > 0; /* by the task queued in the previous round */
+        if (sorted) {
+            h5shuf__pool_wait(pool, &sorting.task);
+            sorting.task.submitted = 0;
+        }
         int next = pipelined ? cur ^ 1 : cur;
-        if (st == H5SHUF_OK && pipelined && j + 1 < p->npiles) /* overlaps the sort and writes below */
+        if (st == H5SHUF_OK && pipelined && j + 1 < p->npiles) { /* overlaps the sort and writes below */
             st = load_start(cx, p->sc, &p->piles[j + 1], b.buf[next], b.pf, b.sets, pipelined,
                             b.arena ? b.arena + next * nv : NULL);
+            if (st == H5SHUF_OK && ahead)
+                st = load_finish(cx, p->sc, &p->piles[j + 1], b.pf, 1);
+        }
+        if (st == H5SHUF_OK && !sorted)
+            sort_pile(pool, p->seed, (const uint64_t *)b.buf[cur][dsets->n], pile->rows, b.pairs[a],
+                      b.pairs[(a + 1) % npairs]);
+        if (st == H5SHUF_OK && ahead && j + 1 < p->npiles) { /* overlaps the writes below */
+            sorting = (struct sort_ahead){.seed = p->seed, .n = p->piles[j + 1].rows,
+                                          .ids = (const uint64_t *)b.buf[next][dsets->n],
+                                          .pairs = b.pairs[(a + 1) % 3], .tmp = b.pairs[(a + 2) % 3]};
+            sorting.task.run = sort_ahead_run;
+            h5shuf__pool_submit(pool, &sorting.task);
+        }
         if (st == H5SHUF_OK)
-            st = sort_and_write(cx, p, pile, first, b.buf[cur], b.pairs, b.tmp, b.rows, out, w);
+            st = put_rows(cx, p, pile, first, b.buf[cur], b.pairs[a], b.rows, out, w);
         if (st == H5SHUF_OK && !pipelined && !p->load && j + 1 < p->npiles)
             st = load_start(cx, p->sc, &p->piles[j + 1], b.buf[next], b.pf, b.sets, pipelined,
                             b.arena ? b.arena + next * nv : NULL);
         first += pile->rows;
         cur = next;
+        a = ahead ? (a + 1) % 3 : a;
     }
+    h5shuf__pool_wait(pool, &sorting.task); /* after an error: never free what the task still uses */
     bufs_free(cx, dsets, &b);
     return st;
 }

@@ -42,11 +42,12 @@ int h5shuf__plan_pipelined(const h5shuf_plan *plan)
 }
 
 /* Bytes a row costs in pass 2: the row, its id, key/index pair and radix scratch; pipelined, also the
- * next pile's row and id and its stored chunks (at most the raw size plus 1/16, see codec.c). */
+ * next pile's row and id, its stored chunks (at most the raw size plus 1/16, see codec.c) and a third
+ * key/index array, where the next pile is sorted while this one is written (gather.c). */
 uint64_t h5shuf__plan_pass2_row_bytes(uint64_t row_bytes, int pipelined)
 {
     uint64_t b = row_bytes + H5SHUF_PASS2_ROW_OVERHEAD;
-    return pipelined ? b + (row_bytes + 8) + (row_bytes + row_bytes / 16 + 8) : b;
+    return pipelined ? b + (row_bytes + 8) + (row_bytes + row_bytes / 16 + 8) + H5SHUF_PASS2_SORT_AHEAD_BYTES : b;
 }
 
 uint64_t h5shuf__plan_slab_bytes(const h5shuf_plan *plan)

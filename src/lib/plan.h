@@ -9,6 +9,9 @@
 
 /* Bytes per row that pass 2 needs besides the row itself: id (8), key/index pair (16), radix tmp (16). */
 #define H5SHUF_PASS2_ROW_OVERHEAD 40u
+/* Bytes per row of the pipelined pass 2 for sorting the next pile while this one's rows are written: a
+ * third key/index array (the next pile's records and radix scratch take the two this pile does not use). */
+#define H5SHUF_PASS2_SORT_AHEAD_BYTES 16u
 /* Bytes per row that pass 1's pile buffers need besides the row itself: the id. */
 #define H5SHUF_PASS1_ROW_OVERHEAD 8u
 /* Bytes each pile costs in pass 1 besides its buffered rows (writer, buffer pointers, malloc headers,

@@ -82,8 +82,9 @@ H5SHUF_INTERNAL int h5shuf__writer_init(struct h5shuf_writer *w, const struct h5
  * read (cause on HDF5's stack). */
 H5SHUF_INTERNAL int h5shuf__writer_retarget(struct h5shuf_writer *w, const hid_t *dsets, uint64_t origin, uint64_t end,
                                             const char *name);
-/* Append one row (one pointer per dataset) and its global input row id; writes a band when it is full
- * and reports progress after each band of the first dataset.  The open file must hold row w->pos. */
+/* Append one row (one pointer per dataset) and its global input row id (used only when the writer
+ * has_index or has_source); writes a band when it is full and reports progress after each band of the
+ * first dataset.  The open file must hold row w->pos. */
 H5SHUF_INTERNAL int h5shuf__writer_put(const struct h5shuf_ctx *cx, struct h5shuf_writer *w,
                                        const unsigned char *const *rows, uint64_t id);
 /* Write what is left in the bands, and store every band queued. */
