@@ -41,11 +41,13 @@ static int add_contiguous(struct h5shuf_inmap_build *b, hid_t dset, hid_t dcpl, 
 
 /* Dataset d chunked: every chunk allocated, of whole rows, at most H5SHUF_INMAP_CHUNKS_MAX, and its
  * pipeline the one of all mapped inputs (*ref, set by the first). */
-static int add_chunked(struct h5shuf_inmap_build *b, hid_t dset, hid_t ftype, uint64_t rows,
-                       struct h5shuf_pipeline *ref)
+static int add_chunked(struct h5shuf_inmap_build *b, hid_t dset, hid_t dcpl, hid_t ftype, int rank,
+                       const hsize_t *dims, struct h5shuf_pipeline *ref)
 {
     struct h5shuf_pipeline pl;
-    if (h5shuf__pipeline_probe(dset, ftype, &pl) < 0 || !pl.direct || pl.split || pl.dims[0] != rows)
+    const uint64_t rows = dims[0];
+    h5shuf__pipeline_of(dcpl, rank, dims, ftype, &pl);
+    if (!pl.direct || pl.split)
         return 0;
     if (ref->rank == 0)
         *ref = pl;
@@ -85,9 +87,10 @@ static int add_chunked(struct h5shuf_inmap_build *b, hid_t dset, hid_t ftype, ui
     return 1;
 }
 
-void h5shuf__inmap_add(struct h5shuf_inmap_build *b, hid_t dset, hid_t dcpl, hid_t ftype, uint64_t rows,
-                       uint64_t row_bytes, struct h5shuf_pipeline *ref)
+void h5shuf__inmap_add(struct h5shuf_inmap_build *b, hid_t dset, hid_t dcpl, hid_t ftype, int rank,
+                       const hsize_t *dims, uint64_t row_bytes, struct h5shuf_pipeline *ref)
 {
+    const uint64_t rows = dims[0];
     if (!b->ok)
         return;
     H5D_layout_t layout = dcpl >= 0 ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
@@ -95,7 +98,7 @@ void h5shuf__inmap_add(struct h5shuf_inmap_build *b, hid_t dset, hid_t dcpl, hid
                (H5Tget_class(ftype) == H5T_STRING && H5Tis_variable_str(ftype) != 0);
     b->ok = !vlen && rows > 0 && row_bytes > 0 && b->nds < b->want &&
             (layout == H5D_CONTIGUOUS ? add_contiguous(b, dset, dcpl, rows, row_bytes)
-             : layout == H5D_CHUNKED  ? add_chunked(b, dset, ftype, rows, ref)
+             : layout == H5D_CHUNKED  ? add_chunked(b, dset, dcpl, ftype, rank, dims, ref)
                                       : 0);
     if (b->ok)
         b->nds++;

@@ -349,7 +349,7 @@ static int open_dataset(struct h5shuf_inputs *in, size_t f, size_t d, const char
         if (!ds->vlen) /* (a vlen dataset's payload is in the global heap: the plan estimates it) */
             in->stored_bytes += H5Dget_storage_size(dset);
         if (f > 0)
-            h5shuf__inmap_add(b, dset, dcpl, sh.ftype, sh.dims[0], sh.row_bytes, &in->map_pl[d]);
+            h5shuf__inmap_add(b, dset, dcpl, sh.ftype, sh.rank, sh.dims, sh.row_bytes, &in->map_pl[d]);
     }
     if (st == H5SHUF_OK && f == 0)
         set_chunk_cache(inp->file, path, dcpl, sh.row_bytes, &inp->dset[d]);
