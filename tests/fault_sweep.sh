@@ -4,7 +4,8 @@
 # (H5SHUF_FAULT_AT=1, 2, ... until a run passes them all) and check every time: exit 1, one line on
 # stderr, the input unchanged, no output, no temporary output, no scratch file.  The same for the direct
 # path, `h5shuf scatter` (no pile file left), `h5shuf gather` (the pile file unchanged), variable-length
-# rows and several inputs reopened as they are read (which need h5py to write the inputs) and real files
+# rows and several inputs reopened as they are read, or read with pread() when mapped (which need h5py to
+# write the inputs) and real files
 # (netCDF-4; references, links, dimension scales and a large attribute from h5py), every 2nd point of these.  An HDF5 object left open aborts the run
 # (h5shuf_job_free in a fault-injection build); in the ASan build a leak or memory error also fails it.
 # Prints how many points it walked.
@@ -129,6 +130,14 @@ for k in range(6):
     sweep inputs -s 7 -m 4M --strategy direct --check -t @S "$W"/m[0-5].h5 @O/o.h5
     stride=1
     [ -f "$W/out/o.h5" ] && "$H" verify -q "$W"/m[0-5].h5 "$W/out/o.h5" || { echo "not ok - the final inputs run's output"; failed=$((failed + 1)); }
+    rm -f "$W/out/o.h5"
+    # the same inputs through pass 1, where all but the first are mapped when scanned and read with pread()
+    # (inmap.c: 4 gzip chunks and a contiguous /y each): the opens, fstat checks and reads of the map fail
+    # in turn too.  Every 2nd point and the last ones.
+    stride=2
+    sweep inputs-pread -s 7 -m 4M --strategy two-pass -t @S "$W"/m[0-5].h5 @O/o.h5
+    stride=1
+    [ -f "$W/out/o.h5" ] && "$H" verify -q "$W"/m[0-5].h5 "$W/out/o.h5" || { echo "not ok - the final pread run's output"; failed=$((failed + 1)); }
     rm -f "$W/out/o.h5"
 fi
 # Real files (objcopy, refmap, attrs, discover): a netCDF-4 file from netCDF4-python (CI installs python3-netcdf4:

@@ -14,7 +14,13 @@ written here by h5py (an independent writer), and every run is under `ulimit -n 
     (a few kept open), against the oracle, within the bound;
   - the whole-file form (inputs that name no dataset) over the same 1100 inputs, against the oracle;
   - out of descriptors (a tiny `ulimit -n`): the one-line error says "too many open files (ulimit -n is
-    N)" and names the file, exit 1, nothing left in the output directory.
+    N)" and names the file, exit 1, nothing left in the output directory;
+  - inputs mapped when scanned and read with pread() in pass 1 (inmap.c), mixed with inputs that are not:
+    contiguous, chunked with gzip (decoded on the pool, a partial last chunk), more chunks than the map's
+    cap and other pipelines (read through HDF5), in one pass and in two, against the oracle; under strace
+    (when installed), which inputs were opened for pread and which by HDF5 again.  A mapped input changed
+    between the scan and its read is refused: tests/test_inmap.c checks that deterministically (here the
+    moment cannot be chosen).
 
 The RSS bound, derived (docs/guide.md, section 6): -m 32 MiB, plus the fixed overhead the guide states
 (24 MiB: HDF5, codec contexts and buffers), plus what inputs cost: at most 1 + H5SHUF_INPUTS_OPEN_MAX = 5
@@ -183,6 +189,88 @@ def case_no_fds(tmp):
     check("the same run succeeds with 64 descriptors", rc == 0, err[-400:])
 
 
+MAPPED_KINDS = [
+    # (name, rows, /data's h5py options, /label's, mapped): the first input (kind 0) is never mapped; the
+    # pipeline of the first mapped chunked /data (kind 1: gzip, chunks of 4 rows) is the one others must have
+    ("contiguous", 6, {}, {}, True),
+    ("gzip, 3 chunks", 10, {"chunks": (4, 16), "compression": "gzip", "compression_opts": 1}, {}, True),
+    ("gzip, 20 chunks (over the cap)", 77,
+     {"chunks": (4, 16), "compression": "gzip", "compression_opts": 1}, {}, False),
+    ("gzip, another chunk shape", 9, {"chunks": (3, 16), "compression": "gzip", "compression_opts": 1}, {}, False),
+    ("chunked /label, contiguous /data", 5, {}, {"chunks": (2,)}, True),
+]
+
+
+def make_mixed(d, files):
+    """files inputs d/mix-NNNNN.h5 of the kinds above in turn, rows as make_inputs writes them.  Returns
+    their paths, N and whether each should be mapped."""
+    os.makedirs(d)
+    paths, mapped, first = [], [], 0
+    for k in range(files):
+        _, r, xo, yo, m = MAPPED_KINDS[k % len(MAPPED_KINDS)]
+        ids = np.arange(first, first + r, dtype=np.int64)
+        p = os.path.join(d, "mix-%05d.h5" % k)
+        with h5py.File(p, "w") as h:
+            h.create_dataset("data", data=(ids[:, None] * 16 + np.arange(16)).astype("<f4"), **xo)
+            h.create_dataset("label", data=ids, **yo)
+        paths.append(p)
+        mapped.append(m and k > 0)
+        first += r
+    return paths, first, mapped
+
+
+def strace_opens(trace, paths):
+    """From an strace -f -e trace=openat log: per path, (opens without O_CLOEXEC: HDF5's, opens with it:
+    h5shuf's own for pread)."""
+    counts = {p: [0, 0] for p in paths}
+    with open(trace) as fh:
+        for line in fh:
+            m = re.search(r'openat\(AT_FDCWD, "([^"]+)", ([A-Z_|]+)', line)
+            if m and m.group(1) in counts and "= -1" not in line:
+                counts[m.group(1)][1 if "O_CLOEXEC" in m.group(2) else 0] += 1
+    return counts
+
+
+def case_mapped(tmp):
+    """Inputs mapped at scan time and read with pread(), mixed with inputs read through HDF5."""
+    paths, n, mapped = make_mixed(os.path.join(tmp, "mixed"), 600)
+    outdir = os.path.join(tmp, "out4")
+    os.makedirs(outdir)
+    specs = [p + ":/data,/label" for p in paths]
+    for strategy, seed in (("two-pass", 21), ("auto", 22)):
+        out = os.path.join(outdir, "mixed-%s.h5" % strategy)
+        rc, err, rss = run(["--strategy", strategy, "-m", "%dM" % BUDGET_MIB, "-s", seed, "-t", outdir] + specs +
+                           [out])
+        if check("mixed inputs, --strategy %s: exit 0 under ulimit -n %d" % (strategy, NOFILE), rc == 0, err[-400:]):
+            check_output("mixed inputs, --strategy %s" % strategy, out, seed, n, 16)
+            check_rss("mixed inputs, --strategy %s" % strategy, rss)
+            os.unlink(out)
+    check_clean("mixed inputs", outdir)
+    if not shutil.which("strace"):
+        print("SKIP: strace is not installed: which inputs were mapped is not checked")
+        return
+    out = os.path.join(outdir, "traced.h5")
+    trace = os.path.join(tmp, "strace.log")
+    env = dict(os.environ)
+    if SANITIZED:  # LeakSanitizer does not work under ptrace: the leak checks are the other runs'
+        env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":")
+    proc = subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat", "-o", trace, H5SHUF, "--strategy",
+                           "two-pass", "-m", "%dM" % BUDGET_MIB, "-s", "23", "-t", outdir] + specs + [out],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=limit_fds(NOFILE), env=env,
+                          timeout=600)
+    if not check("mixed inputs under strace: exit 0", proc.returncode == 0, proc.stderr.decode()[-400:]):
+        return
+    check_output("mixed inputs under strace", out, 23, n, 16)
+    counts = strace_opens(trace, paths)
+    wrong = [(os.path.basename(p), counts[p]) for p, m in zip(paths, mapped)
+             if counts[p] != ([1, 1] if m else [2, 0] if p != paths[0] else [1, 0])]
+    kinds = {MAPPED_KINDS[k][0]: 0 for k in range(len(MAPPED_KINDS))}
+    for k, m in enumerate(mapped):
+        kinds[MAPPED_KINDS[k % len(MAPPED_KINDS)][0]] += m
+    check("mapped inputs opened once by HDF5 and once for pread, the others twice by HDF5 (mapped: %s)" %
+          ", ".join("%s %d" % kv for kv in kinds.items()), not wrong, str(wrong[:5]))
+
+
 def main():
     global H5SHUF, SANITIZED
     args = sys.argv[1:]
@@ -198,6 +286,7 @@ def main():
         O.run_case("5000 inputs, two passes, verify", case_two_pass, tmp)
         O.run_case("out of descriptors", case_no_fds, tmp)
         O.run_case("1100 inputs, direct path, whole-file form", case_direct, tmp)
+        O.run_case("inputs mapped and read with pread, mixed with others", case_mapped, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("%d passed, %d failed" % (O.PASSED, O.FAILED), flush=True)

@@ -6,7 +6,9 @@
  * instead as raw chunks: the job's thread reads each stored chunk with H5Dread_chunk and the pool's
  * threads decode it (codec.c); on the way out the pool encodes whole chunks and the job's thread stores
  * them with H5Dwrite_chunk, in chunk order.  Everything else (contiguous layout, other filters,
- * variable-length types, unallocated chunks) goes through H5Dread/H5Dwrite as before.  Chunks are stored
+ * variable-length types, unallocated chunks) goes through H5Dread/H5Dwrite as before.  The chunks of an
+ * input mapped when it was scanned (inmap.h: a few chunks of whole rows) are read with pread() instead of
+ * H5Dread_chunk, from the places and sizes HDF5 gave then, and decoded the same way.  Chunks are stored
  * in the same order whatever the thread count, and a chunk's bytes depend on its rows only (codec.c): the
  * file is the same.
  *
@@ -24,13 +26,16 @@
  * thread only; so no buffer is ever resized under a running task (which is why nothing waits for pass
  * 1's queued encodes before a transfer of larger chunks).  Buffers only grow, to the largest chunk seen.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "chunkio.h"
 #include "codec.h"
 #include "fault.h"
+#include "inmap.h"
 #include "pool.h"
 #include "rows.h"
 
@@ -163,6 +168,82 @@ static int raw_for_read(struct chunk_task *t, hid_t dset, const hsize_t *off, si
     return 1;
 }
 
+/* Where a read's stored chunks come from: dset through HDF5 (H5Dread_chunk), or, when sto is not NULL,
+ * the extents of a mapped input (inmap.h) read with pread() from sto->fd. */
+struct source {
+    hid_t dset;
+    const struct h5shuf_stored *sto;
+};
+
+/* pread n bytes at off of fd into buf, all of them.  0, or -1 with the cause pushed (a short read: the
+ * file ends before them). */
+static int pread_all(int fd, unsigned char *buf, size_t n, uint64_t off)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = H5SHUF_FAULT() ? (errno = EIO, -1) : pread(fd, buf + got, n - got, (off_t)(off + got));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            char msg[200];
+            if (r < 0)
+                snprintf(msg, sizeof msg, "read of %zu bytes at byte %llu: %s", n, (unsigned long long)off,
+                         strerror(errno));
+            else
+                snprintf(msg, sizeof msg, "short read: %zu of %zu bytes at byte %llu (the file was truncated?)", got,
+                         n, (unsigned long long)off);
+            H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_IO, H5E_READERROR, "%s", msg);
+            return -1;
+        }
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+/* Read the stored chunk of task t (placed, its k.off set) from src into its raw buffer, with its filter
+ * mask.  1: read, to be decoded; 2: read, and nothing to decode (a mapped chunk without filters: its
+ * rows were read straight into the caller's); 0: HDF5 must read these rows (raw_for_read's cases; never
+ * for a mapped input, whose chunks were all allocated and of a sane size when scanned); -1: an error
+ * (pushed). */
+static int fetch(struct chunk_task *t, const struct source *src, size_t cap)
+{
+    if (!src->sto) {
+        int r = raw_for_read(t, src->dset, t->k.off, cap);
+        if (r <= 0)
+            return r;
+        return H5SHUF_FAULT() || H5Dread_chunk(src->dset, H5P_DEFAULT, t->k.off, &t->k.mask, t->k.raw) < 0 ? -1 : 1;
+    }
+    const struct h5shuf_stored *s = src->sto;
+    uint64_t k = t->k.off[0] / s->pl->chunk_rows;
+    if (k >= s->n) { /* (inputs_open mapped every chunk of the rows it counted) */
+        push_error("a chunk missing from the input's map");
+        return -1;
+    }
+    const struct h5shuf_inmap_chunk *c = &s->chunk[k];
+    if (s->pl->nfilters == 0 && c->size == s->pl->chunk_bytes) /* the rows as they are: no copy, no task */
+        return pread_all(s->fd, t->k.user, (size_t)(t->k.rows * s->row_bytes), c->addr + t->k.from * s->row_bytes) < 0
+                   ? -1
+                   : 2;
+    size_t want = (size_t)c->size + (size_t)c->size / 8; /* as raw_for_read: room for the next chunks too */
+    if (h5shuf__codec_grow(&t->k.raw, &t->k.raw_cap, c->size, want < cap ? want : cap) < 0) {
+        push_nomem(c->size);
+        return -1;
+    }
+    t->k.raw_n = c->size;
+    t->k.mask = c->mask;
+    return pread_all(s->fd, t->k.raw, c->size, c->addr) < 0 ? -1 : 1;
+}
+
+/* Rows [start, start + count) of a mapped contiguous dataset, read straight into buf. */
+static herr_t read_contiguous(const struct h5shuf_stored *s, uint64_t start, uint64_t count, void *buf)
+{
+    if (s->n != 1 || start + count > s->rows || (start + count) * s->row_bytes > s->chunk[0].size) {
+        push_error("rows past the input's map");
+        return -1;
+    }
+    return pread_all(s->fd, buf, (size_t)(count * s->row_bytes), s->chunk[0].addr + start * s->row_bytes);
+}
+
 /* Wait for slot t; on a write, store its chunk.  -1 (with an HDF5 error pushed) when it failed. */
 static int finish(struct h5shuf_chunkio *cio, hid_t dset, struct chunk_task *t, int ok)
 {
@@ -231,10 +312,12 @@ static herr_t read_by_hdf5(hid_t dset, hid_t ftype, const struct chunk_task *t)
     return h5shuf__spaces_close(r, fs, ms);
 }
 
-/* Move rows [start, start + count) between dset and buf chunk by chunk (see the file comment). */
-static herr_t transfer(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, const struct h5shuf_pipeline *pl,
-                       uint64_t start, uint64_t count, unsigned char *buf, int encode)
+/* Move rows [start, start + count) between src and buf chunk by chunk (see the file comment); a write's
+ * source is a dataset. */
+static herr_t transfer(struct h5shuf_chunkio *cio, const struct source *src, hid_t ftype,
+                       const struct h5shuf_pipeline *pl, uint64_t start, uint64_t count, unsigned char *buf, int encode)
 {
+    const hid_t dset = src->dset;
     const size_t cap = h5shuf__codec_bound(pl->chunk_bytes);
     int ok = 1;
     uint64_t end = start + count;
@@ -248,15 +331,17 @@ static herr_t transfer(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, cons
                 break;
             place(t, cio, pl, encode, c, j, lo, hi, start, buf);
             if (!encode) {
-                int r = raw_for_read(t, dset, t->k.off, cap);
+                int r = fetch(t, src, cap);
                 if (r == 0) { /* unallocated (fill values) or corrupt: let HDF5 read these rows */
                     ok = read_by_hdf5(dset, ftype, t) >= 0;
                     continue;
                 }
-                if (r < 0 || H5SHUF_FAULT() || H5Dread_chunk(dset, H5P_DEFAULT, t->k.off, &t->k.mask, t->k.raw) < 0) {
+                if (r < 0) {
                     ok = 0;
                     break;
                 }
+                if (r == 2)
+                    continue;
             } else if (h5shuf__codec_grow(&t->k.raw, &t->k.raw_cap, cap, cap) < 0) {
                 push_nomem(cap);
                 ok = 0;
@@ -281,7 +366,19 @@ herr_t h5shuf__chunkio_read(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype,
         return 0;
     if (!cio || h5shuf__pipeline_probe(dset, ftype, &pl) < 0 || !pl.direct)
         return h5shuf__read_rows(dset, ftype, start, count, buf);
-    return transfer(cio, dset, ftype, &pl, start, count, buf, 0);
+    const struct source src = {dset, NULL};
+    return transfer(cio, &src, ftype, &pl, start, count, buf, 0);
+}
+
+herr_t h5shuf__chunkio_read_stored(struct h5shuf_chunkio *cio, const struct h5shuf_stored *sto, uint64_t start,
+                                   uint64_t count, void *buf)
+{
+    if (count == 0)
+        return 0;
+    if (!sto->pl)
+        return read_contiguous(sto, start, count, buf);
+    const struct source src = {H5I_INVALID_HID, sto};
+    return transfer(cio, &src, H5I_INVALID_HID, sto->pl, start, count, buf, 0);
 }
 
 herr_t h5shuf__chunkio_write(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, uint64_t start, uint64_t count,
@@ -294,7 +391,8 @@ herr_t h5shuf__chunkio_write(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype
         return h5shuf__write_rows(dset, ftype, start, count, buf, extend);
     if (extend && h5shuf__extend_rows(dset, start + count) < 0)
         return -1;
-    return transfer(cio, dset, ftype, &pl, start, count, (unsigned char *)buf, 1);
+    const struct source src = {dset, NULL};
+    return transfer(cio, &src, ftype, &pl, start, count, (unsigned char *)buf, 1);
 }
 
 /* ---- one chunk encoded ahead of its write ------------------------------------------------------- */
@@ -372,14 +470,10 @@ void h5shuf__prefetch_free(struct h5shuf_chunkio *cio, struct h5shuf_prefetch *p
     free(pf);
 }
 
-herr_t h5shuf__prefetch_start(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, uint64_t start, uint64_t count,
-                              void *buf, struct h5shuf_prefetch *pf)
+/* Start reading rows [start, start + count) of src, pipeline *pl (direct, copied into pf->pl), into buf. */
+static herr_t prefetch_chunks(struct h5shuf_chunkio *cio, const struct source *src, hid_t ftype, uint64_t start,
+                              uint64_t count, void *buf, struct h5shuf_prefetch *pf)
 {
-    pf->n = 0;
-    if (count == 0)
-        return 0;
-    if (!cio || h5shuf__pipeline_probe(dset, ftype, &pf->pl) < 0 || !pf->pl.direct)
-        return h5shuf__read_rows(dset, ftype, start, count, buf); /* HDF5 runs it: no overlap */
     const struct h5shuf_pipeline *pl = &pf->pl;
     uint64_t first = start / pl->chunk_rows * pl->chunk_rows, end = start + count;
     uint64_t need64 = (end - first + pl->chunk_rows - 1) / pl->chunk_rows * pl->chunks_per_row;
@@ -400,16 +494,16 @@ herr_t h5shuf__prefetch_start(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftyp
         for (uint64_t j = 0; j < pl->chunks_per_row; j++) {
             struct chunk_task *t = &pf->t[pf->n];
             place(t, cio, pl, 0, c, j, lo, hi, start, buf);
-            int r = raw_for_read(t, dset, t->k.off, cap);
+            int r = fetch(t, src, cap);
             if (r < 0)
-                return -1;
+                return -1; /* the tasks queued so far are waited for by finish or free */
+            if (r == 2)
+                continue;
             if (r == 0) { /* unallocated, or larger than any encoding of it: HDF5 reads it */
-                if (read_by_hdf5(dset, ftype, t) < 0)
+                if (read_by_hdf5(src->dset, ftype, t) < 0)
                     return -1;
                 continue;
             }
-            if (H5SHUF_FAULT() || H5Dread_chunk(dset, H5P_DEFAULT, t->k.off, &t->k.mask, t->k.raw) < 0)
-                return -1; /* the tasks queued so far are waited for by finish or free */
             h5shuf__pool_submit(cio->pool, &t->task);
             pf->n++;
         }
@@ -419,6 +513,31 @@ nomem:
     H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_RESOURCE, H5E_NOSPACE,
              "out of memory for chunk tasks");
     return -1;
+}
+
+herr_t h5shuf__prefetch_start(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, uint64_t start, uint64_t count,
+                              void *buf, struct h5shuf_prefetch *pf)
+{
+    pf->n = 0;
+    if (count == 0)
+        return 0;
+    if (!cio || h5shuf__pipeline_probe(dset, ftype, &pf->pl) < 0 || !pf->pl.direct)
+        return h5shuf__read_rows(dset, ftype, start, count, buf); /* HDF5 runs it: no overlap */
+    const struct source src = {dset, NULL};
+    return prefetch_chunks(cio, &src, ftype, start, count, buf, pf);
+}
+
+herr_t h5shuf__prefetch_start_stored(struct h5shuf_chunkio *cio, const struct h5shuf_stored *sto, uint64_t start,
+                                     uint64_t count, void *buf, struct h5shuf_prefetch *pf)
+{
+    pf->n = 0;
+    if (count == 0)
+        return 0;
+    if (!sto->pl) /* contiguous: nothing to decode */
+        return read_contiguous(sto, start, count, buf);
+    pf->pl = *sto->pl;
+    const struct source src = {H5I_INVALID_HID, sto};
+    return prefetch_chunks(cio, &src, H5I_INVALID_HID, start, count, buf, pf);
 }
 
 herr_t h5shuf__prefetch_finish(struct h5shuf_chunkio *cio, struct h5shuf_prefetch *pf)

@@ -10,6 +10,8 @@
 #include "base.h"
 #include "codec.h" /* struct h5shuf_pipeline */
 
+struct h5shuf_stored; /* inmap.h */
+
 /* The job's chunk I/O: its thread pool, per-thread codec contexts and chunk buffers.  Buffers are made
  * when a transfer first needs them and kept, grown to the largest chunk seen: a raw buffer per chunk in
  * flight (a read's of about the chunk's stored size, a write's of its largest encoding), and, only for
@@ -40,6 +42,13 @@ H5SHUF_INTERNAL herr_t h5shuf__chunkio_read(struct h5shuf_chunkio *cio, hid_t ds
 H5SHUF_INTERNAL herr_t h5shuf__chunkio_write(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, uint64_t start,
                                              uint64_t count, const void *buf, int extend);
 
+/* As h5shuf__chunkio_read, for a dataset of an input mapped when it was scanned (inmap.h): its stored
+ * chunks are read with pread() from sto->fd and decoded by the pool (contiguous rows are read straight
+ * into buf); no HDF5 call.  cio must not be NULL.  < 0 on error, the cause on HDF5's error stack: a failed
+ * or short read, a chunk that does not decode, rows past the map. */
+H5SHUF_INTERNAL herr_t h5shuf__chunkio_read_stored(struct h5shuf_chunkio *cio, const struct h5shuf_stored *sto,
+                                                   uint64_t start, uint64_t count, void *buf);
+
 /* One chunk encoded by the pool ahead of its write (pass 1's pile flushes, which must not wait). */
 struct h5shuf_chunk;
 /* NULL when out of memory.  Free waits for a pending encode; accepts NULL. */
@@ -66,6 +75,11 @@ H5SHUF_INTERNAL struct h5shuf_prefetch *h5shuf__prefetch_new(void); /* NULL: out
 H5SHUF_INTERNAL void h5shuf__prefetch_free(struct h5shuf_chunkio *cio, struct h5shuf_prefetch *pf); /* waits */
 H5SHUF_INTERNAL herr_t h5shuf__prefetch_start(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, uint64_t start,
                                               uint64_t count, void *buf, struct h5shuf_prefetch *pf);
+/* As h5shuf__prefetch_start, for a mapped input's dataset (h5shuf__chunkio_read_stored): the chunks are
+ * read now, their decoding queued; sto is not used after the call (its descriptor may be closed). */
+H5SHUF_INTERNAL herr_t h5shuf__prefetch_start_stored(struct h5shuf_chunkio *cio, const struct h5shuf_stored *sto,
+                                                     uint64_t start, uint64_t count, void *buf,
+                                                     struct h5shuf_prefetch *pf);
 H5SHUF_INTERNAL herr_t h5shuf__prefetch_finish(struct h5shuf_chunkio *cio, struct h5shuf_prefetch *pf);
 
 #endif /* H5SHUF_CHUNKIO_H */

@@ -504,12 +504,22 @@ int h5shuf__codec_encode(struct h5shuf_codec_chunk *t, struct h5shuf_codec_ctx *
 
 int h5shuf__pipeline_probe(hid_t dset, hid_t ftype, struct h5shuf_pipeline *pl)
 {
-    memset(pl, 0, sizeof *pl);
     hid_t dcpl = H5Dget_create_plist(dset);
     hid_t space = H5Dget_space(dset);
-    int ok = dcpl >= 0 && space >= 0;
     hsize_t dims[H5S_MAX_RANK];
-    int rank = ok ? H5Sget_simple_extent_dims(space, dims, NULL) : -1;
+    int rank = dcpl >= 0 && space >= 0 ? H5Sget_simple_extent_dims(space, dims, NULL) : -1;
+    h5shuf__pipeline_of(dcpl, rank, dims, ftype, pl);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (space >= 0)
+        H5Sclose(space);
+    return dcpl >= 0 && space >= 0 ? 0 : -1;
+}
+
+void h5shuf__pipeline_of(hid_t dcpl, int rank, const hsize_t *dims, hid_t ftype, struct h5shuf_pipeline *pl)
+{
+    memset(pl, 0, sizeof *pl);
+    int ok = dcpl >= 0 && rank >= 1;
     size_t tsize = H5Tget_size(ftype);
     ok = ok && rank >= 1 && tsize > 0 && H5Pget_layout(dcpl) == H5D_CHUNKED && H5Tdetect_class(ftype, H5T_VLEN) == 0 &&
          !(H5Tget_class(ftype) == H5T_STRING && H5Tis_variable_str(ftype) > 0);
@@ -582,11 +592,6 @@ int h5shuf__pipeline_probe(hid_t dset, hid_t ftype, struct h5shuf_pipeline *pl)
         }
     }
     pl->direct = ok;
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
-    if (space >= 0)
-        H5Sclose(space);
-    return dcpl >= 0 && space >= 0 ? 0 : -1;
 }
 
 /* ---- a thread's codec state -------------------------------------------------------------------------- */

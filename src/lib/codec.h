@@ -45,6 +45,10 @@ struct h5shuf_pipeline {
 /* Describe dset's pipeline (pl->direct = 0 when h5shuf cannot run it: not chunked, a variable-length
  * type, another filter, a chunk of 2 GiB or more).  Returns < 0 on an HDF5 error. */
 H5SHUF_INTERNAL int h5shuf__pipeline_probe(hid_t dset, hid_t ftype, struct h5shuf_pipeline *pl);
+/* The same from what the caller already holds: the dataset's creation properties dcpl and its extent
+ * (rank, dims[0..rank)), for a caller that has them (no property list copied). */
+H5SHUF_INTERNAL void h5shuf__pipeline_of(hid_t dcpl, int rank, const hsize_t *dims, hid_t ftype,
+                                         struct h5shuf_pipeline *pl);
 
 /* One thread's codec state: its contexts are made by the thread itself on first use, its stage buffers
  * (intermediate results of pipelines of several steps, stage_cap[s] bytes, NULL until a pipeline needs

@@ -7,13 +7,17 @@
  * 0.6 MiB for an open file, so a job of thousands of inputs would otherwise hold gigabytes outside its
  * memory budget, and a descriptor each (the default limit is 1024).  Pass 1 then reads the inputs in
  * order, one open at a time; the direct path and a verify read rows of any input, through the few kept
- * open, least recently read closed first (h5shuf__input_dsets).
+ * open, least recently read closed first (h5shuf__input_dsets).  While an input is open to be checked,
+ * where its rows are stored is noted when that is simple (inmap.c): pass 1 reads such an input with
+ * pread() from a plain descriptor (h5shuf__input_fd) instead of opening it with HDF5 again, which cost
+ * more than the read itself for inputs of a chunk or two.
  *
  * Rows are moved as raw bytes of the file datatype, so any fixed-size type works (big-endian floats,
  * compounds, strings, opaque...); variable-length sequences and strings are moved by vlen.c; references,
  * vlen data nested in other types and scalars are refused with a message naming the dataset.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +29,7 @@
 #include "fault.h"
 #include "files.h"
 #include "h5err.h"
+#include "inmap.h"
 #include "inputs.h"
 #include "vlen.h"
 
@@ -62,8 +67,9 @@ static int reopen_file(struct h5shuf_input *in, struct h5shuf_err *err)
     return H5SHUF_OK;
 }
 
-/* Open input in's file read-only (in->file), refusing what is not a readable HDF5 file by name. */
-static int open_file(struct h5shuf_input *in, struct h5shuf_err *err)
+/* Open input in's file read-only (in->file), refusing what is not a readable HDF5 file by name; *st is
+ * what stat() said of it before. */
+static int open_file(struct h5shuf_input *in, struct stat *st_out, struct h5shuf_err *err)
 {
     struct stat st;
     char cause[256];
@@ -72,6 +78,7 @@ static int open_file(struct h5shuf_input *in, struct h5shuf_err *err)
     if (stat(path, &st) != 0)
         return h5shuf__fail(err, errno == ENOENT ? H5SHUF_ENOENT : H5SHUF_EIO, "%s: %s", in->spec.file,
                             strerror(errno));
+    *st_out = st;
     if (S_ISDIR(st.st_mode))
         return h5shuf__fail(err, H5SHUF_ENOTHDF5, "%s: is a directory, not an HDF5 file", in->spec.file);
     if (access(path, R_OK) != 0)
@@ -305,10 +312,11 @@ static void set_chunk_cache(hid_t file, const char *path, hid_t dcpl, uint64_t r
 }
 
 /* Open dataset path of input f as shuffled dataset d (its rows in *rows): the first input's describes
- * dsets->ds[d], a later input's is checked against it.  Its stored bytes and chunk rows are counted
- * (in->stored_bytes, ds[d].in_chunk_rows_max); the first input's gets its chunk cache for reading. */
+ * dsets->ds[d], a later input's is checked against it and added to its map b (inmap.h).  Its stored bytes
+ * and chunk rows are counted (in->stored_bytes, ds[d].in_chunk_rows_max); the first input's gets its
+ * chunk cache for reading. */
 static int open_dataset(struct h5shuf_inputs *in, size_t f, size_t d, const char *path, struct h5shuf_datasets *dsets,
-                        uint64_t *rows, struct h5shuf_err *err)
+                        uint64_t *rows, struct h5shuf_inmap_build *b, struct h5shuf_err *err)
 {
     struct h5shuf_input *inp = &in->v[f];
     const char *file = inp->spec.file;
@@ -340,6 +348,8 @@ static int open_dataset(struct h5shuf_inputs *in, size_t f, size_t d, const char
         ds->in_chunk_rows_max = c > ds->in_chunk_rows_max ? c : ds->in_chunk_rows_max;
         if (!ds->vlen) /* (a vlen dataset's payload is in the global heap: the plan estimates it) */
             in->stored_bytes += H5Dget_storage_size(dset);
+        if (f > 0)
+            h5shuf__inmap_add(b, dset, dcpl, sh.ftype, sh.rank, sh.dims, sh.row_bytes, &in->map_pl[d]);
     }
     if (st == H5SHUF_OK && f == 0)
         set_chunk_cache(inp->file, path, dcpl, sh.row_bytes, &inp->dset[d]);
@@ -411,8 +421,10 @@ static int name_datasets(const struct h5shuf_spec *first, size_t named, const st
     return H5SHUF_OK;
 }
 
-/* Open the shuffled datasets of input f, all with the same rows (its rows). */
-static int open_input(struct h5shuf_inputs *in, size_t f, struct h5shuf_datasets *dsets, struct h5shuf_err *err)
+/* Open the shuffled datasets of input f, all with the same rows (its rows); a later input's are added to
+ * its map b. */
+static int open_input(struct h5shuf_inputs *in, size_t f, struct h5shuf_datasets *dsets, struct h5shuf_inmap_build *b,
+                      struct h5shuf_err *err)
 {
     struct h5shuf_input *inp = &in->v[f];
     const struct h5shuf_spec *first = &in->v[0].spec;
@@ -427,7 +439,7 @@ static int open_input(struct h5shuf_inputs *in, size_t f, struct h5shuf_datasets
         inp->dset[d] = H5I_INVALID_HID;
     for (size_t d = 0; d < dsets->n; d++) {
         uint64_t rows = 0;
-        int st = open_dataset(in, f, d, paths->paths[d], dsets, &rows, err);
+        int st = open_dataset(in, f, d, paths->paths[d], dsets, &rows, b, err);
         if (st != H5SHUF_OK)
             return st;
         if (d == 0)
@@ -462,9 +474,12 @@ static int estimate_vlen(const struct h5shuf_inputs *in, struct h5shuf_datasets 
     return st;
 }
 
-/* Close input inp's datasets (nds of them) and file. */
+/* Close input inp's datasets (nds of them) and file, and its descriptor for pread. */
 static void close_input(struct h5shuf_input *inp, size_t nds)
 {
+    if (inp->fd >= 0)
+        close(inp->fd);
+    inp->fd = -1;
     for (size_t d = 0; inp->dset && d < nds; d++) {
         if (inp->dset[d] >= 0)
             H5Dclose(inp->dset[d]);
@@ -473,6 +488,39 @@ static void close_input(struct h5shuf_input *inp, size_t nds)
     if (inp->file >= 0)
         H5Fclose(inp->file);
     inp->file = H5I_INVALID_HID;
+}
+
+/* Userblock bytes of an open file (0 when HDF5 cannot say: then the file is not mapped anyway, as the
+ * open of its datasets fails). */
+static hsize_t userblock_of(hid_t file)
+{
+    hsize_t ub = 1;
+    hid_t fcpl = H5Fget_create_plist(file);
+    if (fcpl < 0 || H5Pget_userblock(fcpl, &ub) < 0)
+        ub = 1;
+    if (fcpl >= 0)
+        H5Pclose(fcpl);
+    H5Eclear2(H5E_DEFAULT);
+    return ub;
+}
+
+/* Open the datasets of a later input f (its file open, stat() of it *st_file) and map where its rows are
+ * stored when that is simple (inp->map, inmap.h). */
+static int scan_input(struct h5shuf_inputs *in, size_t f, struct h5shuf_datasets *dsets, const struct stat *st_file,
+                      struct h5shuf_err *err)
+{
+    struct h5shuf_input *inp = &in->v[f];
+    struct h5shuf_inmap_build b;
+    if (h5shuf__inmap_begin(&b, dsets->n, st_file, userblock_of(inp->file)) != H5SHUF_OK)
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    int st = open_input(in, f, dsets, &b, err);
+    if (st != H5SHUF_OK) {
+        h5shuf__inmap_abandon(&b);
+        return st;
+    }
+    if (h5shuf__inmap_end(&b, &inp->map) != H5SHUF_OK)
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    return H5SHUF_OK;
 }
 
 int h5shuf__inputs_open(struct h5shuf_inputs *in, const struct h5shuf_spec *out_spec, struct h5shuf_datasets *dsets,
@@ -485,10 +533,13 @@ int h5shuf__inputs_open(struct h5shuf_inputs *in, const struct h5shuf_spec *out_
         return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     for (size_t k = 0; k < H5SHUF_INPUTS_OPEN_MAX; k++)
         in->open[k] = SIZE_MAX;
-    for (size_t f = 0; f < in->n; f++)
+    for (size_t f = 0; f < in->n; f++) {
         in->v[f].file = H5I_INVALID_HID;
+        in->v[f].fd = -1;
+    }
     struct h5shuf_input *first = &in->v[0];
-    if ((st = open_file(first, err)) != H5SHUF_OK)
+    struct stat st_file;
+    if ((st = open_file(first, &st_file, err)) != H5SHUF_OK)
         return st;
     in->whole_file = first->spec.npaths == 0;
     size_t named = first->spec.npaths;
@@ -498,13 +549,15 @@ int h5shuf__inputs_open(struct h5shuf_inputs *in, const struct h5shuf_spec *out_
         return st;
     if ((st = name_datasets(&first->spec, in->whole_file ? first->spec.npaths : named, out_spec, dsets, err)) != H5SHUF_OK)
         return st;
+    if (!(in->map_pl = calloc(dsets->n ? dsets->n : 1, sizeof *in->map_pl)))
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     in->rows = 0;
     in->stored_bytes = 0;
     dsets->row_bytes = 0;
     for (size_t f = 0; f < in->n; f++) { /* each input open only while it is checked (but the first) */
-        if (f > 0 && (st = open_file(&in->v[f], err)) != H5SHUF_OK)
+        if (f > 0 && (st = open_file(&in->v[f], &st_file, err)) != H5SHUF_OK)
             return st;
-        if ((st = open_input(in, f, dsets, err)) != H5SHUF_OK)
+        if ((st = f > 0 ? scan_input(in, f, dsets, &st_file, err) : open_input(in, f, dsets, NULL, err)) != H5SHUF_OK)
             return st;
         if (f > 0)
             close_input(&in->v[f], dsets->n);
@@ -572,32 +625,76 @@ static int reopen_datasets(const struct h5shuf_inputs *in, const struct h5shuf_d
     return H5SHUF_OK;
 }
 
-const hid_t *h5shuf__input_dsets(const struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets, size_t f,
-                                 struct h5shuf_err *err)
+/* Make input f (> 0) the most recently read of the open ones (in->open), closing the least recently read
+ * first when H5SHUF_INPUTS_OPEN_MAX others are open; what is open of it stays open. */
+static void touch_input(const struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets, size_t f)
 {
-    struct h5shuf_input *inp = &in->v[f];
     size_t *open = in->open, n = 0, k;
-    if (f == 0) /* open from inputs_open to inputs_close */
-        return inp->dset;
     while (n < H5SHUF_INPUTS_OPEN_MAX && open[n] != SIZE_MAX)
         n++;
     for (k = 0; k < n && open[k] != f; k++)
         ;
-    if (k == n) { /* not open: close the least recently read when there is no room, open it */
+    if (k == n) { /* not listed: close the least recently read when there is no room */
         if (n == H5SHUF_INPUTS_OPEN_MAX) {
             close_input(&in->v[open[0]], dsets->n);
             memmove(open, open + 1, --n * sizeof *open);
             open[n] = SIZE_MAX;
         }
-        if (reopen_file(inp, err) != H5SHUF_OK || reopen_datasets(in, dsets, f, err) != H5SHUF_OK) {
-            close_input(inp, dsets->n);
-            return NULL;
-        }
         k = n++;
     }
     memmove(open + k, open + k + 1, (n - 1 - k) * sizeof *open); /* the most recently read last */
     open[n - 1] = f;
+}
+
+const hid_t *h5shuf__input_dsets(const struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets, size_t f,
+                                 struct h5shuf_err *err)
+{
+    struct h5shuf_input *inp = &in->v[f];
+    if (f == 0) /* open from inputs_open to inputs_close */
+        return inp->dset;
+    touch_input(in, dsets, f);
+    if (inp->file < 0 &&
+        (reopen_file(inp, err) != H5SHUF_OK || reopen_datasets(in, dsets, f, err) != H5SHUF_OK)) {
+        close_input(inp, dsets->n); /* (listed, with nothing open: closed again harmlessly) */
+        return NULL;
+    }
     return inp->dset;
+}
+
+int h5shuf__input_fd(const struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets, size_t f,
+                     struct h5shuf_err *err)
+{
+    struct h5shuf_input *inp = &in->v[f];
+    char where[512], cause[256];
+    touch_input(in, dsets, f);
+    if (inp->fd >= 0)
+        return inp->fd;
+    const char *path = h5shuf__input_path(inp);
+    inp->fd = H5SHUF_FAULT() ? (errno = EIO, -1) : open(path, O_RDONLY | O_CLOEXEC);
+    if (inp->fd < 0) {
+        int e = errno;
+        const char *why = e == EMFILE || e == ENFILE ? h5shuf__fd_shortage(path, cause, sizeof cause) : NULL;
+        H5Eclear2(H5E_DEFAULT); /* (an injected fault's) */
+        h5shuf__fail(err, e == ENOENT ? H5SHUF_ENOENT : H5SHUF_EIO, "%s: cannot open: %s", inp->spec.file,
+                     why ? why : strerror(e));
+        return -1;
+    }
+    int same = H5SHUF_FAULT() ? (errno = EIO, -1) : h5shuf__inmap_same_file(inp->map, inp->fd);
+    if (same == 1)
+        return inp->fd;
+    int e = errno;
+    H5Eclear2(H5E_DEFAULT);
+    close(inp->fd);
+    inp->fd = -1;
+    h5shuf__where(in, dsets, f, 0, where, sizeof where);
+    if (same < 0)
+        h5shuf__fail(err, H5SHUF_EIO, "%s: %s", where, strerror(e));
+    else
+        h5shuf__fail(err, H5SHUF_EMISMATCH,
+                     "%s: changed while h5shuf ran (its size, inode or modification time differ from when it was "
+                     "scanned)",
+                     where);
+    return -1;
 }
 
 void h5shuf__inputs_close(struct h5shuf_inputs *in, struct h5shuf_datasets *dsets)
@@ -609,9 +706,13 @@ void h5shuf__inputs_close(struct h5shuf_inputs *in, struct h5shuf_datasets *dset
         close_input(&in->v[f], nds);
         free(in->v[f].dset);
         in->v[f].dset = NULL;
+        h5shuf__inmap_free(in->v[f].map);
+        in->v[f].map = NULL;
     }
     free(in->open);
     in->open = NULL;
+    free(in->map_pl);
+    in->map_pl = NULL;
 }
 
 void h5shuf__inputs_free(struct h5shuf_inputs *in)
@@ -649,6 +750,7 @@ int h5shuf__inputs_append(struct h5shuf_inputs *in, const char *spec, struct h5s
     struct h5shuf_input *inp = &v[in->n];
     memset(inp, 0, sizeof *inp);
     inp->file = H5I_INVALID_HID;
+    inp->fd = -1;
     int st = h5shuf__spec_parse(spec, &inp->spec, err);
     if (st == H5SHUF_OK)
         in->n++;

@@ -8,6 +8,12 @@
  * The first input stays open for the whole job (the objects and attributes copied to the output, the
  * datatypes of the description come from it); the others are opened when their rows are read
  * (h5shuf__input_dsets) and closed again, at most H5SHUF_INPUTS_OPEN_MAX of them open at a time.
+ *
+ * A small input whose datasets are simply stored (inmap.h: contiguous, or a few chunks of whole rows) is
+ * mapped when it is scanned: pass 1 then reads its stored bytes with pread() from a plain descriptor
+ * (h5shuf__input_fd), under the same limit, and never opens it with HDF5 again.  The maps take at most
+ * 1.1 KiB and 8 bytes a dataset per input (inmap.h), about 100 bytes for an input of two one-chunk
+ * datasets, held from inputs_open to inputs_close.
  */
 #ifndef H5SHUF_INPUTS_H
 #define H5SHUF_INPUTS_H
@@ -16,6 +22,9 @@
 
 #include "datasets.h"
 #include "spec.h"
+
+struct h5shuf_inmap;    /* inmap.h */
+struct h5shuf_pipeline; /* codec.h */
 
 /* One input file. */
 struct h5shuf_input {
@@ -29,10 +38,13 @@ struct h5shuf_input {
     int own_chunks;          /* a dataset's chunk dim 0 differs from the first input's */
     hid_t *dset;             /* one open dataset per shuffled dataset while file is open, else
                               * H5I_INVALID_HID each (NULL before inputs_open) */
+    struct h5shuf_inmap *map; /* where its rows are stored, when mapped at scan time (not the first
+                               * input's), else NULL; owned */
+    int fd;                  /* a mapped input open for pread (h5shuf__input_fd), else -1 */
 };
 
 /* Inputs other than the first open at a time, at most: each costs about 0.6 MiB of HDF5's memory and a
- * file descriptor (docs/guide.md, "Memory"). */
+ * file descriptor (docs/guide.md, "Memory"); a mapped input open for pread() only, a descriptor. */
 #define H5SHUF_INPUTS_OPEN_MAX 4
 
 /* The inputs of a job, in order. */
@@ -50,6 +62,9 @@ struct h5shuf_inputs {
      * SIZE_MAX past the last (made by inputs_open).  A pointer, so that the stages, handed the inputs as
      * const, still open and close them: which inputs are open is no part of what the inputs are. */
     size_t *open;
+    /* The filter pipeline of each shuffled dataset (dsets->n) of every mapped input whose dataset is
+     * chunked (rank 0 until one is: inmap.h); owned. */
+    struct h5shuf_pipeline *map_pl;
 };
 
 /* The path an input is opened by. */
@@ -75,8 +90,21 @@ H5SHUF_INTERNAL int h5shuf__inputs_open(struct h5shuf_inputs *in, const struct h
  * (no descriptor left: said so), or its rows changed since inputs_open. */
 H5SHUF_INTERNAL const hid_t *h5shuf__input_dsets(const struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets,
                                                  size_t f, struct h5shuf_err *err);
-/* Close what inputs_open and input_dsets opened: the datasets' descriptions first, then the files.  Safe
- * after a failed open. */
+/* Where input f's rows are stored when it was mapped at scan time (inmap.h), else NULL: its rows are then
+ * read through h5shuf__input_dsets. */
+static inline const struct h5shuf_inmap *h5shuf__input_map(const struct h5shuf_inputs *in, size_t f)
+{
+    return in->v[f].map;
+}
+/* A descriptor of mapped input f, open read-only for pread(): opened now when it is not open (O_CLOEXEC),
+ * under the same limit and order as h5shuf__input_dsets (an input open either way counts once).  Valid
+ * until the next call of either for another input, or inputs_close.  -1 on failure, recorded in err
+ * naming the file and its first dataset: it cannot be opened (no descriptor left: said so), or it changed
+ * since it was scanned ("changed while h5shuf ran": another device, inode, size or modification time). */
+H5SHUF_INTERNAL int h5shuf__input_fd(const struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets, size_t f,
+                                     struct h5shuf_err *err);
+/* Close what inputs_open, input_dsets and input_fd opened: the datasets' descriptions first, then the
+ * files; free the maps.  Safe after a failed open. */
 H5SHUF_INTERNAL void h5shuf__inputs_close(struct h5shuf_inputs *in, struct h5shuf_datasets *dsets);
 /* Free the specs (after inputs_close). */
 H5SHUF_INTERNAL void h5shuf__inputs_free(struct h5shuf_inputs *in);

@@ -21,6 +21,7 @@
 #include "error.h"
 #include "fault.h"
 #include "h5err.h"
+#include "inmap.h"
 #include "inputs.h"
 #include "keyparts.h"
 #include "piles.h"
@@ -211,6 +212,21 @@ static int slab_start(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p,
                       const struct slab_pos *pos, struct slab *sl, struct h5shuf_prefetch **pf, int pipelined,
                       struct chunk_cache *cache)
 {
+    const struct h5shuf_inmap *map = cx->cio ? h5shuf__input_map(p->inputs, pos->f) : NULL;
+    if (map) { /* mapped when scanned: its stored bytes read with pread(), no HDF5 open */
+        int fd = h5shuf__input_fd(p->inputs, dsets, pos->f, cx->err);
+        if (fd < 0)
+            return cx->err->status;
+        for (size_t d = 0; d < dsets->n; d++) {
+            struct h5shuf_stored sto;
+            h5shuf__inmap_stored(map, d, fd, &p->inputs->map_pl[d], dsets->ds[d].row_bytes, p->inputs->v[pos->f].rows,
+                                 &sto);
+            if ((pipelined ? h5shuf__prefetch_start_stored(cx->cio, &sto, pos->start, pos->n, sl->buf[d], pf[d])
+                           : h5shuf__chunkio_read_stored(cx->cio, &sto, pos->start, pos->n, sl->buf[d])) < 0)
+                return slab_fail(p, dsets, pos, d, cx->err);
+        }
+        return H5SHUF_OK;
+    }
     const hid_t *src = h5shuf__input_dsets(p->inputs, dsets, pos->f, cx->err); /* in order: one open */
     if (!src)
         return cx->err->status;
