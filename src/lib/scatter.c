@@ -1,7 +1,7 @@
 /*
  * scatter.c - pass 1 (scatter the inputs into piles) and the oversize handling.
  *
- * Pass 1 reads each input in slabs of whole chunks (DESIGN.md section 3), computes every row's key and
+ * Pass 1 reads each input in slabs of whole chunks (slabs.c; DESIGN.md section 3), computes every row's key and
  * pile, and appends the row to its pile's buffer; the buffers are the buckets of a counting sort by pile,
  * and each full buffer is one scratch chunk.  Rows reach a pile in increasing global id, which pass 2's
  * stable sort relies on to break key ties by id.
@@ -21,12 +21,12 @@
 #include "error.h"
 #include "fault.h"
 #include "h5err.h"
-#include "inmap.h"
 #include "inputs.h"
 #include "keyparts.h"
 #include "piles.h"
 #include "plan.h"
 #include "scatter.h"
+#include "slabs.h"
 #include "vlen.h"
 
 /* Give up splitting a pile this many levels down: it cannot happen with uniform keys. */
@@ -34,34 +34,10 @@
 /* Restarts of pass 1 before giving up (each at least doubles M). */
 #define RESTARTS_MAX 20
 
-/* Slab buffers, one per dataset plus ids (h5shuf__bufs_alloc). */
-struct slab {
-    unsigned char **buf;
-    uint64_t rows;
-};
-
-static int slab_alloc(const struct h5shuf_datasets *dsets, struct slab *sl, uint64_t rows, struct h5shuf_err *err)
-{
-    sl->rows = rows;
-    sl->buf = h5shuf__bufs_alloc(dsets, rows, err);
-    for (size_t d = 0; sl->buf && d < dsets->n; d++)
-        if (dsets->ds[d].vlen) /* records HDF5 fills with pointers: zero, so slab_release is always safe */
-            memset(sl->buf[d], 0, (rows ? rows : 1) * dsets->ds[d].row_bytes);
-    return sl->buf ? H5SHUF_OK : err->status;
-}
-
-/* Free the vlen data HDF5 allocated for the slab's rows (safe on a zeroed slab: slab_alloc zeroes). */
-static void slab_release(const struct h5shuf_datasets *dsets, struct slab *sl)
-{
-    for (size_t d = 0; sl->buf && d < dsets->n; d++)
-        if (dsets->ds[d].vlen)
-            h5shuf__vlen_reclaim(&dsets->ds[d], sl->rows, sl->buf[d]);
-}
-
 /* Append n rows of the slab, with ids ids[0..n) (NULL: first + r), to their piles in ps (a head's rows
  * only); keys[r] is row r's key when keys is not NULL (computed here otherwise). */
 static int scatter_rows(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_pileset *ps,
-                        struct slab *sl, const uint64_t *ids, uint64_t first, const uint64_t *keys, uint64_t n)
+                        struct h5shuf_slab *sl, const uint64_t *ids, uint64_t first, const uint64_t *keys, uint64_t n)
 {
     const struct h5shuf_datasets *dsets = ps->sc->dsets;
     const unsigned char *rows[64];
@@ -101,178 +77,25 @@ static int piles_reserve(struct h5shuf_scratch *sc, size_t n, struct h5shuf_err 
     return H5SHUF_OK;
 }
 
-/* A slab of pass 1: rows [start, start + n) of input f. */
-struct slab_pos {
-    size_t f;
-    uint64_t start, n;
-};
-
-/* The slab after pos (the first one when pos->f == SIZE_MAX); 0 when there is none.  Slabs are the pass's
- * rows cut at every input's end and every multiple of slab_rows from an input's first row. */
-static int slab_next(const struct h5shuf_pass1 *p, struct slab_pos *pos)
-{
-    const struct h5shuf_inputs *in = p->inputs;
-    if (p->first_row >= p->end_row)
-        return 0;
-    size_t f = pos->f == SIZE_MAX ? h5shuf__input_of(in, p->first_row) : pos->f;
-    uint64_t start = pos->f == SIZE_MAX ? p->first_row - in->v[f].first_row : pos->start + pos->n;
-    while (f < in->n && start >= in->v[f].rows) {
-        f++;
-        start = 0;
-    }
-    if (f >= in->n || in->v[f].first_row + start >= p->end_row)
-        return 0;
-    uint64_t end = p->end_row - in->v[f].first_row < in->v[f].rows ? p->end_row - in->v[f].first_row : in->v[f].rows;
-    uint64_t slab = p->plan->slab_rows, boundary = start - start % slab + slab;
-    pos->f = f;
-    pos->start = start;
-    pos->n = (end < boundary ? end : boundary) - start;
-    return 1;
-}
-
-static int slab_fail(const struct h5shuf_pass1 *p, const struct h5shuf_datasets *dsets, const struct slab_pos *pos,
-                     size_t d, struct h5shuf_err *err)
-{
-    char where[512], cause[256];
-    return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot read rows %llu..%llu: %s",
-                        h5shuf__where(p->inputs, dsets, pos->f, d, where, sizeof where), (unsigned long long)pos->start,
-                        (unsigned long long)(pos->start + pos->n - 1), h5shuf__hdf5_cause(cause, sizeof cause));
-}
-
-/* One chunk row of a dataset, decoded, kept between slabs when the dataset's chunks do not tile them
- * (plan.h h5shuf__plan_slab_cached): a chunk row that k slabs meet is then decoded once, not k times. */
-struct chunk_cache {
-    unsigned char *buf; /* cap_rows rows (NULL: the dataset has none) */
-    uint64_t cap_rows;
-    size_t f;           /* it holds rows [first, first + rows) of input f; none while rows is 0 */
-    uint64_t first, rows;
-};
-
-/* Read rows [start, start + n) of dset into buf: pipelined (pf not NULL), queued on the pool, else read
- * before the call returns. */
-static herr_t read_rows(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, uint64_t start, uint64_t n,
-                        unsigned char *buf, struct h5shuf_prefetch *pf)
-{
-    return pf ? h5shuf__prefetch_start(cio, dset, ftype, start, n, buf, pf)
-              : h5shuf__chunkio_read(cio, dset, ftype, start, n, buf);
-}
-
-/* Copy rows [start, start + n) of input f's dset, all in its chunk row of rows [first, first + rows),
- * into buf from cc, decoding that chunk row into cc first unless cc holds it. */
-static herr_t cache_copy(struct h5shuf_chunkio *cio, struct chunk_cache *cc, size_t f, hid_t dset,
-                         const struct h5shuf_dsinfo *ds, uint64_t first, uint64_t rows, uint64_t start, uint64_t n,
-                         unsigned char *buf)
-{
-    if (cc->rows == 0 || cc->f != f || cc->first != first || cc->rows != rows) {
-        cc->rows = 0;
-        if (h5shuf__chunkio_read(cio, dset, ds->ftype, first, rows, cc->buf) < 0)
-            return -1;
-        cc->f = f;
-        cc->first = first;
-        cc->rows = rows;
-    }
-    memcpy(buf, cc->buf + (start - first) * ds->row_bytes, n * ds->row_bytes);
-    return 0;
-}
-
-/* Read rows [start, start + n) of input f's dataset dset (in_rows rows) into buf through cc: the part in
- * the chunk row the slab starts inside, and the part in the one it ends inside, from cc (decoded whole,
- * once: the slab next to it needs it too); the whole chunk rows between, and a last partial one of the
- * input, straight into buf (pipelined: queued on pf). */
-static herr_t read_cached(struct h5shuf_chunkio *cio, struct chunk_cache *cc, size_t f, hid_t dset,
-                          const struct h5shuf_dsinfo *ds, uint64_t in_rows, uint64_t start, uint64_t n,
-                          unsigned char *buf, struct h5shuf_prefetch *pf)
-{
-    struct h5shuf_pipeline pl;
-    if (h5shuf__pipeline_probe(dset, ds->ftype, &pl) < 0 || !pl.direct || pl.chunk_rows > cc->cap_rows)
-        return read_rows(cio, dset, ds->ftype, start, n, buf, pf); /* HDF5's chunk cache, sized one band */
-    const uint64_t c = pl.chunk_rows, end = start + n, rb = ds->row_bytes;
-    uint64_t a = start;
-    if (a % c != 0) { /* the head, in the chunk row the slab before ended in */
-        uint64_t k = a - a % c, hi = k + c < end ? k + c : end;
-        if (cache_copy(cio, cc, f, dset, ds, k, k + c < in_rows ? c : in_rows - k, a, hi - a, buf) < 0)
-            return -1;
-        a = hi;
-    }
-    uint64_t b = end == in_rows ? end : end - end % c;
-    if (b > a && read_rows(cio, dset, ds->ftype, a, b - a, buf + (a - start) * rb, pf) < 0)
-        return -1;
-    if (b < a)
-        b = a;
-    if (end > b) /* the tail: its chunk row goes on into the next slab */
-        return cache_copy(cio, cc, f, dset, ds, b, b + c < in_rows ? c : in_rows - b, b, end - b,
-                          buf + (b - start) * rb);
-    return 0;
-}
-
-/* Start reading slab pos into sl: pipelined, decoded by the pool while the caller scatters another; else
- * read whole before the call returns (without a copy of its stored chunks, which only the pipelined plan
- * counts).  cache: per dataset, NULL for none. */
-static int slab_start(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, const struct h5shuf_datasets *dsets,
-                      const struct slab_pos *pos, struct slab *sl, struct h5shuf_prefetch **pf, int pipelined,
-                      struct chunk_cache *cache)
-{
-    const struct h5shuf_inmap *map = cx->cio ? h5shuf__input_map(p->inputs, pos->f) : NULL;
-    if (map) { /* mapped when scanned: its stored bytes read with pread(), no HDF5 open */
-        int fd = h5shuf__input_fd(p->inputs, dsets, pos->f, cx->err);
-        if (fd < 0)
-            return cx->err->status;
-        for (size_t d = 0; d < dsets->n; d++) {
-            struct h5shuf_stored sto;
-            h5shuf__inmap_stored(map, d, fd, &p->inputs->map_pl[d], dsets->ds[d].row_bytes, p->inputs->v[pos->f].rows,
-                                 &sto);
-            if ((pipelined ? h5shuf__prefetch_start_stored(cx->cio, &sto, pos->start, pos->n, sl->buf[d], pf[d])
-                           : h5shuf__chunkio_read_stored(cx->cio, &sto, pos->start, pos->n, sl->buf[d])) < 0)
-                return slab_fail(p, dsets, pos, d, cx->err);
-        }
-        return H5SHUF_OK;
-    }
-    const hid_t *src = h5shuf__input_dsets(p->inputs, dsets, pos->f, cx->err); /* in order: one open */
-    if (!src)
-        return cx->err->status;
-    for (size_t d = 0; d < dsets->n; d++) {
-        const struct h5shuf_dsinfo *ds = &dsets->ds[d];
-        struct h5shuf_prefetch *to = pipelined ? pf[d] : NULL;
-        /* vlen rows: read now, into HDF5's allocations (slab_release frees them) */
-        if ((ds->vlen ? h5shuf__vlen_read(ds, src[d], pos->start, pos->n, sl->buf[d])
-             : cache && cache[d].buf
-                 ? read_cached(cx->cio, &cache[d], pos->f, src[d], ds, p->inputs->v[pos->f].rows, pos->start, pos->n,
-                               sl->buf[d], to)
-                 : read_rows(cx->cio, src[d], ds->ftype, pos->start, pos->n, sl->buf[d], to)) < 0)
-            return slab_fail(p, dsets, pos, d, cx->err);
-    }
-    return H5SHUF_OK;
-}
-
-static int slab_finish(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, const struct h5shuf_datasets *dsets,
-                       const struct slab_pos *pos, struct h5shuf_prefetch **pf)
-{
-    int st = H5SHUF_OK;
-    for (size_t d = 0; d < dsets->n; d++)
-        if (h5shuf__prefetch_finish(cx->cio, pf[d]) < 0 && st == H5SHUF_OK)
-            st = slab_fail(p, dsets, pos, d, cx->err);
-    return st;
-}
-
 /* Scatter the slabs into ps, reading slab k + 1 (pipelined: decoding it on the pool) while slab k is
  * scattered (DESIGN.md section 4). */
 static int scatter_slabs(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_pileset *ps,
-                         struct slab *sl, struct h5shuf_prefetch **pf, int pipelined, struct chunk_cache *cache)
+                         struct h5shuf_slab *sl, struct h5shuf_prefetch **pf, int pipelined, struct h5shuf_chunk_cache *cache)
 {
     const struct h5shuf_datasets *dsets = ps->sc->dsets;
     uint64_t done = 0;
     int cur = 0, st = H5SHUF_OK;
-    struct slab_pos pos = {.f = SIZE_MAX};
-    int more = slab_next(p, &pos);
+    struct h5shuf_slab_pos pos = {.f = SIZE_MAX};
+    int more = h5shuf__slab_next(p->inputs, p->first_row, p->end_row, p->plan->slab_rows, &pos);
     if (more)
-        st = slab_start(cx, p, dsets, &pos, &sl[0], pf, pipelined, cache);
+        st = h5shuf__slab_start(cx, p->inputs, dsets, &pos, &sl[0], pf, pipelined, cache);
     while (st == H5SHUF_OK && more) {
-        struct slab_pos next = pos;
-        int next_more = slab_next(p, &next);
+        struct h5shuf_slab_pos next = pos;
+        int next_more = h5shuf__slab_next(p->inputs, p->first_row, p->end_row, p->plan->slab_rows, &next);
         int to = pipelined ? cur ^ 1 : cur;
-        st = slab_finish(cx, p, dsets, &pos, pf);
+        st = h5shuf__slab_finish(cx, p->inputs, dsets, &pos, pf);
         if (st == H5SHUF_OK && pipelined && next_more)
-            st = slab_start(cx, p, dsets, &next, &sl[to], pf, pipelined, cache);
+            st = h5shuf__slab_start(cx, p->inputs, dsets, &next, &sl[to], pf, pipelined, cache);
         if (st != H5SHUF_OK)
             break;
         /* the slab's id buffer holds its rows' keys, computed on the pool (ids are first + r) */
@@ -280,12 +103,12 @@ static int scatter_slabs(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 
         uint64_t first = p->inputs->v[pos.f].first_row + pos.start;
         h5shuf__keys_in_parts(h5shuf__chunkio_pool(cx->cio), p->seed, NULL, first, pos.n, keys, NULL);
         st = scatter_rows(cx, p, ps, &sl[cur], NULL, first, keys, pos.n);
-        slab_release(dsets, &sl[cur]);
+        h5shuf__slab_release(dsets, &sl[cur]);
         done += pos.n;
         if (st == H5SHUF_OK)
             st = h5shuf__progress(&cx->progress, cx->err, H5SHUF_PHASE_SCATTER, done, p->total_rows);
         if (st == H5SHUF_OK && !pipelined && next_more)
-            st = slab_start(cx, p, dsets, &next, &sl[to], pf, pipelined, cache);
+            st = h5shuf__slab_start(cx, p->inputs, dsets, &next, &sl[to], pf, pipelined, cache);
         pos = next;
         more = next_more;
         cur = to;
@@ -299,15 +122,15 @@ int h5shuf__pass1_load(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p
     unsigned char **at = malloc((dsets->n + 1) * sizeof *at);
     if (!at)
         return h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory");
-    struct slab sl = {at, 0};
-    struct slab_pos pos = {.f = SIZE_MAX};
+    struct h5shuf_slab sl = {at, 0};
+    struct h5shuf_slab_pos pos = {.f = SIZE_MAX};
     int st = H5SHUF_OK;
-    while (st == H5SHUF_OK && slab_next(p, &pos)) {
+    while (st == H5SHUF_OK && h5shuf__slab_next(p->inputs, p->first_row, p->end_row, p->plan->slab_rows, &pos)) {
         const uint64_t first = p->inputs->v[pos.f].first_row + pos.start, off = first - p->first_row;
         for (size_t d = 0; d < dsets->n; d++)
             at[d] = buf[d] + off * dsets->ds[d].row_bytes;
         sl.rows = pos.n;
-        st = slab_start(cx, p, dsets, &pos, &sl, NULL, 0, NULL); /* decoded by the pool, straight into buf */
+        st = h5shuf__slab_start(cx, p->inputs, dsets, &pos, &sl, NULL, 0, NULL); /* decoded by the pool, straight into buf */
         uint64_t *ids = (uint64_t *)buf[dsets->n] + off;
         for (uint64_t r = 0; st == H5SHUF_OK && r < pos.n; r++)
             ids[r] = first + r;
@@ -327,10 +150,10 @@ int h5shuf__scatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, s
     if (p->head_bound) /* a head: piles cut the keys up to its bound */
         all.hi = (h5shuf_u128)p->head_bound->key + 1;
     struct h5shuf_pileset ps = {0};
-    struct slab sl[2] = {{0}, {0}};
+    struct h5shuf_slab sl[2] = {{0}, {0}};
     const int pipelined = h5shuf__plan_pipelined(plan) && h5shuf__chunkio_threads(cx->cio) > 1;
     struct h5shuf_prefetch **pf = calloc(dsets->n ? dsets->n : 1, sizeof *pf);
-    struct chunk_cache *cache = plan->slab_cache_bytes ? calloc(dsets->n, sizeof *cache) : NULL;
+    struct h5shuf_chunk_cache *cache = plan->slab_cache_bytes ? calloc(dsets->n, sizeof *cache) : NULL;
     int st = pf && (cache || !plan->slab_cache_bytes) ? piles_reserve(sc, plan->piles, err)
                                                       : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     for (size_t d = 0; st == H5SHUF_OK && d < dsets->n; d++)
@@ -346,9 +169,9 @@ int h5shuf__scatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, s
                               (unsigned long long)(cache[d].cap_rows * ds->row_bytes));
     }
     if (st == H5SHUF_OK)
-        st = slab_alloc(dsets, &sl[0], plan->slab_rows, err);
+        st = h5shuf__slab_alloc(dsets, &sl[0], plan->slab_rows, err);
     if (st == H5SHUF_OK && pipelined)
-        st = slab_alloc(dsets, &sl[1], plan->slab_rows, err);
+        st = h5shuf__slab_alloc(dsets, &sl[1], plan->slab_rows, err);
     if (st == H5SHUF_OK)
         st = h5shuf__pileset_open(cx, sc, all, plan->piles, plan->pile_buffer_rows,
                                   (size_t)h5shuf__plan_spare_buffers(plan), &ps);
@@ -366,8 +189,8 @@ int h5shuf__scatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, s
         free(cache[d].buf);
     free(cache);
     h5shuf__pileset_free(cx->cio, &ps);
-    slab_release(dsets, &sl[0]);
-    slab_release(dsets, &sl[1]);
+    h5shuf__slab_release(dsets, &sl[0]);
+    h5shuf__slab_release(dsets, &sl[1]);
     h5shuf__bufs_free(dsets, sl[0].buf);
     h5shuf__bufs_free(dsets, sl[1].buf);
     return st;
@@ -422,7 +245,7 @@ static int rescatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, 
         return H5SHUF_OK;
     }
     struct h5shuf_pileset ps = {0};
-    struct slab sl = {0};
+    struct h5shuf_slab sl = {0};
     hid_t group = H5I_INVALID_HID;
     hid_t *sets = malloc(h5shuf__pile_nsets(dsets) * sizeof *sets);
     /* vlen rows: where each payload is read up to, and the slab's payload */
@@ -431,7 +254,7 @@ static int rescatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, 
     char cause[256];
     int st = sets && (!dsets->nvlen || (cursor && arena)) ? H5SHUF_OK : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     if (st == H5SHUF_OK)
-        st = slab_alloc(dsets, &sl, plan->slab_rows < pile->rows ? plan->slab_rows : pile->rows, err);
+        st = h5shuf__slab_alloc(dsets, &sl, plan->slab_rows < pile->rows ? plan->slab_rows : pile->rows, err);
     if (st == H5SHUF_OK)
         st = h5shuf__pile_open(sc, pile, &group, sets, err);
     if (st == H5SHUF_OK)

@@ -1,0 +1,165 @@
+/*
+ * slabs.c - pass 1's input slabs (slabs.h): which rows a slab holds, and how they are read.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "fault.h"
+#include "h5err.h"
+#include "inmap.h"
+#include "plan.h"
+#include "slabs.h"
+#include "vlen.h"
+
+int h5shuf__slab_alloc(const struct h5shuf_datasets *dsets, struct h5shuf_slab *sl, uint64_t rows, struct h5shuf_err *err)
+{
+    sl->rows = rows;
+    sl->buf = h5shuf__bufs_alloc(dsets, rows, err);
+    for (size_t d = 0; sl->buf && d < dsets->n; d++)
+        if (dsets->ds[d].vlen) /* records HDF5 fills with pointers: zero, so slab_release is always safe */
+            memset(sl->buf[d], 0, (rows ? rows : 1) * dsets->ds[d].row_bytes);
+    return sl->buf ? H5SHUF_OK : err->status;
+}
+
+void h5shuf__slab_release(const struct h5shuf_datasets *dsets, struct h5shuf_slab *sl)
+{
+    for (size_t d = 0; sl->buf && d < dsets->n; d++)
+        if (dsets->ds[d].vlen)
+            h5shuf__vlen_reclaim(&dsets->ds[d], sl->rows, sl->buf[d]);
+}
+
+
+int h5shuf__slab_next(const struct h5shuf_inputs *in, uint64_t first_row, uint64_t end_row, uint64_t slab,
+                      struct h5shuf_slab_pos *pos)
+{
+    if (first_row >= end_row)
+        return 0;
+    size_t f = pos->f == SIZE_MAX ? h5shuf__input_of(in, first_row) : pos->f;
+    uint64_t start = pos->f == SIZE_MAX ? first_row - in->v[f].first_row : pos->start + pos->n;
+    while (f < in->n && start >= in->v[f].rows) {
+        f++;
+        start = 0;
+    }
+    if (f >= in->n || in->v[f].first_row + start >= end_row)
+        return 0;
+    uint64_t end = end_row - in->v[f].first_row < in->v[f].rows ? end_row - in->v[f].first_row : in->v[f].rows;
+    uint64_t boundary = start - start % slab + slab;
+    pos->f = f;
+    pos->start = start;
+    pos->n = (end < boundary ? end : boundary) - start;
+    return 1;
+}
+
+static int slab_fail(const struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets,
+                     const struct h5shuf_slab_pos *pos, size_t d, struct h5shuf_err *err)
+{
+    char where[512], cause[256];
+    return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot read rows %llu..%llu: %s",
+                        h5shuf__where(in, dsets, pos->f, d, where, sizeof where), (unsigned long long)pos->start,
+                        (unsigned long long)(pos->start + pos->n - 1), h5shuf__hdf5_cause(cause, sizeof cause));
+}
+
+/* Read rows [start, start + n) of dset into buf: pipelined (pf not NULL), queued on the pool, else read
+ * before the call returns. */
+static herr_t read_rows(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, uint64_t start, uint64_t n,
+                        unsigned char *buf, struct h5shuf_prefetch *pf)
+{
+    return pf ? h5shuf__prefetch_start(cio, dset, ftype, start, n, buf, pf)
+              : h5shuf__chunkio_read(cio, dset, ftype, start, n, buf);
+}
+
+/* Copy rows [start, start + n) of input f's dset, all in its chunk row of rows [first, first + rows),
+ * into buf from cc, decoding that chunk row into cc first unless cc holds it. */
+static herr_t cache_copy(struct h5shuf_chunkio *cio, struct h5shuf_chunk_cache *cc, size_t f, hid_t dset,
+                         const struct h5shuf_dsinfo *ds, uint64_t first, uint64_t rows, uint64_t start, uint64_t n,
+                         unsigned char *buf)
+{
+    if (cc->rows == 0 || cc->f != f || cc->first != first || cc->rows != rows) {
+        cc->rows = 0;
+        if (h5shuf__chunkio_read(cio, dset, ds->ftype, first, rows, cc->buf) < 0)
+            return -1;
+        cc->f = f;
+        cc->first = first;
+        cc->rows = rows;
+    }
+    memcpy(buf, cc->buf + (start - first) * ds->row_bytes, n * ds->row_bytes);
+    return 0;
+}
+
+/* Read rows [start, start + n) of input f's dataset dset (in_rows rows) into buf through cc: the part in
+ * the chunk row the slab starts inside, and the part in the one it ends inside, from cc (decoded whole,
+ * once: the slab next to it needs it too); the whole chunk rows between, and a last partial one of the
+ * input, straight into buf (pipelined: queued on pf). */
+static herr_t read_cached(struct h5shuf_chunkio *cio, struct h5shuf_chunk_cache *cc, size_t f, hid_t dset,
+                          const struct h5shuf_dsinfo *ds, uint64_t in_rows, uint64_t start, uint64_t n,
+                          unsigned char *buf, struct h5shuf_prefetch *pf)
+{
+    struct h5shuf_pipeline pl;
+    if (h5shuf__pipeline_probe(dset, ds->ftype, &pl) < 0 || !pl.direct || pl.chunk_rows > cc->cap_rows)
+        return read_rows(cio, dset, ds->ftype, start, n, buf, pf); /* HDF5's chunk cache, sized one band */
+    const uint64_t c = pl.chunk_rows, end = start + n, rb = ds->row_bytes;
+    uint64_t a = start;
+    if (a % c != 0) { /* the head, in the chunk row the slab before ended in */
+        uint64_t k = a - a % c, hi = k + c < end ? k + c : end;
+        if (cache_copy(cio, cc, f, dset, ds, k, k + c < in_rows ? c : in_rows - k, a, hi - a, buf) < 0)
+            return -1;
+        a = hi;
+    }
+    uint64_t b = end == in_rows ? end : end - end % c;
+    if (b > a && read_rows(cio, dset, ds->ftype, a, b - a, buf + (a - start) * rb, pf) < 0)
+        return -1;
+    if (b < a)
+        b = a;
+    if (end > b) /* the tail: its chunk row goes on into the next slab */
+        return cache_copy(cio, cc, f, dset, ds, b, b + c < in_rows ? c : in_rows - b, b, end - b,
+                          buf + (b - start) * rb);
+    return 0;
+}
+
+int h5shuf__slab_start(const struct h5shuf_ctx *cx, const struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets,
+                       const struct h5shuf_slab_pos *pos, struct h5shuf_slab *sl, struct h5shuf_prefetch **pf,
+                       int pipelined, struct h5shuf_chunk_cache *cache)
+{
+    const struct h5shuf_inmap *map = cx->cio ? h5shuf__input_map(in, pos->f) : NULL;
+    if (map) { /* mapped when scanned: its stored bytes read with pread(), no HDF5 open */
+        int fd = h5shuf__input_fd(in, dsets, pos->f, cx->err);
+        if (fd < 0)
+            return cx->err->status;
+        for (size_t d = 0; d < dsets->n; d++) {
+            struct h5shuf_stored sto;
+            h5shuf__inmap_stored(map, d, fd, &in->map_pl[d], dsets->ds[d].row_bytes, in->v[pos->f].rows,
+                                 &sto);
+            if ((pipelined ? h5shuf__prefetch_start_stored(cx->cio, &sto, pos->start, pos->n, sl->buf[d], pf[d])
+                           : h5shuf__chunkio_read_stored(cx->cio, &sto, pos->start, pos->n, sl->buf[d])) < 0)
+                return slab_fail(in, dsets, pos, d, cx->err);
+        }
+        return H5SHUF_OK;
+    }
+    const hid_t *src = h5shuf__input_dsets(in, dsets, pos->f, cx->err); /* in order: one open */
+    if (!src)
+        return cx->err->status;
+    for (size_t d = 0; d < dsets->n; d++) {
+        const struct h5shuf_dsinfo *ds = &dsets->ds[d];
+        struct h5shuf_prefetch *to = pipelined ? pf[d] : NULL;
+        /* vlen rows: read now, into HDF5's allocations (h5shuf__slab_release frees them) */
+        if ((ds->vlen ? h5shuf__vlen_read(ds, src[d], pos->start, pos->n, sl->buf[d])
+             : cache && cache[d].buf
+                 ? read_cached(cx->cio, &cache[d], pos->f, src[d], ds, in->v[pos->f].rows, pos->start, pos->n,
+                               sl->buf[d], to)
+                 : read_rows(cx->cio, src[d], ds->ftype, pos->start, pos->n, sl->buf[d], to)) < 0)
+            return slab_fail(in, dsets, pos, d, cx->err);
+    }
+    return H5SHUF_OK;
+}
+
+int h5shuf__slab_finish(const struct h5shuf_ctx *cx, const struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets,
+                        const struct h5shuf_slab_pos *pos, struct h5shuf_prefetch **pf)
+{
+    int st = H5SHUF_OK;
+    for (size_t d = 0; d < dsets->n; d++)
+        if (h5shuf__prefetch_finish(cx->cio, pf[d]) < 0 && st == H5SHUF_OK)
+            st = slab_fail(in, dsets, pos, d, cx->err);
+    return st;
+}

@@ -1,0 +1,63 @@
+/*
+ * slabs.h - pass 1's input slabs (slabs.c): the inputs' rows read a slab at a time, cut at every input's end
+ * and every multiple of the plan's slab rows, each dataset's chunks decoded by the pool (DESIGN.md section
+ * 3); a small input mapped when scanned is read with pread() (inmap.h), and a dataset whose chunks do not
+ * tile the slabs keeps its last decoded chunk row (plan.h h5shuf__plan_slab_cached).  Used by pass 1's
+ * scatter and by the one pass's load (scatter.c).
+ */
+#ifndef H5SHUF_SLABS_H
+#define H5SHUF_SLABS_H
+
+#include "chunkio.h"
+#include "ctx.h"
+#include "datasets.h"
+#include "inputs.h"
+
+/* Slab buffers, one per dataset plus ids (h5shuf__bufs_alloc). */
+struct h5shuf_slab {
+    unsigned char **buf;
+    uint64_t rows;
+};
+
+/* A slab of pass 1: rows [start, start + n) of input f. */
+struct h5shuf_slab_pos {
+    size_t f;
+    uint64_t start, n;
+};
+
+/* One chunk row of a dataset, decoded, kept between slabs when the dataset's chunks do not tile them
+ * (plan.h h5shuf__plan_slab_cached): a chunk row that k slabs meet is then decoded once, not k times. */
+struct h5shuf_chunk_cache {
+    unsigned char *buf; /* cap_rows rows (NULL: the dataset has none) */
+    uint64_t cap_rows;
+    size_t f;           /* it holds rows [first, first + rows) of input f; none while rows is 0 */
+    uint64_t first, rows;
+};
+
+/* Make sl's buffers for rows rows of each dataset and the ids (vlen datasets' zeroed).  H5SHUF_OK, or the
+ * status recorded in err (out of memory). */
+H5SHUF_INTERNAL int h5shuf__slab_alloc(const struct h5shuf_datasets *dsets, struct h5shuf_slab *sl, uint64_t rows,
+                                       struct h5shuf_err *err);
+/* Free the vlen data HDF5 allocated for the slab's rows (safe on a zeroed slab: h5shuf__slab_alloc zeroes). */
+H5SHUF_INTERNAL void h5shuf__slab_release(const struct h5shuf_datasets *dsets, struct h5shuf_slab *sl);
+
+/* The slab after pos (the first one when pos->f == SIZE_MAX) of the global rows [first_row, end_row) of
+ * in, in slabs of slab rows; 0 when there is none.  Slabs are the rows cut at every input's end and every
+ * multiple of slab from an input's first row. */
+H5SHUF_INTERNAL int h5shuf__slab_next(const struct h5shuf_inputs *in, uint64_t first_row, uint64_t end_row,
+                                      uint64_t slab, struct h5shuf_slab_pos *pos);
+
+/* Start reading slab pos of in into sl: pipelined, decoded by the pool (pf: one prefetch per dataset) while
+ * the caller scatters another; else read whole before the call returns (without a copy of its stored
+ * chunks, which only the pipelined plan counts).  cache: one per dataset (buf NULL: none), or NULL.
+ * H5SHUF_OK, or an error naming the input, dataset and rows. */
+H5SHUF_INTERNAL int h5shuf__slab_start(const struct h5shuf_ctx *cx, const struct h5shuf_inputs *in,
+                                       const struct h5shuf_datasets *dsets, const struct h5shuf_slab_pos *pos,
+                                       struct h5shuf_slab *sl, struct h5shuf_prefetch **pf, int pipelined,
+                                       struct h5shuf_chunk_cache *cache);
+/* Wait for a pipelined slab_start's decoding.  H5SHUF_OK, or an error naming the input, dataset and rows. */
+H5SHUF_INTERNAL int h5shuf__slab_finish(const struct h5shuf_ctx *cx, const struct h5shuf_inputs *in,
+                                        const struct h5shuf_datasets *dsets, const struct h5shuf_slab_pos *pos,
+                                        struct h5shuf_prefetch **pf);
+
+#endif /* H5SHUF_SLABS_H */
