@@ -185,7 +185,7 @@ static int renumber(struct h5shuf_scratch *sc, struct h5shuf_err *err)
         sc->piles[n++] = sc->piles[j];
     }
     sc->npiles = n;
-    hid_t g = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Gcreate2(sc->file, "/piles.new", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t g = H5SHUF_FAULT() ? H5I_INVALID_HID : h5shuf__scratch_group(sc->file, "/piles.new");
     herr_t r = g < 0 ? -1 : H5Gclose(g);
     for (size_t j = 0; j < n && r >= 0; j++) {
         if (sc->piles[j].rows == 0)
@@ -322,9 +322,13 @@ static herr_t write_table(const struct h5shuf_scratch *sc, const struct table_ro
 {
     hsize_t m = sc->npiles;
     hid_t ftype = table_type(1), mtype = table_type(0), space = H5Screate_simple(1, &m, NULL);
-    hid_t dset = ftype >= 0 && mtype >= 0 && space >= 0 && !H5SHUF_FAULT()
-                     ? H5Dcreate2(sc->file, "/pile_table", ftype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    hid_t dset = ftype >= 0 && mtype >= 0 && space >= 0 && dcpl >= 0 && H5Pset_obj_track_times(dcpl, 0) >= 0 &&
+                         !H5SHUF_FAULT()
+                     ? H5Dcreate2(sc->file, "/pile_table", ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT)
                      : H5I_INVALID_HID;
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
     herr_t r = dset < 0 ? -1 : H5Dwrite(dset, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, table);
     if (dset >= 0)
         H5Dclose(dset);

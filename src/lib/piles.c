@@ -56,6 +56,16 @@ static void pile_dset_name(const struct h5shuf_datasets *dsets, size_t d, char *
         snprintf(buf, cap, "d%zu_data", vlen_dataset(dsets, d - dsets->n - 1));
 }
 
+hid_t h5shuf__scratch_group(hid_t loc, const char *name)
+{
+    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+    hid_t g = gcpl >= 0 && H5Pset_obj_track_times(gcpl, 0) >= 0 ? H5Gcreate2(loc, name, H5P_DEFAULT, gcpl, H5P_DEFAULT)
+                                                                 : H5I_INVALID_HID;
+    if (gcpl >= 0)
+        H5Pclose(gcpl);
+    return g;
+}
+
 int h5shuf__scratch_reserve(struct h5shuf_scratch *sc, const char *dir, const struct h5shuf_datasets *dsets,
                             const struct h5shuf_filters *filters, struct h5shuf_err *err)
 {
@@ -111,15 +121,18 @@ int h5shuf__scratch_open(struct h5shuf_scratch *sc, struct h5shuf_err *err)
         mdc.max_size = SCRATCH_MDC_BYTES;
         H5Pset_mdc_config(fapl, &mdc);
     }
-    sc->file = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Fcreate(sc->path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    H5Pset_obj_track_times(fcpl, 0); /* the root group too: no clock in the file (h5shuf__scratch_group) */
+    sc->file = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Fcreate(sc->path, H5F_ACC_TRUNC, fcpl, fapl);
     if (sc->file < 0)
         h5shuf__hdf5_cause(cause, sizeof cause); /* before H5Pclose clears the stack */
+    H5Pclose(fcpl);
     H5Pclose(fapl);
     if (sc->file < 0) {
         h5shuf__fd_shortage(sc->path, cause, sizeof cause); /* (HDF5 says "unable to open file") */
         return h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot create the scratch file: %s", sc->path, cause);
     }
-    hid_t g = H5Gcreate2(sc->file, "/piles", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t g = h5shuf__scratch_group(sc->file, "/piles");
     if (g < 0)
         return h5shuf__fail(err, H5SHUF_EHDF5, "%s: %s", sc->path, h5shuf__hdf5_cause(cause, sizeof cause));
     H5Gclose(g);
@@ -149,7 +162,7 @@ int h5shuf__scratch_reset(struct h5shuf_scratch *sc, struct h5shuf_err *err)
     char cause[256];
     if (H5Ldelete(sc->file, "/piles", H5P_DEFAULT) < 0)
         return h5shuf__fail(err, H5SHUF_EHDF5, "%s: %s", sc->path, h5shuf__hdf5_cause(cause, sizeof cause));
-    hid_t g = H5Gcreate2(sc->file, "/piles", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t g = h5shuf__scratch_group(sc->file, "/piles");
     if (g < 0)
         return h5shuf__fail(err, H5SHUF_EHDF5, "%s: %s", sc->path, h5shuf__hdf5_cause(cause, sizeof cause));
     H5Gclose(g);
@@ -167,7 +180,7 @@ static int pile_create(const struct h5shuf_scratch *sc, uint64_t number, uint64_
     int st = H5SHUF_OK;
     hid_t dcpl = H5I_INVALID_HID, dapl = H5I_INVALID_HID, space = H5I_INVALID_HID;
     pile_name(number, name, sizeof name);
-    *group = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Gcreate2(sc->file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    *group = H5SHUF_FAULT() ? H5I_INVALID_HID : h5shuf__scratch_group(sc->file, name);
     if (*group < 0)
         goto hdf5_error;
     dapl = H5Pcreate(H5P_DATASET_ACCESS);
@@ -199,7 +212,8 @@ static int pile_create(const struct h5shuf_scratch *sc, uint64_t number, uint64_
         dcpl = H5Pcreate(H5P_DATASET_CREATE);
         space = H5Screate_simple(rank, dims, maxdims);
         if (dcpl < 0 || space < 0 || H5Pset_chunk(dcpl, rank, cdims) < 0 ||
-            H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 || h5shuf__filters_apply(&index_filters[lengths], dcpl) < 0)
+            H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 || H5Pset_obj_track_times(dcpl, 0) < 0 ||
+            h5shuf__filters_apply(&index_filters[lengths], dcpl) < 0)
             goto hdf5_error;
         char dname[32];
         pile_dset_name(dsets, d, dname, sizeof dname);

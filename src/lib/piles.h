@@ -51,6 +51,10 @@ H5SHUF_INTERNAL int h5shuf__scratch_reserve_at(struct h5shuf_scratch *sc, const 
 H5SHUF_INTERNAL int h5shuf__scratch_open(struct h5shuf_scratch *sc, struct h5shuf_err *err);
 /* Close and remove the scratch file.  Safe on a zeroed or half-made scratch. */
 H5SHUF_INTERNAL void h5shuf__scratch_destroy(struct h5shuf_scratch *sc);
+/* Create group name at loc without modification times, as every object of a scratch or pile file is
+ * made: no clock in the file, so the same run writes the same bytes (a pile file of h5shuf scatter is
+ * compared byte for byte).  The group's id, or < 0 (cause on HDF5's stack). */
+H5SHUF_INTERNAL hid_t h5shuf__scratch_group(hid_t loc, const char *name);
 /* Drop all piles (for a restart of pass 1): unlinks /piles and makes it anew. */
 H5SHUF_INTERNAL int h5shuf__scratch_reset(struct h5shuf_scratch *sc, struct h5shuf_err *err);
 
