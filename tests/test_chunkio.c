@@ -550,6 +550,73 @@ static void test_split_chunks_match_hdf5(void)
     free(dir);
 }
 
+/* Split chunks whose runs are short (the last dimension split to one element, as h5py's (2500, 4, 8, 1)
+ * chunks of uint8 images; runs of 1, 2, 3 and 6 bytes): written by chunkio as HDF5 writes them (the same
+ * file bytes, deflate by zlib as HDF5's filter), and any rows read back as written. */
+static void test_split_short_runs(void)
+{
+    static const struct {
+        int wide; /* int16, else uint8 */
+        hsize_t cdims[4];
+    } cases[] = {
+        {0, {4, 4, 2, 1}}, /* runs of 1 byte, 8 a row */
+        {1, {4, 4, 5, 1}}, /* 2 bytes; edge chunks of 2 along dim 1 */
+        {0, {3, 6, 1, 3}}, /* 3 bytes */
+        {1, {5, 5, 4, 3}}, /* 6 bytes */
+    };
+    const hsize_t dims[4] = {SROWS, 6, 5, 3};
+    char *dir = tu_mkdtemp();
+    struct h5shuf_chunkio *cio;
+    CU_ASSERT_FATAL(h5shuf__chunkio_create(2, &cio) == H5SHUF_OK);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const hid_t type = cases[i].wide ? H5T_STD_I16LE : H5T_STD_U8LE;
+        const size_t tb = H5Tget_size(type), row = dims[1] * dims[2] * dims[3] * tb, all = SROWS * row;
+        unsigned char *x = malloc(all), *got = malloc(all);
+        uint64_t st = 17 + i;
+        for (size_t b = 0; b < all; b++) /* half smooth, half random */
+            x[b] = b < all / 2 ? (unsigned char)(b / 5 % 7) : (unsigned char)tu_splitmix64(&st);
+        char fa[32], fb[32];
+        snprintf(fa, sizeof fa, "short-hdf5-%zu.h5", i);
+        snprintf(fb, sizeof fb, "short-ours-%zu.h5", i);
+        hid_t file[2], d[2];
+        for (int w = 0; w < 2; w++) {
+            file[w] = H5Fcreate(tu_path(dir, w ? fb : fa), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+            hsize_t zero[4] = {0, dims[1], dims[2], dims[3]}, maxdims[4] = {H5S_UNLIMITED, dims[1], dims[2], dims[3]};
+            hid_t dcpl = wpipe_dcpl(&wpipes[0], 4, cases[i].cdims), space = H5Screate_simple(4, zero, maxdims);
+            hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+            H5Pset_chunk_cache(dapl, 521, 0, 1.0); /* each chunk stored when written, as h5shuf's outputs */
+            H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
+            d[w] = H5Dcreate2(file[w], "x", type, space, H5P_DEFAULT, dcpl, dapl);
+            H5Sclose(space);
+            H5Pclose(dcpl);
+            H5Pclose(dapl);
+        }
+        struct h5shuf_pipeline pl;
+        CU_ASSERT(h5shuf__pipeline_probe(d[1], type, &pl) == 0 && pl.direct && pl.split);
+        for (hsize_t r = 0; r < SROWS; r += 2 * cases[i].cdims[0]) {
+            hsize_t n = r + 2 * cases[i].cdims[0] <= SROWS ? 2 * cases[i].cdims[0] : SROWS - r;
+            CU_ASSERT(h5shuf__write_rows(d[0], type, r, n, x + r * row, 1) >= 0);
+            CU_ASSERT(h5shuf__chunkio_write(cio, d[1], type, r, n, x + r * row, 1) >= 0);
+        }
+        static const hsize_t ranges[][2] = {{0, SROWS}, {2, 31}, {36, 1}};
+        for (size_t k = 0; k < sizeof ranges / sizeof *ranges; k++) {
+            memset(got, 0xa5, all);
+            CU_ASSERT(h5shuf__chunkio_read(cio, d[1], type, ranges[k][0], ranges[k][1], got) >= 0);
+            CU_ASSERT(memcmp(got, x + ranges[k][0] * row, ranges[k][1] * row) == 0);
+        }
+        for (int w = 0; w < 2; w++) {
+            H5Dclose(d[w]);
+            H5Fclose(file[w]);
+        }
+        CU_ASSERT(tu_same_bytes(tu_path(dir, fa), tu_path(dir, fb)));
+        free(x);
+        free(got);
+    }
+    h5shuf__chunkio_free(cio);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 /* Moving one whole chunk in and one out, with 2 threads, holds one raw buffer (about the stored size of
  * the chunk read, then the encoding bound of the one written) and only the stage buffers the pipeline needs:
  * none for one codec, one a thread for shuffle + codec. */
@@ -791,6 +858,7 @@ int main(void)
         {"corrupt fletcher32 chunk: clean error", test_corrupt_checksum},
         {"whole chunks straight from and into the rows match HDF5's", test_whole_chunks_match_hdf5},
         {"chunks that split rows: HDF5's bytes, order and places; any rows read back", test_split_chunks_match_hdf5},
+        {"split chunks of short runs (1, 2, 3, 6 bytes): HDF5's bytes, rows read back", test_split_short_runs},
         {"one chunk moved holds one raw buffer and only the stages its pipeline needs", test_one_chunk_buffers},
         {"a whole chunk that decodes to the wrong size: clean error", test_whole_chunk_wrong_size},
         {"chunks encoded ahead while the threads grow their stage buffers", test_encode_ahead_during_growth},

@@ -132,10 +132,48 @@ static void copy_lines(unsigned char *d, size_t dstride, const unsigned char *s,
     }
 }
 
+/* Runs shorter than this (bytes) are moved by copy_runs, a row at a time, when a row of the block has at
+ * most ROW_RUNS_MAX of them (their offsets are a table on the stack, 16 bytes a run). */
+#define SHORT_RUN_BYTES 64u
+#define ROW_RUNS_MAX 512u
+
+/* rows rows of nruns runs of run bytes: run i of row k at d + k * drow + doff[i] and s + k * srow +
+ * soff[i].  A row's runs are moved together, while its cache lines are at hand: h5py's chunks of uint8
+ * images ((2500, 4, 8, 1) of (N, 64, 64, 3)) have 32 runs of one byte a row, which copy_lines moved 8 to a
+ * call (a third less time a byte, measured on such a block). */
+static void copy_runs(unsigned char *d, size_t drow, const size_t *doff, const unsigned char *s, size_t srow,
+                      const size_t *soff, size_t rows, size_t nruns, size_t run)
+{
+    for (size_t k = 0; k < rows; k++, d += drow, s += srow) {
+        switch (run) {
+        case 1:
+            for (size_t i = 0; i < nruns; i++)
+                d[doff[i]] = s[soff[i]];
+            break;
+        case 2:
+            for (size_t i = 0; i < nruns; i++)
+                memcpy(d + doff[i], s + soff[i], 2);
+            break;
+        case 4:
+            for (size_t i = 0; i < nruns; i++)
+                memcpy(d + doff[i], s + soff[i], 4);
+            break;
+        case 8:
+            for (size_t i = 0; i < nruns; i++)
+                memcpy(d + doff[i], s + soff[i], 8);
+            break;
+        default:
+            for (size_t i = 0; i < nruns; i++)
+                memcpy(d + doff[i], s + soff[i], run);
+        }
+    }
+}
+
 /* Copy the block of split chunk t that lies in the caller's rows between them and chunk (the chunk's
  * elements, row-major over cdims): into the rows when to_rows, else into chunk (whose other bytes are
- * left as they are).  Along the last dimension a block is one run in both; the second to last (dim 0 for
- * rank 2) is walked by copy_lines, the dimensions before it here. */
+ * left as they are).  Along the last dimension a block is one run in both.  Short runs go a row at a
+ * time (copy_runs); otherwise the second to last dimension (dim 0 for rank 2) is walked by copy_lines, the
+ * dimensions before it here. */
 static void block_copy(const struct h5shuf_codec_chunk *t, unsigned char *chunk, int to_rows)
 {
     const struct h5shuf_pipeline *pl = t->pl;
@@ -155,7 +193,26 @@ static void block_copy(const struct h5shuf_codec_chunk *t, unsigned char *chunk,
     }
     unsigned char *c0 = chunk + t->from * cst[0], *u0 = t->user + uo;
     const size_t run = ext[r - 1] * pl->type_bytes;
-    size_t idx[H5S_MAX_RANK] = {0};
+    size_t idx[H5S_MAX_RANK] = {0}, nruns = 1; /* runs in a row of the block */
+    for (int k = 1; k < r - 1; k++)
+        nruns *= ext[k];
+    if (r > 2 && run < SHORT_RUN_BYTES && nruns <= ROW_RUNS_MAX) {
+        size_t coff[ROW_RUNS_MAX], uoff[ROW_RUNS_MAX]; /* run i's offset in a chunk row and in a row */
+        for (size_t i = 0; i < nruns; i++) {
+            coff[i] = uoff[i] = 0;
+            for (int k = 1; k < r - 1; k++) {
+                coff[i] += idx[k] * cst[k];
+                uoff[i] += idx[k] * ust[k];
+            }
+            for (int k = r - 2; k >= 1 && ++idx[k] == ext[k]; k--)
+                idx[k] = 0;
+        }
+        if (to_rows)
+            copy_runs(u0, ust[0], uoff, c0, cst[0], coff, ext[0], nruns, run);
+        else
+            copy_runs(c0, cst[0], coff, u0, ust[0], uoff, ext[0], nruns, run);
+        return;
+    }
     for (;;) {
         size_t co = 0, ro = 0;
         for (int k = 0; k < line; k++) {
