@@ -123,7 +123,9 @@ typedef struct h5shuf_options {
     const char *index_path;
     /* Filters of the scratch piles, same syntax as compression ("keep" excluded); NULL: "none" when the
      * scratch (N rows + 8 bytes each) takes at most half of the memory available (it stays in the page
-     * cache, where compressing costs only time), else "zstd:1+shuffle" (2.45x smaller on float32). */
+     * cache, where compressing costs only time; the rows' 8-byte ids are still packed with zstd-1 +
+     * shuffle), else "zstd:1+shuffle" (2.45x smaller on float32).  The ids get shuffle + the spec's codec
+     * at level 1, or nothing for "none". */
     const char *scratch_compression;
     /* Threads that (de)compress chunks, the calling thread included; 0: the number of online CPUs.  Only
      * pipelines of shuffle, deflate, zstd, lzf, bitshuffle and fletcher32 on chunks of whole rows run in

@@ -484,6 +484,29 @@ def case_memory(tmp):
     check("memory --debug-pile-bound 20 --on-oversize restart: file bytes == -m 1G's",
           hashes2[2] == hashes2[0])
 
+    # Small rows on scratch: the rows' ids (8 bytes each, half again a 16-byte row) are packed (shuffle +
+    # zstd-1) even when h5shuf leaves the rows uncompressed; only --scratch-compression none stores them
+    # raw.  The two scratch files hold the same piles, chunks and rows, so packing must save at least
+    # half of the ids' 8 bytes a row; the outputs are the same bytes, the oracle's order.
+    n3 = 100000
+    data3 = rng.integers(0, 2 ** 32, (n3, 4), dtype=np.uint32)  # random: no codec shrinks the rows
+    inp3 = os.path.join(tmp, "t4_in3.h5")
+    with h5py.File(inp3, "w") as f:
+        f.create_dataset("x", data=data3, chunks=(8192, 4))
+    scratch, hashes3 = [], []
+    for k, opts in enumerate([[], ["--scratch-compression", "none"]]):
+        out = os.path.join(tmp, "t4_out3_%d.h5" % k)
+        js, _ = shuf("--json", "-s", 3, "-m", "2M", "--strategy", "two-pass", *opts, "%s:/x" % inp3, out)
+        m = re.search(r'"scratch_bytes": (\d+)', js)
+        scratch.append(int(m.group(1)) if m else None)
+        hashes3.append(file_hash(out))
+    with h5py.File(os.path.join(tmp, "t4_out3_0.h5"), "r") as fo:
+        ok, why = same_array(fo["x"][()], data3[oracle_order(3, n3)])
+    check("memory 100000x16-byte rows, two passes: == input[oracle order]", ok, why)
+    check("memory 16-byte rows: --scratch-compression none writes the same bytes", hashes3[0] == hashes3[1])
+    check("memory 16-byte rows: the scratch's ids packed by default (scratch bytes %s, ids raw %s)" % tuple(scratch),
+          None not in scratch and scratch[1] >= n3 * 24 and scratch[0] <= scratch[1] - n3 * 4)
+
 
 # --------------------------------------------------------------------------------------------------------
 # Case 5: no seed given

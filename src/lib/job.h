@@ -36,6 +36,7 @@ struct h5shuf_job {
     struct h5shuf_spec out_spec;   /* out_spec.file is NULL until an output is set */
     struct h5shuf_datasets dsets;  /* what a row is (filled by h5shuf__inputs_open) */
     struct h5shuf_filters out_filters, scratch_filters;
+    struct h5shuf_filters scratch_id_filters; /* of the piles' ids and vlen lengths (jobplan.c) */
     uint64_t seed;
     uint64_t out_rows;             /* rows of the output order: N, or a head's */
     struct h5shuf_keyidx head_bound; /* with a head (out_rows < N): the largest (key, id) written */

@@ -67,7 +67,8 @@ hid_t h5shuf__scratch_group(hid_t loc, const char *name)
 }
 
 int h5shuf__scratch_reserve(struct h5shuf_scratch *sc, const char *dir, const struct h5shuf_datasets *dsets,
-                            const struct h5shuf_filters *filters, struct h5shuf_err *err)
+                            const struct h5shuf_filters *filters, const struct h5shuf_filters *id_filters,
+                            struct h5shuf_err *err)
 {
     size_t len = strlen(dir) + 40;
     char *tmpl = malloc(len);
@@ -77,19 +78,20 @@ int h5shuf__scratch_reserve(struct h5shuf_scratch *sc, const char *dir, const st
         return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     }
     snprintf(tmpl, len, "%s/h5shuf-scratch-XXXXXX", dir);
-    int st = h5shuf__scratch_reserve_at(sc, tmpl, dsets, filters, err);
+    int st = h5shuf__scratch_reserve_at(sc, tmpl, dsets, filters, id_filters, err);
     free(tmpl);
     return st;
 }
 
 int h5shuf__scratch_reserve_at(struct h5shuf_scratch *sc, const char *template_path,
                                const struct h5shuf_datasets *dsets, const struct h5shuf_filters *filters,
-                               struct h5shuf_err *err)
+                               const struct h5shuf_filters *id_filters, struct h5shuf_err *err)
 {
     memset(sc, 0, sizeof *sc);
     sc->file = H5I_INVALID_HID;
     sc->dsets = dsets;
     sc->filters = *filters;
+    sc->id_filters = *id_filters;
     sc->path = strdup(template_path);
     if (!sc->path)
         return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
@@ -185,12 +187,7 @@ static int pile_create(const struct h5shuf_scratch *sc, uint64_t number, uint64_
         goto hdf5_error;
     dapl = H5Pcreate(H5P_DATASET_ACCESS);
     H5Pset_chunk_cache(dapl, 521, 0, 1.0); /* whole chunks only: no cache */
-    /* [0]: the data's scratch filters; [1]: the ids', which increase by about M from row to row, so
-     * byte shuffle + the data's codec at level 1 shrinks them to a few bits a row whenever scratch
-     * compression is on (the same codec: a pile file made with gzip is readable without a plugin). */
-    const struct h5shuf_filters *sf = &sc->filters;
-    const int compress = sf->codec != H5SHUF_CODEC_NONE;
-    const struct h5shuf_filters index_filters[2] = {*sf, {.shuffle = compress, .codec = sf->codec, .level = 1}};
+    const struct h5shuf_filters index_filters[2] = {sc->filters, sc->id_filters}; /* the data's, the ids' */
     for (size_t d = 0; d < h5shuf__pile_nsets(dsets); d++) {
         hsize_t dims[H5S_MAX_RANK], maxdims[H5S_MAX_RANK], cdims[H5S_MAX_RANK];
         int rank = 1;

@@ -35,18 +35,20 @@ struct h5shuf_scratch {
     uint64_t next_number;
     const struct h5shuf_datasets *dsets; /* what a pile holds: a dataset per shuffled dataset, ids, payloads */
     struct h5shuf_filters filters;       /* of the piles' datasets (--scratch-compression) */
+    struct h5shuf_filters id_filters;    /* of their ids and vlen lengths */
 };
 
 /* A scratch file is made in two steps, so that its name is known (sc->path, for a handler of fatal
  * signals) before HDF5 writes to it.  Reserve: an empty file "DIR/h5shuf-scratch-XXXXXX" (mkstemp) for
- * piles holding rows of dsets (which must outlive it), compressed with filters.  Destroy with
- * h5shuf__scratch_destroy, also after a failure. */
+ * piles holding rows of dsets (which must outlive it), compressed with filters (their ids and vlen
+ * lengths with id_filters).  Destroy with h5shuf__scratch_destroy, also after a failure. */
 H5SHUF_INTERNAL int h5shuf__scratch_reserve(struct h5shuf_scratch *sc, const char *dir, const struct h5shuf_datasets *dsets,
-                                            const struct h5shuf_filters *filters, struct h5shuf_err *err);
+                                            const struct h5shuf_filters *filters,
+                                            const struct h5shuf_filters *id_filters, struct h5shuf_err *err);
 /* The same at a path made from template (ending in XXXXXX, as for mkstemp). */
 H5SHUF_INTERNAL int h5shuf__scratch_reserve_at(struct h5shuf_scratch *sc, const char *template_path,
                                                const struct h5shuf_datasets *dsets, const struct h5shuf_filters *filters,
-                                               struct h5shuf_err *err);
+                                               const struct h5shuf_filters *id_filters, struct h5shuf_err *err);
 /* Then create the (empty) HDF5 scratch file at the reserved name. */
 H5SHUF_INTERNAL int h5shuf__scratch_open(struct h5shuf_scratch *sc, struct h5shuf_err *err);
 /* Close and remove the scratch file.  Safe on a zeroed or half-made scratch. */

@@ -155,7 +155,8 @@ static int fill_outputs(h5shuf_job *job, const struct h5shuf_scratch *sc,
 int h5shuf__job_scratch_open(h5shuf_job *job, struct h5shuf_scratch *sc)
 {
     const struct h5shuf_ctx cx = ctx_of(job);
-    int st = h5shuf__scratch_reserve(sc, job->scratch_dir, &job->dsets, &job->scratch_filters, &job->err);
+    int st = h5shuf__scratch_reserve(sc, job->scratch_dir, &job->dsets, &job->scratch_filters,
+                                     &job->scratch_id_filters, &job->err);
     job->temp_file[1] = sc->path;
     if (st == H5SHUF_OK)
         st = h5shuf__progress(&cx.progress, &job->err, H5SHUF_PHASE_CREATE, job->out.n + 1, job->out.n + 1);
@@ -256,7 +257,8 @@ static int run_scatter(h5shuf_job *job)
     int st = run_prepare(job);
     if (st == H5SHUF_OK) {
         char *tmpl = h5shuf__temp_template(job->scratch_dir, job->out_spec.file);
-        st = tmpl ? h5shuf__scratch_reserve_at(&sc, tmpl, &job->dsets, &job->scratch_filters, &job->err)
+        st = tmpl ? h5shuf__scratch_reserve_at(&sc, tmpl, &job->dsets, &job->scratch_filters,
+                                                     &job->scratch_id_filters, &job->err)
                   : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
         free(tmpl);
     }
@@ -298,7 +300,8 @@ static int run_gather(h5shuf_job *job)
         st = h5shuf__targets_create(&cx, &job->out, &job->of, job->out.n);
     if (st == H5SHUF_OK && job->out_rows > 0) {
         struct h5shuf_scratch sc = {.path = job->piles_path, .file = job->pf->file, .piles = job->pf->piles,
-                                    .npiles = job->pf->npiles, .dsets = &job->dsets, .filters = job->scratch_filters};
+                                    .npiles = job->pf->npiles, .dsets = &job->dsets, .filters = job->scratch_filters,
+                                    .id_filters = job->scratch_id_filters};
         st = fill_outputs(job, &sc, NULL, NULL);
     }
     return h5shuf__targets_finish(&job->out, st, job->opts.force, &job->err);
