@@ -87,12 +87,13 @@ static int add_chunked(struct h5shuf_inmap_build *b, hid_t dset, hid_t dcpl, hid
     return 1;
 }
 
-void h5shuf__inmap_add(struct h5shuf_inmap_build *b, hid_t dset, hid_t dcpl, hid_t ftype, int rank,
-                       const hsize_t *dims, uint64_t row_bytes, struct h5shuf_pipeline *ref)
+uint64_t h5shuf__inmap_add(struct h5shuf_inmap_build *b, hid_t dset, hid_t dcpl, hid_t ftype, int rank,
+                           const hsize_t *dims, uint64_t row_bytes, struct h5shuf_pipeline *ref)
 {
     const uint64_t rows = dims[0];
+    const size_t first = b->nchunks;
     if (!b->ok)
-        return;
+        return 0;
     H5D_layout_t layout = dcpl >= 0 ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
     int vlen = H5Tdetect_class(ftype, H5T_VLEN) != 0 ||
                (H5Tget_class(ftype) == H5T_STRING && H5Tis_variable_str(ftype) != 0);
@@ -100,9 +101,14 @@ void h5shuf__inmap_add(struct h5shuf_inmap_build *b, hid_t dset, hid_t dcpl, hid
             (layout == H5D_CONTIGUOUS ? add_contiguous(b, dset, dcpl, rows, row_bytes)
              : layout == H5D_CHUNKED  ? add_chunked(b, dset, dcpl, ftype, rank, dims, ref)
                                       : 0);
-    if (b->ok)
+    uint64_t stored = 0;
+    if (b->ok) {
         b->nds++;
+        for (size_t k = first; k < b->nchunks; k++)
+            stored += b->chunk[k].size;
+    }
     H5Eclear2(H5E_DEFAULT);
+    return stored;
 }
 
 void h5shuf__inmap_abandon(struct h5shuf_inmap_build *b)

@@ -72,9 +72,11 @@ H5SHUF_INTERNAL int h5shuf__inmap_begin(struct h5shuf_inmap_build *b, size_t nds
  * ftype, extent dims[0..rank) (dims[0] rows of row_bytes each; a vlen type makes the input unmappable).  ref is the pipeline of dataset d
  * of every mapped input, its rank 0 until the first chunked one sets it (*ref is the caller's, kept as
  * long as the maps).  Marks the map unmappable when the dataset is not simple (inmap.h); HDF5 errors of
- * the queries are cleared, never reported: such a dataset is read through HDF5, which reports them. */
-H5SHUF_INTERNAL void h5shuf__inmap_add(struct h5shuf_inmap_build *b, hid_t dset, hid_t dcpl, hid_t ftype, int rank,
-                                       const hsize_t *dims, uint64_t row_bytes, struct h5shuf_pipeline *ref);
+ * the queries are cleared, never reported: such a dataset is read through HDF5, which reports them.
+ * Returns the dataset's stored bytes (its chunks' sizes, as H5Dget_storage_size says) when mapped, else
+ * 0 (nothing mapped has 0 stored bytes). */
+H5SHUF_INTERNAL uint64_t h5shuf__inmap_add(struct h5shuf_inmap_build *b, hid_t dset, hid_t dcpl, hid_t ftype, int rank,
+                                           const hsize_t *dims, uint64_t row_bytes, struct h5shuf_pipeline *ref);
 /* End the map: *out the map (the caller's, h5shuf__inmap_free) or NULL when the input cannot be mapped.
  * b is released either way.  H5SHUF_OK, or H5SHUF_ENOMEM (*out NULL). */
 H5SHUF_INTERNAL int h5shuf__inmap_end(struct h5shuf_inmap_build *b, struct h5shuf_inmap **out);
