@@ -1,7 +1,7 @@
 /*
  * inputs.c - the input files: opened read-only, the shuffled datasets found by path (with the dimension
  * scales that go with them) or, in whole-file mode, discovered (discover.c), and each checked against
- * the first input's (datatype, row shape, filters that can be loaded).
+ * the first input's (datatype, row shape, filters that can be loaded: dscheck.c).
  *
  * Each input is opened, checked and described once, then closed (all but the first): HDF5 holds about
  * 0.6 MiB for an open file, so a job of thousands of inputs would otherwise hold gigabytes outside its
@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "discover.h"
+#include "dscheck.h"
 #include "error.h"
 #include "fault.h"
 #include "files.h"
@@ -102,189 +103,6 @@ static int open_file(struct h5shuf_input *in, hid_t fapl, struct stat *st_out, s
     return h5shuf__fail(err, no_fd ? H5SHUF_EIO : H5SHUF_EHDF5, "%s: cannot open: %s", in->spec.file, cause);
 }
 
-/* Check that every link on path exists, so a missing dataset gets "no such dataset" and not HDF5's
- * error.  Returns 1 when it exists, 0 when not, -1 on a broken file. */
-static int path_exists(hid_t file, const char *path)
-{
-    char *buf = strdup(path);
-    if (!buf)
-        return -1;
-    int ok = 1;
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            htri_t e = H5Lexists(file, buf, H5P_DEFAULT);
-            if (e > 0 && c != '\0') {
-                /* an intermediate link must resolve to a group for the next H5Lexists to be legal */
-                H5O_info_t oi;
-                if (H5Oget_info_by_name(file, buf, &oi, H5P_DEFAULT) < 0 || oi.type != H5O_TYPE_GROUP)
-                    e = 0;
-            }
-            *p = c;
-            if (e <= 0) {
-                H5Eclear2(H5E_DEFAULT);
-                ok = e < 0 ? -1 : 0;
-                break;
-            }
-            if (c == '\0')
-                break;
-        }
-    }
-    free(buf);
-    return ok;
-}
-
-/* Why a datatype cannot be shuffled, or NULL when it can. */
-static const char *type_unsupported(hid_t t)
-{
-    H5T_class_t c = H5Tget_class(t);
-    if (c == H5T_REFERENCE || H5Tdetect_class(t, H5T_REFERENCE) > 0)
-        return "reference datatype (references cannot be moved to another file)";
-    const char *why = h5shuf__vlen_unsupported(t);
-    if (why)
-        return why;
-    if (H5Tget_size(t) == 0)
-        return "datatype of size 0";
-    return NULL;
-}
-
-/* The rows of a dataset and how they look: its file type (owned), shape and the bytes of a row in memory. */
-struct shape {
-    hid_t ftype;
-    int rank;
-    hsize_t dims[H5S_MAX_RANK], maxdims[H5S_MAX_RANK];
-    uint64_t row_bytes;
-    int is_vlen;
-};
-
-/* Path must name a dataset of in: "no such dataset", a dangling link, or another kind of object are
- * refused by name. */
-static int check_object(const struct h5shuf_input *in, const char *path, struct h5shuf_err *err)
-{
-    const char *file = in->spec.file;
-    int e = path_exists(in->file, path);
-    if (e <= 0)
-        return h5shuf__fail(err, e < 0 ? H5SHUF_EHDF5 : H5SHUF_ENOENT, "%s:%s: no such dataset", file, path);
-    H5O_info_t oi;
-    if (H5Oget_info_by_name(in->file, path, &oi, H5P_DEFAULT) < 0) {
-        H5Eclear2(H5E_DEFAULT);
-        return h5shuf__fail(err, H5SHUF_ENOENT, "%s:%s: link does not resolve to an object (dangling link?)", file, path);
-    }
-    if (oi.type != H5O_TYPE_DATASET)
-        return h5shuf__fail(err, H5SHUF_EUNSUPPORTED, "%s:%s: is a %s, not a dataset", file, path,
-                            oi.type == H5O_TYPE_GROUP ? "group" : "named datatype");
-    return H5SHUF_OK;
-}
-
-/* Read dset's type and shape into *sh and check its rows can be shuffled: a supported type, rank >= 1,
- * rows of a non-zero size that fits 64 bits.  sh->ftype is the caller's to close (also on failure). */
-static int read_shape(hid_t dset, const char *file, const char *path, struct shape *sh, struct h5shuf_err *err)
-{
-    char cause[256];
-    int st = H5SHUF_OK;
-    sh->ftype = H5Dget_type(dset);
-    hid_t space = H5Dget_space(dset);
-    if (sh->ftype < 0 || space < 0) {
-        st = h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: %s", file, path, h5shuf__hdf5_cause(cause, sizeof cause));
-        goto out;
-    }
-    const char *why = type_unsupported(sh->ftype);
-    if (why) {
-        st = h5shuf__fail(err, H5SHUF_EUNSUPPORTED, "%s:%s: unsupported %s", file, path, why);
-        goto out;
-    }
-    sh->rank = H5Sget_simple_extent_ndims(space);
-    if (H5Sget_simple_extent_type(space) != H5S_SIMPLE || sh->rank < 1) {
-        st = h5shuf__fail(err, H5SHUF_EUNSUPPORTED, "%s:%s: unsupported %s dataspace (rows need rank >= 1)", file, path,
-                          H5Sget_simple_extent_type(space) == H5S_NULL ? "null" : "scalar");
-        goto out;
-    }
-    H5Sget_simple_extent_dims(space, sh->dims, sh->maxdims);
-    H5T_class_t tclass = H5Tget_class(sh->ftype);
-    sh->is_vlen = tclass == H5T_VLEN || (tclass == H5T_STRING && H5Tis_variable_str(sh->ftype) > 0);
-    /* a vlen row's record in memory is HDF5's: hvl_t or char * per element (vlen.c) */
-    sh->row_bytes = !sh->is_vlen ? H5Tget_size(sh->ftype) : tclass == H5T_VLEN ? sizeof(hvl_t) : sizeof(char *);
-    for (int k = 1; k < sh->rank; k++) {
-        if (sh->dims[k] != 0 && sh->row_bytes > UINT64_MAX / sh->dims[k]) {
-            st = h5shuf__fail(err, H5SHUF_EUNSUPPORTED, "%s:%s: row size overflows 64 bits", file, path);
-            goto out;
-        }
-        sh->row_bytes *= sh->dims[k];
-    }
-    if (sh->row_bytes == 0)
-        st = h5shuf__fail(err, H5SHUF_EUNSUPPORTED, "%s:%s: rows are empty (a dimension after the first is 0)", file,
-                          path);
-out:
-    if (space >= 0)
-        H5Sclose(space);
-    return st;
-}
-
-/* The first input's dataset describes shuffled dataset ds: its type (taken from sh), shape, creation
- * properties, and for vlen rows their memory types (as vlen dataset number *nvlen, which grows). */
-static int describe(struct h5shuf_dsinfo *ds, struct shape *sh, hid_t dset, const char *file, const char *path,
-                    size_t *nvlen, struct h5shuf_err *err)
-{
-    char cause[256];
-    ds->ftype = sh->ftype;
-    sh->ftype = H5I_INVALID_HID; /* owned by ds now */
-    ds->rank = sh->rank;
-    memcpy(ds->dims, sh->dims, sizeof ds->dims);
-    memcpy(ds->maxdims, sh->maxdims, sizeof ds->maxdims);
-    ds->row_bytes = ds->plan_row_bytes = sh->row_bytes;
-    if (sh->is_vlen) {
-        char where[600];
-        snprintf(where, sizeof where, "%s:%s", file, path);
-        int st = h5shuf__vlen_setup(ds, *nvlen, where, err);
-        if (st != H5SHUF_OK)
-            return st;
-        ++*nvlen;
-    }
-    ds->dcpl = H5Dget_create_plist(dset);
-    if (ds->dcpl < 0)
-        return h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: %s", file, path, h5shuf__hdf5_cause(cause, sizeof cause));
-    if (H5Pget_layout(ds->dcpl) == H5D_CHUNKED) {
-        hsize_t cdims[H5S_MAX_RANK];
-        H5Pget_chunk(ds->dcpl, H5S_MAX_RANK, cdims);
-        ds->chunk_rows = cdims[0];
-    }
-    return H5SHUF_OK;
-}
-
-/* A later input's dataset must have the first input's datatype and row shape. */
-static int check_same(const struct h5shuf_dsinfo *ds, const struct shape *sh, const char *file, const char *path,
-                      const char *first, struct h5shuf_err *err)
-{
-    if (H5Tequal(sh->ftype, ds->ftype) <= 0)
-        return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s:%s: datatype differs from %s:%s", file, path, first, ds->in_path);
-    int same = sh->rank == ds->rank;
-    for (int k = 1; same && k < sh->rank; k++)
-        same = sh->dims[k] == ds->dims[k];
-    if (!same)
-        return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s:%s: row shape differs from %s:%s", file, path, first, ds->in_path);
-    return H5SHUF_OK;
-}
-
-/* Every filter must be loadable to read the chunks: say which one is missing, and where. */
-static int check_filters(hid_t dcpl, const char *file, const char *path, struct h5shuf_err *err)
-{
-    for (int i = 0, nf = dcpl >= 0 ? H5Pget_nfilters(dcpl) : 0; i < nf; i++) {
-        unsigned flags, cfg, cd[16];
-        size_t ncd = 16;
-        char fname[128] = "";
-        H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, sizeof fname, fname, &cfg);
-        if (id >= 0 && H5Zfilter_avail(id) <= 0) {
-            H5Eclear2(H5E_DEFAULT);
-            return h5shuf__fail(err, H5SHUF_EUNSUPPORTED,
-                                "%s:%s: needs HDF5 filter %d%s%s%s, which cannot be loaded here (set HDF5_PLUGIN_PATH "
-                                "to the directory of its plugin)",
-                                file, path, (int)id, *fname ? " (" : "", fname, *fname ? ")" : "");
-        }
-    }
-    return H5SHUF_OK;
-}
-
 /* Chunk dim 0 of a dataset with creation properties dcpl, 0 when not chunked. */
 static uint64_t chunk_dim0(hid_t dcpl)
 {
@@ -333,21 +151,21 @@ static int open_dataset(struct h5shuf_inputs *in, size_t f, size_t d, const char
     hid_t dset = H5Dopen2(inp->file, path, H5P_DEFAULT);
     if (dset < 0) { /* why, by name: no such dataset, a dangling link, another kind of object, or HDF5's */
         h5shuf__hdf5_cause(cause, sizeof cause);
-        int st = check_object(inp, path, err);
+        int st = h5shuf__check_object(inp->file, inp->spec.file, path, err);
         return st != H5SHUF_OK ? st : h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot open: %s", file, path, cause);
     }
     inp->dset[d] = dset;
-    struct shape sh = {.ftype = H5I_INVALID_HID};
+    struct h5shuf_shape sh = {.ftype = H5I_INVALID_HID};
     hid_t dcpl = H5I_INVALID_HID;
-    int st = read_shape(dset, file, path, &sh, err);
+    int st = h5shuf__read_shape(dset, file, path, &sh, err);
     if (st == H5SHUF_OK) {
         *rows = sh.dims[0];
-        st = f == 0 ? describe(&dsets->ds[d], &sh, dset, file, path, &dsets->nvlen, err)
-                    : check_same(&dsets->ds[d], &sh, file, path, in->v[0].spec.file, err);
+        st = f == 0 ? h5shuf__describe(&dsets->ds[d], &sh, dset, file, path, &dsets->nvlen, err)
+                    : h5shuf__check_same(&dsets->ds[d], &sh, file, path, in->v[0].spec.file, err);
     }
     if (st == H5SHUF_OK) {
         dcpl = H5Dget_create_plist(dset);
-        st = check_filters(dcpl, file, path, err);
+        st = h5shuf__check_filters(dcpl, file, path, err);
     }
     if (st == H5SHUF_OK) {
         struct h5shuf_dsinfo *ds = &dsets->ds[d];
