@@ -617,6 +617,85 @@ static void test_split_short_runs(void)
     free(dir);
 }
 
+/* Split chunks move in groups of a chunk row's chunks (up to 1 MiB of them, chunkio.c GROUP_BYTES): with
+ * 17 chunks of 64 KiB a chunk row, groups of 15 and 2.  Written as HDF5 writes them (the same file bytes);
+ * read back through a prefetch (decoded in groups, a chunk HDF5 never wrote among them read by HDF5 as its
+ * fill value) and through chunkio_read, as H5Dread reads them. */
+static void test_split_groups(void)
+{
+    const hsize_t dims[4] = {40, 64, 64, 17}, cdims[4] = {16, 64, 64, 1};
+    const size_t row = 64 * 64 * 17, all = 40 * row;
+    char *dir = tu_mkdtemp();
+    unsigned char *x = malloc(all), *got = malloc(all), *want = malloc(all);
+    uint64_t st = 29;
+    for (size_t b = 0; b < all; b++) /* half smooth, half random */
+        x[b] = b < all / 2 ? (unsigned char)(b / 9 % 11) : (unsigned char)tu_splitmix64(&st);
+    struct h5shuf_chunkio *cio;
+    CU_ASSERT_FATAL(h5shuf__chunkio_create(2, &cio) == H5SHUF_OK);
+    hid_t file[2], d[2];
+    for (int w = 0; w < 2; w++) {
+        const char *name = w ? "groups-ours.h5" : "groups-hdf5.h5";
+        file[w] = H5Fcreate(tu_path(dir, name), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        hsize_t zero[4] = {0, dims[1], dims[2], dims[3]}, maxdims[4] = {H5S_UNLIMITED, dims[1], dims[2], dims[3]};
+        hid_t dcpl = wpipe_dcpl(&wpipes[3], 4, cdims), space = H5Screate_simple(4, zero, maxdims);
+        hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+        H5Pset_chunk_cache(dapl, 521, 0, 1.0); /* each chunk stored when written, as h5shuf's outputs */
+        H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
+        d[w] = H5Dcreate2(file[w], "x", H5T_STD_U8LE, space, H5P_DEFAULT, dcpl, dapl);
+        H5Sclose(space);
+        H5Pclose(dcpl);
+        H5Pclose(dapl);
+    }
+    struct h5shuf_pipeline pl;
+    CU_ASSERT(h5shuf__pipeline_probe(d[1], H5T_STD_U8LE, &pl) == 0 && pl.direct && pl.split);
+    CU_ASSERT_EQUAL(pl.chunks_per_row, 17);
+    for (hsize_t r = 0; r < dims[0]; r += 2 * cdims[0]) { /* bands of two chunk rows, the last partial */
+        hsize_t n = r + 2 * cdims[0] <= dims[0] ? 2 * cdims[0] : dims[0] - r;
+        CU_ASSERT(h5shuf__write_rows(d[0], H5T_STD_U8LE, r, n, x + r * row, 1) >= 0);
+        CU_ASSERT(h5shuf__chunkio_write(cio, d[1], H5T_STD_U8LE, r, n, x + r * row, 1) >= 0);
+    }
+    for (int w = 0; w < 2; w++) {
+        H5Dclose(d[w]);
+        H5Fclose(file[w]);
+    }
+    CU_ASSERT(tu_same_bytes(tu_path(dir, "groups-hdf5.h5"), tu_path(dir, "groups-ours.h5")));
+    /* a file with chunk (16, 0, 0, 3) never written (fill value 7), in the middle of the first group */
+    hid_t f = H5Fcreate(tu_path(dir, "groups-sparse.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t dcpl = wpipe_dcpl(&wpipes[3], 4, cdims), space = H5Screate_simple(4, dims, NULL);
+    unsigned char fv = 7;
+    H5Pset_fill_value(dcpl, H5T_NATIVE_UCHAR, &fv);
+    hid_t dset = H5Dcreate2(f, "x", H5T_STD_U8LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    hsize_t hole[4] = {16, 0, 0, 3};
+    CU_ASSERT(H5Sselect_all(space) >= 0);
+    CU_ASSERT(H5Sselect_hyperslab(space, H5S_SELECT_NOTB, hole, NULL, cdims, NULL) >= 0);
+    CU_ASSERT(H5Dwrite(dset, H5T_NATIVE_UCHAR, space, space, H5P_DEFAULT, x) >= 0);
+    CU_ASSERT(H5Dread(dset, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, want) >= 0);
+    CU_ASSERT(want[16 * row + 3] == 7 && memcmp(want, x, 16 * row) == 0);
+    static const hsize_t ranges[][2] = {{0, 40}, {5, 30}, {39, 1}};
+    for (size_t k = 0; k < sizeof ranges / sizeof *ranges; k++) {
+        struct h5shuf_prefetch *pf = h5shuf__prefetch_new();
+        CU_ASSERT_FATAL(pf != NULL);
+        memset(got, 0xa5, all);
+        CU_ASSERT(h5shuf__prefetch_start(cio, dset, H5T_STD_U8LE, ranges[k][0], ranges[k][1], got, pf) >= 0);
+        CU_ASSERT(h5shuf__prefetch_finish(cio, pf) >= 0);
+        CU_ASSERT(memcmp(got, want + ranges[k][0] * row, ranges[k][1] * row) == 0);
+        h5shuf__prefetch_free(cio, pf);
+        memset(got, 0xa5, all);
+        CU_ASSERT(h5shuf__chunkio_read(cio, dset, H5T_STD_U8LE, ranges[k][0], ranges[k][1], got) >= 0);
+        CU_ASSERT(memcmp(got, want + ranges[k][0] * row, ranges[k][1] * row) == 0);
+    }
+    H5Sclose(space);
+    H5Pclose(dcpl);
+    H5Dclose(dset);
+    H5Fclose(f);
+    h5shuf__chunkio_free(cio);
+    free(x);
+    free(got);
+    free(want);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 /* Moving one whole chunk in and one out, with 2 threads, holds one raw buffer (about the stored size of
  * the chunk read, then the encoding bound of the one written) and only the stage buffers the pipeline needs:
  * none for one codec, one a thread for shuffle + codec. */
@@ -859,6 +938,7 @@ int main(void)
         {"whole chunks straight from and into the rows match HDF5's", test_whole_chunks_match_hdf5},
         {"chunks that split rows: HDF5's bytes, order and places; any rows read back", test_split_chunks_match_hdf5},
         {"split chunks of short runs (1, 2, 3, 6 bytes): HDF5's bytes, rows read back", test_split_short_runs},
+        {"split chunks in groups (15 and 2 a chunk row): HDF5's bytes, prefetched as H5Dread reads", test_split_groups},
         {"one chunk moved holds one raw buffer and only the stages its pipeline needs", test_one_chunk_buffers},
         {"a whole chunk that decodes to the wrong size: clean error", test_whole_chunk_wrong_size},
         {"chunks encoded ahead while the threads grow their stage buffers", test_encode_ahead_during_growth},

@@ -14,14 +14,17 @@
  *
  * Chunks that split rows (h5py's automatic chunks of images: (2500, 4, 8, 1) for (N, 64, 64, 3)) move by
  * chunk rows: every chunk at one offset of dim 0, in the row-major order of the chunk indices, which is
- * the order HDF5's own H5Dwrite stores them in (output datasets have no chunk cache).  Each is a task of
- * its own; its worker copies its block between the chunk and the rows, and the blocks of a chunk row are
- * disjoint, so they run at once.
+ * the order HDF5's own H5Dwrite stores them in (output datasets have no chunk cache).  A task is a group
+ * of consecutive chunks of a chunk row (up to GROUP_BYTES of them) whose worker moves their blocks between
+ * the chunks and the rows together, a few rows at a time (h5shuf__codec_encode_group, _decode_group):
+ * chunk by chunk, h5py's image chunks missed cache and TLB on every row.  The blocks of a chunk row are
+ * disjoint, so the groups run at once.  (h5shuf__chunkio_read, for the direct path and verify, still
+ * moves one chunk a task.)
  *
  * Buffers: a chunk's rows can be large (a row of 16 MiB is one chunk), and the budget may hold only a
  * few, so chunkio holds only the buffers a chunk in flight needs.  A read keeps the stored bytes in a raw
  * buffer of about the stored size; a write makes them in a raw buffer of h5shuf__codec_bound(chunk) bytes,
- * room for any encoding; the threads' stage buffers are codec.c's.  Raw buffers belong to task slots
+ * room for any encoding; the threads' stage and group buffers are codec.c's.  Raw buffers belong to task slots
  * and are grown by the job's thread before the task is queued; stage buffers are touched by their own
  * thread only; so no buffer is ever resized under a running task (which is why nothing waits for pass
  * 1's queued encodes before a transfer of larger chunks).  Buffers only grow, to the largest chunk seen.
@@ -42,12 +45,20 @@
 /* Task slots per thread: the job's thread reads (or writes) this far ahead of the decoders (encoders). */
 #define SLOTS_PER_THREAD 2u
 
-/* A chunk in flight: decode k.raw into the caller's rows, or encode them into k.raw. */
+/* Split chunks move in groups of a chunk row's consecutive chunks, up to this many bytes of chunks a
+ * group: a thread's group buffer (codec.h) holds a group's chunks, and an encode's task slot holds their
+ * encodings.  Outside the budget, as the buffers of chunks of 1 MiB are. */
+#define GROUP_BYTES ((size_t)1 << 20)
+
+/* A chunk in flight: decode k.raw into the caller's rows, or encode them into k.raw; or a group of split
+ * chunks of a chunk row decoded or encoded together (group[0 .. n), when n > 0; k is not used). */
 struct chunk_task {
     struct h5shuf_task task; /* first: the pool hands back this pointer */
     struct h5shuf_chunkio *cio;
     int encode;
     struct h5shuf_codec_chunk k; /* k.off: the chunk's offset in the dataset */
+    struct h5shuf_codec_chunk *group; /* group_cap of them, each with its raw buffer */
+    size_t n, group_cap;
 };
 
 struct h5shuf_chunkio {
@@ -63,7 +74,11 @@ static void chunk_task_run(struct h5shuf_task *task, unsigned worker)
     struct chunk_task *t = (struct chunk_task *)task;
     struct h5shuf_codec_ctx *c = &t->cio->ctx[worker];
     t->k.err[0] = '\0';
-    if (t->encode)
+    if (t->n > 0 && t->encode)
+        h5shuf__codec_encode_group(t->group, t->n, c);
+    else if (t->n > 0)
+        h5shuf__codec_decode_group(t->group, t->n, c);
+    else if (t->encode)
         h5shuf__codec_encode(&t->k, c);
     else
         h5shuf__codec_decode(&t->k, c);
@@ -102,8 +117,13 @@ void h5shuf__chunkio_free(struct h5shuf_chunkio *cio)
     for (unsigned i = 0; cio->ctx && i < cio->nthreads; i++) {
         h5shuf__codec_ctx_release(&cio->ctx[i]);
     }
-    for (unsigned i = 0; cio->slot && i < cio->nslots; i++)
-        free(cio->slot[i].k.raw);
+    for (unsigned i = 0; cio->slot && i < cio->nslots; i++) {
+        struct chunk_task *t = &cio->slot[i];
+        free(t->k.raw);
+        for (size_t g = 0; g < t->group_cap; g++)
+            free(t->group[g].raw);
+        free(t->group);
+    }
     free(cio->ctx);
     free(cio->slot);
     free(cio);
@@ -123,16 +143,22 @@ void h5shuf__chunkio_held(const struct h5shuf_chunkio *cio, size_t *raw_bytes, u
 {
     *raw_bytes = *stage_bytes = 0;
     *stages = 0;
-    for (unsigned i = 0; i < cio->nslots; i++)
-        *raw_bytes += cio->slot[i].k.raw_cap;
+    for (unsigned i = 0; i < cio->nslots; i++) {
+        const struct chunk_task *t = &cio->slot[i];
+        *raw_bytes += t->k.raw_cap;
+        for (size_t g = 0; g < t->group_cap; g++)
+            *raw_bytes += t->group[g].raw_cap;
+    }
     /* the threads' writes happened before their tasks were marked done, under the pool's lock, which
      * the caller's wait for them took */
-    for (unsigned i = 0; i < cio->nthreads; i++)
+    for (unsigned i = 0; i < cio->nthreads; i++) {
         for (int s = 0; s < 2; s++)
             if (cio->ctx[i].stage[s]) {
                 (*stages)++;
                 *stage_bytes += cio->ctx[i].stage_cap[s];
             }
+        *stage_bytes += cio->ctx[i].group_cap; /* (only split chunks have one) */
+    }
 }
 
 static void push_error(const char *msg)
@@ -146,10 +172,10 @@ static void push_nomem(size_t bytes)
              "out of memory for a chunk buffer of %zu bytes", bytes);
 }
 
-/* Give task t (idle: no worker uses its buffer) a raw buffer for the chunk at off of dset, as stored, and
- * set t->k.raw_n.  1: ready to read; 0: HDF5 must read these rows (the chunk is not allocated, or larger than
+/* Give chunk k (idle: no worker uses its buffer) a raw buffer for the chunk at off of dset, as stored, and
+ * set k->raw_n.  1: ready to read; 0: HDF5 must read these rows (the chunk is not allocated, or larger than
  * any encoding of it, cap bytes: corrupt, and HDF5 says so); -1: out of memory (pushed). */
-static int raw_for_read(struct chunk_task *t, hid_t dset, const hsize_t *off, size_t cap)
+static int raw_for_read(struct h5shuf_codec_chunk *k, hid_t dset, const hsize_t *off, size_t cap)
 {
     hsize_t size = 0;
     if (H5Dget_chunk_storage_size(dset, off, &size) < 0 || size == 0 || size > cap) {
@@ -160,11 +186,11 @@ static int raw_for_read(struct chunk_task *t, hid_t dset, const hsize_t *off, si
      * grown by a few bytes at every chunk may move each time, leaving holes: 36 MiB more peak RSS when
      * 16 MiB rows of gzip-1 were shuffled) */
     size_t want = (size_t)size + (size_t)size / 8;
-    if (h5shuf__codec_grow(&t->k.raw, &t->k.raw_cap, (size_t)size, want < cap ? want : cap) < 0) {
+    if (h5shuf__codec_grow(&k->raw, &k->raw_cap, (size_t)size, want < cap ? want : cap) < 0) {
         push_nomem((size_t)size);
         return -1;
     }
-    t->k.raw_n = (size_t)size;
+    k->raw_n = (size_t)size;
     return 1;
 }
 
@@ -200,38 +226,38 @@ static int pread_all(int fd, unsigned char *buf, size_t n, uint64_t off)
     return 0;
 }
 
-/* Read the stored chunk of task t (placed, its k.off set) from src into its raw buffer, with its filter
+/* Read the stored chunk k (placed, its off set) from src into its raw buffer, with its filter
  * mask.  1: read, to be decoded; 2: read, and nothing to decode (a mapped chunk without filters: its
  * rows were read straight into the caller's); 0: HDF5 must read these rows (raw_for_read's cases; never
  * for a mapped input, whose chunks were all allocated and of a sane size when scanned); -1: an error
  * (pushed). */
-static int fetch(struct chunk_task *t, const struct source *src, size_t cap)
+static int fetch(struct h5shuf_codec_chunk *k, const struct source *src, size_t cap)
 {
     if (!src->sto) {
-        int r = raw_for_read(t, src->dset, t->k.off, cap);
+        int r = raw_for_read(k, src->dset, k->off, cap);
         if (r <= 0)
             return r;
-        return H5SHUF_FAULT() || H5Dread_chunk(src->dset, H5P_DEFAULT, t->k.off, &t->k.mask, t->k.raw) < 0 ? -1 : 1;
+        return H5SHUF_FAULT() || H5Dread_chunk(src->dset, H5P_DEFAULT, k->off, &k->mask, k->raw) < 0 ? -1 : 1;
     }
     const struct h5shuf_stored *s = src->sto;
-    uint64_t k = t->k.off[0] / s->pl->chunk_rows;
-    if (k >= s->n) { /* (inputs_open mapped every chunk of the rows it counted) */
+    uint64_t i = k->off[0] / s->pl->chunk_rows;
+    if (i >= s->n) { /* (inputs_open mapped every chunk of the rows it counted) */
         push_error("a chunk missing from the input's map");
         return -1;
     }
-    const struct h5shuf_inmap_chunk *c = &s->chunk[k];
+    const struct h5shuf_inmap_chunk *c = &s->chunk[i];
     if (s->pl->nfilters == 0 && c->size == s->pl->chunk_bytes) /* the rows as they are: no copy, no task */
-        return pread_all(s->fd, t->k.user, (size_t)(t->k.rows * s->row_bytes), c->addr + t->k.from * s->row_bytes) < 0
+        return pread_all(s->fd, k->user, (size_t)(k->rows * s->row_bytes), c->addr + k->from * s->row_bytes) < 0
                    ? -1
                    : 2;
     size_t want = (size_t)c->size + (size_t)c->size / 8; /* as raw_for_read: room for the next chunks too */
-    if (h5shuf__codec_grow(&t->k.raw, &t->k.raw_cap, c->size, want < cap ? want : cap) < 0) {
+    if (h5shuf__codec_grow(&k->raw, &k->raw_cap, c->size, want < cap ? want : cap) < 0) {
         push_nomem(c->size);
         return -1;
     }
-    t->k.raw_n = c->size;
-    t->k.mask = c->mask;
-    return pread_all(s->fd, t->k.raw, c->size, c->addr) < 0 ? -1 : 1;
+    k->raw_n = c->size;
+    k->mask = c->mask;
+    return pread_all(s->fd, k->raw, c->size, c->addr) < 0 ? -1 : 1;
 }
 
 /* Rows [start, start + count) of a mapped contiguous dataset, read straight into buf. */
@@ -253,52 +279,111 @@ static int finish(struct h5shuf_chunkio *cio, hid_t dset, struct chunk_task *t, 
     t->task.submitted = 0;
     if (!ok)
         return -1;
-    if (t->k.err[0]) {
-        push_error(t->k.err);
-        return -1;
+    const size_t n = t->n > 0 ? t->n : 1;
+    for (size_t g = 0; g < n; g++) {
+        const struct h5shuf_codec_chunk *k = t->n > 0 ? &t->group[g] : &t->k;
+        if (k->err[0]) {
+            push_error(k->err);
+            return -1;
+        }
+        if (t->encode && (H5SHUF_FAULT() || H5Dwrite_chunk(dset, H5P_DEFAULT, k->mask, k->off, k->raw_n, k->raw) < 0))
+            return -1;
     }
-    if (t->encode && (H5SHUF_FAULT() || H5Dwrite_chunk(dset, H5P_DEFAULT, t->k.mask, t->k.off, t->k.raw_n, t->k.raw) < 0))
-        return -1;
     return 0;
 }
 
-/* Make task t chunk j (0 .. chunks_per_row - 1, row-major over the chunk indices of dims[1:]) of the chunk
- * row at row c, for its rows [lo, hi), which the caller's buffer buf holds from row start on. */
+/* Make k chunk j (0 .. chunks_per_row - 1, row-major over the chunk indices of dims[1:]) of the chunk row
+ * at row c, for its rows [lo, hi), which the caller's buffer buf holds from row start on. */
+static void place_chunk(struct h5shuf_codec_chunk *k, const struct h5shuf_pipeline *pl, uint64_t c, uint64_t j,
+                        uint64_t lo, uint64_t hi, uint64_t start, unsigned char *buf)
+{
+    k->pl = pl;
+    memset(k->off, 0, sizeof k->off);
+    k->off[0] = c;
+    for (int d = pl->rank - 1; d >= 1; d--) {
+        uint64_t n = (pl->dims[d] + pl->cdims[d] - 1) / pl->cdims[d];
+        k->off[d] = (j % n) * pl->cdims[d];
+        j /= n;
+    }
+    k->from = lo - c;
+    k->rows = hi - lo;
+    k->user = buf + (lo - start) * pl->row_bytes;
+    k->made = NULL;
+    k->err[0] = '\0';
+}
+
+/* Make task t chunk j of the chunk row at row c (place_chunk), one chunk alone. */
 static void place(struct chunk_task *t, struct h5shuf_chunkio *cio, const struct h5shuf_pipeline *pl, int encode,
                   uint64_t c, uint64_t j, uint64_t lo, uint64_t hi, uint64_t start, unsigned char *buf)
 {
     t->cio = cio;
     t->encode = encode;
     t->task.run = chunk_task_run;
-    t->k.pl = pl;
-    memset(t->k.off, 0, sizeof t->k.off);
-    t->k.off[0] = c;
-    for (int d = pl->rank - 1; d >= 1; d--) {
-        uint64_t n = (pl->dims[d] + pl->cdims[d] - 1) / pl->cdims[d];
-        t->k.off[d] = (j % n) * pl->cdims[d];
-        j /= n;
-    }
-    t->k.from = lo - c;
-    t->k.rows = hi - lo;
-    t->k.user = buf + (lo - start) * pl->row_bytes;
-    t->k.err[0] = '\0';
+    t->n = 0;
+    place_chunk(&t->k, pl, c, j, lo, hi, start, buf);
 }
 
-/* Read through HDF5 what task t (placed, not queued) would have decoded: its chunk is not allocated (fill
- * values) or larger than any encoding of it (corrupt: HDF5 says so).  Only t's part of the rows is
- * written, so the other chunks of a split chunk row may be decoded meanwhile.  < 0 on error. */
-static herr_t read_by_hdf5(hid_t dset, hid_t ftype, const struct chunk_task *t)
+/* Chunks of a chunk row of pl a task takes together: one unless pl splits rows. */
+static uint64_t group_chunks(const struct h5shuf_pipeline *pl)
 {
-    const struct h5shuf_pipeline *pl = t->k.pl;
-    const uint64_t lo = t->k.off[0] + t->k.from;
     if (!pl->split)
-        return h5shuf__read_rows(dset, ftype, lo, t->k.rows, t->k.user);
+        return 1;
+    size_t g = GROUP_BYTES / h5shuf__codec_group_stride(pl->chunk_bytes);
+    return g > 1 ? g : 1;
+}
+
+/* Make room in task t for n chunks in its group.  0, or -1 when out of memory (pushed). */
+static int group_room(struct chunk_task *t, size_t n)
+{
+    if (n <= t->group_cap)
+        return 0;
+    struct h5shuf_codec_chunk *v = realloc(t->group, n * sizeof *v);
+    if (!v) {
+        push_nomem(n * sizeof *v);
+        return -1;
+    }
+    memset(v + t->group_cap, 0, (n - t->group_cap) * sizeof *v);
+    t->group = v;
+    t->group_cap = n;
+    return 0;
+}
+
+/* Make task t (idle) chunks [j, j + n) of the chunk row at row c to be encoded together, with a raw buffer
+ * of cap bytes each.  0, or -1 when out of memory (pushed). */
+static int place_group(struct chunk_task *t, struct h5shuf_chunkio *cio, const struct h5shuf_pipeline *pl, uint64_t c,
+                       uint64_t j, size_t n, uint64_t lo, uint64_t hi, unsigned char *buf, uint64_t start, size_t cap)
+{
+    if (group_room(t, n) < 0)
+        return -1;
+    t->cio = cio;
+    t->encode = 1;
+    t->task.run = chunk_task_run;
+    t->n = n;
+    for (size_t g = 0; g < n; g++) {
+        if (h5shuf__codec_grow(&t->group[g].raw, &t->group[g].raw_cap, cap, cap) < 0) {
+            push_nomem(cap);
+            return -1;
+        }
+        place_chunk(&t->group[g], pl, c, j + g, lo, hi, start, buf);
+    }
+    return 0;
+}
+
+/* Read through HDF5 what chunk k (placed, not queued) would have decoded: its chunk is not allocated (fill
+ * values) or larger than any encoding of it (corrupt: HDF5 says so).  Only k's part of the rows is
+ * written, so the other chunks of a split chunk row may be decoded meanwhile.  < 0 on error. */
+static herr_t read_by_hdf5(hid_t dset, hid_t ftype, const struct h5shuf_codec_chunk *k)
+{
+    const struct h5shuf_pipeline *pl = k->pl;
+    const uint64_t lo = k->off[0] + k->from;
+    if (!pl->split)
+        return h5shuf__read_rows(dset, ftype, lo, k->rows, k->user);
     hsize_t foff[H5S_MAX_RANK], moff[H5S_MAX_RANK] = {0}, cnt[H5S_MAX_RANK], mdims[H5S_MAX_RANK];
     foff[0] = lo;
-    cnt[0] = mdims[0] = t->k.rows;
+    cnt[0] = mdims[0] = k->rows;
     for (int d = 1; d < pl->rank; d++) {
-        foff[d] = moff[d] = t->k.off[d];
-        cnt[d] = pl->cdims[d] < pl->dims[d] - t->k.off[d] ? pl->cdims[d] : pl->dims[d] - t->k.off[d];
+        foff[d] = moff[d] = k->off[d];
+        cnt[d] = pl->cdims[d] < pl->dims[d] - k->off[d] ? pl->cdims[d] : pl->dims[d] - k->off[d];
         mdims[d] = pl->dims[d];
     }
     hid_t fs = H5Dget_space(dset), ms = H5Screate_simple(pl->rank, mdims, NULL);
@@ -308,7 +393,7 @@ static herr_t read_by_hdf5(hid_t dset, hid_t ftype, const struct chunk_task *t)
     if (r >= 0)
         r = H5Sselect_hyperslab(ms, H5S_SELECT_SET, moff, NULL, cnt, NULL);
     if (r >= 0)
-        r = H5SHUF_FAULT() ? -1 : H5Dread(dset, ftype, ms, fs, H5P_DEFAULT, t->k.user);
+        r = H5SHUF_FAULT() ? -1 : H5Dread(dset, ftype, ms, fs, H5P_DEFAULT, k->user);
     return h5shuf__spaces_close(r, fs, ms);
 }
 
@@ -321,19 +406,27 @@ static herr_t transfer(struct h5shuf_chunkio *cio, const struct source *src, hid
     const size_t cap = h5shuf__codec_bound(pl->chunk_bytes);
     int ok = 1;
     uint64_t end = start + count;
+    const uint64_t step = encode ? group_chunks(pl) : 1; /* chunks of a chunk row a task takes */
     unsigned k = 0;
     for (uint64_t c = start / pl->chunk_rows * pl->chunk_rows; c < end && ok; c += pl->chunk_rows) {
         uint64_t lo = c > start ? c : start, hi = c + pl->chunk_rows < end ? c + pl->chunk_rows : end;
-        for (uint64_t j = 0; j < pl->chunks_per_row && ok; j++, k = (k + 1) % cio->nslots) {
+        for (uint64_t j = 0; j < pl->chunks_per_row && ok; j += step, k = (k + 1) % cio->nslots) {
             struct chunk_task *t = &cio->slot[k];
             ok = finish(cio, dset, t, ok) == 0;
             if (!ok)
                 break;
+            if (step > 1) {
+                size_t n = (size_t)(pl->chunks_per_row - j < step ? pl->chunks_per_row - j : step);
+                ok = place_group(t, cio, pl, c, j, n, lo, hi, buf, start, cap) == 0;
+                if (ok)
+                    h5shuf__pool_submit(cio->pool, &t->task);
+                continue;
+            }
             place(t, cio, pl, encode, c, j, lo, hi, start, buf);
             if (!encode) {
-                int r = fetch(t, src, cap);
+                int r = fetch(&t->k, src, cap);
                 if (r == 0) { /* unallocated (fill values) or corrupt: let HDF5 read these rows */
-                    ok = read_by_hdf5(dset, ftype, t) >= 0;
+                    ok = read_by_hdf5(dset, ftype, &t->k) >= 0;
                     continue;
                 }
                 if (r < 0) {
@@ -449,7 +542,8 @@ herr_t h5shuf__chunk_write(struct h5shuf_chunkio *cio, hid_t dset, uint64_t chun
 
 struct h5shuf_prefetch {
     struct h5shuf_pipeline pl;
-    struct chunk_task *t; /* one per chunk of the range, each with its raw buffer (kept for reuse) */
+    struct chunk_task *t; /* one per chunk of the range (per group of split chunks), each with its raw
+                           * buffers (kept for reuse) */
     size_t n, cap;
 };
 
@@ -463,8 +557,12 @@ void h5shuf__prefetch_free(struct h5shuf_chunkio *cio, struct h5shuf_prefetch *p
     if (!pf)
         return;
     for (size_t i = 0; i < pf->cap; i++) {
-        h5shuf__pool_wait(cio ? cio->pool : NULL, &pf->t[i].task);
-        free(pf->t[i].k.raw);
+        struct chunk_task *t = &pf->t[i];
+        h5shuf__pool_wait(cio ? cio->pool : NULL, &t->task);
+        free(t->k.raw);
+        for (size_t g = 0; g < t->group_cap; g++)
+            free(t->group[g].raw);
+        free(t->group);
     }
     free(pf->t);
     free(pf);
@@ -476,7 +574,8 @@ static herr_t prefetch_chunks(struct h5shuf_chunkio *cio, const struct source *s
 {
     const struct h5shuf_pipeline *pl = &pf->pl;
     uint64_t first = start / pl->chunk_rows * pl->chunk_rows, end = start + count;
-    uint64_t need64 = (end - first + pl->chunk_rows - 1) / pl->chunk_rows * pl->chunks_per_row;
+    const uint64_t step = group_chunks(pl); /* chunks of a chunk row a task takes */
+    uint64_t need64 = (end - first + pl->chunk_rows - 1) / pl->chunk_rows * ((pl->chunks_per_row + step - 1) / step);
     if (need64 > SIZE_MAX / sizeof *pf->t)
         goto nomem;
     size_t need = (size_t)need64;
@@ -491,19 +590,27 @@ static herr_t prefetch_chunks(struct h5shuf_chunkio *cio, const struct source *s
     const size_t cap = h5shuf__codec_bound(pl->chunk_bytes);
     for (uint64_t c = first; c < end; c += pl->chunk_rows) {
         uint64_t lo = c > start ? c : start, hi = c + pl->chunk_rows < end ? c + pl->chunk_rows : end;
-        for (uint64_t j = 0; j < pl->chunks_per_row; j++) {
+        for (uint64_t j = 0; j < pl->chunks_per_row; j += step) {
             struct chunk_task *t = &pf->t[pf->n];
             place(t, cio, pl, 0, c, j, lo, hi, start, buf);
-            int r = fetch(t, src, cap);
-            if (r < 0)
-                return -1; /* the tasks queued so far are waited for by finish or free */
-            if (r == 2)
-                continue;
-            if (r == 0) { /* unallocated, or larger than any encoding of it: HDF5 reads it */
-                if (read_by_hdf5(src->dset, ftype, t) < 0)
+            size_t n = (size_t)(pl->chunks_per_row - j < step ? pl->chunks_per_row - j : step), m = 0;
+            if (step > 1 && group_room(t, n) < 0)
+                return -1;
+            for (size_t g = 0; g < n; g++) { /* the group's chunks to decode: group[0 .. m), or k alone */
+                struct h5shuf_codec_chunk *k = step > 1 ? &t->group[m] : &t->k;
+                if (step > 1)
+                    place_chunk(k, pl, c, j + g, lo, hi, start, buf);
+                int r = fetch(k, src, cap);
+                if (r < 0)
+                    return -1; /* the tasks queued so far are waited for by finish or free */
+                /* 0: unallocated, or larger than any encoding of it: HDF5 reads it */
+                if (r == 0 && read_by_hdf5(src->dset, ftype, k) < 0)
                     return -1;
-                continue;
+                m += r == 1;
             }
+            if (m == 0)
+                continue;
+            t->n = step > 1 ? m : 0;
             h5shuf__pool_submit(cio->pool, &t->task);
             pf->n++;
         }
@@ -547,9 +654,12 @@ herr_t h5shuf__prefetch_finish(struct h5shuf_chunkio *cio, struct h5shuf_prefetc
         struct chunk_task *t = &pf->t[i];
         h5shuf__pool_wait(cio->pool, &t->task);
         t->task.submitted = 0;
-        if (t->k.err[0] && r == 0) {
-            push_error(t->k.err);
-            r = -1;
+        for (size_t g = 0; g < (t->n > 0 ? t->n : 1) && r == 0; g++) {
+            const struct h5shuf_codec_chunk *k = t->n > 0 ? &t->group[g] : &t->k;
+            if (k->err[0]) {
+                push_error(k->err);
+                r = -1;
+            }
         }
     }
     pf->n = 0;

@@ -169,21 +169,22 @@ static void copy_runs(unsigned char *d, size_t drow, const size_t *doff, const u
     }
 }
 
-/* Copy the block of split chunk t that lies in the caller's rows between them and chunk (the chunk's
- * elements, row-major over cdims): into the rows when to_rows, else into chunk (whose other bytes are
- * left as they are).  Along the last dimension a block is one run in both.  Short runs go a row at a
- * time (copy_runs); otherwise the second to last dimension (dim 0 for rank 2) is walked by copy_lines, the
- * dimensions before it here. */
-static void block_copy(const struct h5shuf_codec_chunk *t, unsigned char *chunk, int to_rows)
+/* Copy the block of split chunk t that lies in rows [k0, k1) of the caller's rows (of t->rows) between
+ * them and chunk (the chunk's elements, row-major over cdims): into the rows when to_rows, else into
+ * chunk (whose other bytes are left as they are).  Along the last dimension a block is one run in both.
+ * Short runs go a row at a time (copy_runs); otherwise the second to last dimension (dim 0 for rank 2) is
+ * walked by copy_lines, the dimensions before it here. */
+static void block_copy(const struct h5shuf_codec_chunk *t, unsigned char *chunk, int to_rows, uint64_t k0, uint64_t k1)
 {
     const struct h5shuf_pipeline *pl = t->pl;
     const int r = pl->rank, line = r - 2;
-    size_t ext[H5S_MAX_RANK], cst[H5S_MAX_RANK], ust[H5S_MAX_RANK]; /* extent, strides in chunk and rows */
+    /* extent, strides in chunk and rows (zero past the rank) */
+    size_t ext[H5S_MAX_RANK] = {0}, cst[H5S_MAX_RANK] = {0}, ust[H5S_MAX_RANK] = {0};
     size_t cs = pl->type_bytes, us = pl->type_bytes, uo = 0;
     for (int k = r - 1; k >= 0; k--) {
         cst[k] = cs;
         ust[k] = k == 0 ? (size_t)pl->row_bytes : us;
-        ext[k] = k == 0 ? (size_t)t->rows
+        ext[k] = k == 0 ? (size_t)(k1 - k0)
                         : (size_t)(pl->cdims[k] < pl->dims[k] - t->off[k] ? pl->cdims[k] : pl->dims[k] - t->off[k]);
         cs *= (size_t)pl->cdims[k];
         if (k > 0) {
@@ -191,7 +192,7 @@ static void block_copy(const struct h5shuf_codec_chunk *t, unsigned char *chunk,
             us *= (size_t)pl->dims[k];
         }
     }
-    unsigned char *c0 = chunk + t->from * cst[0], *u0 = t->user + uo;
+    unsigned char *c0 = chunk + (t->from + k0) * cst[0], *u0 = t->user + k0 * ust[0] + uo;
     const size_t run = ext[r - 1] * pl->type_bytes;
     size_t idx[H5S_MAX_RANK] = {0}, nruns = 1; /* runs in a row of the block */
     for (int k = 1; k < r - 1; k++)
@@ -391,8 +392,10 @@ int h5shuf__codec_decode(struct h5shuf_codec_chunk *t, struct h5shuf_codec_ctx *
         snprintf(t->err, sizeof t->err, "chunk of %zu bytes decodes to %zu (corrupt chunk)", pl->chunk_bytes, n);
         return -1;
     }
-    if (pl->split) /* in is a stage or t->raw: a buffer of this thread's task, written above */
-        block_copy(t, (unsigned char *)in, 1);
+    if (t->made) /* a group's: its rows are written when all its chunks are decoded */
+        memcpy(t->made, in, n);
+    else if (pl->split) /* in is a stage or t->raw: a buffer of this thread's task, written above */
+        block_copy(t, (unsigned char *)in, 1, 0, t->rows);
     else if (in != t->user) /* a partial chunk, no codec, or fletcher32 last */
         memcpy(t->user, in + t->from * pl->row_bytes, t->rows * pl->row_bytes);
     return 0;
@@ -506,6 +509,8 @@ int h5shuf__codec_encode(struct h5shuf_codec_chunk *t, struct h5shuf_codec_ctx *
     int s = 0; /* the stage the next output goes to; in, when a stage, is the other */
     if (!pl->split && used == n && last >= 0 && pl->f[0].id != H5Z_FILTER_FLETCHER32) {
         in = t->user; /* only read: of the steps that may see it, only fletcher32 writes, and not here */
+    } else if (t->made && last >= 0) {
+        in = t->made; /* the group's copy (h5shuf__codec_encode_group): a stage, written by fletcher32 only */
     } else {
         /* the chunk made in t->raw when no filter makes new output (fletcher32 appends there), else in a stage */
         if (last < 0)
@@ -514,9 +519,11 @@ int h5shuf__codec_encode(struct h5shuf_codec_chunk *t, struct h5shuf_codec_ctx *
             return -1;
         else
             s = 1;
-        if (pl->split) {
+        if (t->made) {
+            memcpy(in, t->made, n);
+        } else if (pl->split) {
             memset(in, 0, n);
-            block_copy(t, in, 0);
+            block_copy(t, in, 0, 0, t->rows);
         } else {
             memcpy(in, t->user, used);
             memset(in + used, 0, n - used);
@@ -554,6 +561,75 @@ int h5shuf__codec_encode(struct h5shuf_codec_chunk *t, struct h5shuf_codec_ctx *
     if (in != t->raw) /* the last codec was an lzf that could not shrink the chunk */
         memcpy(t->raw, in, n);
     t->raw_n = n;
+    return 0;
+}
+
+size_t h5shuf__codec_group_stride(size_t chunk_bytes)
+{
+    return (chunk_bytes + 4 + 63) / 64 * 64; /* 4: fletcher32's room; 64: a cache line */
+}
+
+/* Rows of a group's chunks gathered at a time: the rows' blocks of every chunk of the group, a few cache
+ * lines a row, then stay in cache for the next chunk. */
+#define GROUP_TILE_ROWS 64u
+
+/* The group buffer of c for n chunks of pl, each at a stride of *stride bytes; NULL with t->err when out
+ * of memory. */
+static unsigned char *group_buffer(struct h5shuf_codec_chunk *t, struct h5shuf_codec_ctx *c, size_t n, size_t *stride)
+{
+    *stride = h5shuf__codec_group_stride(t->pl->chunk_bytes);
+    if (h5shuf__codec_grow(&c->group, &c->group_cap, n * *stride, n * *stride) < 0) {
+        snprintf(t->err, sizeof t->err, "out of memory for a chunk buffer of %zu bytes", n * *stride);
+        return NULL;
+    }
+    return c->group;
+}
+
+/* Move rows' blocks between t[0 .. n) (a group: the same rows) and their chunks in buf (at stride bytes
+ * apart), into the rows when to_rows, a tile of rows at a time. */
+static void group_copy(const struct h5shuf_codec_chunk *t, size_t n, unsigned char *buf, size_t stride, int to_rows)
+{
+    for (uint64_t k0 = 0; k0 < t[0].rows; k0 += GROUP_TILE_ROWS) {
+        uint64_t k1 = t[0].rows - k0 > GROUP_TILE_ROWS ? k0 + GROUP_TILE_ROWS : t[0].rows;
+        for (size_t g = 0; g < n; g++)
+            block_copy(&t[g], buf + g * stride, to_rows, k0, k1);
+    }
+}
+
+int h5shuf__codec_encode_group(struct h5shuf_codec_chunk *t, size_t n, struct h5shuf_codec_ctx *c)
+{
+    const struct h5shuf_pipeline *pl = t[0].pl;
+    size_t stride;
+    unsigned char *buf = group_buffer(t, c, n, &stride);
+    if (!buf)
+        return -1;
+    for (size_t g = 0; g < n; g++)
+        memset(buf + g * stride, 0, pl->chunk_bytes);
+    group_copy(t, n, buf, stride, 0);
+    for (size_t g = 0; g < n; g++) {
+        t[g].made = buf + g * stride;
+        int r = h5shuf__codec_encode(&t[g], c);
+        t[g].made = NULL;
+        if (r < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int h5shuf__codec_decode_group(struct h5shuf_codec_chunk *t, size_t n, struct h5shuf_codec_ctx *c)
+{
+    size_t stride;
+    unsigned char *buf = group_buffer(t, c, n, &stride);
+    if (!buf)
+        return -1;
+    for (size_t g = 0; g < n; g++) {
+        t[g].made = buf + g * stride;
+        int r = h5shuf__codec_decode(&t[g], c);
+        t[g].made = NULL;
+        if (r < 0)
+            return -1;
+    }
+    group_copy(t, n, buf, stride, 1);
     return 0;
 }
 
@@ -661,5 +737,6 @@ void h5shuf__codec_ctx_release(struct h5shuf_codec_ctx *c)
     libdeflate_free_decompressor(c->dd);
     free(c->stage[0]);
     free(c->stage[1]);
+    free(c->group);
     memset(c, 0, sizeof *c);
 }
