@@ -550,6 +550,25 @@ static void test_split_chunks_match_hdf5(void)
     free(dir);
 }
 
+/* Dataset "x" of new file path: type, rank 4, no rows yet (extendible along dim 0) of dims[1:], chunks
+ * cdims with pipe p's filters, no fill written, no chunk cache (as h5shuf's outputs).  The file is
+ * returned in *file. */
+static hid_t make_4d(const char *path, hid_t type, const hsize_t *dims, const hsize_t *cdims, const struct wpipe *p,
+                     hid_t *file)
+{
+    *file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t zero[4] = {0, dims[1], dims[2], dims[3]}, maxdims[4] = {H5S_UNLIMITED, dims[1], dims[2], dims[3]};
+    hid_t dcpl = wpipe_dcpl(p, 4, cdims), space = H5Screate_simple(4, zero, maxdims);
+    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    H5Pset_chunk_cache(dapl, 521, 0, 1.0); /* each chunk stored when written, as h5shuf's outputs */
+    H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
+    hid_t d = H5Dcreate2(*file, "x", type, space, H5P_DEFAULT, dcpl, dapl);
+    H5Sclose(space);
+    H5Pclose(dcpl);
+    H5Pclose(dapl);
+    return d;
+}
+
 /* Split chunks whose runs are short (the last dimension split to one element, as h5py's (2500, 4, 8, 1)
  * chunks of uint8 images; runs of 1, 2, 3 and 6 bytes): written by chunkio as HDF5 writes them (the same
  * file bytes, deflate by zlib as HDF5's filter), and any rows read back as written. */
@@ -579,18 +598,8 @@ static void test_split_short_runs(void)
         snprintf(fa, sizeof fa, "short-hdf5-%zu.h5", i);
         snprintf(fb, sizeof fb, "short-ours-%zu.h5", i);
         hid_t file[2], d[2];
-        for (int w = 0; w < 2; w++) {
-            file[w] = H5Fcreate(tu_path(dir, w ? fb : fa), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-            hsize_t zero[4] = {0, dims[1], dims[2], dims[3]}, maxdims[4] = {H5S_UNLIMITED, dims[1], dims[2], dims[3]};
-            hid_t dcpl = wpipe_dcpl(&wpipes[0], 4, cases[i].cdims), space = H5Screate_simple(4, zero, maxdims);
-            hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
-            H5Pset_chunk_cache(dapl, 521, 0, 1.0); /* each chunk stored when written, as h5shuf's outputs */
-            H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
-            d[w] = H5Dcreate2(file[w], "x", type, space, H5P_DEFAULT, dcpl, dapl);
-            H5Sclose(space);
-            H5Pclose(dcpl);
-            H5Pclose(dapl);
-        }
+        for (int w = 0; w < 2; w++)
+            d[w] = make_4d(tu_path(dir, w ? fb : fa), type, dims, cases[i].cdims, &wpipes[0], &file[w]);
         struct h5shuf_pipeline pl;
         CU_ASSERT(h5shuf__pipeline_probe(d[1], type, &pl) == 0 && pl.direct && pl.split);
         for (hsize_t r = 0; r < SROWS; r += 2 * cases[i].cdims[0]) {
@@ -633,19 +642,9 @@ static void test_split_groups(void)
     struct h5shuf_chunkio *cio;
     CU_ASSERT_FATAL(h5shuf__chunkio_create(2, &cio) == H5SHUF_OK);
     hid_t file[2], d[2];
-    for (int w = 0; w < 2; w++) {
-        const char *name = w ? "groups-ours.h5" : "groups-hdf5.h5";
-        file[w] = H5Fcreate(tu_path(dir, name), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-        hsize_t zero[4] = {0, dims[1], dims[2], dims[3]}, maxdims[4] = {H5S_UNLIMITED, dims[1], dims[2], dims[3]};
-        hid_t dcpl = wpipe_dcpl(&wpipes[3], 4, cdims), space = H5Screate_simple(4, zero, maxdims);
-        hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
-        H5Pset_chunk_cache(dapl, 521, 0, 1.0); /* each chunk stored when written, as h5shuf's outputs */
-        H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
-        d[w] = H5Dcreate2(file[w], "x", H5T_STD_U8LE, space, H5P_DEFAULT, dcpl, dapl);
-        H5Sclose(space);
-        H5Pclose(dcpl);
-        H5Pclose(dapl);
-    }
+    for (int w = 0; w < 2; w++)
+        d[w] = make_4d(tu_path(dir, w ? "groups-ours.h5" : "groups-hdf5.h5"), H5T_STD_U8LE, dims, cdims, &wpipes[3],
+                       &file[w]);
     struct h5shuf_pipeline pl;
     CU_ASSERT(h5shuf__pipeline_probe(d[1], H5T_STD_U8LE, &pl) == 0 && pl.direct && pl.split);
     CU_ASSERT_EQUAL(pl.chunks_per_row, 17);

@@ -596,6 +596,21 @@ static void group_copy(const struct h5shuf_codec_chunk *t, size_t n, unsigned ch
     }
 }
 
+/* Run step (an encode or decode) on each of t[0 .. n) with its chunk made in buf (stride bytes apart).
+ * 0, or -1 at the first that fails. */
+static int each_made(struct h5shuf_codec_chunk *t, size_t n, unsigned char *buf, size_t stride,
+                     struct h5shuf_codec_ctx *c, int (*step)(struct h5shuf_codec_chunk *, struct h5shuf_codec_ctx *))
+{
+    for (size_t g = 0; g < n; g++) {
+        t[g].made = buf + g * stride;
+        int r = step(&t[g], c);
+        t[g].made = NULL;
+        if (r < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int h5shuf__codec_encode_group(struct h5shuf_codec_chunk *t, size_t n, struct h5shuf_codec_ctx *c)
 {
     const struct h5shuf_pipeline *pl = t[0].pl;
@@ -606,14 +621,7 @@ int h5shuf__codec_encode_group(struct h5shuf_codec_chunk *t, size_t n, struct h5
     for (size_t g = 0; g < n; g++)
         memset(buf + g * stride, 0, pl->chunk_bytes);
     group_copy(t, n, buf, stride, 0);
-    for (size_t g = 0; g < n; g++) {
-        t[g].made = buf + g * stride;
-        int r = h5shuf__codec_encode(&t[g], c);
-        t[g].made = NULL;
-        if (r < 0)
-            return -1;
-    }
-    return 0;
+    return each_made(t, n, buf, stride, c, h5shuf__codec_encode);
 }
 
 int h5shuf__codec_decode_group(struct h5shuf_codec_chunk *t, size_t n, struct h5shuf_codec_ctx *c)
@@ -622,13 +630,8 @@ int h5shuf__codec_decode_group(struct h5shuf_codec_chunk *t, size_t n, struct h5
     unsigned char *buf = group_buffer(t, c, n, &stride);
     if (!buf)
         return -1;
-    for (size_t g = 0; g < n; g++) {
-        t[g].made = buf + g * stride;
-        int r = h5shuf__codec_decode(&t[g], c);
-        t[g].made = NULL;
-        if (r < 0)
-            return -1;
-    }
+    if (each_made(t, n, buf, stride, c, h5shuf__codec_decode) < 0)
+        return -1;
     group_copy(t, n, buf, stride, 1);
     return 0;
 }
