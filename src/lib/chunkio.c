@@ -5,7 +5,8 @@
  * can run itself (shuffle, deflate, zstd, lzf, bitshuffle and fletcher32, DESIGN.md section 4) rows move
  * instead as raw chunks: the job's thread reads each stored chunk with H5Dread_chunk and the pool's
  * threads decode it (codec.c); on the way out the pool encodes whole chunks and the job's thread stores
- * them with H5Dwrite_chunk, in chunk order.  Everything else (contiguous layout, other filters,
+ * them with H5Dwrite_chunk, in chunk order (a whole chunk without filters straight from the caller's rows:
+ * no copy, no task).  Everything else (contiguous layout, other filters,
  * variable-length types, unallocated chunks) goes through H5Dread/H5Dwrite as before.  The chunks of an
  * input mapped when it was scanned (inmap.h: a few chunks of whole rows) are read with pread() instead of
  * H5Dread_chunk, from the places and sizes HDF5 gave then, and decoded the same way.  Chunks are stored
@@ -397,6 +398,18 @@ static herr_t read_by_hdf5(hid_t dset, hid_t ftype, const struct h5shuf_codec_ch
     return h5shuf__spaces_close(r, fs, ms);
 }
 
+/* Finish every slot, in order from slot k (after a failure too: no task may outlive the call).  0, or -1
+ * when one failed or !ok. */
+static int finish_all(struct h5shuf_chunkio *cio, hid_t dset, unsigned k, int ok)
+{
+    for (unsigned i = 0; i < cio->nslots; i++) {
+        struct chunk_task *t = &cio->slot[(k + i) % cio->nslots];
+        if (finish(cio, dset, t, ok) < 0)
+            ok = 0;
+    }
+    return ok ? 0 : -1;
+}
+
 /* Move rows [start, start + count) between src and buf chunk by chunk (see the file comment); a write's
  * source is a dataset. */
 static herr_t transfer(struct h5shuf_chunkio *cio, const struct source *src, hid_t ftype,
@@ -415,6 +428,14 @@ static herr_t transfer(struct h5shuf_chunkio *cio, const struct source *src, hid
             ok = finish(cio, dset, t, ok) == 0;
             if (!ok)
                 break;
+            if (encode && pl->nfilters == 0 && !pl->split && hi - lo == pl->chunk_rows) {
+                /* no filters, a whole chunk: the rows are the chunk, stored from buf after those queued */
+                hsize_t off[H5S_MAX_RANK] = {c};
+                const unsigned char *rows = buf + (lo - start) * pl->row_bytes;
+                ok = finish_all(cio, dset, k, ok) == 0 && !H5SHUF_FAULT() &&
+                     H5Dwrite_chunk(dset, H5P_DEFAULT, 0, off, pl->chunk_bytes, rows) >= 0;
+                continue;
+            }
             if (step > 1) {
                 size_t n = (size_t)(pl->chunks_per_row - j < step ? pl->chunks_per_row - j : step);
                 ok = place_group(t, cio, pl, c, j, n, lo, hi, buf, start, cap) == 0;
@@ -443,13 +464,7 @@ static herr_t transfer(struct h5shuf_chunkio *cio, const struct source *src, hid
             h5shuf__pool_submit(cio->pool, &t->task);
         }
     }
-    /* Finish every slot in order (after a failure too: no task may outlive the call). */
-    for (unsigned i = 0; i < cio->nslots; i++) {
-        struct chunk_task *t = &cio->slot[(k + i) % cio->nslots];
-        if (finish(cio, dset, t, ok) < 0)
-            ok = 0;
-    }
-    return ok ? 0 : -1;
+    return finish_all(cio, dset, k, ok);
 }
 
 herr_t h5shuf__chunkio_read(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, uint64_t start, uint64_t count, void *buf)

@@ -45,8 +45,13 @@ void h5shuf__keys_in_parts(struct h5shuf_pool *pool, uint64_t seed, const uint64
         k[p] = (struct key_part){.ids = ids, .first = first, .seed = seed, .lo = n * p / parts,
                                  .hi = n * (p + 1) / parts, .keys = keys, .pairs = pairs};
         k[p].task.run = key_part_run;
-        h5shuf__pool_submit(pool, &k[p].task);
     }
+    if (parts == 1) { /* no thread to wake for one part (a slab of one small input: 64 rows) */
+        key_part_run(&k[0].task, 0);
+        return;
+    }
+    for (uint64_t p = 0; p < parts; p++)
+        h5shuf__pool_submit(pool, &k[p].task);
     for (uint64_t p = 0; p < parts; p++)
         h5shuf__pool_wait(pool, &k[p].task);
 }

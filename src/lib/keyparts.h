@@ -11,7 +11,7 @@
 
 /* For r < n, with id = ids[r] (or first + r when ids is NULL): keys[r] = K(seed, id) when keys is not
  * NULL, and pairs[r] = (K(seed, id), r) when pairs is not NULL.  Parts of at least 65536 rows, one a
- * thread of pool (NULL: all on the calling thread); returns when all are done.  Cannot fail. */
+ * thread of pool (NULL, or one part: on the calling thread); returns when all are done.  Cannot fail. */
 H5SHUF_INTERNAL void h5shuf__keys_in_parts(struct h5shuf_pool *pool, uint64_t seed, const uint64_t *ids, uint64_t first,
                                            uint64_t n, uint64_t *keys, struct h5shuf_keyidx *pairs);
 
