@@ -362,8 +362,11 @@ int h5shuf__codec_decode(struct h5shuf_codec_chunk *t, struct h5shuf_codec_ctx *
     for (int i = 0; i < pl->nfilters && last < 0; i++)
         if (!(t->mask & (1u << i)))
             last = i;
-    const int into_user = !pl->split && t->from == 0 && t->rows == pl->chunk_rows && last >= 0 &&
-                          pl->f[last].id != H5Z_FILTER_FLETCHER32;
+    /* where the last step may write the whole chunk: a group's buffer, or the caller's rows when they are
+     * the chunk (not when fletcher32 is last: it only strips its checksum, in place) */
+    unsigned char *dest = NULL;
+    if (last >= 0 && pl->f[last].id != H5Z_FILTER_FLETCHER32)
+        dest = t->made ? t->made : !pl->split && t->from == 0 && t->rows == pl->chunk_rows ? t->user : NULL;
     const unsigned char *in = t->raw;
     size_t n = t->raw_n;
     int s = 0; /* the stage the next output goes to; in, when a stage, is the other */
@@ -372,8 +375,8 @@ int h5shuf__codec_decode(struct h5shuf_codec_chunk *t, struct h5shuf_codec_ctx *
             continue;
         unsigned char *out = NULL;
         size_t out_cap = 0;
-        if (i == last && into_user) {
-            out = t->user;
+        if (i == last && dest) {
+            out = dest;
             out_cap = pl->chunk_bytes;
         } else if (pl->f[i].id != H5Z_FILTER_FLETCHER32) {
             if (!(out = stage(t, c, s, cap)))
@@ -392,9 +395,10 @@ int h5shuf__codec_decode(struct h5shuf_codec_chunk *t, struct h5shuf_codec_ctx *
         snprintf(t->err, sizeof t->err, "chunk of %zu bytes decodes to %zu (corrupt chunk)", pl->chunk_bytes, n);
         return -1;
     }
-    if (t->made) /* a group's: its rows are written when all its chunks are decoded */
-        memcpy(t->made, in, n);
-    else if (pl->split) /* in is a stage or t->raw: a buffer of this thread's task, written above */
+    if (t->made) { /* a group's: its rows are written when all its chunks are decoded */
+        if (in != t->made) /* no codec, or fletcher32 last */
+            memcpy(t->made, in, n);
+    } else if (pl->split) /* in is a stage or t->raw: a buffer of this thread's task, written above */
         block_copy(t, (unsigned char *)in, 1, 0, t->rows);
     else if (in != t->user) /* a partial chunk, no codec, or fletcher32 last */
         memcpy(t->user, in + t->from * pl->row_bytes, t->rows * pl->row_bytes);
