@@ -40,6 +40,31 @@ static void test_key_vectors(void)
     CU_ASSERT_EQUAL(h5shuf_key(42, 5), 0xfc8f015cf1f8f3efULL);
 }
 
+/* h5shuf__keys, the keys of many rows at once, gives h5shuf_key's values: from ids and from a first row,
+ * for odd and even counts (its pairs of rows and the one left over), seeds and ids at the ends of their
+ * range included. */
+static void test_keys_many_rows(void)
+{
+    enum { N = 1001 };
+    static const uint64_t seeds[] = {0, 1, 42, 0x243f6a8885a308d3ULL, ~0ULL};
+    static uint64_t ids[N], keys[N + 1];
+    for (uint64_t r = 0; r < N; r++)
+        ids[r] = r % 3 == 0 ? ~0ULL - r : r * 0x9E3779B97F4A7C15ULL;
+    for (size_t s = 0; s < sizeof seeds / sizeof seeds[0]; s++)
+        for (uint64_t n = N - 2; n <= N; n++) {
+            keys[n] = 0x5a5a;
+            h5shuf__keys(seeds[s], ids, 0, n, keys);
+            for (uint64_t r = 0; r < n; r++)
+                CU_ASSERT_EQUAL_FATAL(keys[r], h5shuf_key(seeds[s], ids[r]));
+            h5shuf__keys(seeds[s], NULL, ~0ULL - n + 1, n, keys);
+            for (uint64_t r = 0; r < n; r++)
+                CU_ASSERT_EQUAL_FATAL(keys[r], h5shuf_key(seeds[s], ~0ULL - n + 1 + r));
+            CU_ASSERT_EQUAL(keys[n], 0x5a5a); /* nothing written past n */
+        }
+    h5shuf__keys(42, NULL, 5, 1, keys);
+    CU_ASSERT_EQUAL(keys[0], 0xfc8f015cf1f8f3efULL); /* numpy's value, as above */
+}
+
 /* Consecutive seeds must not give shifted streams: no key of seed s+1 among the first keys of seed s. */
 static void test_nearby_seeds_unrelated(void)
 {
@@ -117,6 +142,7 @@ int main(void)
     static const struct tu_test tests[] = {
         {"philox4x64-10 known-answer vectors", test_philox_kat},
         {"h5shuf_key matches numpy Philox", test_key_vectors},
+        {"keys of many rows at once are h5shuf_key's", test_keys_many_rows},
         {"nearby seeds give unrelated keys", test_nearby_seeds_unrelated},
         {"top byte of keys uniform (chi-square)", test_key_top_byte_uniform},
         {"top-level pile is (K*M)>>64", test_top_level_pile_is_contract},

@@ -8,6 +8,7 @@
 
 #define PARTS_MAX 16
 #define PART_ROWS_MIN 65536
+#define BLOCK_ROWS 256 /* keys made at a time when only the pairs are wanted: 2 KiB of stack */
 
 struct key_part {
     struct h5shuf_task task; /* first: the pool hands back this pointer */
@@ -21,14 +22,16 @@ static void key_part_run(struct h5shuf_task *task, unsigned thread)
 {
     (void)thread;
     const struct key_part *k = (const struct key_part *)task;
-    for (uint64_t r = k->lo; r < k->hi; r++) {
-        uint64_t key = h5shuf_key(k->seed, k->ids ? k->ids[r] : k->first + r);
-        if (k->keys)
-            k->keys[r] = key;
-        if (k->pairs) {
-            k->pairs[r].key = key;
-            k->pairs[r].idx = r;
-        }
+    uint64_t block[BLOCK_ROWS];
+    for (uint64_t r = k->lo; r < k->hi; r += BLOCK_ROWS) {
+        uint64_t n = k->hi - r < BLOCK_ROWS ? k->hi - r : BLOCK_ROWS;
+        uint64_t *keys = k->keys ? k->keys + r : block;
+        h5shuf__keys(k->seed, k->ids ? k->ids + r : NULL, k->first + r, n, keys);
+        if (k->pairs)
+            for (uint64_t i = 0; i < n; i++) {
+                k->pairs[r + i].key = keys[i];
+                k->pairs[r + i].idx = r + i;
+            }
     }
 }
 

@@ -12,6 +12,11 @@
 /* Philox4x64-10 block: out[0..3] for counter ctr[0..3] and key key[0..1] (Salmon et al., SC'11). */
 H5SHUF_INTERNAL void h5shuf__philox4x64_10(const uint64_t ctr[4], const uint64_t key[2], uint64_t out[4]);
 
+/* keys[r] = K(seed, id) = h5shuf_key(seed, id) for r < n, with id = ids[r], or first + r when ids is NULL.
+ * The same values, computed two rows at a time with Philox's first and last rounds reduced to the words
+ * the key needs: the keys of many rows (keyparts.c).  Cannot fail. */
+H5SHUF_INTERNAL void h5shuf__keys(uint64_t seed, const uint64_t *ids, uint64_t first, uint64_t n, uint64_t *keys);
+
 /* A key range [lo, hi) of piles, hi <= 2^64. */
 struct h5shuf_range {
     h5shuf_u128 lo, hi;
