@@ -22,17 +22,36 @@
 #include "fault.h"
 #include "files.h"
 
+int h5shuf__file_fd(hid_t file, const char *path)
+{
+    void *handle = NULL;
+    hid_t fapl = H5Fget_access_plist(file);
+    const int sec2 = fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2;
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    if (!sec2 || H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) < 0 || !handle) {
+        H5Eclear2(H5E_DEFAULT);
+        return -1;
+    }
+    const int fd = *(const int *)handle; /* sec2's handle is its int descriptor */
+    struct stat a, b;
+    if (path && !(fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+        return -1;
+    return fd;
+}
+
 void h5shuf__file_writeback(hid_t file)
 {
-#ifdef SYNC_FILE_RANGE_WRITE
-    void *handle = NULL;
-    if (H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) < 0 || !handle) {
-        H5Eclear2(H5E_DEFAULT);
+    const int fd = h5shuf__file_fd(file, NULL);
+    if (fd < 0)
         return;
-    }
-    (void)sync_file_range(*(int *)handle, 0, 0, SYNC_FILE_RANGE_WRITE); /* sec2's handle is its int fd */
-#else
-    (void)file;
+#ifdef SYNC_FILE_RANGE_WRITE
+    (void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+#endif
+#ifdef POSIX_FADV_DONTNEED
+    /* the pages the calls before wrote back are clean now: free them, and the output's next pages reuse
+     * them (dirty pages and those still being written are not dropped) */
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 #endif
 }
 

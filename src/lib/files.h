@@ -24,10 +24,18 @@ H5SHUF_INTERNAL void h5shuf__mode_of_new_file(const char *path);
 /* Free bytes for unprivileged users on dir's filesystem, and its device (*dev); 0 when unknown. */
 H5SHUF_INTERNAL uint64_t h5shuf__free_bytes(const char *dir, dev_t *dev);
 
-/* Start writing the dirty pages of file (open with HDF5's default sec2 driver) to disk, without waiting
- * (sync_file_range(2), SYNC_FILE_RANGE_WRITE): called as an output grows, it lets the disk work while the
- * run goes on, so the fsync of h5shuf__commit_file has little left to wait for.  Best effort: does
- * nothing on another driver or system, or on an error. */
+/* The descriptor of HDF5 file when it is open with HDF5's sec2 driver (its VFD handle is then its int
+ * descriptor; another driver's handle is none), else -1.  With path not NULL, also -1 unless the
+ * descriptor is path's file (same device and inode).  Owned by HDF5: not to be closed. */
+H5SHUF_INTERNAL int h5shuf__file_fd(hid_t file, const char *path);
+
+/* Start writing the dirty pages of file (open with HDF5's sec2 driver) to disk, without waiting
+ * (sync_file_range(2), SYNC_FILE_RANGE_WRITE), and drop from the page cache its pages already written
+ * (posix_fadvise(2), POSIX_FADV_DONTNEED, as dd's oflag=nocache does).  Called as an output grows, it
+ * lets the disk work while the run goes on, so the fsync of h5shuf__commit_file has little left to wait
+ * for, and the output's pages are reused instead of new memory taken for each (on a VM that hands freed
+ * memory back to its host, new memory cost 2.5-3.4 s a GiB: ../shared/BENCHMARKING.md).  Best effort:
+ * does nothing on another driver or system, or on an error. */
 H5SHUF_INTERNAL void h5shuf__file_writeback(hid_t file);
 
 /* Move the finished (closed) file tmp_path to out, durably: fsync tmp_path, then with force rename
