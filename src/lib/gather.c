@@ -36,7 +36,7 @@
  * vlen.c). */
 static int load_start(const struct h5shuf_ctx *cx, const struct h5shuf_scratch *sc, const struct h5shuf_pile *p,
                       unsigned char **buf, struct h5shuf_prefetch **pf, hid_t *sets, int pipelined,
-                      struct h5shuf_varena *arena)
+                      struct h5shuf_varena *arena, int release)
 {
     const struct h5shuf_datasets *dsets = sc->dsets;
     char cause[256];
@@ -57,6 +57,8 @@ static int load_start(const struct h5shuf_ctx *cx, const struct h5shuf_scratch *
             st = h5shuf__fail(cx->err, H5SHUF_EIO, "%s: cannot read pile %llu: %s", sc->path,
                               (unsigned long long)p->number, h5shuf__hdf5_cause(cause, sizeof cause));
     }
+    if (st == H5SHUF_OK && release) /* every stored byte of the pile was read above, none is read again */
+        h5shuf__pile_release(sc, sets);
     h5shuf__pile_close(group, sets, h5shuf__pile_nsets(dsets)); /* the raw chunks are in memory already */
     return st;
 }
@@ -78,7 +80,8 @@ int h5shuf__gather_load(const struct h5shuf_ctx *cx, const struct h5shuf_scratch
                         unsigned char **buf)
 {
     hid_t *sets = malloc(h5shuf__pile_nsets(sc->dsets) * sizeof *sets);
-    int st = sets ? load_start(cx, sc, p, buf, NULL, sets, 0, NULL) : h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory");
+    int st = sets ? load_start(cx, sc, p, buf, NULL, sets, 0, NULL, 0)
+                  : h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory");
     free(sets);
     return st;
 }
@@ -235,7 +238,7 @@ int h5shuf__gather(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, st
     int cur = 0, a = 0; /* pile j's buffer set, and its sorted records' array */
     uint64_t first = p->first_row;
     if (st == H5SHUF_OK && p->npiles > 0 && !p->load)
-        st = load_start(cx, p->sc, &p->piles[0], b.buf[0], b.pf, b.sets, pipelined, b.arena);
+        st = load_start(cx, p->sc, &p->piles[0], b.buf[0], b.pf, b.sets, pipelined, b.arena, p->release);
     for (size_t j = 0; j < p->npiles && st == H5SHUF_OK; j++) {
         const struct h5shuf_pile *pile = &p->piles[j];
         st = p->load ? p->load(p->load_user, j, b.buf[cur], cx->err) : load_finish(cx, p->sc, pile, b.pf, 0);
@@ -247,7 +250,7 @@ int h5shuf__gather(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, st
         int next = pipelined ? cur ^ 1 : cur;
         if (st == H5SHUF_OK && pipelined && j + 1 < p->npiles) { /* overlaps the sort and writes below */
             st = load_start(cx, p->sc, &p->piles[j + 1], b.buf[next], b.pf, b.sets, pipelined,
-                            b.arena ? b.arena + next * nv : NULL);
+                            b.arena ? b.arena + next * nv : NULL, p->release);
             if (st == H5SHUF_OK && ahead)
                 st = load_finish(cx, p->sc, &p->piles[j + 1], b.pf, 1);
         }
@@ -265,7 +268,7 @@ int h5shuf__gather(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, st
             st = put_rows(cx, p, pile, first, b.buf[cur], b.pairs[a], b.rows, out, w);
         if (st == H5SHUF_OK && !pipelined && !p->load && j + 1 < p->npiles)
             st = load_start(cx, p->sc, &p->piles[j + 1], b.buf[next], b.pf, b.sets, pipelined,
-                            b.arena ? b.arena + next * nv : NULL);
+                            b.arena ? b.arena + next * nv : NULL, p->release);
         first += pile->rows;
         cur = next;
         a = ahead ? (a + 1) % 3 : a;

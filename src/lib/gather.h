@@ -22,6 +22,8 @@ struct h5shuf_pass2 {
     uint64_t band_bytes;              /* the writer's bands (h5shuf__writer_bytes) */
     uint64_t first_row;               /* the output row of the first pile's first row */
     uint64_t put_first, put_end;      /* the output rows put (a serial run: 0, UINT64_MAX) */
+    int release;                      /* the run's own scratch, each pile read once: a pile's blocks are
+                                       * given back once it is loaded (h5shuf__pile_release) */
     /* Several processes (DESIGN.md section 5): each pile's rows are spread over them.  NULL: load piles
      * from sc.  Else load(user, j, buf, err) fills buf (dsets->n + 1 buffers of piles[j].rows rows: each
      * dataset's, then the ids, in increasing id) with pile j's rows from all processes; fixed-size rows

@@ -10,6 +10,7 @@
  * no group at all.  The list of piles is kept in key order: pass 2 walks it in order.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -556,6 +557,43 @@ void h5shuf__pile_close(hid_t group, hid_t *sets, size_t n)
         }
     if (group >= 0)
         H5Gclose(group);
+}
+
+/* Punch the whole pages of [addr, addr + size) out of fd. */
+static void punch_pages(int fd, uint64_t addr, uint64_t size, uint64_t page)
+{
+#ifdef FALLOC_FL_PUNCH_HOLE
+    const uint64_t lo = (addr + page - 1) / page * page, hi = (addr + size) / page * page;
+    if (hi > lo)
+        (void)fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)lo, (off_t)(hi - lo));
+#else
+    (void)fd, (void)addr, (void)size, (void)page;
+#endif
+}
+
+void h5shuf__pile_release(const struct h5shuf_scratch *sc, const hid_t *sets)
+{
+    const int fd = h5shuf__file_fd(sc->file, sc->path); /* -1 unless it is sc->path's file, by sec2 */
+    const long page = sysconf(_SC_PAGESIZE);
+    for (size_t d = 0; fd >= 0 && page > 0 && d < h5shuf__pile_nsets(sc->dsets); d++) {
+        /* a pile's datasets are chunked along axis 0 only (pile_create): chunk i starts at row i * cdims[0] */
+        hsize_t dims[H5S_MAX_RANK], cdims[H5S_MAX_RANK], offset[H5S_MAX_RANK] = {0};
+        hid_t space = H5Dget_space(sets[d]), dcpl = H5Dget_create_plist(sets[d]);
+        int rank = space >= 0 ? H5Sget_simple_extent_dims(space, dims, NULL) : -1;
+        if (rank > 0 && dcpl >= 0 && H5Pget_chunk(dcpl, rank, cdims) == rank && cdims[0] > 0)
+            for (offset[0] = 0; offset[0] < dims[0]; offset[0] += cdims[0]) {
+                unsigned mask = 0;
+                haddr_t addr = HADDR_UNDEF;
+                hsize_t size = 0;
+                if (H5Dget_chunk_info_by_coord(sets[d], offset, &mask, &addr, &size) >= 0 && addr != HADDR_UNDEF)
+                    punch_pages(fd, addr, size, (uint64_t)page);
+            }
+        if (dcpl >= 0)
+            H5Pclose(dcpl);
+        if (space >= 0)
+            H5Sclose(space);
+    }
+    H5Eclear2(H5E_DEFAULT);
 }
 
 int h5shuf__pile_create_empty(const struct h5shuf_scratch *sc, uint64_t number, struct h5shuf_err *err)

@@ -109,9 +109,10 @@ static int pass1(h5shuf_job *job, struct h5shuf_scratch *sc)
 }
 
 /* The output files (created) filled through a writer, then closed: by pass 2 over all piles of sc (their
- * rows loaded by load(load_user, ...) when it is not NULL, h5shuf_pass2.load), or (sc NULL) by the direct
- * path. */
-static int fill_outputs(h5shuf_job *job, const struct h5shuf_scratch *sc,
+ * rows loaded by load(load_user, ...) when it is not NULL, h5shuf_pass2.load; release: sc is this run's
+ * own scratch file, whose piles' blocks are given back as they are loaded, h5shuf_pass2.release), or (sc
+ * NULL) by the direct path. */
+static int fill_outputs(h5shuf_job *job, const struct h5shuf_scratch *sc, int release,
                         int (*load)(void *user, size_t j, unsigned char **buf, struct h5shuf_err *err), void *load_user)
 {
     const struct h5shuf_ctx cx = ctx_of(job);
@@ -127,6 +128,7 @@ static int fill_outputs(h5shuf_job *job, const struct h5shuf_scratch *sc,
             .mem_limit_bytes = job->opts.mem_limit_bytes,
             .band_bytes = job->band_bytes,
             .put_end = UINT64_MAX,
+            .release = release,
             .load = load,
             .load_user = load_user,
         };
@@ -174,7 +176,7 @@ static int two_pass(h5shuf_job *job)
         if (st == H5SHUF_OK && H5Fget_filesize(sc.file, &size) >= 0)
             job->plan.scratch_bytes = size;
         if (st == H5SHUF_OK)
-            st = fill_outputs(job, &sc, NULL, NULL);
+            st = fill_outputs(job, &sc, 1, NULL, NULL);
     }
     job->temp_file[1] = NULL;
     h5shuf__scratch_destroy(&sc);
@@ -203,7 +205,7 @@ static int one_pass(h5shuf_job *job)
     struct one_pass_load u = {&cx, &p1, &job->dsets};
     struct h5shuf_pile all = {.range = {0, (h5shuf_u128)1 << 64}, .number = 0, .rows = job->in.rows};
     struct h5shuf_scratch sc = {.file = H5I_INVALID_HID, .piles = &all, .npiles = 1, .dsets = &job->dsets};
-    return fill_outputs(job, &sc, load_inputs, &u);
+    return fill_outputs(job, &sc, 0, load_inputs, &u);
 }
 
 /* The one-shot shuffle: the outputs are made first (their bytes follow from the sequence of HDF5 calls on
@@ -219,7 +221,7 @@ static int run(h5shuf_job *job)
     if (st == H5SHUF_OK) /* the scratch file is named after the outputs (progress counts it) */
         st = h5shuf__targets_create(&cx, &job->out, &job->of, job->out.n + scratch);
     if (st == H5SHUF_OK && job->out_rows > 0 && !scratch)
-        st = direct ? fill_outputs(job, NULL, NULL, NULL) : one_pass(job);
+        st = direct ? fill_outputs(job, NULL, 0, NULL, NULL) : one_pass(job);
     else if (st == H5SHUF_OK && scratch)
         st = two_pass(job);
     if (st == H5SHUF_OK && job->opts.check) /* before the rename: a failed check leaves nothing in place */
@@ -302,7 +304,7 @@ static int run_gather(h5shuf_job *job)
         struct h5shuf_scratch sc = {.path = job->piles_path, .file = job->pf->file, .piles = job->pf->piles,
                                     .npiles = job->pf->npiles, .dsets = &job->dsets, .filters = job->scratch_filters,
                                     .id_filters = job->scratch_id_filters};
-        st = fill_outputs(job, &sc, NULL, NULL);
+        st = fill_outputs(job, &sc, 0, NULL, NULL); /* the user's pile file: nothing released */
     }
     return h5shuf__targets_finish(&job->out, st, job->opts.force, &job->err);
 }
