@@ -285,11 +285,14 @@ static int32_t *wvalues(void)
     return x;
 }
 
-/* Creation properties with chunks cdims (rank dims) and p's filters. */
+/* Creation properties with chunks cdims (rank dims) and p's filters, and no clock in the object header
+ * (HDF5 stamps a dataset's header with the second it was last changed, by default: two files written side
+ * by side would differ whenever a second boundary fell between them, as h5shuf's outputs never do). */
 static hid_t wpipe_dcpl(const struct wpipe *p, int rank, const hsize_t *cdims)
 {
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_chunk(dcpl, rank, cdims);
+    H5Pset_obj_track_times(dcpl, 0);
     for (int i = 0; i < p->n; i++) {
         unsigned zl = 3;
         switch (p->f[i]) {
