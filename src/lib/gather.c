@@ -17,6 +17,7 @@
 #include "chunkio.h"
 #include "error.h"
 #include "fault.h"
+#include "files.h"
 #include "gather.h"
 #include "h5err.h"
 #include "piles.h"
@@ -36,7 +37,7 @@
  * vlen.c). */
 static int load_start(const struct h5shuf_ctx *cx, const struct h5shuf_scratch *sc, const struct h5shuf_pile *p,
                       unsigned char **buf, struct h5shuf_prefetch **pf, hid_t *sets, int pipelined,
-                      struct h5shuf_varena *arena, int release)
+                      struct h5shuf_varena *arena, int release_fd)
 {
     const struct h5shuf_datasets *dsets = sc->dsets;
     char cause[256];
@@ -57,8 +58,8 @@ static int load_start(const struct h5shuf_ctx *cx, const struct h5shuf_scratch *
             st = h5shuf__fail(cx->err, H5SHUF_EIO, "%s: cannot read pile %llu: %s", sc->path,
                               (unsigned long long)p->number, h5shuf__hdf5_cause(cause, sizeof cause));
     }
-    if (st == H5SHUF_OK && release) /* every stored byte of the pile was read above, none is read again */
-        h5shuf__pile_release(sc, sets);
+    if (st == H5SHUF_OK && release_fd >= 0) /* every stored byte of the pile was read above, none again */
+        h5shuf__pile_release(release_fd, sets, h5shuf__pile_nsets(dsets));
     h5shuf__pile_close(group, sets, h5shuf__pile_nsets(dsets)); /* the raw chunks are in memory already */
     return st;
 }
@@ -80,7 +81,7 @@ int h5shuf__gather_load(const struct h5shuf_ctx *cx, const struct h5shuf_scratch
                         unsigned char **buf)
 {
     hid_t *sets = malloc(h5shuf__pile_nsets(sc->dsets) * sizeof *sets);
-    int st = sets ? load_start(cx, sc, p, buf, NULL, sets, 0, NULL, 0)
+    int st = sets ? load_start(cx, sc, p, buf, NULL, sets, 0, NULL, -1)
                   : h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory");
     free(sets);
     return st;
@@ -237,8 +238,10 @@ int h5shuf__gather(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, st
     const size_t nv = dsets->nvlen;
     int cur = 0, a = 0; /* pile j's buffer set, and its sorted records' array */
     uint64_t first = p->first_row;
+    /* the scratch file's descriptor when its piles' blocks are given back (-1: its piles are kept) */
+    const int release_fd = p->release && !p->load ? h5shuf__file_fd(p->sc->file, p->sc->path) : -1;
     if (st == H5SHUF_OK && p->npiles > 0 && !p->load)
-        st = load_start(cx, p->sc, &p->piles[0], b.buf[0], b.pf, b.sets, pipelined, b.arena, p->release);
+        st = load_start(cx, p->sc, &p->piles[0], b.buf[0], b.pf, b.sets, pipelined, b.arena, release_fd);
     for (size_t j = 0; j < p->npiles && st == H5SHUF_OK; j++) {
         const struct h5shuf_pile *pile = &p->piles[j];
         st = p->load ? p->load(p->load_user, j, b.buf[cur], cx->err) : load_finish(cx, p->sc, pile, b.pf, 0);
@@ -250,7 +253,7 @@ int h5shuf__gather(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, st
         int next = pipelined ? cur ^ 1 : cur;
         if (st == H5SHUF_OK && pipelined && j + 1 < p->npiles) { /* overlaps the sort and writes below */
             st = load_start(cx, p->sc, &p->piles[j + 1], b.buf[next], b.pf, b.sets, pipelined,
-                            b.arena ? b.arena + next * nv : NULL, p->release);
+                            b.arena ? b.arena + next * nv : NULL, release_fd);
             if (st == H5SHUF_OK && ahead)
                 st = load_finish(cx, p->sc, &p->piles[j + 1], b.pf, 1);
         }
@@ -268,7 +271,7 @@ int h5shuf__gather(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, st
             st = put_rows(cx, p, pile, first, b.buf[cur], b.pairs[a], b.rows, out, w);
         if (st == H5SHUF_OK && !pipelined && !p->load && j + 1 < p->npiles)
             st = load_start(cx, p->sc, &p->piles[j + 1], b.buf[next], b.pf, b.sets, pipelined,
-                            b.arena ? b.arena + next * nv : NULL, p->release);
+                            b.arena ? b.arena + next * nv : NULL, release_fd);
         first += pile->rows;
         cur = next;
         a = ahead ? (a + 1) % 3 : a;

@@ -571,11 +571,10 @@ static void punch_pages(int fd, uint64_t addr, uint64_t size, uint64_t page)
 #endif
 }
 
-void h5shuf__pile_release(const struct h5shuf_scratch *sc, const hid_t *sets)
+void h5shuf__pile_release(int fd, const hid_t *sets, size_t n)
 {
-    const int fd = h5shuf__file_fd(sc->file, sc->path); /* -1 unless it is sc->path's file, by sec2 */
     const long page = sysconf(_SC_PAGESIZE);
-    for (size_t d = 0; fd >= 0 && page > 0 && d < h5shuf__pile_nsets(sc->dsets); d++) {
+    for (size_t d = 0; fd >= 0 && page > 0 && d < n; d++) {
         /* a pile's datasets are chunked along axis 0 only (pile_create): chunk i starts at row i * cdims[0] */
         hsize_t dims[H5S_MAX_RANK], cdims[H5S_MAX_RANK], offset[H5S_MAX_RANK] = {0};
         hid_t space = H5Dget_space(sets[d]), dcpl = H5Dget_create_plist(sets[d]);

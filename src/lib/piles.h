@@ -117,14 +117,14 @@ H5SHUF_INTERNAL void h5shuf__pileset_free(struct h5shuf_chunkio *cio, struct h5s
 H5SHUF_INTERNAL int h5shuf__pile_open(const struct h5shuf_scratch *sc, const struct h5shuf_pile *p, hid_t *group,
                                       hid_t *sets, struct h5shuf_err *err);
 H5SHUF_INTERNAL void h5shuf__pile_close(hid_t group, hid_t *sets, size_t n);
-/* Give the file system back the blocks of pile p's stored chunks, open as sets[0..h5shuf__pile_nsets),
- * once their bytes are in memory and the pile will not be read again (pass 2 of a run's own scratch
- * file): the scratch then shrinks as the output grows, and its pages, if not yet written to the disk,
- * never are.  Only whole pages inside a chunk are released (fallocate's FALLOC_FL_PUNCH_HOLE), never a
- * byte of a neighbour; nothing is released unless the scratch file is open with HDF5's sec2 driver and
- * its descriptor is sc->path's file.  Best effort, and it cannot fail: where holes cannot be punched
- * the blocks stay until the scratch is deleted, as they always did. */
-H5SHUF_INTERNAL void h5shuf__pile_release(const struct h5shuf_scratch *sc, const hid_t *sets);
+/* Give the file system back the blocks of a pile's stored chunks, its datasets open as sets[0 .. n), once
+ * their bytes are in memory and the pile will not be read again (pass 2 of a run's own scratch file): the
+ * scratch then shrinks as the output grows, and its pages, if not yet written to the disk, never are.
+ * fd: the scratch file's descriptor, h5shuf__file_fd(sc->file, sc->path) (-1: nothing released).  Only
+ * whole pages inside a chunk are released (fallocate's FALLOC_FL_PUNCH_HOLE), never a byte of a
+ * neighbour.  Best effort, and it cannot fail: where holes cannot be punched the blocks stay until the
+ * scratch is deleted, as they always did. */
+H5SHUF_INTERNAL void h5shuf__pile_release(int fd, const hid_t *sets, size_t n);
 /* Create pile number's group with empty datasets (a pile that received no row has none). */
 H5SHUF_INTERNAL int h5shuf__pile_create_empty(const struct h5shuf_scratch *sc, uint64_t number, struct h5shuf_err *err);
 /* Remove pile p's group (after it has been consumed). */
