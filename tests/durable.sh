@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # durable.sh - every output reaches the disk before its name does: under strace, each finished file
 # (the output; each shard; a scatter's pile file; one replacing an existing file with --force) is
-# fsync'ed through a descriptor opened on its temporary name before the link() or rename() that gives it
-# its final name, and its directory is fsync'ed after that; the scratch file is never fsync'ed.
+# fsync'ed through a descriptor of its temporary file before the linkat() (of /proc/self/fd/N) or
+# renameat() that gives it its final name, and its directory is fsync'ed after that; the scratch file is
+# never fsync'ed.  (strace -y names the file or directory of each descriptor.)
 # Usage: bash tests/durable.sh PATH/TO/h5shuf PATH/TO/h5shuf_gendata   (needs strace)
 set -u
 H=$1 GEN=$2
@@ -19,30 +20,44 @@ check() {
     while [ "$1" != -- ]; do finals+=("$1"); shift; done
     shift
     # (LeakSanitizer cannot run under ptrace: off for the traced run of a sanitizer build)
-    if ! ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=openat,open,fsync,fdatasync,link,linkat,rename,renameat,renameat2,close \
+    if ! ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -y -e trace=openat,open,fsync,fdatasync,link,linkat,rename,renameat,renameat2,close \
             -o "$W/trace" "$@" >/dev/null 2>"$W/err"; then
         echo "not ok - $name: the run failed"; sed 's/^/#   /' "$W/err"; failed=$((failed + 1)); return
     fi
     if /usr/bin/python3 - "$W/trace" "$W/scratch" "${finals[@]}" <<'PY'; then echo "ok - $name"; else failed=$((failed + 1)); echo "not ok - $name"; fi
 import os, re, sys
 trace, scratch, finals = sys.argv[1], sys.argv[2], sys.argv[3:]
-fds = {}      # (pid, fd) -> path
+fds = {}      # (pid, fd) -> (path, is a directory)
 events = []   # (kind, path[, path2])
+alias = {}    # a name linked to a file -> the file's temporary name
+def fdpath(pid, a):  # a descriptor argument "5</path>" (or AT_FDCWD)
+    m = re.match(r'\s*(\d+)<([^>]*)>', a)
+    return m.group(2) if m else os.getcwd()
+def target(pid, dirarg, name):  # the path a *at call names
+    m = re.match(r'/proc/self/fd/(\d+)$', name)
+    if m:
+        return fds.get((pid, int(m.group(1))), ('?', False))[0]
+    return os.path.normpath(os.path.join(fdpath(pid, dirarg), name))
 for line in open(trace):
-    m = re.match(r'(\d+)\s+(\w+)\((.*)\)\s+=\s+(-?\d+)', line)
+    m = re.match(r'(\d+)\s+(\w+)\((.*)\)\s+=\s+(-?\d+)(?:<([^>]*)>)?', line)
     if not m:
         continue
-    pid, call, args, ret = m.group(1), m.group(2), m.group(3), int(m.group(4))
-    strs = re.findall(r'"((?:[^"\\]|\\.)*)"', args)
+    pid, call, args, ret, retpath = m.group(1), m.group(2), m.group(3), int(m.group(4)), m.group(5)
+    parts = re.findall(r'(?:"(?:[^"\\]|\\.)*"|[^,])+', args)  # the arguments, split at commas outside strings
+    unq = lambda a: re.match(r'\s*"((?:[^"\\]|\\.)*)"', a).group(1)
     if call in ('open', 'openat') and ret >= 0:
-        fds[(pid, ret)] = (strs[0], 'O_DIRECTORY' in args)
+        fds[(pid, ret)] = (os.path.normpath(retpath or unq(parts[-2 if call == 'open' else 1])), 'O_DIRECTORY' in args)
     elif call in ('fsync', 'fdatasync') and ret == 0:
-        path, isdir = fds.get((pid, int(args.split(',')[0])), ('?', False))
+        fd = int(re.match(r'\s*(\d+)', parts[0]).group(1))
+        path, isdir = fds.get((pid, fd), (fdpath(pid, parts[0]), False))
         events.append(('syncdir' if isdir else 'sync', os.path.normpath(path)))
     elif call in ('link', 'rename') and ret == 0:
-        events.append(('move', os.path.normpath(strs[0]), os.path.normpath(strs[1])))
+        events.append(('move', os.path.normpath(unq(parts[0])), os.path.normpath(unq(parts[1]))))
     elif call in ('linkat', 'renameat', 'renameat2') and ret == 0:
-        events.append(('move', os.path.normpath(strs[0]), os.path.normpath(strs[1])))
+        src, dst = target(pid, parts[0], unq(parts[1])), target(pid, parts[2], unq(parts[3]))
+        events.append(('move', alias.get(src, src), dst))
+        if call == 'linkat':  # a second name of the file (--force renames it onto the final name)
+            alias[dst] = alias.get(src, src)
 ok = True
 for final in map(os.path.normpath, finals):
     moves = [i for i, e in enumerate(events) if e[0] == 'move' and e[2] == final]

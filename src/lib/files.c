@@ -1,12 +1,7 @@
 /*
- * files.c - the filesystem side of a run: directories, free space, and the commit of a finished file.
+ * files.c - the filesystem side of a run: directories, free space, descriptors of open HDF5 files.
  *
- * A finished output is moved into place with link() when the user did not ask to replace an existing
- * file: link fails if a file appeared at the name while h5shuf ran, which rename would silently replace.
- * The file's data reach the disk (fsync) before its name does, and the directory entry after (fsync of
- * the directory), so a crash or power loss leaves either no file at the final name or the whole of it:
- * the order ext4's and XFS's documentation ask of applications (rename alone orders nothing), as
- * SQLite, git and LMDB do it.  Scratch files are never synced: they are worthless after a crash.
+ * Files of h5shuf's own under temporary names, and their commit, are tempfile.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +17,7 @@
 #include "fault.h"
 #include "files.h"
 
-int h5shuf__file_fd(hid_t file, const char *path)
+int h5shuf__file_fd(hid_t file)
 {
     void *handle = NULL;
     hid_t fapl = H5Fget_access_plist(file);
@@ -33,16 +28,12 @@ int h5shuf__file_fd(hid_t file, const char *path)
         H5Eclear2(H5E_DEFAULT);
         return -1;
     }
-    const int fd = *(const int *)handle; /* sec2's handle is its int descriptor */
-    struct stat a, b;
-    if (path && !(fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino))
-        return -1;
-    return fd;
+    return *(const int *)handle; /* sec2's handle is its int descriptor */
 }
 
 void h5shuf__file_writeback(hid_t file)
 {
-    const int fd = h5shuf__file_fd(file, NULL);
+    const int fd = h5shuf__file_fd(file);
     if (fd < 0)
         return;
 #ifdef SYNC_FILE_RANGE_WRITE
@@ -65,24 +56,6 @@ char *h5shuf__dir_of(const char *path)
     return strndup(path, (size_t)(slash - path));
 }
 
-char *h5shuf__temp_template(const char *dir, const char *path)
-{
-    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    size_t len = strlen(dir) + strlen(base) + 32;
-    char *t = malloc(len);
-    if (t)
-        snprintf(t, len, "%s/.%s.h5shuf-XXXXXX", dir, base);
-    return t;
-}
-
-void h5shuf__mode_of_new_file(const char *path)
-{
-    /* mkstemp makes the file 0600; give it the mode a new file gets (0666 less the umask). */
-    mode_t mask = umask(0);
-    umask(mask);
-    chmod(path, 0666 & ~mask);
-}
-
 uint64_t h5shuf__free_bytes(const char *dir, dev_t *dev)
 {
     struct statvfs v;
@@ -91,79 +64,13 @@ uint64_t h5shuf__free_bytes(const char *dir, dev_t *dev)
     return statvfs(dir, &v) == 0 ? (uint64_t)v.f_bavail * v.f_frsize : 0;
 }
 
-/* fsync the file or directory at path; 0 or an errno.  EINVAL/ENOTSUP (a file system that cannot sync,
- * such as some FUSE ones, or a directory on one that syncs directories implicitly) count as done. */
-static int sync_path(const char *path, int directory)
+const char *h5shuf__fd_limit_cause(int e, char *buf, size_t cap)
 {
-#ifdef H5SHUF_FAULT_INJECTION
-    if (h5shuf__fault())
-        return EIO;
-#endif
-    int fd = open(path, (directory ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
-    if (fd < 0)
-        return errno;
-    int e = fsync(fd) == 0 ? 0 : errno;
-    close(fd);
-    return e == EINVAL || e == ENOTSUP ? 0 : e;
-}
-
-/* fsync the directory holding out, after its new entry; when that fails, take out back (a run that fails
- * leaves nothing at its output's name).  Errors name out. */
-static int sync_dir_of(const char *out, struct h5shuf_err *err)
-{
-    char *dir = h5shuf__dir_of(out);
-    int e = dir ? sync_path(dir, 1) : ENOMEM;
-    free(dir);
-    if (!e)
-        return H5SHUF_OK;
-    unlink(out);
-    return h5shuf__fail(err, e == ENOMEM ? H5SHUF_ENOMEM : H5SHUF_EIO, "%s: cannot sync its directory to disk: %s", out,
-                        strerror(e));
-}
-
-int h5shuf__commit_file(const char *tmp_path, const char *out, int force, struct h5shuf_err *err)
-{
-    int e = sync_path(tmp_path, 0);
-    if (e)
-        return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot sync the finished output to disk: %s", out, strerror(e));
-    if (force) {
-        if (rename(tmp_path, out) != 0)
-            return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot rename the finished output into place: %s", out,
-                                strerror(errno));
-        return sync_dir_of(out, err);
-    }
-    if (link(tmp_path, out) == 0) { /* fails if a file appeared at out meanwhile: never replace it */
-        unlink(tmp_path);
-        return sync_dir_of(out, err);
-    }
-    e = errno;
-    if (e == EEXIST)
-        return h5shuf__fail(err, H5SHUF_EEXIST, "%s: it appeared while h5shuf ran (use --force to replace it)", out);
-    if (e == EPERM || e == ENOTSUP || e == EOPNOTSUPP) {
-        /* a filesystem without hard links: check, then rename (a file appearing in between is replaced) */
-        struct stat st;
-        if (stat(out, &st) == 0)
-            return h5shuf__fail(err, H5SHUF_EEXIST, "%s: it appeared while h5shuf ran (use --force to replace it)",
-                                out);
-        if (rename(tmp_path, out) == 0)
-            return sync_dir_of(out, err);
-        e = errno;
-    }
-    return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot move the output into place: %s", out, strerror(e));
-}
-
-const char *h5shuf__fd_shortage(const char *path, char *buf, size_t cap)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        close(fd);
-        return NULL;
-    }
-    if (errno == ENFILE) {
+    if (e == ENFILE) {
         snprintf(buf, cap, "too many open files in the system");
         return buf;
     }
-    if (errno != EMFILE)
+    if (e != EMFILE)
         return NULL;
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
@@ -171,4 +78,14 @@ const char *h5shuf__fd_shortage(const char *path, char *buf, size_t cap)
     else
         snprintf(buf, cap, "too many open files");
     return buf;
+}
+
+const char *h5shuf__fd_shortage(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd >= 0) {
+        close(fd);
+        return NULL;
+    }
+    return h5shuf__fd_limit_cause(errno, buf, cap);
 }

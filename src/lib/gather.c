@@ -239,7 +239,7 @@ int h5shuf__gather(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, st
     int cur = 0, a = 0; /* pile j's buffer set, and its sorted records' array */
     uint64_t first = p->first_row;
     /* the scratch file's descriptor when its piles' blocks are given back (-1: its piles are kept) */
-    const int release_fd = p->release && !p->load ? h5shuf__file_fd(p->sc->file, p->sc->path) : -1;
+    const int release_fd = p->release && !p->load && p->sc->tf.path ? p->sc->tf.fd : -1; /* (a run's own scratch only) */
     if (st == H5SHUF_OK && p->npiles > 0 && !p->load)
         st = load_start(cx, p->sc, &p->piles[0], b.buf[0], b.pf, b.sets, pipelined, b.arena, release_fd);
     for (size_t j = 0; j < p->npiles && st == H5SHUF_OK; j++) {

@@ -133,9 +133,9 @@ const char *h5shuf_job_temp_file(const h5shuf_job *job, int which)
     if (!job || which < 0)
         return NULL;
     if (which >= 2) /* further outputs (shards, splits) */
-        return (size_t)which - 1 < job->out.n ? job->out.v[which - 1].tmp_path : NULL;
+        return (size_t)which - 1 < job->out.n ? job->out.v[which - 1].tf.path : NULL;
     if (which == 0 && !job->temp_file[0]) /* the output (a scatter's pile file is temp_file[0]) */
-        return job->out.n ? job->out.v[0].tmp_path : NULL;
+        return job->out.n ? job->out.v[0].tf.path : NULL;
     return job->temp_file[which];
 }
 

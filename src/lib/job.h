@@ -7,6 +7,7 @@
 #define H5SHUF_JOB_H
 
 #include <hdf5.h>
+#include <sys/types.h>
 
 #include "datasets.h"
 #include "direct.h"
@@ -51,6 +52,9 @@ struct h5shuf_job {
     size_t nwarnings;
     struct h5shuf_targets out;     /* the output files */
     char *scratch_dir;             /* where the scratch file goes: tmpdir, $TMPDIR or the output's dir */
+    mode_t out_mode;               /* of the output files, less the umask at their commit: the read and write
+                                    * bits every input has (cp's rule for a new file, taken over all inputs,
+                                    * so that no reader gains access to rows), a gather's pile file's */
     const char *temp_file[2];      /* during a run: a scatter's pile file under its temporary name (0), the
                                     * scratch file (1); the outputs' are out.v[k].tmp_path */
     int one_pass;                  /* the rows fit the budget: read once, sorted in memory, no scratch (run.c) */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/random.h>
 
 #include "chunkio.h"
@@ -514,6 +515,13 @@ static int plan_disk(h5shuf_job *job)
     p->output_free_bytes = h5shuf__free_bytes(out_dir, &dout);
     p->same_filesystem = ds != 0 && ds == dout;
     free(out_dir);
+    job->out_mode = 0666;
+    struct stat sb;
+    for (size_t f = 0; f < job->in.n; f++)
+        if (stat(h5shuf__input_path(&job->in.v[f]), &sb) == 0)
+            job->out_mode &= sb.st_mode;
+    if (job->mode == H5SHUF_MODE_GATHER && stat(job->piles_path, &sb) == 0)
+        job->out_mode &= sb.st_mode;
     return H5SHUF_OK;
 }
 

@@ -67,44 +67,18 @@ hid_t h5shuf__scratch_group(hid_t loc, const char *name)
     return g;
 }
 
-int h5shuf__scratch_reserve(struct h5shuf_scratch *sc, const char *dir, const struct h5shuf_datasets *dsets,
-                            const struct h5shuf_filters *filters, const struct h5shuf_filters *id_filters,
-                            struct h5shuf_err *err)
-{
-    size_t len = strlen(dir) + 40;
-    char *tmpl = malloc(len);
-    if (!tmpl) {
-        memset(sc, 0, sizeof *sc);
-        sc->file = H5I_INVALID_HID;
-        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-    }
-    snprintf(tmpl, len, "%s/h5shuf-scratch-XXXXXX", dir);
-    int st = h5shuf__scratch_reserve_at(sc, tmpl, dsets, filters, id_filters, err);
-    free(tmpl);
-    return st;
-}
-
-int h5shuf__scratch_reserve_at(struct h5shuf_scratch *sc, const char *template_path,
-                               const struct h5shuf_datasets *dsets, const struct h5shuf_filters *filters,
-                               const struct h5shuf_filters *id_filters, struct h5shuf_err *err)
+int h5shuf__scratch_reserve(struct h5shuf_scratch *sc, const char *dir, const char *lead, const char *for_path,
+                            const char *mid, const struct h5shuf_datasets *dsets, const struct h5shuf_filters *filters,
+                            const struct h5shuf_filters *id_filters, struct h5shuf_err *err)
 {
     memset(sc, 0, sizeof *sc);
     sc->file = H5I_INVALID_HID;
     sc->dsets = dsets;
     sc->filters = *filters;
     sc->id_filters = *id_filters;
-    sc->path = strdup(template_path);
-    if (!sc->path)
-        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-    int fd = mkstemp(sc->path);
-    if (fd < 0) {
-        int e = errno;
-        free(sc->path);
-        sc->path = NULL;
-        return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot create the scratch file: %s", template_path, strerror(e));
-    }
-    close(fd);
-    return H5SHUF_OK;
+    int st = h5shuf__tempfile_create(&sc->tf, dir, lead, for_path, mid, "cannot create the scratch file", err);
+    sc->path = sc->tf.path;
+    return st;
 }
 
 int h5shuf__scratch_open(struct h5shuf_scratch *sc, struct h5shuf_err *err)
@@ -126,13 +100,15 @@ int h5shuf__scratch_open(struct h5shuf_scratch *sc, struct h5shuf_err *err)
     }
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
     H5Pset_obj_track_times(fcpl, 0); /* the root group too: no clock in the file (h5shuf__scratch_group) */
-    sc->file = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Fcreate(sc->path, H5F_ACC_TRUNC, fcpl, fapl);
+    sc->file = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Fcreate(h5shuf__tempfile_hdf5_name(&sc->tf), H5F_ACC_TRUNC, fcpl, fapl);
     if (sc->file < 0)
         h5shuf__hdf5_cause(cause, sizeof cause); /* before H5Pclose clears the stack */
     H5Pclose(fcpl);
     H5Pclose(fapl);
     if (sc->file < 0) {
-        h5shuf__fd_shortage(sc->path, cause, sizeof cause); /* (HDF5 says "unable to open file") */
+        if (h5shuf__tempfile_lost(&sc->tf))
+            return h5shuf__tempfile_fail_replaced(&sc->tf, sc->path, err);
+        h5shuf__fd_shortage(h5shuf__tempfile_hdf5_name(&sc->tf), cause, sizeof cause); /* (HDF5: "unable to open file") */
         return h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot create the scratch file: %s", sc->path, cause);
     }
     hid_t g = h5shuf__scratch_group(sc->file, "/piles");
@@ -146,14 +122,12 @@ void h5shuf__scratch_destroy(struct h5shuf_scratch *sc)
 {
     /* The scratch is discarded: empty it before HDF5's flush at close, which then needs no room on a full
      * disk (a failed H5Fclose leaves HDF5 1.10 unable to close the file, even at exit) and writes little. */
-    if (sc->file >= 0 && sc->path)
-        truncate(sc->path, 0);
+    if (sc->file >= 0)
+        h5shuf__tempfile_empty(&sc->tf);
     if (sc->file >= 0)
         H5Fclose(sc->file);
     sc->file = H5I_INVALID_HID;
-    if (sc->path)
-        unlink(sc->path);
-    free(sc->path);
+    h5shuf__tempfile_remove(&sc->tf);
     sc->path = NULL;
     free(sc->piles);
     sc->piles = NULL;

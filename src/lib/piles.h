@@ -11,6 +11,7 @@
 #include "datasets.h"
 #include "keys.h"
 #include "spec.h"
+#include "tempfile.h"
 
 /* Datasets of a pile: one per shuffled dataset, the index, then one payload dataset per vlen dataset. */
 static inline size_t h5shuf__pile_nsets(const struct h5shuf_datasets *dsets)
@@ -28,7 +29,8 @@ struct h5shuf_pile {
 
 /* The scratch file (or a pile file) and the piles in it, in key order. */
 struct h5shuf_scratch {
-    char *path;
+    const char *path;            /* for messages: tf.path, or the pile file a gather reads */
+    struct h5shuf_tempfile tf;   /* a scratch file's own file (empty for a gather's pile file) */
     hid_t file;
     struct h5shuf_pile *piles;
     size_t npiles, cap;
@@ -39,19 +41,17 @@ struct h5shuf_scratch {
 };
 
 /* A scratch file is made in two steps, so that its name is known (sc->path, for a handler of fatal
- * signals) before HDF5 writes to it.  Reserve: an empty file "DIR/h5shuf-scratch-XXXXXX" (mkstemp) for
- * piles holding rows of dsets (which must outlive it), compressed with filters (their ids and vlen
- * lengths with id_filters).  Destroy with h5shuf__scratch_destroy, also after a failure. */
-H5SHUF_INTERNAL int h5shuf__scratch_reserve(struct h5shuf_scratch *sc, const char *dir, const struct h5shuf_datasets *dsets,
-                                            const struct h5shuf_filters *filters,
+ * signals) before HDF5 writes to it.  Reserve: an empty file in dir (h5shuf__tempfile_create: lead,
+ * for_path and mid make its name, e.g. "DIR/h5shuf-scratch-out.h5-PID-XXXXXX") for piles holding rows of
+ * dsets (which must outlive it), compressed with filters (their ids and vlen lengths with id_filters).
+ * Destroy with h5shuf__scratch_destroy, also after a failure. */
+H5SHUF_INTERNAL int h5shuf__scratch_reserve(struct h5shuf_scratch *sc, const char *dir, const char *lead,
+                                            const char *for_path, const char *mid,
+                                            const struct h5shuf_datasets *dsets, const struct h5shuf_filters *filters,
                                             const struct h5shuf_filters *id_filters, struct h5shuf_err *err);
-/* The same at a path made from template (ending in XXXXXX, as for mkstemp). */
-H5SHUF_INTERNAL int h5shuf__scratch_reserve_at(struct h5shuf_scratch *sc, const char *template_path,
-                                               const struct h5shuf_datasets *dsets, const struct h5shuf_filters *filters,
-                                               const struct h5shuf_filters *id_filters, struct h5shuf_err *err);
-/* Then create the (empty) HDF5 scratch file at the reserved name. */
+/* Then create the (empty) HDF5 scratch file at the reserved name, through its descriptor. */
 H5SHUF_INTERNAL int h5shuf__scratch_open(struct h5shuf_scratch *sc, struct h5shuf_err *err);
-/* Close and remove the scratch file.  Safe on a zeroed or half-made scratch. */
+/* Close and remove the scratch file (emptied first).  Safe on a zeroed or half-made scratch. */
 H5SHUF_INTERNAL void h5shuf__scratch_destroy(struct h5shuf_scratch *sc);
 /* Create group name at loc without modification times, as every object of a scratch or pile file is
  * made: no clock in the file, so the same run writes the same bytes (a pile file of h5shuf scatter is
@@ -120,7 +120,7 @@ H5SHUF_INTERNAL void h5shuf__pile_close(hid_t group, hid_t *sets, size_t n);
 /* Give the file system back the blocks of a pile's stored chunks, its datasets open as sets[0 .. n), once
  * their bytes are in memory and the pile will not be read again (pass 2 of a run's own scratch file): the
  * scratch then shrinks as the output grows, and its pages, if not yet written to the disk, never are.
- * fd: the scratch file's descriptor, h5shuf__file_fd(sc->file, sc->path) (-1: nothing released).  Only
+ * fd: the scratch file's descriptor, sc->tf.fd (-1: nothing released).  Only
  * whole pages inside a chunk are released (fallocate's FALLOC_FL_PUNCH_HOLE), never a byte of a
  * neighbour.  Best effort, and it cannot fail: where holes cannot be punched the blocks stay until the
  * scratch is deleted, as they always did. */

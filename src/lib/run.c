@@ -7,9 +7,9 @@
  * files, and a context with the error, the codec threads and the progress callback); the serial run is
  * pass 1 over all rows [0, N) composed with pass 2 over all piles.
  *
- * A run never leaves anything half-done behind: the output is written as ".NAME.h5shuf-XXXXXX" in the
- * output's directory and renamed into place only after the file is closed without error; the scratch file
- * is removed on every return.  Inputs are opened read-only.  HDF5's automatic error printing is switched
+ * A run never leaves anything half-done behind: the output is written as ".NAME.h5shuf-PID-XXXXXX" in the
+ * output's directory, through its descriptor (tempfile.h), and linked into place only after the file is
+ * closed without error; the scratch file is removed on every return.  Inputs are opened read-only.  HDF5's automatic error printing is switched
  * off for the duration of a call and restored after it.
  */
 #include <stdio.h>
@@ -32,6 +32,7 @@
 #include "pool.h"
 #include "scatter.h"
 #include "targets.h"
+#include "tempfile.h"
 #include "verify.h"
 #include "writer.h"
 
@@ -157,8 +158,8 @@ static int fill_outputs(h5shuf_job *job, const struct h5shuf_scratch *sc, int re
 int h5shuf__job_scratch_open(h5shuf_job *job, struct h5shuf_scratch *sc)
 {
     const struct h5shuf_ctx cx = ctx_of(job);
-    int st = h5shuf__scratch_reserve(sc, job->scratch_dir, &job->dsets, &job->scratch_filters,
-                                     &job->scratch_id_filters, &job->err);
+    int st = h5shuf__scratch_reserve(sc, job->scratch_dir, "h5shuf-scratch-", job->out_spec.file, "-", &job->dsets,
+                                     &job->scratch_filters, &job->scratch_id_filters, &job->err);
     job->temp_file[1] = sc->path;
     if (st == H5SHUF_OK)
         st = h5shuf__progress(&cx.progress, &job->err, H5SHUF_PHASE_CREATE, job->out.n + 1, job->out.n + 1);
@@ -208,6 +209,16 @@ static int one_pass(h5shuf_job *job)
     return fill_outputs(job, &sc, 0, load_inputs, &u);
 }
 
+/* --check: the finished single output (through its temporary file's descriptor) against the inputs. */
+static int check_output(h5shuf_job *job)
+{
+    struct h5shuf_target *tg = &job->out.v[0];
+    int st = h5shuf__tempfile_unpark(&tg->tf, tg->path, &job->err);
+    return st == H5SHUF_OK ? h5shuf__verify_file(job->cio, &job->in, &job->dsets, h5shuf__tempfile_hdf5_name(&tg->tf),
+                                                 tg->path, job->opts.mem_limit_bytes, &job->err)
+                           : st;
+}
+
 /* The one-shot shuffle: the outputs are made first (their bytes follow from the sequence of HDF5 calls on
  * them, which a gather repeats exactly), then the two passes through the scratch file, or the direct path. */
 static int run(h5shuf_job *job)
@@ -225,9 +236,8 @@ static int run(h5shuf_job *job)
     else if (st == H5SHUF_OK && scratch)
         st = two_pass(job);
     if (st == H5SHUF_OK && job->opts.check) /* before the rename: a failed check leaves nothing in place */
-        st = h5shuf__verify_file(job->cio, &job->in, &job->dsets, job->out.v[0].tmp_path, job->out.v[0].path,
-                                 job->opts.mem_limit_bytes, &job->err);
-    return h5shuf__targets_finish(&job->out, st, job->opts.force, &job->err);
+        st = check_output(job);
+    return h5shuf__targets_finish(&job->out, st, job->opts.force, job->out_mode, &job->err);
 }
 
 /* Close a finished pile file (flushed first, so a full disk fails here), recording its size. */
@@ -257,19 +267,13 @@ static int run_scatter(h5shuf_job *job)
     if (!job->piles_path || (job->planned ? job->mode != H5SHUF_MODE_SCATTER : job->in.n == 0))
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "a scatter needs inputs and a pile file (h5shuf_job_set_piles)");
     int st = run_prepare(job);
-    if (st == H5SHUF_OK) {
-        char *tmpl = h5shuf__temp_template(job->scratch_dir, job->out_spec.file);
-        st = tmpl ? h5shuf__scratch_reserve_at(&sc, tmpl, &job->dsets, &job->scratch_filters,
-                                                     &job->scratch_id_filters, &job->err)
-                  : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-        free(tmpl);
-    }
+    if (st == H5SHUF_OK)
+        st = h5shuf__scratch_reserve(&sc, job->scratch_dir, ".", job->out_spec.file, ".h5shuf-", &job->dsets,
+                                     &job->scratch_filters, &job->scratch_id_filters, &job->err);
     job->temp_file[0] = job->temp_file[1] = sc.path;
     const struct h5shuf_ctx cx = ctx_of(job);
-    if (st == H5SHUF_OK) {
-        h5shuf__mode_of_new_file(sc.path);
+    if (st == H5SHUF_OK)
         st = h5shuf__progress(&cx.progress, &job->err, H5SHUF_PHASE_CREATE, 1, 1);
-    }
     if (st == H5SHUF_OK)
         st = h5shuf__scratch_open(&sc, &job->err);
     if (st == H5SHUF_OK)
@@ -280,13 +284,11 @@ static int run_scatter(h5shuf_job *job)
         st = h5shuf__pilefile_finish(&sc, &meta, &job->err);
     if (st == H5SHUF_OK)
         st = close_pilefile(job, &sc);
-    if (st == H5SHUF_OK)
-        st = h5shuf__commit_file(sc.path, job->out_spec.file, job->opts.force, &job->err);
+    struct h5shuf_tempfile *tf = &sc.tf;
+    const char *out = job->out_spec.file;
+    if (st == H5SHUF_OK) /* in place: nothing left for h5shuf__scratch_destroy to remove */
+        st = h5shuf__tempfile_commit_all(&tf, &out, 1, job->out_mode, job->opts.force, &job->err);
     job->temp_file[0] = job->temp_file[1] = NULL;
-    if (st == H5SHUF_OK) { /* in place: keep it */
-        free(sc.path);
-        sc.path = NULL;
-    }
     h5shuf__scratch_destroy(&sc);
     return st;
 }
@@ -306,7 +308,7 @@ static int run_gather(h5shuf_job *job)
                                     .id_filters = job->scratch_id_filters};
         st = fill_outputs(job, &sc, 0, NULL, NULL); /* the user's pile file: nothing released */
     }
-    return h5shuf__targets_finish(&job->out, st, job->opts.force, &job->err);
+    return h5shuf__targets_finish(&job->out, st, job->opts.force, job->out_mode, &job->err);
 }
 
 /* A public run: a clean error, HDF5's printing off, fn, and the job's chunk I/O released whatever fn

@@ -27,6 +27,7 @@
 #include "output.h"
 #include "provenance.h"
 #include "targets.h"
+#include "tempfile.h"
 #include "writer.h"
 
 #define SHARDS_MAX UINT64_C(1000000)
@@ -258,10 +259,17 @@ int h5shuf__targets_check(const struct h5shuf_targets *t, const struct h5shuf_in
         for (size_t u = 0; u < k; u++)
             if (strcmp(out, t->v[u].path) == 0)
                 return h5shuf__fail(err, H5SHUF_EINVAL, "%s: two outputs have this name", out);
-        if (stat(out, &so) != 0) {
+        if (lstat(out, &so) != 0) {
             if (errno == ENOENT)
                 continue;
             return h5shuf__fail(err, H5SHUF_EIO, "%s: %s", out, strerror(errno));
+        }
+        if (S_ISLNK(so.st_mode) && stat(out, &so) != 0) { /* a dangling link is there all the same */
+            if (!force)
+                return h5shuf__fail(err, H5SHUF_EEXIST,
+                                    "%s: exists, as a symbolic link to a missing file (use --force to replace the link)",
+                                    out);
+            continue; /* replaced as a name: nothing is written through it */
         }
         for (size_t f = 0; f < in->n; f++) {
             struct stat si;
@@ -280,29 +288,19 @@ int h5shuf__targets_check(const struct h5shuf_targets *t, const struct h5shuf_in
     return H5SHUF_OK;
 }
 
-/* Reserve target tg's temporary name next to its final path (an empty file, tg->tmp_path). */
+/* Reserve target tg's temporary file next to its final path (empty, tg->tf); a run of more than
+ * TARGETS_OPEN targets parks each (closes its descriptor) between the times it is written. */
+#define TARGETS_OPEN 16
 static int target_reserve(struct h5shuf_target *tg, struct h5shuf_err *err)
 {
-    const char *out = tg->path;
-    char *dir = h5shuf__dir_of(out);
-    tg->tmp_path = dir ? h5shuf__temp_template(dir, out) : NULL;
-    if (!tg->tmp_path) {
-        free(dir);
+    char *dir = h5shuf__dir_of(tg->path);
+    if (!dir)
         return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-    }
-    int fd = mkstemp(tg->tmp_path);
-    if (fd < 0) {
-        int e = errno;
-        free(tg->tmp_path);
-        tg->tmp_path = NULL;
-        int st = h5shuf__fail(err, H5SHUF_EIO, "%s: cannot create the output in %s: %s", out, dir, strerror(e));
-        free(dir);
-        return st;
-    }
+    char what[64 + 4096];
+    snprintf(what, sizeof what, "%s: cannot create the output", tg->path);
+    int st = h5shuf__tempfile_create(&tg->tf, dir, ".", tg->path, ".h5shuf-", what, err);
     free(dir);
-    close(fd);
-    h5shuf__mode_of_new_file(tg->tmp_path);
-    return H5SHUF_OK;
+    return st;
 }
 
 /* Create target tg's HDF5 file at its reserved temporary name. */
@@ -323,13 +321,15 @@ static int target_create_file(struct h5shuf_target *tg, const struct h5shuf_objc
      * for the later object formats the input may use (a 1.10 chunk index copied as it is). */
     if (oc->new_format)
         H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
-    *file = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Fcreate(tg->tmp_path, H5F_ACC_TRUNC, fcpl, fapl);
+    *file = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Fcreate(h5shuf__tempfile_hdf5_name(&tg->tf), H5F_ACC_TRUNC, fcpl, fapl);
     if (*file < 0)
         h5shuf__hdf5_cause(cause, sizeof cause); /* before H5Pclose clears the stack */
     H5Pclose(fcpl);
     H5Pclose(fapl);
     if (*file < 0) {
-        h5shuf__fd_shortage(tg->tmp_path, cause, sizeof cause); /* (HDF5 says "unable to open file") */
+        if (h5shuf__tempfile_lost(&tg->tf))
+            return h5shuf__tempfile_fail_replaced(&tg->tf, out, err);
+        h5shuf__fd_shortage(h5shuf__tempfile_hdf5_name(&tg->tf), cause, sizeof cause); /* (HDF5: "unable to open file") */
         return h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot create: %s", out, cause);
     }
     return H5SHUF_OK;
@@ -376,9 +376,9 @@ static const char *dataset_path(const struct h5shuf_outfile *of, size_t d)
     return d < of->dsets->n ? of->dsets->ds[d].out_path : d == of->dsets->n ? of->index_path : of->source_index_path;
 }
 
-/* Close the datasets in t->dsets and the file (named name, at tmp_path); st != OK empties the file
+/* Close the datasets in t->dsets and the file (named name, its temporary tf); st != OK empties the file
  * first.  Returns st or the first error of closing. */
-static int close_file(struct h5shuf_targets *t, hid_t file, const char *name, const char *tmp_path, int st,
+static int close_file(struct h5shuf_targets *t, hid_t file, const char *name, const struct h5shuf_tempfile *tf, int st,
                       struct h5shuf_err *err)
 {
     char cause[256];
@@ -395,7 +395,7 @@ static int close_file(struct h5shuf_targets *t, hid_t file, const char *name, co
      * a full disk.  (HDF5 1.10 cannot recover from a failed H5Fclose: the file stays half-closed and the
      * library crashes closing it again at exit.) */
     if (st != H5SHUF_OK)
-        truncate(tmp_path, 0);
+        h5shuf__tempfile_empty(tf);
     if (H5Fclose(file) < 0 && st == H5SHUF_OK)
         st = h5shuf__fail(err, H5SHUF_EIO, "%s: cannot finish writing: %s", name, h5shuf__hdf5_cause(cause, sizeof cause));
     return st;
@@ -422,7 +422,9 @@ int h5shuf__targets_create(const struct h5shuf_ctx *cx, struct h5shuf_targets *t
             break;
         if (t->part) { /* the row datasets only */
             st = h5shuf__output_create_part(of, file, tg->path, tg->rows, t->rows, t->dsets, err);
-            st = close_file(t, file, tg->path, tg->tmp_path, st, err);
+            st = close_file(t, file, tg->path, &tg->tf, st, err);
+            if (t->hi - t->lo > TARGETS_OPEN)
+                h5shuf__tempfile_park(&tg->tf);
             continue;
         }
         st = h5shuf__output_create(of, file, tg->path, tg->rows, t->dsets, err);
@@ -430,7 +432,9 @@ int h5shuf__targets_create(const struct h5shuf_ctx *cx, struct h5shuf_targets *t
             st = h5shuf__output_provenance(of, file, tg->path, err);
         if (st == H5SHUF_OK)
             st = range_attrs(t, k, file, err);
-        st = close_file(t, file, tg->path, tg->tmp_path, st, err);
+        st = close_file(t, file, tg->path, &tg->tf, st, err);
+        if (t->hi - t->lo > TARGETS_OPEN)
+            h5shuf__tempfile_park(&tg->tf);
     }
     return st;
 }
@@ -439,8 +443,11 @@ int h5shuf__targets_close(struct h5shuf_targets *t, int st, struct h5shuf_err *e
 {
     if (t->file < 0)
         return st;
-    st = close_file(t, t->file, t->v[t->cur].path, t->v[t->cur].tmp_path, st, err);
+    struct h5shuf_target *tg = &t->v[t->cur];
+    st = close_file(t, t->file, tg->path, &tg->tf, st, err);
     t->file = H5I_INVALID_HID;
+    if (t->hi - t->lo > TARGETS_OPEN)
+        h5shuf__tempfile_park(&tg->tf);
     return st;
 }
 
@@ -465,14 +472,18 @@ static int next_target(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, st
         return h5shuf__fail(cx->err, H5SHUF_EINTERNAL, "row %llu is past the last output", (unsigned long long)w->pos);
     struct h5shuf_target *tg = &t->v[k];
     t->cur = k;
+    if ((st = h5shuf__tempfile_unpark(&tg->tf, tg->path, cx->err)) != H5SHUF_OK)
+        return st;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-    t->file = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Fopen(tg->tmp_path, H5F_ACC_RDWR, fapl);
+    t->file = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Fopen(h5shuf__tempfile_hdf5_name(&tg->tf), H5F_ACC_RDWR, fapl);
     if (t->file < 0)
         h5shuf__hdf5_cause(cause, sizeof cause);
     H5Pclose(fapl);
     if (t->file < 0) {
-        h5shuf__fd_shortage(tg->tmp_path, cause, sizeof cause);
+        if (h5shuf__tempfile_lost(&tg->tf))
+            return h5shuf__tempfile_fail_replaced(&tg->tf, tg->path, cx->err);
+        h5shuf__fd_shortage(h5shuf__tempfile_hdf5_name(&tg->tf), cause, sizeof cause);
         return h5shuf__fail(cx->err, H5SHUF_EHDF5, "%s: cannot reopen: %s", tg->path, cause);
     }
     /* Bands cover whole chunks, which HDF5 writes without caching; no cache needed. */
@@ -506,21 +517,26 @@ int h5shuf__targets_put(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, s
     return st == H5SHUF_OK ? h5shuf__writer_put(cx, w, rows, id) : st;
 }
 
-int h5shuf__targets_finish(struct h5shuf_targets *t, int st, int force, struct h5shuf_err *err)
+int h5shuf__targets_finish(struct h5shuf_targets *t, int st, int force, mode_t mode, struct h5shuf_err *err)
 {
-    size_t done = t->lo;
-    for (; st == H5SHUF_OK && !t->part && done < t->hi; done++)
-        if ((st = h5shuf__commit_file(t->v[done].tmp_path, t->v[done].path, force, err)) != H5SHUF_OK)
-            break;
-    if (st != H5SHUF_OK) /* all or nothing: take back the ones already in place */
-        for (size_t k = t->lo; k < done; k++)
-            unlink(t->v[k].path);
-    for (size_t k = 0; k < t->n; k++) {
-        if (t->v[k].tmp_path)
-            unlink(t->v[k].tmp_path); /* after link(), or the discarded file */
-        free(t->v[k].tmp_path);
-        t->v[k].tmp_path = NULL;
+    const size_t n = t->hi - t->lo;
+    if (st == H5SHUF_OK && !t->part && n > 0) {
+        struct h5shuf_tempfile **tf = malloc(n * sizeof *tf);
+        const char **out = malloc(n * sizeof *out);
+        if (tf && out) {
+            for (size_t k = 0; k < n; k++) {
+                tf[k] = &t->v[t->lo + k].tf;
+                out[k] = t->v[t->lo + k].path;
+            }
+            st = h5shuf__tempfile_commit_all(tf, out, n, mode, force, err);
+        } else {
+            st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+        }
+        free(tf);
+        free(out);
     }
+    for (size_t k = 0; k < t->n; k++) /* the discarded files, or (all in place) nothing */
+        h5shuf__tempfile_remove(&t->v[k].tf);
     return st;
 }
 
@@ -528,7 +544,7 @@ void h5shuf__targets_free(struct h5shuf_targets *t)
 {
     for (size_t k = 0; k < t->n; k++) {
         free(t->v[k].path);
-        free(t->v[k].tmp_path);
+        h5shuf__tempfile_remove(&t->v[k].tf);
         free(t->v[k].label);
     }
     free(t->v);

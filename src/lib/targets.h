@@ -10,12 +10,13 @@
 
 #include "ctx.h"
 #include "output.h"
+#include "tempfile.h"
 #include "writer.h"
 
 /* One output file: a range of the output order.  The single output is one target over all rows. */
 struct h5shuf_target {
     char *path;        /* the final file name */
-    char *tmp_path;    /* its temporary name, while it exists */
+    struct h5shuf_tempfile tf; /* its temporary file, while it exists (tf.path its name) */
     char *label;       /* split name; NULL for a shard or the single output */
     uint64_t first;    /* first row, in the output order */
     uint64_t rows;
@@ -71,9 +72,11 @@ H5SHUF_INTERNAL int h5shuf__targets_put(const struct h5shuf_ctx *cx, struct h5sh
                                         const unsigned char *const *rows, uint64_t id);
 /* Close the open target; st != H5SHUF_OK discards it (emptied first).  Returns st or the first error. */
 H5SHUF_INTERNAL int h5shuf__targets_close(struct h5shuf_targets *t, int st, struct h5shuf_err *err);
-/* Move every finished target into place (all or none; h5shuf__commit_file with force), or on
- * st != H5SHUF_OK remove them all.  Returns st or the first error. */
-H5SHUF_INTERNAL int h5shuf__targets_finish(struct h5shuf_targets *t, int st, int force, struct h5shuf_err *err);
+/* Move every finished target into place, all or none (h5shuf__tempfile_commit_all: with force the files
+ * they replace come back on a failure), with mode (less the umask), or on st != H5SHUF_OK remove them
+ * all.  Returns st or the first error. */
+H5SHUF_INTERNAL int h5shuf__targets_finish(struct h5shuf_targets *t, int st, int force, mode_t mode,
+                                           struct h5shuf_err *err);
 H5SHUF_INTERNAL void h5shuf__targets_free(struct h5shuf_targets *t);
 
 #endif /* H5SHUF_TARGETS_H */

@@ -230,16 +230,19 @@ static void close_row_datasets(const h5shuf_job *job, hid_t *dsets)
             H5Dclose(dsets[d]);
 }
 
-/* Process q > 0: send every stored block of its part (closed, at job->out.v[0].tmp_path) to process 0,
+/* Process q > 0: send every stored block of its part (closed, its temporary file job->out.v[0].tf) to process 0,
  * then an end mark. */
 static int send_part(h5shuf_job *job, struct h5shuf_comm *c)
 {
     char cause[256];
-    const char *path = job->out.v[0].tmp_path;
+    struct h5shuf_tempfile *tf = &job->out.v[0].tf;
+    const char *path = tf->path;
+    if (h5shuf__tempfile_unpark(tf, job->out.v[0].path, &job->err) != H5SHUF_OK)
+        return job->err.status;
     hid_t *dsets = malloc((job->dsets.n + 2) * sizeof *dsets);
     if (!dsets)
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t file = H5Fopen(h5shuf__tempfile_hdf5_name(tf), H5F_ACC_RDONLY, H5P_DEFAULT);
     int st = file < 0 ? h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot reopen the part: %s", path,
                                      h5shuf__hdf5_cause(cause, sizeof cause))
                       : open_row_datasets(job, file, path, dsets);
@@ -327,11 +330,13 @@ static int assemble(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, c
     if (c->rank != 0)
         return a[c->rank] < b[c->rank] ? send_part(job, c) : H5SHUF_OK;
     char cause[256];
-    const struct h5shuf_target *tg = &job->out.v[0];
+    struct h5shuf_target *tg = &job->out.v[0];
+    if (h5shuf__tempfile_unpark(&tg->tf, tg->path, &job->err) != H5SHUF_OK)
+        return job->err.status;
     hid_t *dsets = malloc((job->dsets.n + 2) * sizeof *dsets);
     if (!dsets)
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    hid_t file = H5Fopen(tg->tmp_path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t file = H5Fopen(h5shuf__tempfile_hdf5_name(&tg->tf), H5F_ACC_RDWR, H5P_DEFAULT);
     int st = file < 0 ? h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot reopen: %s", tg->path,
                                      h5shuf__hdf5_cause(cause, sizeof cause))
                       : open_row_datasets(job, file, tg->path, dsets);
@@ -495,7 +500,7 @@ static int commit(h5shuf_job *job, struct h5shuf_comm *c, int st)
     uint64_t ok = 0;
     if (st == H5SHUF_OK)
         st = h5shuf_comm_sums(c, &ok, 1, &job->err); /* every process has written its outputs */
-    st = h5shuf__targets_finish(&job->out, st, job->opts.force, &job->err);
+    st = h5shuf__targets_finish(&job->out, st, job->opts.force, job->out_mode, &job->err);
     if (st == H5SHUF_OK && (st = h5shuf_comm_sums(c, &ok, 1, &job->err)) != H5SHUF_OK && !job->out.part)
         for (size_t k = job->out.lo; k < job->out.hi; k++) /* another process could not: take them back */
             unlink(job->out.v[k].path);
@@ -526,8 +531,10 @@ static int dist_run(h5shuf_job *job, struct h5shuf_comm *c)
     if (st == H5SHUF_OK && job->out_rows > 0)
         st = two_pass(job, c, a, b);
     if (st == H5SHUF_OK && job->opts.check && c->rank == 0) /* before the rename: a failed check leaves nothing */
-        st = h5shuf__verify_file(job->cio, &job->in, &job->dsets, job->out.v[0].tmp_path, job->out.v[0].path,
-                                 job->opts.mem_limit_bytes, &job->err);
+        st = h5shuf__tempfile_unpark(&job->out.v[0].tf, job->out.v[0].path, &job->err);
+    if (st == H5SHUF_OK && job->opts.check && c->rank == 0)
+        st = h5shuf__verify_file(job->cio, &job->in, &job->dsets, h5shuf__tempfile_hdf5_name(&job->out.v[0].tf),
+                                 job->out.v[0].path, job->opts.mem_limit_bytes, &job->err);
     st = commit(job, c, st);
     free(a);
     free(b);
