@@ -82,8 +82,9 @@ def shard_names(out, k):
 NAMES = ["/x", "/y", "/idx", "/src"]
 
 
-def case_shards_acceptance(tmp, nfiles=8, rows=2000, k=16):
-    """The issue's acceptance, scaled: nfiles x rows into k shards == the one-file run; index maps back."""
+def case_shards_acceptance(tmp, nfiles=8, rows=2000, k=20):
+    """The issue's acceptance, scaled: nfiles x rows into k shards == the one-file run; index maps back.
+    (k > 16: the outputs park their descriptors between uses, targets.c TARGETS_OPEN.)"""
     sizes = [rows] * nfiles
     ins = make_inputs(tmp, sizes, "acc")
     n = sum(sizes)
