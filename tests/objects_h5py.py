@@ -224,6 +224,42 @@ def references(h5shuf, d):
             check("references: the dropped region reference is null", not fo.attrs["first_ten"])
 
 
+def group_references(h5shuf, d):
+    """References to the root group, a group and a dataset (a jhdf test file's attribute of references to
+    / and /test_group was refused: "refers to /, which is not in the output"), whole-file and dataset mode."""
+    src = os.path.join(d, "grouprefs.h5")
+    n = 30
+    with h5py.File(src, "w") as f:
+        x = f.create_dataset("x", data=np.arange(n * 3).reshape(n, 3))
+        f.create_dataset("y", data=np.arange(n))
+        g = f.create_group("test_group")
+        g.create_dataset("meta", data=np.arange(4))
+        x.attrs["1D_object_references"] = np.array([f.ref, g.ref, f["y"].ref], dtype=h5py.ref_dtype)
+        f["y"].attrs["root"] = f.ref
+    perm = oracle.order(6, n)
+    out = os.path.join(d, "grouprefs-out.h5")
+    rc, err = run(h5shuf, ["-q", "-s", "6", src, out])
+    if check("group references: whole-file mode runs (exit 0)", rc == 0, err):
+        with h5py.File(src, "r") as fi, h5py.File(out, "r") as fo:
+            got = [fo[r].name for r in fo["x"].attrs["1D_object_references"]]
+            check("group references: whole-file: references to /, /test_group and /y point at the output's objects",
+                  got == ["/", "/test_group", "/y"] and fo[fo["y"].attrs["root"]].name == "/", got)
+            check("group references: whole-file: the rows are shuffled in the contract's order",
+                  np.array_equal(fo["x"][()], fi["x"][()][perm]) and np.array_equal(fo["y"][()], fi["y"][()][perm]))
+    outdir = os.path.join(d, "grouprefs-ds")
+    os.makedirs(outdir)
+    out2 = os.path.join(outdir, "o.h5")
+    rc, err = run(h5shuf, ["-q", "-s", "6", src + ":/y", out2])
+    if check("group references: dataset mode, a reference to / only, runs (exit 0)", rc == 0, err):
+        with h5py.File(out2, "r") as fo:
+            check("group references: dataset mode: the reference to / points at the output's root",
+                  fo[fo["y"].attrs["root"]].name == "/")
+    os.unlink(out2)
+    rc, err = run(h5shuf, ["-q", "-s", "6", src + ":/x,/y", out2])
+    refused("group references: dataset mode: a reference to /test_group (not in the output) is refused, naming it",
+            rc, err, src, outdir, r"1D_object_references.*refers to /test_group, which is not in the output")
+
+
 def provenance(h5shuf, d):
     """h5shuf_inputs names each input's own datasets, however long (a second input's name of 3000
     characters overflowed a buffer sized from the first input's names)."""
@@ -291,7 +327,7 @@ def main():
     bad = oracle.selftest()
     check("oracle: numpy's Philox agrees with Random123's known answers", not bad, bad)
     with tempfile.TemporaryDirectory(prefix="h5shuf-objects.") as d:
-        for case in (large_attributes, scales, references, provenance, lossy):
+        for case in (large_attributes, scales, references, group_references, provenance, lossy):
             sub = os.path.join(d, case.__name__)
             os.makedirs(sub)
             try:

@@ -297,6 +297,9 @@ int h5shuf__objcopy_plan(struct h5shuf_objcopy *oc, const struct h5shuf_input *f
     if (H5Fget_info2(first->file, &fi) >= 0 && fi.super.version >= 2)
         oc->new_format = 1; /* written in the 1.8 format (netCDF-4, h5py's libver="latest"): keep it */
     hid_t root = H5Gopen2(first->file, "/", H5P_DEFAULT);
+    H5O_info_t ri;
+    if (st == H5SHUF_OK && root >= 0 && H5Oget_info(root, &ri) >= 0) /* every output has a root group: a */
+        st = h5shuf__refmap_add(&oc->map, ri.addr, "/", 0, err); /* reference to it is kept in every mode */
     if (root >= 0) {
         group_order(root, &oc->root_link_order, &oc->root_attr_order);
         oc->netcdf = H5Aexists(root, "_NCProperties") > 0; /* the netCDF library's mark on every file */
