@@ -146,5 +146,22 @@ if [ -n "$victim" ] && [ $rc -ne 0 ] && grep -q '^h5shuf-mpi: rank 1: interrupte
 else
     bad "SIGTERM to rank 1 (victim '${victim}', exit $rc, ${took}s)"; sed 's/^/#   /' err | head -20; find tmp out
 fi
+# --force over 4 shards, 2 processes: process 1 cannot place shard 3 (a directory appeared at its name while
+# the job ran), so process 0 takes shards 0 and 1 back too and the old shards return: all or nothing.
+rm -rf tmp force; mkdir -p tmp/r0 tmp/r1 force
+"$H" -q -s 1 --shards 4 a.h5:/x force/o.h5 || bad "--force over 4 shards: the first run failed"
+old=$(md5sum force/o-*.h5)
+mpirun --oversubscribe -n 2 "$HM" -q -s 2 -m 8M -j 1 -t "$W/tmp/r%r" --force --shards 4 big.h5:/x force/o.h5 >/dev/null 2>err &
+job=$!
+for _ in $(seq 1 500); do ls force/.o-00003-of-00004.h5.h5shuf-* >/dev/null 2>&1 && break; sleep 0.02; done
+mv force/o-00003-of-00004.h5 force/keep3.h5 && mkdir force/o-00003-of-00004.h5
+wait $job; rc=$?
+rmdir force/o-00003-of-00004.h5 && mv force/keep3.h5 force/o-00003-of-00004.h5
+if [ $rc -ne 0 ] && [ "$(grep -c '^h5shuf-mpi: ' err)" = 1 ] && grep -q 'o-00003-of-00004.h5' err && [ "$(md5sum force/o-*.h5)" = "$old" ] &&
+   [ "$(ls -A force | wc -l)" = 4 ] && clean_dirs; then
+    ok "--force over 4 shards, shard 3 not placeable: exit $rc, one line, the old shards' md5 on both processes' files"
+else
+    bad "--force over 4 shards, shard 3 not placeable (exit $rc)"; sed 's/^/#   /' err | head -5; ls -a force
+fi
 echo "# $failed failed"
 [ $failed -eq 0 ]

@@ -517,31 +517,45 @@ int h5shuf__targets_put(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, s
     return st == H5SHUF_OK ? h5shuf__writer_put(cx, w, rows, id) : st;
 }
 
-int h5shuf__targets_finish(struct h5shuf_targets *t, int st, int force, mode_t mode, struct h5shuf_err *err)
+int h5shuf__targets_place(struct h5shuf_targets *t, int st, int force, mode_t mode, struct h5shuf_err *err)
 {
     const size_t n = t->hi - t->lo;
-    if (st == H5SHUF_OK && !t->part && n > 0) {
-        struct h5shuf_tempfile **tf = malloc(n * sizeof *tf);
-        const char **out = malloc(n * sizeof *out);
-        if (tf && out) {
-            for (size_t k = 0; k < n; k++) {
-                tf[k] = &t->v[t->lo + k].tf;
-                out[k] = t->v[t->lo + k].path;
-            }
-            st = h5shuf__tempfile_commit_all(tf, out, n, mode, force, err);
-        } else {
-            st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    if (st != H5SHUF_OK || t->part || n == 0)
+        return st;
+    struct h5shuf_tempfile **tf = malloc(n * sizeof *tf);
+    const char **out = malloc(n * sizeof *out);
+    if (tf && out) {
+        for (size_t k = 0; k < n; k++) {
+            tf[k] = &t->v[t->lo + k].tf;
+            out[k] = t->v[t->lo + k].path;
         }
-        free(tf);
-        free(out);
+        st = h5shuf__tempfile_place_all(tf, out, n, mode, force, &t->placed, err);
+    } else {
+        st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     }
+    free(tf);
+    free(out);
+    return st;
+}
+
+void h5shuf__targets_settle(struct h5shuf_targets *t, int keep)
+{
+    h5shuf__tempfile_settle(t->placed, keep);
+    t->placed = NULL;
     for (size_t k = 0; k < t->n; k++) /* the discarded files, or (all in place) nothing */
         h5shuf__tempfile_remove(&t->v[k].tf);
+}
+
+int h5shuf__targets_finish(struct h5shuf_targets *t, int st, int force, mode_t mode, struct h5shuf_err *err)
+{
+    st = h5shuf__targets_place(t, st, force, mode, err);
+    h5shuf__targets_settle(t, st == H5SHUF_OK);
     return st;
 }
 
 void h5shuf__targets_free(struct h5shuf_targets *t)
 {
+    h5shuf__tempfile_settle(t->placed, 0); /* (none unless a distributed run failed between its halves) */
     for (size_t k = 0; k < t->n; k++) {
         free(t->v[k].path);
         h5shuf__tempfile_remove(&t->v[k].tf);

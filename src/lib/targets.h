@@ -38,6 +38,7 @@ struct h5shuf_targets {
     hid_t file;
     hid_t *dsets;      /* of->dsets->n + 2: datasets, index, source index of the open target (or invalid) */
     uint64_t writeback_at; /* output row at which the open target's pages are next written back (targets.c) */
+    struct h5shuf_placed *placed; /* between h5shuf__targets_place and _settle: the targets placed */
 };
 
 /* Make the targets for the output file name out: K shards (shards > 0; named by h5shuf_job_output_file's
@@ -77,6 +78,13 @@ H5SHUF_INTERNAL int h5shuf__targets_close(struct h5shuf_targets *t, int st, stru
  * all.  Returns st or the first error. */
 H5SHUF_INTERNAL int h5shuf__targets_finish(struct h5shuf_targets *t, int st, int force, mode_t mode,
                                            struct h5shuf_err *err);
+/* Its two halves, for a distributed run whose processes each place their own targets and keep them only
+ * if all did (h5shuf__tempfile_place_all, _settle): place this process's targets (st != H5SHUF_OK: none);
+ * then settle keeps them (keep) or takes them back, the files they replaced returning, and removes the
+ * temporary files left. */
+H5SHUF_INTERNAL int h5shuf__targets_place(struct h5shuf_targets *t, int st, int force, mode_t mode,
+                                          struct h5shuf_err *err);
+H5SHUF_INTERNAL void h5shuf__targets_settle(struct h5shuf_targets *t, int keep);
 H5SHUF_INTERNAL void h5shuf__targets_free(struct h5shuf_targets *t);
 
 #endif /* H5SHUF_TARGETS_H */

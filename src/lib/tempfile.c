@@ -333,6 +333,8 @@ static int keep_old(const struct h5shuf_tempfile *tf, const char *name, const ch
     if (fstatat(tf->dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
         return errno == ENOENT ? H5SHUF_OK
                                : h5shuf__fail(err, H5SHUF_EIO, "%s: %s", out, strerror(errno));
+    if (!S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode)) /* (a directory or device appeared there meanwhile) */
+        return h5shuf__fail(err, H5SHUF_EEXIST, "%s: exists and is not a regular file; not replacing it", out);
     char pid[32];
     snprintf(pid, sizeof pid, "%ld-old-XXXXXX", (long)getpid());
     const size_t keep = strlen(name) + strlen(pid) + 9 <= NAME_MAX ? strlen(name) : NAME_MAX - strlen(pid) - 9;
@@ -356,46 +358,95 @@ static int keep_old(const struct h5shuf_tempfile *tf, const char *name, const ch
     return H5SHUF_OK;
 }
 
-int h5shuf__tempfile_commit_all(struct h5shuf_tempfile *const *tf, const char *const *out, size_t n, mode_t mode,
-                                int force, struct h5shuf_err *err)
+/* A set of files placed at their final names, the files they replaced kept under second names. */
+struct h5shuf_placed {
+    size_t n;
+    struct h5shuf_tempfile **tf; /* the caller's */
+    const char **out;            /* the caller's strings */
+    struct kept *kept;
+    unsigned char *placed;       /* 1: this file is at out; 2: its placing failed (something may be there) */
+};
+
+void h5shuf__tempfile_settle(struct h5shuf_placed *set, int keep)
 {
-    struct kept *kept = calloc(n ? n : 1, sizeof *kept);
-    unsigned char *placed = calloc(n ? n : 1, 1);
-    int st = kept && placed ? H5SHUF_OK : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-    size_t done = 0;
-    /* with force, every file being replaced is kept under a second name until all new ones are in place */
-    for (size_t i = 0; force && st == H5SHUF_OK && i < n; i++)
-        st = keep_old(tf[i], base_of(out[i]), out[i], &kept[i], err);
-    for (; st == H5SHUF_OK && done < n; done++) {
-        int p = 0;
-        st = commit_one(tf[done], out[done], mode, force, &p, err);
-        placed[done] = (unsigned char)p;
-        if (st != H5SHUF_OK && !p)
-            placed[done] = 2; /* failed: what is at its name may need the old file back */
-    }
-    for (size_t i = 0; kept && i < n; i++) {
-        const struct h5shuf_tempfile *t = tf[i];
-        const char *name = base_of(out[i]);
-        if (st != H5SHUF_OK && placed && placed[i]) {
+    if (!set)
+        return;
+    for (size_t i = 0; i < set->n; i++) {
+        struct h5shuf_tempfile *t = set->tf[i];
+        const char *name = base_of(set->out[i]);
+        if (!keep && set->placed[i]) {
             /* take back this run's file, or what a swap moved there: the old file returns, or none */
-            if (kept[i].name) /* (a no-op when both names are the old file: its second name goes below) */
-                (void)renameat(t->dirfd, kept[i].name, t->dirfd, name);
-            else if (placed[i] == 1 && h5shuf__tempfile_is_at(t->dirfd, name, t->dev, t->ino))
+            if (set->kept[i].name) /* (a no-op when both names are the old file: its second name goes below) */
+                (void)renameat(t->dirfd, set->kept[i].name, t->dirfd, name);
+            else if (set->placed[i] == 1 && h5shuf__tempfile_is_at(t->dirfd, name, t->dev, t->ino))
                 unlinkat(t->dirfd, name, 0);
             (void)sync_fd(t->dirfd);
         }
-        if (kept[i].name && h5shuf__tempfile_is_at(t->dirfd, kept[i].name, kept[i].dev, kept[i].ino))
-            unlinkat(t->dirfd, kept[i].name, 0); /* replaced (or never touched): the second name goes */
-        free(kept[i].name);
+        if (set->kept[i].name && h5shuf__tempfile_is_at(t->dirfd, set->kept[i].name, set->kept[i].dev, set->kept[i].ino))
+            unlinkat(t->dirfd, set->kept[i].name, 0); /* replaced (or never touched): the second name goes */
+        free(set->kept[i].name);
+        if (keep) { /* in place: nothing left to remove */
+            free(t->path);
+            t->path = NULL;
+            h5shuf__tempfile_park(t);
+            close(t->dirfd);
+            h5shuf__tempfile_init(t);
+        }
     }
-    free(kept);
-    free(placed);
-    for (size_t i = 0; st == H5SHUF_OK && i < n; i++) { /* in place: nothing left to remove */
-        free(tf[i]->path);
-        tf[i]->path = NULL;
-        h5shuf__tempfile_park(tf[i]);
-        close(tf[i]->dirfd);
-        h5shuf__tempfile_init(tf[i]);
+    free(set->kept);
+    free(set->placed);
+    free(set->tf);
+    free(set->out);
+    free(set);
+}
+
+int h5shuf__tempfile_place_all(struct h5shuf_tempfile *const *tf, const char *const *out, size_t n, mode_t mode,
+                               int force, struct h5shuf_placed **setp, struct h5shuf_err *err)
+{
+    struct h5shuf_placed *set = calloc(1, sizeof *set);
+    *setp = NULL;
+    if (set) {
+        set->kept = calloc(n ? n : 1, sizeof *set->kept);
+        set->placed = calloc(n ? n : 1, 1);
+        set->tf = malloc((n ? n : 1) * sizeof *set->tf);
+        set->out = malloc((n ? n : 1) * sizeof *set->out);
     }
+    if (!set || !set->kept || !set->placed || !set->tf || !set->out) {
+        if (set) {
+            free(set->kept);
+            free(set->placed);
+            free(set->tf);
+            free(set->out);
+            free(set);
+        }
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    }
+    set->n = n;
+    for (size_t i = 0; i < n; i++) {
+        set->tf[i] = tf[i];
+        set->out[i] = out[i];
+    }
+    int st = H5SHUF_OK;
+    /* with force, every file being replaced is kept under a second name until all new ones are in place */
+    for (size_t i = 0; force && st == H5SHUF_OK && i < n; i++)
+        st = keep_old(tf[i], base_of(out[i]), out[i], &set->kept[i], err);
+    for (size_t i = 0; st == H5SHUF_OK && i < n; i++) {
+        int p = 0;
+        st = commit_one(tf[i], out[i], mode, force, &p, err);
+        set->placed[i] = (unsigned char)(p ? 1 : st != H5SHUF_OK ? 2 : 0);
+    }
+    if (st != H5SHUF_OK)
+        h5shuf__tempfile_settle(set, 0);
+    else
+        *setp = set;
+    return st;
+}
+
+int h5shuf__tempfile_commit_all(struct h5shuf_tempfile *const *tf, const char *const *out, size_t n, mode_t mode,
+                                int force, struct h5shuf_err *err)
+{
+    struct h5shuf_placed *set;
+    int st = h5shuf__tempfile_place_all(tf, out, n, mode, force, &set, err);
+    h5shuf__tempfile_settle(set, st == H5SHUF_OK);
     return st;
 }

@@ -79,6 +79,19 @@ H5SHUF_INTERNAL void h5shuf__tempfile_remove(struct h5shuf_tempfile *tf);
 H5SHUF_INTERNAL int h5shuf__tempfile_commit_all(struct h5shuf_tempfile *const *tf, const char *const *out, size_t n,
                                                 mode_t mode, int force, struct h5shuf_err *err);
 
+/* The two halves of h5shuf__tempfile_commit_all, for a set whose fate is decided elsewhere too (the
+ * shards of a distributed run: kept only if every process placed its own).  place_all places the files
+ * as commit_all does and on success returns in *set what settle needs (else it has taken everything back
+ * itself, and *set is NULL); the strings of out must live until the settle.  settle(set, 1) keeps the
+ * placed files (the replaced ones' second names go; every tf then holds nothing), settle(set, 0) takes
+ * them back (the replaced files return; the tf are left for the caller to remove).  settle(NULL, ...)
+ * does nothing. */
+struct h5shuf_placed;
+H5SHUF_INTERNAL int h5shuf__tempfile_place_all(struct h5shuf_tempfile *const *tf, const char *const *out, size_t n,
+                                               mode_t mode, int force, struct h5shuf_placed **set,
+                                               struct h5shuf_err *err);
+H5SHUF_INTERNAL void h5shuf__tempfile_settle(struct h5shuf_placed *set, int keep);
+
 /* Whether tf's file lost its name (another file, a link or nothing is there now): HDF5 then cannot open
  * it, since HDF5 1.10 resolves /proc/self/fd/N with realpath(3) (H5F_build_actual_name), and a file with
  * no link cannot be linked into place.  Such a run fails (safely: nothing is written through the name);

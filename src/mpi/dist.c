@@ -500,10 +500,10 @@ static int commit(h5shuf_job *job, struct h5shuf_comm *c, int st)
     uint64_t ok = 0;
     if (st == H5SHUF_OK)
         st = h5shuf_comm_sums(c, &ok, 1, &job->err); /* every process has written its outputs */
-    st = h5shuf__targets_finish(&job->out, st, job->opts.force, job->out_mode, &job->err);
-    if (st == H5SHUF_OK && (st = h5shuf_comm_sums(c, &ok, 1, &job->err)) != H5SHUF_OK && !job->out.part)
-        for (size_t k = job->out.lo; k < job->out.hi; k++) /* another process could not: take them back */
-            unlink(job->out.v[k].path);
+    st = h5shuf__targets_place(&job->out, st, job->opts.force, job->out_mode, &job->err);
+    if (st == H5SHUF_OK) /* fails when another process could not place its own: take ours back */
+        st = h5shuf_comm_sums(c, &ok, 1, &job->err);
+    h5shuf__targets_settle(&job->out, st == H5SHUF_OK); /* (with --force the files replaced come back) */
     return st;
 }
 
