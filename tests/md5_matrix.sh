@@ -4,7 +4,8 @@
 # The contract says a seed and an input decide the output bytes; this pins them across changes to the
 # code that are not meant to change any output (restructurings, speed-ups).  Each run of the matrix
 # (whole-file mode, several inputs, --shards, --split, --head, --index/--source-index, vlen rows,
-# gzip and zstd, forced recursion and restart, scatter + gather, -j 1 and -j 2) writes its output files
+# gzip and zstd, chunks that split rows under gzip (deflated by libdeflate since 2026-11-25, recorded
+# then), forced recursion and restart, scatter + gather, -j 1 and -j 2) writes its output files
 # in a fresh directory under fixed relative names (the provenance attributes hold the names as given);
 # the md5 of every output file is compared with tests/md5_matrix.expected.
 #
@@ -33,6 +34,11 @@ with h5py.File('vl.h5', 'w') as f:
     t[:] = np.array([np.arange(i % 37 + (300 if i == 5 else 0), dtype=np.int32) * 3 for i in range(300)], dtype=object)
     f.create_dataset('s', (300,), dtype=h5py.string_dtype())[:] = ['' if i % 4 == 0 else 'z\u00fcrich %d' % i for i in range(300)]
     f['y'] = np.arange(300, dtype=np.int64)
+with h5py.File('im.h5', 'w') as f:  # images in chunks that split rows (as h5py's automatic chunks), gzip
+    rng = np.random.default_rng(3)
+    f.create_dataset('x', data=(np.cumsum(rng.integers(-2, 3, 900 * 192)) % 251).astype('u1').reshape(900, 8, 8, 3),
+                     chunks=(100, 4, 4, 1), compression='gzip', compression_opts=4)
+    f['y'] = np.arange(900, dtype=np.int64)
 PY
 
 results=()  # "name md5" lines
@@ -81,6 +87,9 @@ run head - -- -s 15 -n 777 ex.h5 out/o.h5
 run head_shards - -- -s 15 -n 5000 --shards 2 --debug-pile-bound 900 f1.h5:/x out/o.h5
 run vlen_j1 vl.h5:/t,/s,/y -- -j 1 -s 16 -m 2M --debug-pile-bound 40 vl.h5:/t,/s,/y out/o.h5
 run vlen_j2 vl.h5:/t,/s,/y -- -j 2 -s 16 -m 2M --debug-pile-bound 40 vl.h5:/t,/s,/y out/o.h5
+run split_j1 im.h5 -- -j 1 -s 18 -m 2M im.h5 out/o.h5
+run split_j2 im.h5 -- -j 2 -s 18 -m 2M --debug-pile-bound 100 im.h5 out/o.h5
+run split_one im.h5 -- -j 2 -s 18 im.h5 out/o.h5
 run one_shot ex.h5 -- -s 17 --index /idx ex.h5 out/o.h5
 "$H" scatter -q -s 17 --index /idx --debug-pile-bound 150 ex.h5 p.h5 || fail "scatter exited $?"
 # a pile file holds no clock: the same scatter a second later writes the same bytes (objects made
@@ -112,6 +121,8 @@ same multi_j1 multi_j2
 same gzip_j1 gzip_j2
 same zstd_j1 zstd_j2
 same vlen_j1 vlen_j2
+same split_j1 split_j2
+same split_j1 split_one
 same one_shot gather
 
 while read -r key want; do

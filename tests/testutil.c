@@ -7,6 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <lzf.h>
+#include <zlib.h>
+#include <zstd.h>
+
 int tu_write(const char *file, int create, const char *path, hid_t ftype, int rank, const hsize_t *dims,
              const struct tu_layout *lay, const void *data)
 {
@@ -120,6 +124,101 @@ unsigned char *tu_raw_chunk(hid_t d, hsize_t row, hsize_t *n, uint32_t *mask)
         return NULL;
     }
     return b;
+}
+
+/* Decode one stored chunk through the filters of dcpl (in reverse order, skipping those in mask) into out
+ * (cap bytes, a whole chunk): its size, or 0 on a failure. */
+static size_t decode_chunk(hid_t dcpl, const unsigned char *raw, size_t n, uint32_t mask, unsigned char *out, size_t cap)
+{
+    unsigned char *a = malloc(cap + n + 64), *b = malloc(cap + n + 64);
+    size_t len = n, ok = a && b;
+    if (ok)
+        memcpy(a, raw, n);
+    for (int i = H5Pget_nfilters(dcpl) - 1; ok && i >= 0; i--) {
+        unsigned flags, cd[8];
+        size_t ncd = 8;
+        char name[64];
+        H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, sizeof name, name, NULL);
+        if (mask & (1u << i))
+            continue;
+        if (id == H5Z_FILTER_DEFLATE) {
+            uLongf got = (uLongf)(cap + 64);
+            ok = uncompress(b, &got, a, (uLong)len) == Z_OK;
+            len = got;
+        } else if (id == H5Z_FILTER_FLETCHER32) {
+            ok = len >= 4;
+            len -= 4;
+            memcpy(b, a, len);
+        } else if (id == H5Z_FILTER_SHUFFLE) { /* H5Zshuffle.c: byte k of every element, then byte k + 1 */
+            size_t es = ncd > 0 && cd[0] ? cd[0] : 1, ne = len / es;
+            for (size_t e = 0; e < ne; e++)
+                for (size_t k = 0; k < es; k++)
+                    b[e * es + k] = a[k * ne + e];
+            memcpy(b + ne * es, a + ne * es, len - ne * es);
+        } else if (id == 32015) { /* zstd */
+            size_t got = ZSTD_decompress(b, cap + 64, a, len);
+            ok = !ZSTD_isError(got);
+            len = got;
+        } else if (id == 32000) { /* lzf */
+            unsigned got = lzf_decompress(a, (unsigned)len, b, (unsigned)(cap + 64));
+            ok = got > 0;
+            len = got;
+        } else {
+            ok = 0;
+        }
+        unsigned char *t = a;
+        a = b;
+        b = t;
+    }
+    if (ok && len <= cap)
+        memcpy(out, a, len);
+    free(a);
+    free(b);
+    return ok && len <= cap ? len : 0;
+}
+
+int tu_same_chunks(hid_t a, hid_t b)
+{
+    hid_t sa = H5Dget_space(a), dcpl = H5Dget_create_plist(a), type = H5Dget_type(a);
+    hsize_t na = 0, nb = 0, cdims[H5S_MAX_RANK];
+    int rank = H5Pget_chunk(dcpl, H5S_MAX_RANK, cdims), same = rank > 0, deflate = 0;
+    size_t cap = H5Tget_size(type);
+    for (int k = 0; k < rank; k++)
+        cap *= cdims[k];
+    for (int i = 0; i < H5Pget_nfilters(dcpl); i++) {
+        unsigned flags;
+        size_t ncd = 0;
+        deflate |= H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, NULL, 0, NULL, NULL) == H5Z_FILTER_DEFLATE;
+    }
+    same = same && H5Dget_num_chunks(a, sa, &na) >= 0 && H5Dget_num_chunks(b, sa, &nb) >= 0 && na == nb;
+    if (!same)
+        fprintf(stderr, "tu_same_chunks: %llu chunks against %llu\n", (unsigned long long)na, (unsigned long long)nb);
+    unsigned char *da = malloc(cap), *db = malloc(cap);
+    for (hsize_t c = 0; same && c < na; c++) {
+        hsize_t oa[H5S_MAX_RANK], ob[H5S_MAX_RANK], za = 0, zb = 0;
+        haddr_t aa, ab;
+        unsigned ma = 0, mb = 0;
+        same = H5Dget_chunk_info(a, sa, c, oa, &ma, &aa, &za) >= 0 && H5Dget_chunk_info(b, sa, c, ob, &mb, &ab, &zb) >= 0 &&
+               memcmp(oa, ob, (size_t)rank * sizeof *oa) == 0 && ma == mb;
+        unsigned char *ra = malloc(za ? za : 1), *rb = malloc(zb ? zb : 1);
+        uint32_t fa = 0, fb = 0;
+        same = same && H5Dread_chunk(a, H5P_DEFAULT, oa, &fa, ra) >= 0 && H5Dread_chunk(b, H5P_DEFAULT, ob, &fb, rb) >= 0;
+        if (same && !deflate)
+            same = za == zb && memcmp(ra, rb, za) == 0;
+        size_t la = same ? decode_chunk(dcpl, ra, za, fa, da, cap) : 0, lb = same ? decode_chunk(dcpl, rb, zb, fb, db, cap) : 0;
+        same = same && la == cap && lb == cap && memcmp(da, db, cap) == 0;
+        if (!same)
+            fprintf(stderr, "tu_same_chunks: chunk %llu differs (sizes %llu and %llu, masks %u and %u, decoded %zu and %zu)\n",
+                    (unsigned long long)c, (unsigned long long)za, (unsigned long long)zb, ma, mb, la, lb);
+        free(ra);
+        free(rb);
+    }
+    free(da);
+    free(db);
+    H5Tclose(type);
+    H5Pclose(dcpl);
+    H5Sclose(sa);
+    return same;
 }
 
 int tu_same_bytes(const char *a, const char *b)

@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 #include <zstd.h>
 
 #include "codec.h"
@@ -419,16 +418,6 @@ static enum step encode_step(const struct h5shuf_pipeline_filter *f, struct h5sh
         return STEP_IN;
     }
     case H5Z_FILTER_DEFLATE: {
-        if (f->zlib) { /* HDF5's H5Z_filter_deflate: compress2 at the level */
-            uLongf got = (uLongf)(cap - 4);
-            int zr = compress2(out, &got, in, (uLong)*n, f->level);
-            if (zr != Z_OK) {
-                snprintf(err, errcap, "deflate: %s", zr == Z_MEM_ERROR ? "out of memory" : "zlib's compress2 failed");
-                return STEP_ERROR;
-            }
-            *n = (size_t)got;
-            return STEP_OUT;
-        }
         if (!c->dc || c->dc_level != f->level) {
             libdeflate_free_compressor(c->dc);
             c->dc_level = f->level;
@@ -697,7 +686,6 @@ void h5shuf__pipeline_of(hid_t dcpl, int rank, const hsize_t *dims, hid_t ftype,
             break;
         case H5Z_FILTER_DEFLATE:
             pl->f[i].level = ncd > 0 && cd[0] <= 9 ? (int)cd[0] : 6;
-            pl->f[i].zlib = pl->split;
             break;
         case H5SHUF_FILTER_ZSTD: {
             int level = ncd > 0 ? (int)cd[0] : 0; /* as the filter reads it: clamped */

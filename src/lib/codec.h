@@ -32,9 +32,6 @@ struct h5shuf_pipeline {
     struct h5shuf_pipeline_filter {
         H5Z_filter_t id;     /* shuffle, deflate, fletcher32, 32015 (zstd), 32000 (lzf) or 32008 (bitshuffle) */
         int level;           /* deflate, zstd */
-        int zlib;            /* deflate: encoded by zlib's compress2, as HDF5's filter does (split chunks,
-                              * which HDF5 wrote before h5shuf ran them: their bytes stay HDF5's); else
-                              * by libdeflate */
         size_t elem_size;    /* shuffle */
         unsigned flags;      /* H5Z_FLAG_OPTIONAL: a chunk lzf cannot shrink is stored with the filter skipped */
         size_t ncd;          /* the filter's parameters as stored (bitshuffle), at most 8 */
