@@ -118,6 +118,23 @@ else
     bad "a corrupt chunk in rank 2's share (exit $rc, ${took}s, $lines lines)"; sed 's/^/#   /' err | head -20
 fi
 
+# A refusal every process finds from the plan (variable-length rows): one line, by process 0, no abort (with
+# mpirun -q, which keeps mpirun's own report of a nonzero exit to itself, nothing else on stderr).
+/usr/bin/python3 -c '
+import h5py, numpy as np
+with h5py.File("v.h5", "w") as f:
+    t = f.create_dataset("tok", (1000,), dtype=h5py.vlen_dtype(np.dtype("int32")))
+    t[:] = np.array([np.arange(i % 50 + 1, dtype=np.int32) for i in range(1000)], dtype=object)
+' || exit 1
+rm -rf tmp; mkdir -p tmp/r0 tmp/r1
+timeout 120 mpirun -q --oversubscribe -n 2 "$HM" -s 1 -t "$W/tmp/r%r" v.h5:/tok out/v.h5:/tok >/dev/null 2>err; rc=$?
+if [ $rc -ne 0 ] && [ "$(wc -l <err)" = 1 ] && grep -q '^h5shuf-mpi: rank 0: v.h5:/tok: variable-length rows' err &&
+   [ ! -e out/v.h5 ] && clean_dirs; then
+    ok "variable-length rows under P = 2: exit $rc, one line: $(cat err)"
+else
+    bad "variable-length rows under P = 2 (exit $rc, $(wc -l <err) lines)"; sed 's/^/#   /' err | head -10
+fi
+
 # SIGTERM to one process while the job runs.
 /usr/bin/python3 -c '
 import h5py, numpy as np

@@ -507,9 +507,9 @@ static int commit(h5shuf_job *job, struct h5shuf_comm *c, int st)
     return st;
 }
 
-static int dist_run(h5shuf_job *job, struct h5shuf_comm *c)
+int h5shuf_dist_check(h5shuf_job *job)
 {
-    const int P = c->size;
+    h5shuf__err_reset(&job->err);
     for (size_t d = 0; d < job->dsets.n; d++)
         if (job->dsets.ds[d].vlen)
             return h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED,
@@ -517,7 +517,16 @@ static int dist_run(h5shuf_job *job, struct h5shuf_comm *c)
                                 job->in.v[0].spec.file, job->dsets.ds[d].in_path);
     if (job->plan.strategy == H5SHUF_STRATEGY_DIRECT)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "h5shuf-mpi runs the two passes only (--strategy two-pass)");
-    int st = h5shuf__targets_check(&job->out, &job->in, NULL, job->opts.force, &job->err);
+    return H5SHUF_OK;
+}
+
+static int dist_run(h5shuf_job *job, struct h5shuf_comm *c)
+{
+    const int P = c->size;
+    int st = h5shuf_dist_check(job);
+    if (st != H5SHUF_OK)
+        return st;
+    st = h5shuf__targets_check(&job->out, &job->in, NULL, job->opts.force, &job->err);
     if (st == H5SHUF_OK && (st = h5shuf__chunkio_create(job->plan.threads, &job->cio)) != H5SHUF_OK)
         h5shuf__fail(&job->err, st, "out of memory for %u threads", job->plan.threads);
     uint64_t *a = calloc((size_t)P, sizeof *a), *b = calloc((size_t)P, sizeof *b);

@@ -129,6 +129,8 @@ static int shuffle(struct cli_options *o, char **pos, int npos)
     double t0 = progress_now();
     h5shuf_plan plan;
     int st = h5shuf_job_plan(job, &plan);
+    if (st == H5SHUF_OK && !o->plan_only)
+        st = h5shuf_dist_check(job); /* what the plan refuses here: also the same on every process */
     int failed = first_failed(st);
     if (failed >= 0) { /* the same on every process, as a rule: the first says it */
         if (failed == g_comm.rank)
