@@ -539,9 +539,10 @@ int h5shuf__job_make_plan(h5shuf_job *job)
                                   job->in.rows, &job->err);
     if (st == H5SHUF_OK)
         st = draw_seed(job);
+    const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};
     if (st == H5SHUF_OK && job->out_rows < job->in.rows)
         st = h5shuf__head_bound(job->seed, job->in.rows, job->out_rows, job->opts.mem_limit_bytes, &job->head_bound,
-                                &job->err);
+                                &progress, &job->err);
     if (st == H5SHUF_OK) {
         plan_bands(job);
         st = plan_strategy(job);

@@ -226,7 +226,7 @@ static int run(h5shuf_job *job)
         st = two_pass(job);
     if (st == H5SHUF_OK && job->opts.check) /* before the rename: a failed check leaves nothing in place */
         st = h5shuf__verify_file(job->cio, &job->in, &job->dsets, job->out.v[0].tmp_path, job->out.v[0].path,
-                                 job->opts.mem_limit_bytes, &job->err);
+                                 job->opts.mem_limit_bytes, &cx.progress, &job->err);
     return h5shuf__targets_finish(&job->out, st, job->opts.force, &job->err);
 }
 
@@ -353,8 +353,9 @@ static int verify(h5shuf_job *job)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "verify needs inputs and an output");
     if ((st = h5shuf__inputs_open(&job->in, &job->out_spec, &job->dsets, &job->err)) != H5SHUF_OK)
         return st;
+    const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};
     return h5shuf__verify_file(job->cio, &job->in, &job->dsets, job->out_spec.file, job->out_spec.file,
-                               job->opts.mem_limit_bytes, &job->err);
+                               job->opts.mem_limit_bytes, &progress, &job->err);
 }
 
 int h5shuf_verify(h5shuf_job *job)
