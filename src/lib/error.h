@@ -9,8 +9,10 @@
 
 #include "base.h"
 
-/* A fixed-size message buffer; errors are formatted "FILE:/dataset: cause". */
-#define H5SHUF_ERRMSG_MAX 1024
+/* A fixed-size message buffer; errors are formatted "FILE:/dataset: cause": room for two paths of
+ * PATH_MAX (4096 on Linux: a file and a dataset, or the output and an input) and a cause of 1 KiB, so a
+ * message is not cut before its cause. */
+#define H5SHUF_ERRMSG_MAX (2 * 4096 + 1024)
 
 struct h5shuf_err {
     int status; /* H5SHUF_OK until the first failure */
