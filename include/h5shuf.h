@@ -80,16 +80,22 @@ typedef enum h5shuf_phase {
     H5SHUF_PHASE_SCATTER = 1, /* pass 1: rows read from the inputs into piles */
     H5SHUF_PHASE_SPLIT = 2,   /* oversize recursion: rows re-scattered into sub-piles */
     H5SHUF_PHASE_GATHER = 3,  /* pass 2: rows sorted and written to the output */
-    H5SHUF_PHASE_CREATE = 4   /* before pass 1: each output file and the scratch file named (rows_done: files
+    H5SHUF_PHASE_CREATE = 4,  /* before pass 1: each output file and the scratch file named (rows_done: files
                                * so far, of rows_total), before HDF5 writes to it: its temporary name is
                                * known (h5shuf_job_temp_file), e.g. for a handler of fatal signals */
+    H5SHUF_PHASE_SELECT = 5,  /* the keys of all N rows scanned, no data read: --head's last row (in
+                               * h5shuf_job_plan) and the mixing report's windows (h5shuf_job_mixing) */
+    H5SHUF_PHASE_VERIFY = 6   /* h5shuf_verify or --check: rows hashed, the inputs' then the output's
+                               * (rows_total: 2 N) */
 } h5shuf_phase;
 
 /*
  * Progress callback: called from the thread running h5shuf_run() after every block of work (a slab of
- * pass 1 or of a pile being split, a band of output rows in pass 2: a few MiB each), with the rows done
- * so far of the phase's total.  Return 0 to go on; any other value cancels the run, which then cleans up
- * and returns H5SHUF_ECANCELED (this is how the CLI stops on SIGINT/SIGTERM).
+ * pass 1 or of a pile being split, a band of output rows in pass 2: a few MiB each; at most 2^20 rows of
+ * a scan over all rows, so a cancel is seen within about 0.1 s), with the rows done so far of the phase's
+ * total.  Also from h5shuf_job_plan, h5shuf_job_mixing and h5shuf_verify, which can cancel the same way.
+ * Return 0 to go on; any other value cancels the run, which then cleans up and returns H5SHUF_ECANCELED
+ * (this is how the CLI stops on SIGINT/SIGTERM).
  */
 typedef int (*h5shuf_progress_fn)(void *user, h5shuf_phase phase, uint64_t rows_done, uint64_t rows_total);
 

@@ -326,6 +326,20 @@ PYEOF
     expect "16a corrupt deflate chunk: HDF5's cause, the dataset named" 1 "$O/o.h5" 'inflate' \
         gz.h5:/x -- gz.h5:/x "$O/o.h5:/x"
     expect "16b truncated HDF5 file: HDF5's cause" 1 "$O/o.h5" 'truncated' trunc.h5 -- trunc.h5 "$O/o.h5"
+    # The layout message's chunk dim 1 (4 bytes after dim 0) made larger than the dataset's fixed dim: the
+    # input's corruption, not a usage error about the output's chunk shape (was: exit 2 naming o.h5).
+    "$PY" - "$IN" <<'PYEOF'
+import sys, struct, h5py, numpy as np
+d = sys.argv[1]
+with h5py.File(f"{d}/badchunk.h5", "w") as f:
+    f.create_dataset("x", data=np.arange(4000, dtype="u4").reshape(1000, 4), chunks=(100, 4))
+data = bytearray(open(f"{d}/badchunk.h5", "rb").read())
+at = data.index(struct.pack("<III", 100, 4, 4)) # dims (100, 4) and the element size, of the layout message
+data[at + 4:at + 8] = struct.pack("<I", 8)
+open(f"{d}/badchunk.h5", "wb").write(data)
+PYEOF
+    expect "16d corrupt chunk shape: the input named with the cause, exit 1" 1 "$O/o.h5" 'corrupt chunk shape' \
+        badchunk.h5:/x -- badchunk.h5:/x "$O/o.h5"
     # Filter 511, in the range The HDF Group reserves for testing (256-511), searched for in an empty
     # plugin directory: whatever plugins this machine has (Debian's hdf5-filter-plugin provides 307,
     # bzip2, and loading its plugins leaks under LeakSanitizer), nothing can load it.

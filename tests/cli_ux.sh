@@ -165,5 +165,29 @@ rc=$?
 [ $rc = 2 ] && grep -q -- "--seed" "$W/err.txt" && ok "an option verify does not take is a usage error naming it" ||
     bad "-s before verify (rc $rc)" "$(cat "$W/err.txt")"
 
+# The same input file twice (the same name, another name, a hard link: st_dev and st_ino): one warning
+# naming both, the run goes on (exit 0); the same file with other datasets: no warning.
+mkdir "$W/same"
+"$PY" -c 'import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "w") as f:
+    f["x"] = np.arange(100); f["y"] = np.arange(100) * 2' "$W/same/a.h5"
+ln "$W/same/a.h5" "$W/same/hard.h5"
+same_case() { # NAME WANT_WARNING INPUT...
+    local name=$1 want=$2
+    shift 2
+    rm -f "$W/same/o.h5"
+    "$H" -q -s 1 "$@" "$W/same/o.h5" 2>"$W/err.txt"
+    local rc=$? n; n=$(grep -c '^h5shuf: warning: .*same file.*shuffled in twice' "$W/err.txt")
+    if [ $rc = 0 ] && [ "$n" = "$want" ] && [ "$(wc -l <"$W/err.txt")" = "$want" ] && [ -f "$W/same/o.h5" ]; then
+        ok "$name: exit 0, $want warning line(s) $(cat "$W/err.txt")"
+    else
+        bad "$name: exit $rc, $n warning(s), want $want" "$(cat "$W/err.txt")"
+    fi
+}
+same_case "the same input twice" 1 "$W/same/a.h5" "$W/same/a.h5"
+same_case "the same input under another name" 1 "$W/same/a.h5:/x" "$W/same/../same/a.h5:/x"
+same_case "the same input through a hard link" 1 "$W/same/a.h5" "$W/same/hard.h5"
+same_case "the same file, other datasets" 0 "$W/same/a.h5:/x" "$W/same/a.h5:/y"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

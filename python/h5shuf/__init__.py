@@ -57,8 +57,9 @@ def shuffle(inputs, output, *, seed=None, memory="1G", compression=None, shards=
     index: path of an (N,) uint64 dataset written in the output: the input row of each output row.
     threads: threads that (de)compress chunks; 0: one per CPU.  The output bytes are the same for any.
     progress: None (quiet), True (a tqdm bar per pass when tqdm is installed, else a plain line on
-        stderr), or a callable progress(phase, rows_done, rows_total) with phase "scatter", "split" or
-        "gather", called after every block of a few MiB; an exception it raises cancels the run and is
+        stderr), or a callable progress(phase, rows_done, rows_total) with phase "scatter", "split",
+        "gather", "select" (--head's scan of keys) or "verify" (check), called after every block of a
+        few MiB (or 2^20 rows of a scan); an exception it raises cancels the run and is
         re-raised once the run has cleaned up.
     Returns the run's report, the dict `h5shuf --json` prints: "seed", "datasets", "plan" (rows,
     row_bytes, piles, bytes of memory and disk...), "outputs" (file, first_row, rows), "passes" (name,

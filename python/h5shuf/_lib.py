@@ -17,8 +17,9 @@ import threading
 from . import __version__
 
 # include/h5shuf.h's enums
-PHASE_SCATTER, PHASE_SPLIT, PHASE_GATHER, PHASE_CREATE = 1, 2, 3, 4
-PHASE_NAMES = {PHASE_SCATTER: "scatter", PHASE_SPLIT: "split", PHASE_GATHER: "gather", PHASE_CREATE: "create"}
+PHASE_SCATTER, PHASE_SPLIT, PHASE_GATHER, PHASE_CREATE, PHASE_SELECT, PHASE_VERIFY = 1, 2, 3, 4, 5, 6
+PHASE_NAMES = {PHASE_SCATTER: "scatter", PHASE_SPLIT: "split", PHASE_GATHER: "gather", PHASE_CREATE: "create",
+               PHASE_SELECT: "select", PHASE_VERIFY: "verify"}
 OVERSIZE = {"recurse": 0, "restart": 1}
 STRATEGY = {"auto": 0, "two-pass": 1, "direct": 2}
 STRATEGY_DIRECT = 2

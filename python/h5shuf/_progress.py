@@ -40,7 +40,9 @@ class Passes:
         if self.phase is None:
             return None
         now = time.monotonic() if now is None else now
-        rec = {"name": _lib.PHASE_NAMES[self.phase], "rows": self.done, "bytes": self.done * self.row_bytes,
+        # a scan of keys (select) reads no data: no bytes, as the CLI counts them
+        row_bytes = 0 if self.phase == _lib.PHASE_SELECT else self.row_bytes
+        rec = {"name": _lib.PHASE_NAMES[self.phase], "rows": self.done, "bytes": self.done * row_bytes,
                "seconds": round(now - self.start, 3)}
         self.records.append(rec)
         self.phase = None

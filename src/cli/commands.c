@@ -42,25 +42,40 @@ h5shuf_job *cmd_make_job(const h5shuf_options *opts, char *const *inputs, int ni
     return NULL;
 }
 
-/* h5shuf verify over files given as specs; prints the outcome; returns 0 ok, 1 mismatch/failure, 2 usage. */
-static int verify_files(char *const *inputs, int ninputs, const char *output, uint64_t mem, unsigned threads,
-                        int verbose)
+/* Whether to draw the bar: only on a terminal (or when asked), never with -q. */
+static int draw_bar(const struct cli_options *o)
+{
+    return o->verbose && (o->progress_when == 1 || (o->progress_when == 0 && isatty(STDERR_FILENO)));
+}
+
+/* h5shuf verify over files given as specs, its progress drawn as a run's; prints the outcome; returns 0 ok,
+ * 1 mismatch/failure, 2 usage, 128 + signal when interrupted. */
+static int verify_files(const struct cli_options *co, char *const *inputs, int ninputs, const char *output)
 {
     h5shuf_options o;
     h5shuf_options_init(&o);
-    o.mem_limit_bytes = mem;
-    o.threads = threads;
+    o.mem_limit_bytes = co->lib.mem_limit_bytes;
+    o.threads = co->lib.threads;
+    o.progress = interrupt_progress;
     int rc;
     h5shuf_job *job = cmd_make_job(&o, inputs, ninputs, output, NULL, &rc);
     if (!job)
         return rc;
+    struct progress prog;
+    progress_init(&prog, stderr, draw_bar(co), co->verbose > 1, 0);
+    interrupt_show(&prog);
     int st = h5shuf_verify(job);
-    if (st != H5SHUF_OK)
+    interrupt_show(NULL);
+    progress_finish(&prog);
+    rc = st == H5SHUF_OK ? 0 : 1;
+    if (st == H5SHUF_ECANCELED && interrupt_signal())
+        rc = 128 + interrupt_signal();
+    else if (st != H5SHUF_OK)
         fprintf(stderr, "h5shuf: verify: %s\n", h5shuf_errmsg(job));
-    else if (verbose)
+    else if (co->verbose)
         fprintf(stderr, "h5shuf: verify: %s: a permutation of the inputs' rows, datasets aligned\n", output);
     h5shuf_job_free(job);
-    return st == H5SHUF_OK ? 0 : 1;
+    return rc;
 }
 
 int cmd_verify(const struct cli_options *o, char **pos, int npos)
@@ -68,7 +83,7 @@ int cmd_verify(const struct cli_options *o, char **pos, int npos)
     if (npos < 2)
         return cli_usage_error("%s", "verify: missing INPUT or OUTPUT");
     interrupt_catch();
-    return verify_files(pos, npos - 1, pos[npos - 1], o->lib.mem_limit_bytes, o->lib.threads, o->verbose);
+    return verify_files(o, pos, npos - 1, pos[npos - 1]);
 }
 
 int cmd_check_usage(enum cli_command cmd, const struct cli_options *o, int npos)
@@ -112,12 +127,15 @@ int cmd_report_run(enum cli_command cmd, const struct cli_options *o, h5shuf_job
     }
     /* The mixing report: with several inputs and -v (or --mixing-window), from the keys alone. */
     h5shuf_mixing mix[2];
-    int have_mix = 0;
+    int have_mix = 0, mix_st = -1;
     if ((st == H5SHUF_OK || (o->plan_only && h5shuf_job_output_file(job, 0, NULL, NULL))) && ninputs > 1 &&
-        (o->verbose > 1 || o->mixing_window) && h5shuf_job_mixing(job, o->mixing_window, &mix[0], &mix[1]) == H5SHUF_OK) {
+        (o->verbose > 1 || o->mixing_window) &&
+        (mix_st = h5shuf_job_mixing(job, o->mixing_window, &mix[0], &mix[1])) == H5SHUF_OK) {
         have_mix = 1;
         if (!o->json && o->verbose)
             report_mixing_text(o->plan_only ? stdout : stderr, pos, mix);
+    } else if (mix_st == H5SHUF_ECANCELED && interrupt_signal()) { /* the report's scan of keys, interrupted */
+        rc = 128 + interrupt_signal();
     }
     if (o->json)
         report_json(stdout, job, st == H5SHUF_OK || o->plan_only ? plan : NULL, pos, ninputs, pos[npos - 1],
@@ -139,8 +157,16 @@ int cmd_run(enum cli_command cmd, const struct cli_options *o, char **pos, int n
     if (!job)
         return rc;
     double t0 = progress_now();
+    /* The bar only on a terminal (or when asked), never with -q; summaries with the bar or -v.  The plan's
+     * scan of keys (--head over many rows) is drawn too. */
+    int draw = draw_bar(o);
+    struct progress prog;
+    progress_init(&prog, stderr, draw, o->verbose > 1 || draw, 0);
     h5shuf_plan plan;
+    interrupt_show(&prog);
     int st = h5shuf_job_plan(job, &plan);
+    interrupt_show(NULL);
+    progress_finish(&prog);
     if (st == H5SHUF_EINVAL) { /* a bad option value, found once the datasets are known */
         rc = cli_usage_error("%s", h5shuf_errmsg(job));
         h5shuf_job_free(job);
@@ -148,10 +174,7 @@ int cmd_run(enum cli_command cmd, const struct cli_options *o, char **pos, int n
     }
     if (st == H5SHUF_OK && !o->json && (o->plan_only || o->verbose > 1))
         report_plan_text(o->plan_only ? stdout : stderr, job, &plan);
-    /* The bar only on a terminal (or when asked), never with -q; summaries with the bar or -v. */
-    int draw = o->verbose && (o->progress_when == 1 || (o->progress_when == 0 && isatty(STDERR_FILENO)));
-    struct progress prog;
-    progress_init(&prog, stderr, draw, o->verbose > 1 || draw, st == H5SHUF_OK ? plan.row_bytes : 0);
+    prog.row_bytes = st == H5SHUF_OK ? plan.row_bytes : 0;
     int check_st = -1;
     if (st == H5SHUF_OK && !o->plan_only) {
         st = interrupt_run(job, cmd == CMD_SCATTER ? h5shuf_run_scatter : cmd == CMD_GATHER ? h5shuf_run_gather : h5shuf_run,

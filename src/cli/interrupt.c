@@ -151,6 +151,11 @@ int interrupt_signal(void)
     return g_signal;
 }
 
+void interrupt_show(struct progress *prog)
+{
+    g_progress = prog;
+}
+
 int interrupt_run(h5shuf_job *job, int (*fn)(h5shuf_job *), struct progress *prog)
 {
     g_progress = prog;

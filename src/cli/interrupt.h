@@ -20,6 +20,10 @@ int interrupt_signal(void);
  * interrupt_run) and returns nonzero once a signal was caught. */
 int interrupt_progress(void *user, h5shuf_phase phase, uint64_t done, uint64_t total);
 
+/* Draw the progress of the calls made outside interrupt_run (h5shuf_job_plan's scan of keys for --head,
+ * h5shuf_verify) on prog; NULL: draw nothing.  prog must outlive the calls. */
+void interrupt_show(struct progress *prog);
+
 /* Run the job with fn (h5shuf_run, _run_scatter or _run_gather), its progress drawn on prog, its
  * temporary files known to the signal handler while it runs.  Returns fn's status. */
 int interrupt_run(h5shuf_job *job, int (*fn)(h5shuf_job *), struct progress *prog);

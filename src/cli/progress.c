@@ -28,6 +28,8 @@ const char *progress_phase_name(h5shuf_phase phase)
     case H5SHUF_PHASE_SPLIT: return "split";
     case H5SHUF_PHASE_GATHER: return "gather";
     case H5SHUF_PHASE_CREATE: return "create";
+    case H5SHUF_PHASE_SELECT: return "select";
+    case H5SHUF_PHASE_VERIFY: return "verify";
     }
     return "?";
 }
@@ -59,19 +61,29 @@ static void clock_text(double s, char *buf, size_t cap)
         snprintf(buf, cap, "%ld:%02ld", t / 60, t % 60);
 }
 
+/* Bytes a row of phase moves: none for a scan of keys (no data is read), and rows are shown instead. */
+static uint64_t phase_row_bytes(const struct progress *p, h5shuf_phase phase)
+{
+    return phase == H5SHUF_PHASE_SELECT ? 0 : p->row_bytes;
+}
+
 static void draw(struct progress *p, double now)
 {
     double el = now - p->phase_start;
     double frac = p->total ? (double)p->done / (double)p->total : 1.0;
-    double mb = (double)(p->done * p->row_bytes) / 1e6, mbtot = (double)(p->total * p->row_bytes) / 1e6;
+    const uint64_t rb = phase_row_bytes(p, p->phase);
+    /* MB, or millions of rows when a row has no bytes to count */
+    double mb = (double)(p->done * (rb ? rb : 1)) / 1e6, mbtot = (double)(p->total * (rb ? rb : 1)) / 1e6;
     double rate = el > 0 ? mb / el : 0;
+    const char *unit = rb ? "MB" : "M rows";
     char e[64], eta[64], text[256];
     clock_text(el, e, sizeof e);
     if (frac > 0.001 && rate > 0)
         clock_text(el / frac - el, eta, sizeof eta);
     else
         snprintf(eta, sizeof eta, "?");
-    int n = snprintf(text, sizeof text, " %3.0f%% %.0f/%.0f MB %.0f MB/s %s ETA %s", frac * 100, mb, mbtot, rate, e, eta);
+    int n = snprintf(text, sizeof text, " %3.0f%% %.0f/%.0f %s %.0f %s/s %s ETA %s", frac * 100, mb, mbtot, unit, rate,
+                     unit, e, eta);
     char head[32];
     int h = snprintf(head, sizeof head, "%s ", progress_phase_name(p->phase));
     int width = terminal_width(p->out) - 1; /* never touch the last column: no wrap */
@@ -98,10 +110,13 @@ static void end_phase(struct progress *p, double now)
         fputs("\r\033[K", p->out);
         p->drawn = 0;
     }
-    struct pass_record r = {p->phase, p->done, p->done * p->row_bytes, now - p->phase_start};
+    struct pass_record r = {p->phase, p->done, p->done * phase_row_bytes(p, p->phase), now - p->phase_start};
     if (p->npasses < (int)(sizeof p->passes / sizeof *p->passes))
         p->passes[p->npasses++] = r;
-    if (p->summaries)
+    if (p->summaries && r.bytes == 0)
+        fprintf(p->out, "h5shuf: %s: %llu rows in %.1f s\n", progress_phase_name(r.phase), (unsigned long long)r.rows,
+                r.seconds);
+    else if (p->summaries)
         fprintf(p->out, "h5shuf: %s: %llu rows, %.1f MB in %.1f s, %.0f MB/s\n", progress_phase_name(r.phase),
                 (unsigned long long)r.rows, (double)r.bytes / 1e6, r.seconds,
                 r.seconds > 0 ? (double)r.bytes / 1e6 / r.seconds : 0.0);

@@ -40,7 +40,7 @@ void progress_update(struct progress *p, h5shuf_phase phase, uint64_t done, uint
 /* Close the current pass (summary line, bar cleared); call when the run returns. */
 void progress_finish(struct progress *p);
 
-/* "scatter", "split", "gather". */
+/* "scatter", "split", "gather", "create", "select" (a scan of keys: shown in rows), "verify". */
 const char *progress_phase_name(h5shuf_phase phase);
 
 #endif

@@ -240,12 +240,17 @@ static int pair_le(struct h5shuf_keyidx a, struct h5shuf_keyidx b)
 }
 
 /* The pairs (K(seed, i), i) with lo <= key < hi (and within the head) in increasing i, into pairs[0..*n);
- * 0, or -1 when there are more than cap. */
-static int scan(const struct h5shuf_direct *p, h5shuf_u128 lo, h5shuf_u128 hi, struct h5shuf_keyidx *pairs,
-                uint64_t cap, uint64_t *n)
+ * 0, -1 when there are more than cap, or -2 when canceled (recorded in cx->err).  Every
+ * H5SHUF_SCAN_STEP_ROWS rows the writer's position is reported again (the phase's rows do not move
+ * during a scan), so a cancel is seen within one step. */
+static int scan(const struct h5shuf_ctx *cx, const struct h5shuf_direct *p, const struct h5shuf_writer *w,
+                h5shuf_u128 lo, h5shuf_u128 hi, struct h5shuf_keyidx *pairs, uint64_t cap, uint64_t *n)
 {
     *n = 0;
     for (uint64_t i = 0; i < p->inputs->rows; i++) {
+        if ((i + 1) % H5SHUF_SCAN_STEP_ROWS == 0 &&
+            h5shuf__progress(&cx->progress, cx->err, H5SHUF_PHASE_GATHER, w->pos, w->total) != H5SHUF_OK)
+            return -2;
         struct h5shuf_keyidx q = {h5shuf_key(p->seed, i), i};
         if (q.key < lo || q.key >= hi || (p->head_bound && !pair_le(q, *p->head_bound)))
             continue;
@@ -279,8 +284,11 @@ int h5shuf__direct(const struct h5shuf_ctx *cx, const struct h5shuf_direct *p, s
     for (h5shuf_u128 lo = 0, hi; st == H5SHUF_OK && lo < end; width = hi - lo, lo = hi) {
         hi = end - lo < width ? end : lo + width;
         uint64_t n;
-        while (st == H5SHUF_OK && scan(p, lo, hi, pairs, cap, &n) < 0) /* over the bound: halve it (p ~ 1e-9) */
-            if (hi - lo > 1)
+        int over;
+        while (st == H5SHUF_OK && (over = scan(cx, p, w, lo, hi, pairs, cap, &n)) < 0)
+            if (over == -2)
+                st = cx->err->status;
+            else if (hi - lo > 1) /* over the bound: halve it (p ~ 1e-9) */
                 hi = lo + (hi - lo) / 2;
             else
                 st = h5shuf__fail(cx->err, H5SHUF_EINTERNAL, "more than %llu rows share one key",

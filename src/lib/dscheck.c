@@ -71,6 +71,29 @@ int h5shuf__check_object(hid_t fid, const char *file, const char *path, struct h
     return H5SHUF_OK;
 }
 
+/* A chunked dataset's chunk shape as HDF5 requires it of every file it writes: each chunk dim at least 1
+ * and no larger than a fixed maximum dim (H5Pset_chunk, H5Dcreate).  Anything else is a corrupt layout
+ * message (HDF5 1.10 opens such a dataset and then reads its chunk index wrongly, even to a heap
+ * corruption), refused as the input's, not taken for an output chunk shape asked for. */
+static int check_chunks(hid_t dset, const struct h5shuf_shape *sh, const char *file, const char *path,
+                        struct h5shuf_err *err)
+{
+    char cause[256];
+    hid_t dcpl = H5Dget_create_plist(dset);
+    if (dcpl < 0)
+        return h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: %s", file, path, h5shuf__hdf5_cause(cause, sizeof cause));
+    hsize_t cdims[H5S_MAX_RANK];
+    int st = H5SHUF_OK;
+    if (H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, H5S_MAX_RANK, cdims) == sh->rank)
+        for (int k = 0; k < sh->rank && st == H5SHUF_OK; k++)
+            if (cdims[k] == 0 || (sh->maxdims[k] != H5S_UNLIMITED && cdims[k] > sh->maxdims[k]))
+                st = h5shuf__fail(err, H5SHUF_EUNSUPPORTED,
+                                  "%s:%s: corrupt chunk shape: chunk dimension %d is %llu, the dataset's maximum %llu",
+                                  file, path, k, (unsigned long long)cdims[k], (unsigned long long)sh->maxdims[k]);
+    H5Pclose(dcpl);
+    return st;
+}
+
 int h5shuf__read_shape(hid_t dset, const char *file, const char *path, struct h5shuf_shape *sh, struct h5shuf_err *err)
 {
     char cause[256];
@@ -93,6 +116,8 @@ int h5shuf__read_shape(hid_t dset, const char *file, const char *path, struct h5
         goto out;
     }
     H5Sget_simple_extent_dims(space, sh->dims, sh->maxdims);
+    if ((st = check_chunks(dset, sh, file, path, err)) != H5SHUF_OK)
+        goto out;
     H5T_class_t tclass = H5Tget_class(sh->ftype);
     sh->is_vlen = tclass == H5T_VLEN || (tclass == H5T_STRING && H5Tis_variable_str(sh->ftype) > 0);
     /* a vlen row's record in memory is HDF5's: hvl_t or char * per element (vlen.c) */

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "error.h"
 
@@ -64,4 +65,15 @@ int h5shuf__progress(const struct h5shuf_progress *p, struct h5shuf_err *err, h5
     if (p->fn && p->fn(p->user, phase, done, total) != 0)
         return h5shuf__fail(err, H5SHUF_ECANCELED, "canceled");
     return H5SHUF_OK;
+}
+
+const char *h5shuf__not_regular(unsigned mode)
+{
+    return S_ISREG(mode)    ? NULL
+           : S_ISDIR(mode)  ? "a directory"
+           : S_ISFIFO(mode) ? "a FIFO"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+           : S_ISSOCK(mode) ? "a socket"
+                            : "not a regular file";
 }

@@ -9,8 +9,10 @@
 
 #include "base.h"
 
-/* A fixed-size message buffer; errors are formatted "FILE:/dataset: cause". */
-#define H5SHUF_ERRMSG_MAX 1024
+/* A fixed-size message buffer; errors are formatted "FILE:/dataset: cause": room for two paths of
+ * PATH_MAX (4096 on Linux: a file and a dataset, or the output and an input) and a cause of 1 KiB, so a
+ * message is not cut before its cause. */
+#define H5SHUF_ERRMSG_MAX (2 * 4096 + 1024)
 
 struct h5shuf_err {
     int status; /* H5SHUF_OK until the first failure */
@@ -28,11 +30,21 @@ H5SHUF_INTERNAL void h5shuf__err_reset(struct h5shuf_err *err);
 /* Put prefix ("FILE:/dataset: ") in front of the recorded message, cut to fit. */
 H5SHUF_INTERNAL void h5shuf__err_prefix(struct h5shuf_err *err, const char *prefix);
 
+/* What a file of stat() mode is, for a message refusing it ("a FIFO", "a directory", ...), or NULL for a
+ * regular file: HDF5 reads a file at any offset, and opening a FIFO waits for a writer, so an input, a
+ * pile file or a file to verify must be regular, and is checked before HDF5 opens it.  Static text. */
+H5SHUF_INTERNAL const char *h5shuf__not_regular(unsigned mode);
+
 /* The caller's progress callback (h5shuf_options.progress), NULL for none. */
 struct h5shuf_progress {
     h5shuf_progress_fn fn;
     void *user;
 };
+
+/* Rows a loop over all N rows (a scan of keys, rows hashed) goes between two progress reports, and so
+ * between two chances to cancel: N may be 2^40 (a file that only declares its rows), and a cancel must
+ * be seen within about 0.1 s.  2^20 keys take 10-30 ms. */
+#define H5SHUF_SCAN_STEP_ROWS (UINT64_C(1) << 20)
 
 /* Report rows done of total in phase; H5SHUF_ECANCELED (recorded in err as "canceled") when the callback
  * asks to stop, else H5SHUF_OK. */

@@ -3,6 +3,7 @@
  * printing switched off during a public call (the library never prints).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "fault.h"
 #include "h5err.h"
@@ -23,10 +24,29 @@ struct cause_walk {
     size_t cap;
 };
 
+/* A file driver's failure ("file write failed: time = ..., filename = '...', file descriptor = 5, errno =
+ * 28, error message = 'No space left on device', buf = 0x..., total write size = ...") as its operation
+ * and the system's message, "file write failed: No space left on device", into buf[0..cap): the rest
+ * repeats the file's name (our message names it already: with a long path the system's message was cut
+ * off), the wall clock and addresses.  0 when desc is not such a text. */
+static int driver_cause(const char *desc, char *buf, size_t cap)
+{
+    static const char key[] = "error message = '";
+    const char *colon = strchr(desc, ':'), *m = strstr(desc, key);
+    const char *end = m ? strchr(m + sizeof key - 1, '\'') : NULL;
+    if (!colon || !m || !end || colon > m)
+        return 0;
+    m += sizeof key - 1;
+    snprintf(buf, cap, "%.*s: %.*s", (int)(colon - desc), desc, (int)(end - m), m);
+    return 1;
+}
+
 /* H5Ewalk2 visits the stack from the innermost frame (H5E_WALK_UPWARD); keep the first description. */
 static herr_t cause_cb(unsigned n, const H5E_error2_t *e, void *data)
 {
     struct cause_walk *w = data;
+    if (n == 0 && e->desc && driver_cause(e->desc, w->buf, w->cap))
+        return 0;
     if (n == 0) {
         const char *d = e->desc && *e->desc ? e->desc : NULL;
         char minor[128] = "";

@@ -5,13 +5,16 @@
  * smallest (key, i) and the last W the W largest (among the output's rows, when a head limits them).
  * One stream over the N row ids keeps the W smallest and the W largest pairs in two binary heaps
  * (O(N log W) time, 16 bytes a kept pair); no data is read.  --head keeps the rows up to the N-th
- * smallest pair; the mixing report (mixing.c) counts the inputs of both windows.
+ * smallest pair; the mixing report (mixing.c) counts the inputs of both windows.  The stream reports
+ * progress (H5SHUF_PHASE_SELECT) every H5SHUF_SCAN_STEP_ROWS rows: N may be 2^40 and more (a file that
+ * only declares its rows), and a cancel must be seen within a fraction of a second.
  */
 #include <stdlib.h>
 
 #include "error.h"
 #include "fault.h"
 #include "head.h"
+#include "keys.h"
 
 static int pair_less(struct h5shuf_keyidx a, struct h5shuf_keyidx b)
 {
@@ -62,22 +65,35 @@ static void heap_offer(struct h5shuf_keyidx *heap, size_t *n, uint64_t w, struct
     }
 }
 
-void h5shuf__select_pairs(uint64_t seed, uint64_t rows, struct h5shuf_keyidx *small, struct h5shuf_keyidx *large,
-                          uint64_t w, const struct h5shuf_keyidx *bound)
+int h5shuf__select_pairs(uint64_t seed, uint64_t rows, struct h5shuf_keyidx *small, struct h5shuf_keyidx *large,
+                         uint64_t w, const struct h5shuf_keyidx *bound, const struct h5shuf_progress *progress,
+                         struct h5shuf_err *err)
 {
     size_t ns = 0, nl = 0;
-    for (uint64_t i = 0; i < rows && w > 0; i++) {
-        struct h5shuf_keyidx p = {h5shuf_key(seed, i), i};
-        if (bound && pair_less(*bound, p))
-            continue;
-        heap_offer(small, &ns, w, p, 0);
-        if (large)
-            heap_offer(large, &nl, w, p, 1);
+    uint64_t keys[1024];
+    int st = H5SHUF_OK;
+    /* Steps of H5SHUF_SCAN_STEP_ROWS rows between reports (a cancel is seen within one), keys in blocks. */
+    for (uint64_t step = 0; step < rows && w > 0 && st == H5SHUF_OK; step += H5SHUF_SCAN_STEP_ROWS) {
+        const uint64_t step_end = rows - step < H5SHUF_SCAN_STEP_ROWS ? rows : step + H5SHUF_SCAN_STEP_ROWS;
+        for (uint64_t first = step; first < step_end; first += 1024) {
+            const uint64_t n = step_end - first < 1024 ? step_end - first : 1024;
+            h5shuf__keys(seed, NULL, first, n, keys);
+            for (uint64_t r = 0; r < n; r++) {
+                struct h5shuf_keyidx p = {keys[r], first + r};
+                if (bound && pair_less(*bound, p))
+                    continue;
+                heap_offer(small, &ns, w, p, 0);
+                if (large)
+                    heap_offer(large, &nl, w, p, 1);
+            }
+        }
+        st = h5shuf__progress(progress, err, H5SHUF_PHASE_SELECT, step_end, rows);
     }
+    return st;
 }
 
 int h5shuf__head_bound(uint64_t seed, uint64_t rows, uint64_t n, uint64_t mem_limit_bytes, struct h5shuf_keyidx *bound,
-                       struct h5shuf_err *err)
+                       const struct h5shuf_progress *progress, struct h5shuf_err *err)
 {
     if (n == 0)
         return H5SHUF_OK; /* nothing is written: no bound needed */
@@ -88,8 +104,9 @@ int h5shuf__head_bound(uint64_t seed, uint64_t rows, uint64_t n, uint64_t mem_li
     struct h5shuf_keyidx *heap = malloc(n * sizeof *heap);
     if (!heap)
         return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory selecting the first %llu rows", (unsigned long long)n);
-    h5shuf__select_pairs(seed, rows, heap, NULL, n, NULL);
-    *bound = heap[0]; /* the root of the max-heap: the n-th smallest */
+    int st = h5shuf__select_pairs(seed, rows, heap, NULL, n, NULL, progress, err);
+    if (st == H5SHUF_OK)
+        *bound = heap[0]; /* the root of the max-heap: the n-th smallest */
     free(heap);
-    return H5SHUF_OK;
+    return st;
 }

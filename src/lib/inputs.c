@@ -89,8 +89,11 @@ static int open_file(struct h5shuf_input *in, hid_t fapl, struct stat *st_out, s
         return h5shuf__fail(err, errno == ENOENT ? H5SHUF_ENOENT : H5SHUF_EIO, "%s: %s", in->spec.file,
                             strerror(errno));
     *st_out = st;
-    if (S_ISDIR(st.st_mode))
-        return h5shuf__fail(err, H5SHUF_ENOTHDF5, "%s: is a directory, not an HDF5 file", in->spec.file);
+    in->dev = (uint64_t)st.st_dev;
+    in->ino = (uint64_t)st.st_ino;
+    const char *kind = h5shuf__not_regular(st.st_mode); /* before HDF5 opens it: a FIFO would wait for a writer */
+    if (kind)
+        return h5shuf__fail(err, H5SHUF_ENOTHDF5, "%s: is %s, not an HDF5 file", in->spec.file, kind);
     if (access(path, R_OK) != 0)
         return h5shuf__fail(err, H5SHUF_EIO, "%s: %s", in->spec.file, strerror(errno));
     in->file = open_readonly(path, fapl, cause, &no_fd);

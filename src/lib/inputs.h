@@ -41,6 +41,8 @@ struct h5shuf_input {
     struct h5shuf_inmap *map; /* where its rows are stored, when mapped at scan time (not the first
                                * input's), else NULL; owned */
     int fd;                  /* a mapped input open for pread (h5shuf__input_fd), else -1 */
+    uint64_t dev, ino;       /* the file's st_dev and st_ino when inputs_open opened it (the same file
+                              * named twice is found by them); 0 before */
 };
 
 /* Inputs other than the first open at a time, at most: each costs about 0.6 MiB of HDF5's memory and a

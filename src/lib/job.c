@@ -213,6 +213,7 @@ int h5shuf_job_mixing(h5shuf_job *job, uint64_t window_rows, h5shuf_mixing *firs
     if (!job->planned)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is not planned");
     const struct h5shuf_keyidx *bound = job->out_rows < job->in.rows ? &job->head_bound : NULL;
+    const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};
     return h5shuf__mixing(&job->in, job->seed, job->out_rows, bound, window_rows, &job->mixing_counts, first, last,
-                          &job->err);
+                          &progress, &job->err);
 }

@@ -201,6 +201,61 @@ static int warn(h5shuf_job *job, const char *fmt, ...)
     return H5SHUF_OK;
 }
 
+/* An input's file identity and place, sorted to find the same file named twice. */
+struct file_id {
+    uint64_t dev, ino;
+    size_t f; /* the input's index */
+};
+
+static int file_id_cmp(const void *a, const void *b)
+{
+    const struct file_id *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    if (x->ino != y->ino)
+        return x->ino < y->ino ? -1 : 1;
+    return x->f < y->f ? -1 : x->f > y->f;
+}
+
+/* The dataset paths input f is read at (a whole-file input's: the first input's, discovered). */
+static const struct h5shuf_spec *input_paths(const struct h5shuf_inputs *in, size_t f)
+{
+    return in->v[f].spec.npaths ? &in->v[f].spec : &in->v[0].spec;
+}
+
+/* A warning for each input that is the same file (st_dev and st_ino, so a second name or a hard link is
+ * found too) with the same datasets as an earlier one: its rows are shuffled in twice, which may be meant
+ * (oversampling) but is more often a slip, so the run goes on.  A gather's inputs were warned of by its
+ * scatter.  O(n log n) for thousands of inputs. */
+static int warn_same_inputs(h5shuf_job *job)
+{
+    const struct h5shuf_inputs *in = &job->in;
+    if (job->mode == H5SHUF_MODE_GATHER || in->n < 2)
+        return H5SHUF_OK;
+    struct file_id *ids = H5SHUF_FAULT() ? NULL : malloc(in->n * sizeof *ids);
+    if (!ids)
+        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    for (size_t f = 0; f < in->n; f++)
+        ids[f] = (struct file_id){in->v[f].dev, in->v[f].ino, f};
+    qsort(ids, in->n, sizeof *ids, file_id_cmp);
+    int st = H5SHUF_OK;
+    for (size_t k = 1, first = 0; k < in->n && st == H5SHUF_OK; k++) {
+        if (ids[k].dev != ids[first].dev || ids[k].ino != ids[first].ino) {
+            first = k; /* the earliest input of this file */
+            continue;
+        }
+        const struct h5shuf_spec *a = input_paths(in, ids[first].f), *b = input_paths(in, ids[k].f);
+        int same = a->npaths == b->npaths;
+        for (size_t d = 0; same && d < a->npaths; d++)
+            same = strcmp(a->paths[d], b->paths[d]) == 0;
+        if (same)
+            st = warn(job, "input %zu (%s) is the same file as input %zu (%s): its rows are shuffled in twice",
+                      ids[k].f + 1, in->v[ids[k].f].spec.file, ids[first].f + 1, in->v[ids[first].f].spec.file);
+    }
+    free(ids);
+    return st;
+}
+
 /* What the output files hold besides the rows: the first input's objects (whole-file mode) or the
  * datasets' scales, references checked (objcopy.c); and the warnings the options allowed. */
 static int plan_objects(h5shuf_job *job)
@@ -539,6 +594,8 @@ int h5shuf__job_make_plan(h5shuf_job *job)
     if (st == H5SHUF_OK)
         st = h5shuf__inputs_open(&job->in, &job->out_spec, &job->dsets, &job->err);
     if (st == H5SHUF_OK)
+        st = warn_same_inputs(job);
+    if (st == H5SHUF_OK)
         st = h5shuf__output_plan(&job->dsets, job->in.rows, &job->out_filters, job->chunk_shape, job->opts.allow_lossy,
                                  job->in.v[0].spec.file, job->out_spec.file, &job->err);
     job->out_rows = job->opts.head_set && job->opts.head_rows < job->in.rows ? job->opts.head_rows : job->in.rows;
@@ -547,9 +604,10 @@ int h5shuf__job_make_plan(h5shuf_job *job)
                                   job->in.rows, &job->err);
     if (st == H5SHUF_OK)
         st = draw_seed(job);
+    const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};
     if (st == H5SHUF_OK && job->out_rows < job->in.rows)
         st = h5shuf__head_bound(job->seed, job->in.rows, job->out_rows, job->opts.mem_limit_bytes, &job->head_bound,
-                                &job->err);
+                                &progress, &job->err);
     if (st == H5SHUF_OK) {
         plan_bands(job);
         st = plan_strategy(job);

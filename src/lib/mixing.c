@@ -91,7 +91,7 @@ static void window_stats(const struct h5shuf_inputs *in, const struct h5shuf_key
 
 int h5shuf__mixing(const struct h5shuf_inputs *in, uint64_t seed, uint64_t out_rows, const struct h5shuf_keyidx *bound,
                    uint64_t window_rows, uint64_t **store, h5shuf_mixing *first, h5shuf_mixing *last,
-                   struct h5shuf_err *err)
+                   const struct h5shuf_progress *progress, struct h5shuf_err *err)
 {
     uint64_t w = window_rows ? window_rows : DEFAULT_WINDOW_ROWS;
     if (w > out_rows)
@@ -108,7 +108,11 @@ int h5shuf__mixing(const struct h5shuf_inputs *in, uint64_t seed, uint64_t out_r
     }
     uint64_t *counts = *store;
     double *expected = (double *)(counts + 2 * in->n);
-    h5shuf__select_pairs(seed, in->rows, heap, heap + w, w, bound);
+    int st = h5shuf__select_pairs(seed, in->rows, heap, heap + w, w, bound, progress, err);
+    if (st != H5SHUF_OK) {
+        free(heap);
+        return st;
+    }
     window_stats(in, heap, w, 0, counts, expected, first);
     window_stats(in, heap + w, w, out_rows - w, counts + in->n, expected + in->n, last);
     free(heap);

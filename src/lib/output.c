@@ -35,9 +35,9 @@ static int chunk_dims(const struct h5shuf_dsinfo *ds, int in_chunked, uint64_t r
             n = rows; /* no chunk larger than the data (it would also raise maxdims) */
         cdims[0] = n ? n : 1;
     }
+    int rank = 0; /* dims [0, rank) given by chunk_shape */
     if (chunk_shape) {
         uint64_t given[H5SHUF_RANK_MAX];
-        int rank;
         int st = h5shuf__chunk_parse(chunk_shape, given, &rank, err);
         if (st != H5SHUF_OK)
             return st;
@@ -49,6 +49,8 @@ static int chunk_dims(const struct h5shuf_dsinfo *ds, int in_chunked, uint64_t r
             cdims[k] = given[k];
     }
     for (int k = 1; k < ds->rank; k++) {
+        if (cdims[k] > ds->dims[k] && k >= rank) /* the input's, over an unlimited dim: the output's is fixed */
+            cdims[k] = ds->dims[k];
         if (cdims[k] > ds->dims[k])
             return h5shuf__fail(err, H5SHUF_EINVAL, "%s: chunk dimension %d (%llu) exceeds the dataset's (%llu)", where,
                                 k, (unsigned long long)cdims[k], (unsigned long long)ds->dims[k]);

@@ -532,6 +532,9 @@ int h5shuf__pilefile_open(const char *path, struct h5shuf_pilefile **out, struct
     *out = NULL;
     if (stat(path, &sb) != 0)
         return h5shuf__fail(err, errno == ENOENT ? H5SHUF_ENOENT : H5SHUF_EIO, "%s: %s", path, strerror(errno));
+    const char *kind = h5shuf__not_regular(sb.st_mode); /* before HDF5 opens it: a FIFO would wait for a writer */
+    if (kind && !S_ISDIR(sb.st_mode))
+        return h5shuf__fail(err, H5SHUF_ENOTHDF5, "%s: is %s, not a pile file (made by h5shuf scatter)", path, kind);
     if (S_ISDIR(sb.st_mode) || H5Fis_hdf5(path) <= 0) {
         H5Eclear2(H5E_DEFAULT);
         if (!S_ISDIR(sb.st_mode) && h5shuf__fd_shortage(path, cause, sizeof cause))

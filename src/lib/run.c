@@ -212,10 +212,11 @@ static int one_pass(h5shuf_job *job)
 /* --check: the finished single output (through its temporary file's descriptor) against the inputs. */
 static int check_output(h5shuf_job *job)
 {
+    const struct h5shuf_ctx cx = ctx_of(job);
     struct h5shuf_target *tg = &job->out.v[0];
     int st = h5shuf__tempfile_unpark(&tg->tf, tg->path, &job->err);
     return st == H5SHUF_OK ? h5shuf__verify_file(job->cio, &job->in, &job->dsets, h5shuf__tempfile_hdf5_name(&tg->tf),
-                                                 tg->path, job->opts.mem_limit_bytes, &job->err)
+                                                 tg->path, job->opts.mem_limit_bytes, &cx.progress, &job->err)
                            : st;
 }
 
@@ -355,8 +356,9 @@ static int verify(h5shuf_job *job)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "verify needs inputs and an output");
     if ((st = h5shuf__inputs_open(&job->in, &job->out_spec, &job->dsets, &job->err)) != H5SHUF_OK)
         return st;
+    const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};
     return h5shuf__verify_file(job->cio, &job->in, &job->dsets, job->out_spec.file, job->out_spec.file,
-                               job->opts.mem_limit_bytes, &job->err);
+                               job->opts.mem_limit_bytes, &progress, &job->err);
 }
 
 int h5shuf_verify(h5shuf_job *job)

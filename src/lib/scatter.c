@@ -35,9 +35,11 @@
 #define RESTARTS_MAX 20
 
 /* Append n rows of the slab, with ids ids[0..n) (NULL: first + r), to their piles in ps (a head's rows
- * only); keys[r] is row r's key when keys is not NULL (computed here otherwise). */
+ * only); keys[r] is row r's key when keys is not NULL (computed here otherwise).  Every
+ * H5SHUF_SCAN_STEP_ROWS rows, reports done + r rows of phase (a slab of tiny rows is tens of millions). */
 static int scatter_rows(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_pileset *ps,
-                        struct h5shuf_slab *sl, const uint64_t *ids, uint64_t first, const uint64_t *keys, uint64_t n)
+                        struct h5shuf_slab *sl, const uint64_t *ids, uint64_t first, const uint64_t *keys, uint64_t n,
+                        h5shuf_phase phase, uint64_t done)
 {
     const struct h5shuf_datasets *dsets = ps->sc->dsets;
     const unsigned char *rows[64];
@@ -47,6 +49,9 @@ static int scatter_rows(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *
     int st = H5SHUF_OK;
     const struct h5shuf_keyidx *bound = p->head_bound;
     for (uint64_t r = 0; r < n && st == H5SHUF_OK; r++) {
+        if ((r + 1) % H5SHUF_SCAN_STEP_ROWS == 0 &&
+            (st = h5shuf__progress(&cx->progress, cx->err, phase, done + r, p->total_rows)) != H5SHUF_OK)
+            break;
         const uint64_t id = ids ? ids[r] : first + r;
         uint64_t key = keys ? keys[r] : h5shuf_key(p->seed, id);
         /* a head keeps the rows up to its bound (key, id) only */
@@ -102,7 +107,7 @@ static int scatter_slabs(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 
         uint64_t *keys = (uint64_t *)sl[cur].buf[dsets->n];
         uint64_t first = p->inputs->v[pos.f].first_row + pos.start;
         h5shuf__keys_in_parts(h5shuf__chunkio_pool(cx->cio), p->seed, NULL, first, pos.n, keys, NULL);
-        st = scatter_rows(cx, p, ps, &sl[cur], NULL, first, keys, pos.n);
+        st = scatter_rows(cx, p, ps, &sl[cur], NULL, first, keys, pos.n, H5SHUF_PHASE_SCATTER, done);
         h5shuf__slab_release(dsets, &sl[cur]);
         done += pos.n;
         if (st == H5SHUF_OK)
@@ -275,7 +280,8 @@ static int rescatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, 
             }
         }
         if (st == H5SHUF_OK)
-            st = scatter_rows(cx, p, &ps, &sl, (const uint64_t *)sl.buf[dsets->n], 0, NULL, cnt);
+            st = scatter_rows(cx, p, &ps, &sl, (const uint64_t *)sl.buf[dsets->n], 0, NULL, cnt, H5SHUF_PHASE_SPLIT,
+                              *done);
         *done += cnt;
         if (st == H5SHUF_OK)
             st = h5shuf__progress(&cx->progress, err, H5SHUF_PHASE_SPLIT, *done, p->total_rows);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <xxhash.h>
 
 #include "chunkio.h"
@@ -50,11 +51,19 @@ struct order {
     int out_of_range;   /* an id >= N */
 };
 
+/* Rows hashed so far of both sides (2 N), reported to the caller's progress (H5SHUF_PHASE_VERIFY). */
+struct hashed {
+    const struct h5shuf_progress *progress;
+    uint64_t done, total;
+};
+
 /* Hash rows [0, rows) of dsets[0..nds) in slabs into per[d] and *tuple.  When pairs is not NULL, also
- * the (id, tuple) pairs: ids are first_id + r on the input side, the index on the output side (ord). */
+ * the (id, tuple) pairs: ids are first_id + r on the input side, the index on the output side (ord).
+ * Progress goes to *hp every H5SHUF_SCAN_STEP_ROWS rows and after each slab (H5SHUF_ECANCELED). */
 static int hash_rows(struct h5shuf_chunkio *cio, const struct h5shuf_datasets *dss, const hid_t *dsets, uint64_t rows,
                      uint64_t slab, struct sums *per, struct sums *tuple, const char *file, const char *const *paths,
-                     struct sums *pairs, uint64_t first_id, uint64_t all_rows, struct order *ord, struct h5shuf_err *err)
+                     struct sums *pairs, uint64_t first_id, uint64_t all_rows, struct order *ord, struct hashed *hp,
+                     struct h5shuf_err *err)
 {
     char cause[256];
     unsigned char **buf = h5shuf__bufs_alloc(dss, slab, err);
@@ -75,6 +84,9 @@ static int hash_rows(struct h5shuf_chunkio *cio, const struct h5shuf_datasets *d
             st = h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot read the index: %s", file, ord->path,
                               h5shuf__hdf5_cause(cause, sizeof cause));
         for (uint64_t r = 0; r < n && st == H5SHUF_OK; r++) {
+            if ((r + 1) % H5SHUF_SCAN_STEP_ROWS == 0 &&
+                (st = h5shuf__progress(hp->progress, err, H5SHUF_PHASE_VERIFY, hp->done + r, hp->total)) != H5SHUF_OK)
+                break;
             for (size_t d = 0; d < dss->n; d++) {
                 const struct h5shuf_dsinfo *ds = &dss->ds[d];
                 uint64_t rb = ds->row_bytes;
@@ -116,6 +128,9 @@ static int hash_rows(struct h5shuf_chunkio *cio, const struct h5shuf_datasets *d
         for (size_t d = 0; d < nread; d++)
             if (dss->ds[d].vlen)
                 h5shuf__vlen_reclaim(&dss->ds[d], n, buf[d]);
+        hp->done += n;
+        if (st == H5SHUF_OK)
+            st = h5shuf__progress(hp->progress, err, H5SHUF_PHASE_VERIFY, hp->done, hp->total);
     }
     h5shuf__bufs_free(dss, buf);
     free(h);
@@ -235,7 +250,7 @@ static char *output_index(hid_t file, uint64_t rows, uint64_t *seed)
 /* The sums of every input's rows: per dataset in sums[0..n), row tuples in sums[n], (id, tuple) pairs in
  * sums[n + 1]. */
 static int hash_inputs(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *in, const struct h5shuf_datasets *dss,
-                       uint64_t slab, struct sums *sums, struct h5shuf_err *err)
+                       uint64_t slab, struct sums *sums, struct hashed *hp, struct h5shuf_err *err)
 {
     hid_t *dsets = malloc(dss->n * sizeof *dsets);
     const char **paths = malloc(dss->n * sizeof *paths);
@@ -253,7 +268,7 @@ static int hash_inputs(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *i
             paths[d] = names->paths[d];
         }
         st = hash_rows(cio, dss, dsets, inp->rows, slab, sums, &sums[dss->n], inp->spec.file, paths, &sums[dss->n + 1],
-                       inp->first_row, in->rows, NULL, err);
+                       inp->first_row, in->rows, NULL, hp, err);
     }
     free(dsets);
     free(paths);
@@ -294,6 +309,10 @@ static int compare(const struct h5shuf_datasets *dss, uint64_t rows, const char 
 static int open_file(const char *path, const char *out, hid_t *file, struct h5shuf_err *err)
 {
     char cause[256];
+    struct stat sb; /* before HDF5 opens it: a FIFO would wait for a writer (a missing file: as HDF5 says) */
+    const char *kind = stat(path, &sb) == 0 ? h5shuf__not_regular(sb.st_mode) : NULL;
+    if (kind)
+        return h5shuf__fail(err, H5SHUF_ENOTHDF5, "%s: is %s, not an HDF5 file", out, kind);
     int st = H5SHUF_OK;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
@@ -313,7 +332,7 @@ static int open_file(const char *path, const char *out, hid_t *file, struct h5sh
 
 int h5shuf__verify_file(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *inputs,
                         const struct h5shuf_datasets *dss, const char *path, const char *outf, uint64_t mem,
-                        struct h5shuf_err *err)
+                        const struct h5shuf_progress *progress, struct h5shuf_err *err)
 {
     const uint64_t rows = inputs->rows;
     uint64_t slab_bytes = mem / 2 < H5SHUF_SLAB_BYTES_MAX ? mem / 2 : H5SHUF_SLAB_BYTES_MAX;
@@ -327,17 +346,20 @@ int h5shuf__verify_file(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *
     hid_t *dsets = malloc(dss->n * sizeof *dsets);
     const char **paths = malloc(dss->n * sizeof *paths);
     hid_t file = H5I_INVALID_HID;
+    struct hashed hp = {progress, 0, 2 * rows};
     int st = H5SHUF_OK;
     for (size_t d = 0; dsets && d < dss->n; d++)
         dsets[d] = H5I_INVALID_HID;
     if (!in || !out || !dsets || !paths)
         st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-    if (st == H5SHUF_OK)
-        st = hash_inputs(cio, inputs, dss, slab, in, err);
+    /* the output opened and checked first: a FIFO, a missing dataset or a wrong shape fails at once, not
+     * after the inputs' rows were read */
     if (st == H5SHUF_OK)
         st = open_file(path, outf, &file, err);
     if (st == H5SHUF_OK)
         st = open_output(dss, rows, outf, file, dsets, err);
+    if (st == H5SHUF_OK)
+        st = hash_inputs(cio, inputs, dss, slab, in, &hp, err);
     if (st == H5SHUF_OK && (index_path = output_index(file, rows, &ord.seed)) != NULL) {
         ord.path = index_path;
         ord.index = H5Dopen2(file, index_path, H5P_DEFAULT);
@@ -346,7 +368,7 @@ int h5shuf__verify_file(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *
         for (size_t d = 0; d < dss->n; d++)
             paths[d] = dss->ds[d].out_path;
         st = hash_rows(cio, dss, dsets, rows, slab, out, &out[dss->n], outf, paths,
-                       ord.index >= 0 ? &out[dss->n + 1] : NULL, 0, rows, ord.index >= 0 ? &ord : NULL, err);
+                       ord.index >= 0 ? &out[dss->n + 1] : NULL, 0, rows, ord.index >= 0 ? &ord : NULL, &hp, err);
     }
     if (st == H5SHUF_OK)
         st = compare(dss, rows, outf, in, out, &ord, index_path, err);

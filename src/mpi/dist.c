@@ -539,11 +539,12 @@ static int dist_run(h5shuf_job *job, struct h5shuf_comm *c)
     }
     if (st == H5SHUF_OK && job->out_rows > 0)
         st = two_pass(job, c, a, b);
+    const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};
     if (st == H5SHUF_OK && job->opts.check && c->rank == 0) /* before the rename: a failed check leaves nothing */
         st = h5shuf__tempfile_unpark(&job->out.v[0].tf, job->out.v[0].path, &job->err);
     if (st == H5SHUF_OK && job->opts.check && c->rank == 0)
         st = h5shuf__verify_file(job->cio, &job->in, &job->dsets, h5shuf__tempfile_hdf5_name(&job->out.v[0].tf),
-                                 job->out.v[0].path, job->opts.mem_limit_bytes, &job->err);
+                                 job->out.v[0].path, job->opts.mem_limit_bytes, &progress, &job->err);
     st = commit(job, c, st);
     free(a);
     free(b);
