@@ -175,6 +175,12 @@ typedef struct h5shuf_options {
      * One whole output only (not with shards, splits or a head: H5SHUF_EINVAL). */
     int check;
     h5shuf_strategy strategy; /* default H5SHUF_STRATEGY_AUTO; the same output bytes either way */
+    /* A dataset whose rows HDF5 keeps in another file (external raw storage, H5Pset_external; a virtual
+     * dataset with a source in another file) makes h5shuf read a file the input names: whoever writes the
+     * input chooses it, so a file the runner can read would reach an output others can read.  Such a
+     * dataset, shuffled or copied, fails h5shuf_job_plan (and h5shuf_verify) with H5SHUF_EUNSUPPORTED
+     * naming it and the file; nonzero: read (a copied one keeps its reference to the file), one warning. */
+    int allow_external;
 } h5shuf_options;
 
 /* The plan of a job (DESIGN.md section 3), filled by h5shuf_job_plan() and kept up to date by a run. */

@@ -22,6 +22,7 @@ int main(void)
     FIELD(h5shuf_options, source_index_path), FIELD(h5shuf_options, shards), FIELD(h5shuf_options, split);
     FIELD(h5shuf_options, head_rows), FIELD(h5shuf_options, head_set), FIELD(h5shuf_options, drop_references);
     FIELD(h5shuf_options, allow_lossy), FIELD(h5shuf_options, check), FIELD(h5shuf_options, strategy);
+    FIELD(h5shuf_options, allow_external);
     SIZE(h5shuf_options);
 
     FIELD(h5shuf_plan, rows), FIELD(h5shuf_plan, row_bytes), FIELD(h5shuf_plan, total_bytes);

@@ -39,6 +39,7 @@ _OPTIONS_DOC = """
     "direct"), split ("train=0.9,val=0.1" or {"train": 0.9, "val": 0.1}), head (rows: only the first N
     of the shuffle), source_index (path of an (N,) dataset of input numbers), check (verify the output
     before it is renamed into place), force (replace an existing output), drop_references, allow_lossy,
+    allow_external (read datasets whose rows are in other files: external storage, virtual datasets),
     mixing_window (with several inputs: the mixing report of the first and last W output rows; 0: the
     default window)."""
 

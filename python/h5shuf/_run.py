@@ -23,7 +23,8 @@ import warnings
 from . import _lib, _progress, errors
 
 OPTION_NAMES = ("chunk_rows", "scratch_compression", "tmpdir", "on_oversize", "strategy", "split", "head",
-                "source_index", "check", "force", "drop_references", "allow_lossy", "mixing_window")
+                "source_index", "check", "force", "drop_references", "allow_lossy", "allow_external",
+                "mixing_window")
 
 
 class H5shufWarning(UserWarning):
@@ -91,7 +92,7 @@ def _options(seed, memory, compression, shards, index, threads, extra):
     if extra.get("head") is not None:
         o.head_rows, o.head_set = int(extra["head"]), 1
     o.source_index_path = _bytes(extra.get("source_index"))
-    for flag in ("check", "force", "drop_references", "allow_lossy"):
+    for flag in ("check", "force", "drop_references", "allow_lossy", "allow_external"):
         setattr(o, flag, 1 if extra.get(flag) else 0)
     return o
 

@@ -56,6 +56,7 @@ static int verify_files(const struct cli_options *co, char *const *inputs, int n
     h5shuf_options_init(&o);
     o.mem_limit_bytes = co->lib.mem_limit_bytes;
     o.threads = co->lib.threads;
+    o.allow_external = co->lib.allow_external;
     o.progress = interrupt_progress;
     int rc;
     h5shuf_job *job = cmd_make_job(&o, inputs, ninputs, output, NULL, &rc);

@@ -51,6 +51,8 @@ static void usage(FILE *to)
           "                          output does not hold (default: refuse), with a warning for each\n"
           "      --allow-lossy       keep an input filter that may be lossy (ZFP, SZ, ...; default:\n"
           "                          refuse), with a warning, recorded in h5shuf_lossy\n"
+          "      --allow-external    read datasets whose rows HDF5 keeps in another file (external\n"
+          "                          storage, a virtual dataset's sources; default: refuse), warning\n"
           "      --index PATH        also write dataset PATH (N,) uint64: the input row of each output\n"
           "                          row (rows numbered over all inputs); verify then checks the order\n"
           "      --source-index PATH  also write dataset PATH (N,) uint16 (uint32 past 65535 inputs):\n"

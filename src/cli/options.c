@@ -32,7 +32,7 @@
 enum {
     OPT_ON_OVERSIZE = 256, OPT_PLAN, OPT_DEBUG_PILE_BOUND, OPT_CHUNK_ROWS, OPT_SCRATCH, OPT_FILTER, OPT_PROGRESS,
     OPT_JSON, OPT_CHECK, OPT_DEBUG_NO_SPACE_CHECK, OPT_INDEX, OPT_SOURCE_INDEX, OPT_SHARDS, OPT_SPLIT,
-    OPT_MIXING_WINDOW, OPT_DROP_REFERENCES, OPT_ALLOW_LOSSY, OPT_STRATEGY
+    OPT_MIXING_WINDOW, OPT_DROP_REFERENCES, OPT_ALLOW_LOSSY, OPT_ALLOW_EXTERNAL, OPT_STRATEGY
 };
 
 struct cli_opt {
@@ -60,6 +60,7 @@ static const struct cli_opt table[] = {
     {"check", OPT_CHECK, no_argument, IN_RUNS},
     {"drop-references", OPT_DROP_REFERENCES, no_argument, IN_RUNS},
     {"allow-lossy", OPT_ALLOW_LOSSY, no_argument, IN_RUNS},
+    {"allow-external", OPT_ALLOW_EXTERNAL, no_argument, IN_SHUFFLE | IN_SCATTER | IN_VERIFY},
     {"index", OPT_INDEX, required_argument, IN_RUNS},
     {"source-index", OPT_SOURCE_INDEX, required_argument, IN_RUNS},
     {"shards", OPT_SHARDS, required_argument, IN_RUNS},
@@ -296,6 +297,7 @@ static int apply(int key, const char *arg, struct cli_options *o, struct repack_
     case OPT_CHECK: lib->check = 1; break;
     case OPT_DROP_REFERENCES: lib->drop_references = 1; break;
     case OPT_ALLOW_LOSSY: lib->allow_lossy = 1; break;
+    case OPT_ALLOW_EXTERNAL: lib->allow_external = 1; break;
     case OPT_INDEX: lib->index_path = arg; break;
     case OPT_SOURCE_INDEX: lib->source_index_path = arg; break;
     case OPT_SHARDS:

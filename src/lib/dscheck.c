@@ -1,10 +1,13 @@
 /*
  * dscheck.c - an input dataset looked at before its rows are shuffled (dscheck.h).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "dscheck.h"
+#include "fault.h"
 #include "h5err.h"
 #include "vlen.h"
 
@@ -177,6 +180,38 @@ int h5shuf__check_same(const struct h5shuf_dsinfo *ds, const struct h5shuf_shape
         same = sh->dims[k] == ds->dims[k];
     if (!same)
         return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s:%s: row shape differs from %s:%s", file, path, first, ds->in_path);
+    return H5SHUF_OK;
+}
+
+int h5shuf__check_storage(hid_t dcpl, const char *file, const char *path, int allow, char **found,
+                          struct h5shuf_err *err)
+{
+    char name[4096] = "";
+    const char *kind = NULL;
+    *found = NULL;
+    if (dcpl >= 0 && H5Pget_external_count(dcpl) > 0) {
+        off_t offset;
+        hsize_t size;
+        if (H5Pget_external(dcpl, 0, sizeof name, name, &offset, &size) >= 0)
+            kind = "the external file";
+    } else if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL) {
+        size_t count = 0;
+        H5Pget_virtual_count(dcpl, &count);
+        for (size_t i = 0; i < count && !kind; i++) /* "." is the virtual dataset's own file */
+            if (H5Pget_virtual_filename(dcpl, i, name, sizeof name) > 0 && strcmp(name, ".") != 0)
+                kind = "another file, by a virtual dataset:";
+    }
+    H5Eclear2(H5E_DEFAULT);
+    if (!kind)
+        return H5SHUF_OK;
+    if (!allow)
+        return h5shuf__fail(err, H5SHUF_EUNSUPPORTED,
+                            "%s:%s: its rows are stored in %s %s; refusing to read it (--allow-external reads it)", file,
+                            path, kind, name);
+    const size_t len = strlen(file) + strlen(path) + strlen(kind) + strlen(name) + 64;
+    if (!(*found = malloc(len)))
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    snprintf(*found, len, "%s:%s: its rows are read from %s %s (--allow-external)", file, path, kind, name);
     return H5SHUF_OK;
 }
 

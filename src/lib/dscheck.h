@@ -43,6 +43,16 @@ H5SHUF_INTERNAL int h5shuf__describe(struct h5shuf_dsinfo *ds, struct h5shuf_sha
 H5SHUF_INTERNAL int h5shuf__check_same(const struct h5shuf_dsinfo *ds, const struct h5shuf_shape *sh, const char *file,
                                        const char *path, const char *first, struct h5shuf_err *err);
 
+/* Where a dataset's raw data lies, beyond its own file: the first external file of an external-storage
+ * dataset (H5Pset_external) or the first source file other than its own (".") of a virtual dataset, as
+ * "DESCRIPTION" in *found (malloc'ed, the caller frees; NULL when its data is all in its own file).  Such
+ * a dataset makes h5shuf read a file the input names, which anyone who hands h5shuf an HDF5 file chooses
+ * (a secret the runner can read would be copied into an output others can read): unless allow, refused
+ * with H5SHUF_EUNSUPPORTED "FILE:PATH: its rows are stored in the external file X; refusing to read it
+ * (--allow-external reads it)".  H5SHUF_ENOMEM. */
+H5SHUF_INTERNAL int h5shuf__check_storage(hid_t dcpl, const char *file, const char *path, int allow, char **found,
+                                          struct h5shuf_err *err);
+
 /* Every filter must be loadable to read the chunks: say which one is missing, and where. */
 H5SHUF_INTERNAL int h5shuf__check_filters(hid_t dcpl, const char *file, const char *path, struct h5shuf_err *err);
 

@@ -170,6 +170,14 @@ static int open_dataset(struct h5shuf_inputs *in, size_t f, size_t d, const char
         dcpl = H5Dget_create_plist(dset);
         st = h5shuf__check_filters(dcpl, file, path, err);
     }
+    char *external = NULL;
+    if (st == H5SHUF_OK && (st = h5shuf__check_storage(dcpl, file, path, in->allow_external, &external, err)) ==
+                               H5SHUF_OK && external) {
+        if (!in->external)
+            in->external = external; /* the first, for the warning */
+        else
+            free(external);
+    }
     if (st == H5SHUF_OK) {
         struct h5shuf_dsinfo *ds = &dsets->ds[d];
         uint64_t c = chunk_dim0(dcpl);
@@ -576,6 +584,7 @@ void h5shuf__inputs_free(struct h5shuf_inputs *in)
     for (size_t k = 0; k < in->nextra; k++)
         free(in->extra[k]);
     free(in->extra);
+    free(in->external);
     memset(in, 0, sizeof *in);
 }
 

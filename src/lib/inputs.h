@@ -67,6 +67,10 @@ struct h5shuf_inputs {
     /* The filter pipeline of each shuffled dataset (dsets->n) of every mapped input whose dataset is
      * chunked (rank 0 until one is: inmap.h); owned. */
     struct h5shuf_pipeline *map_pl;
+    int allow_external; /* set before h5shuf__inputs_open: read datasets whose rows are in other files
+                         * (external storage, virtual datasets); else they are refused */
+    char *external;     /* after it: the first such dataset read ("FILE:PATH: its rows are read from ..."),
+                         * for a warning; owned; NULL when none */
 };
 
 /* The path an input is opened by. */

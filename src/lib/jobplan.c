@@ -263,7 +263,11 @@ static int plan_objects(h5shuf_job *job)
     const struct h5shuf_input *first = &job->in.v[0];
     int st = h5shuf__objcopy_plan(&job->objects, first, &job->dsets, job->in.whole_file,
                                   (const char *const *)job->in.extra, job->in.nextra, job->opts.drop_references,
-                                  &job->err);
+                                  job->opts.allow_external, &job->err);
+    if (st == H5SHUF_OK && job->in.external) /* datasets whose rows are in other files: read (--allow-external) */
+        st = warn(job, "%s", job->in.external);
+    if (st == H5SHUF_OK && job->objects.external)
+        st = warn(job, "%s; its copy refers to that file as the input's does", job->objects.external);
     const struct h5shuf_drops *drops = &job->objects.drops;
     for (size_t k = 0; st == H5SHUF_OK && k < drops->n; k++) {
         unsigned more = drops->count[k] - 1;
@@ -591,6 +595,7 @@ int h5shuf__job_make_plan(h5shuf_job *job)
         st = check_options(job);
     if (st == H5SHUF_OK)
         st = parse_filters(job);
+    job->in.allow_external = job->opts.allow_external;
     if (st == H5SHUF_OK)
         st = h5shuf__inputs_open(&job->in, &job->out_spec, &job->dsets, &job->err);
     if (st == H5SHUF_OK)

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "attrs.h"
+#include "dscheck.h"
 #include "error.h"
 #include "fault.h"
 #include "h5err.h"
@@ -71,6 +72,27 @@ static void group_order(hid_t g, unsigned *links, unsigned *attrs)
         H5Pclose(gcpl);
     }
     H5Eclear2(H5E_DEFAULT);
+}
+
+/* A dataset to be copied as it is (name at loc, path in the input file): refused when its rows are in
+ * another file, unless oc->allow_external (then the first is named in oc->external). */
+static int check_copied_storage(struct h5shuf_objcopy *oc, hid_t loc, const char *name, const char *file,
+                                const char *path, struct h5shuf_err *err)
+{
+    hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+    hid_t dcpl = d >= 0 ? H5Dget_create_plist(d) : H5I_INVALID_HID;
+    char *found = NULL;
+    int st = dcpl >= 0 ? h5shuf__check_storage(dcpl, file, path, oc->allow_external, &found, err) : H5SHUF_OK;
+    H5Eclear2(H5E_DEFAULT); /* (a dataset HDF5 cannot open fails its copy, with HDF5's cause) */
+    if (found && !oc->external)
+        oc->external = found;
+    else
+        free(found);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (d >= 0)
+        H5Dclose(d);
+    return st;
 }
 
 struct walk {
@@ -153,7 +175,9 @@ static herr_t walk_cb(hid_t g, const char *name, const H5L_info_t *li, void *dat
                 H5Gclose(sub);
         } else {
             enum h5shuf_obj_kind kind = oi.type == H5O_TYPE_DATASET ? H5SHUF_OBJ_DATASET : H5SHUF_OBJ_TYPE;
-            if ((w->st = h5shuf__refmap_add(&oc->map, oi.addr, path, 0, w->err)) == H5SHUF_OK &&
+            if (kind == H5SHUF_OBJ_DATASET)
+                w->st = check_copied_storage(oc, g, name, file, path, w->err);
+            if (w->st == H5SHUF_OK && (w->st = h5shuf__refmap_add(&oc->map, oi.addr, path, 0, w->err)) == H5SHUF_OK &&
                 !(e = entry_add(oc, kind, path, w->err)))
                 w->st = w->err->status;
         }
@@ -280,11 +304,12 @@ static int inspect(struct h5shuf_objcopy *oc, struct h5shuf_obj *e, const struct
 
 int h5shuf__objcopy_plan(struct h5shuf_objcopy *oc, const struct h5shuf_input *first,
                          const struct h5shuf_datasets *dsets, int whole_file, const char *const *extra, size_t nextra,
-                         int drop, struct h5shuf_err *err)
+                         int drop, int allow_external, struct h5shuf_err *err)
 {
     char cause[256];
     int st = H5SHUF_OK;
     memset(oc, 0, sizeof *oc);
+    oc->allow_external = allow_external;
     /* The shuffled datasets first, by address: any other link to them becomes a link. */
     for (size_t d = 0; d < dsets->n && st == H5SHUF_OK; d++) {
         H5O_info_t oi;
@@ -327,7 +352,9 @@ int h5shuf__objcopy_plan(struct h5shuf_objcopy *oc, const struct h5shuf_input *f
             if (H5Oget_info_by_name(first->file, extra[k], &oi, H5P_DEFAULT) < 0)
                 st = h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: %s", first->spec.file, extra[k],
                                   h5shuf__hdf5_cause(cause, sizeof cause));
-            else if ((st = h5shuf__refmap_add(&oc->map, oi.addr, extra[k], 0, err)) == H5SHUF_OK &&
+            else if ((st = check_copied_storage(oc, first->file, extra[k], first->spec.file, extra[k], err)) ==
+                         H5SHUF_OK &&
+                     (st = h5shuf__refmap_add(&oc->map, oi.addr, extra[k], 0, err)) == H5SHUF_OK &&
                      !entry_add(oc, H5SHUF_OBJ_DATASET, extra[k], err))
                 st = err->status;
         }
@@ -442,5 +469,6 @@ void h5shuf__objcopy_free(struct h5shuf_objcopy *oc)
     free(oc->v);
     h5shuf__refmap_free(&oc->map);
     h5shuf__drops_free(&oc->drops);
+    free(oc->external);
     memset(oc, 0, sizeof *oc);
 }

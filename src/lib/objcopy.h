@@ -50,16 +50,20 @@ struct h5shuf_objcopy {
     int netcdf;            /* the input is a netCDF-4 file: h5shuf's own attributes are fixed-length text, as
                             * the classic model allows */
     struct h5shuf_drops drops; /* the references --drop-references makes null, by attribute or dataset */
+    int allow_external;    /* copy datasets whose rows are in other files (else refused: dscheck.h) */
+    char *external;        /* the first such dataset copied, for a warning; owned; NULL when none */
 };
 
 /* Plan the output's objects from the first input (open) and the shuffled datasets: the whole file
  * (whole_file), or the shuffled datasets and the scales extra[0..nextra) (dataset mode).  Every
  * reference the output's attributes and copied datasets hold is checked here: one to an object the
  * output does not hold is H5SHUF_EUNSUPPORTED naming it, unless drop (then it is written null, and
- * oc->drops notes where).  Free with h5shuf__objcopy_free. */
+ * oc->drops notes where).  A copied dataset whose rows are in another file (external storage, a virtual
+ * dataset) is refused as an input's is (h5shuf__check_storage), unless allow_external (then oc->external
+ * names the first).  Free with h5shuf__objcopy_free. */
 H5SHUF_INTERNAL int h5shuf__objcopy_plan(struct h5shuf_objcopy *oc, const struct h5shuf_input *first,
                                          const struct h5shuf_datasets *dsets, int whole_file, const char *const *extra,
-                                         size_t nextra, int drop, struct h5shuf_err *err);
+                                         size_t nextra, int drop, int allow_external, struct h5shuf_err *err);
 
 /* Make entry e (not SHUFFLED; an ALIAS once its target exists) in the open file out (named ofile),
  * without its attributes: groups recreated with their creation-order flags, datasets and committed types

@@ -354,6 +354,7 @@ static int verify(h5shuf_job *job)
         return h5shuf__fail(&job->err, st, "cannot register h5shuf's filters with HDF5");
     if (!job->out_spec.file || job->in.n == 0)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "verify needs inputs and an output");
+    job->in.allow_external = job->opts.allow_external;
     if ((st = h5shuf__inputs_open(&job->in, &job->out_spec, &job->dsets, &job->err)) != H5SHUF_OK)
         return st;
     const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};
