@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/random.h>
 
+#include "addrspace.h"
 #include "chunkio.h"
 #include "direct.h"
 #include "error.h"
@@ -584,10 +585,30 @@ static int plan_disk(h5shuf_job *job)
     return H5SHUF_OK;
 }
 
+/* Bytes of chunk buffers a run holds beyond its plan: each codec thread (and the caller) up to 4 chunks
+ * (raw and encoded, stage buffers) of the largest chunk of any dataset, input or output, and the encoded
+ * chunks of two output bands of each dataset (docs/guide.md section 6: about 24 MiB over -m with 1 MiB
+ * chunks and 2 threads, 38 MiB with 16 MiB chunks). */
+static uint64_t chunk_buffer_bytes(const struct h5shuf_datasets *dsets, unsigned threads)
+{
+    uint64_t largest = 0, out = 0;
+    for (size_t d = 0; d < dsets->n; d++) {
+        const struct h5shuf_dsinfo *ds = &dsets->ds[d];
+        uint64_t in_rows = ds->in_chunk_rows_max > 1 ? ds->in_chunk_rows_max : 0;
+        uint64_t rows = in_rows > ds->out_chunk_rows ? in_rows : ds->out_chunk_rows;
+        uint64_t bytes = rows * ds->plan_row_bytes;
+        largest = bytes > largest ? bytes : largest;
+        out += 2 * ds->out_chunk_rows * ds->plan_row_bytes;
+    }
+    return (uint64_t)threads * 4 * largest + out;
+}
+
 int h5shuf__job_make_plan(h5shuf_job *job)
 {
-    int st = H5SHUF_OK;
-    if (job->piles_path) { /* a scatter writes the pile file, a gather reads it */
+    const unsigned workers = h5shuf__pool_threads_for(job->opts.threads) - 1;
+    /* Under an address-space limit (ulimit -v), HDF5 needs room before it opens the first file. */
+    int st = h5shuf__addrspace_check(0, 0, job->opts.mem_limit_bytes, 0, &job->err);
+    if (st == H5SHUF_OK && job->piles_path) { /* a scatter writes the pile file, a gather reads it */
         job->mode = job->in.n ? H5SHUF_MODE_SCATTER : H5SHUF_MODE_GATHER;
         st = job->mode == H5SHUF_MODE_SCATTER ? scatter_setup(job) : gather_setup(job);
     }
@@ -617,6 +638,9 @@ int h5shuf__job_make_plan(h5shuf_job *job)
         plan_bands(job);
         st = plan_strategy(job);
     }
+    if (st == H5SHUF_OK) /* the buffers, HDF5 and the codec threads under the limit: else HDF5 would crash */
+        st = h5shuf__addrspace_check(job->plan.mem_planned_bytes, chunk_buffer_bytes(&job->dsets, workers + 1),
+                                     job->opts.mem_limit_bytes, workers, &job->err);
     if (st == H5SHUF_OK)
         st = plan_scratch_filters(job);
     if (st == H5SHUF_OK && job->mode == H5SHUF_MODE_GATHER)
