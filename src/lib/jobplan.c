@@ -474,7 +474,9 @@ static int plan_strategy(h5shuf_job *job)
                                "written, no scratch");
         else if (dr->read_row_bytes < H5SHUF_DIRECT_ROW_BYTES_MIN)
             snprintf(why, cap, "two-pass: rows of %llu bytes (under %u) are read faster in slabs",
-                     (unsigned long long)dr->read_row_bytes, H5SHUF_DIRECT_ROW_BYTES_MIN);
+                     /* (0 when every dataset is small enough for the direct path to hold whole) */
+                     (unsigned long long)(dr->read_row_bytes ? dr->read_row_bytes : job->dsets.row_bytes),
+                     H5SHUF_DIRECT_ROW_BYTES_MIN);
         else if (dr->chunk_rows > 1)
             snprintf(why, cap, "two-pass: a row read alone would decode a chunk of %llu rows",
                      (unsigned long long)dr->chunk_rows);
