@@ -168,6 +168,9 @@ def main():
         refused("object size 2^40, verify", [H5SHUF, "verify", "-m", "2M", big, out], big, ":/x", "global heap")
         # within its collection but more than the element's 12 bytes (an overflow of HDF5's buffer)
         case("object size 1000", lambda b: struct.pack_into("<Q", b, h3 + 8, 1000), "global heap")
+        # a length of 0 (HDF5 reads the object all the same: H5T__vlen_disk_read asks only the address)
+        case("length 0, object size 2^40", lambda b: (struct.pack_into("<Q", b, h3 + 8, 1 << 40),
+                                                      struct.pack_into("<I", b, off + 16 * 2, 0)), "global heap")
         # a descriptor naming an object the collection does not hold (HDF5 indexes past its table)
         case("missing object index", lambda b: struct.pack_into("<I", b, off + 16 * 5 + 12, 999), "no object 999")
         # a descriptor naming a collection past the end of the file
@@ -207,6 +210,24 @@ def main():
         open(sbad, "wb").write(sb)
         refused("strings: object size 2^40", [H5SHUF, "-f", "-m", "2M", sbad, os.path.join(d, "o.h5")], sbad, ":/s",
                 "global heap")
+        # what whole-file mode copies: a vlen string attribute (H5Aread) and a scalar vlen string dataset (H5Ocopy)
+        for what, want in (("attribute", "attribute note"), ("scalar dataset", "/s")):
+            cok = os.path.join(d, "copy-ok.h5")
+            with h5py.File(cok, "w") as f:
+                f["x"] = np.arange(8, dtype=np.int32)
+                if what == "attribute":
+                    f["x"].attrs["note"] = "a note of some length"
+                else:
+                    f.create_dataset("s", data="a string of some length", dtype=h5py.string_dtype())
+            rc, err, _, _ = run([H5SHUF, "-q", "-f", "-m", "2M", cok, out])
+            check("a %s of a vlen string: the unpatched file shuffles (exit 0, silent)" % what, rc == 0 and not err, err)
+            cb = bytearray(open(cok, "rb").read())
+            _, cobjs = heap_objects(cb)
+            struct.pack_into("<Q", cb, cobjs[0][0] + 8, 1 << 40)
+            cbad = os.path.join(d, "copy-bad.h5")
+            open(cbad, "wb").write(cb)
+            refused("a %s of a vlen string: object size 2^40" % what, [H5SHUF, "-f", "-m", "2M", cbad,
+                                                                        os.path.join(d, "o.h5")], "h5", want, "global heap")
     print("%d passed, %d failed" % (PASSED, FAILED))
     return 1 if FAILED else 0
 

@@ -267,11 +267,45 @@ static struct gcol *gcol_get(const struct heapfile *h, struct gcol *cache, unsig
     return g;
 }
 
-herr_t h5shuf__vlen_bound(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
-                          uint64_t limit_bytes)
+/* What is checked: rows [start, start+n) of per elements each of obj (a dataset; or one row of all its
+ * elements when whole: a scalar dataset, or an attribute when attr), whose elements are vlen sequences of
+ * base-byte elements or strings (str), of type vtype (its class is registered for the conversion). */
+struct target {
+    hid_t obj, vtype;
+    int attr, whole, str;
+    uint64_t base, per, start, n;
+};
+
+/* "row R, element E" of a dataset's rows, "element E" of an attribute or a whole dataset. */
+static const char *where_of(const struct target *tg, uint64_t row, uint64_t e, char *buf, size_t cap)
 {
-    if (n == 0 || ds->elems == 0)
+    if (tg->attr || tg->whole)
+        snprintf(buf, cap, "element %llu", (unsigned long long)e);
+    else
+        snprintf(buf, cap, "row %llu, element %llu", (unsigned long long)row, (unsigned long long)e);
+    return buf;
+}
+
+/* Read the descriptors of rows [b, b+k) of tg into desc. */
+static herr_t read_descs(const struct target *tg, hid_t dt, uint64_t b, uint64_t k, unsigned char *desc)
+{
+    if (tg->attr)
+        return H5Aread(tg->obj, dt, desc);
+    if (tg->whole)
+        return H5Dread(tg->obj, dt, H5S_ALL, H5S_ALL, H5P_DEFAULT, desc);
+    hid_t fs, ms;
+    herr_t r = h5shuf__select_rows(tg->obj, b, k, &fs, &ms, 0);
+    if (r >= 0)
+        r = H5Dread(tg->obj, dt, ms, fs, H5P_DEFAULT, desc);
+    return h5shuf__spaces_close(r, fs, ms);
+}
+
+static herr_t bound(const struct target *tg, uint64_t limit_bytes)
+{
+    const uint64_t start = tg->start, n = tg->n;
+    if (n == 0 || tg->per == 0)
         return 0;
+    char at[96];
     struct why why = {.msg = ""}, *w = &why;
     struct heapfile h = {.fd = -1};
     struct gcol cache[GCOL_CACHE];
@@ -281,11 +315,11 @@ herr_t h5shuf__vlen_bound(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t s
     unsigned char *desc = NULL;
     hid_t dt = H5I_INVALID_HID;
     int registered = 0;
-    const int str = ds->vlen == H5SHUF_VLEN_STR;
+    const int str = tg->str;
     h5shuf_u128 total = 0; /* decoded payload bytes of the rows (of those checked, when cut) */
     int cut = 0;
-    herr_t r = heapfile_open(dset, &h, w);
-    const uint64_t dsz = 8 + (uint64_t)h.sa, per = ds->elems;
+    herr_t r = heapfile_open(tg->obj, &h, w);
+    const uint64_t dsz = 8 + (uint64_t)h.sa, per = tg->per;
     uint64_t brows = per < DESC_BLOCK ? DESC_BLOCK / per : 1;
     if (brows > n)
         brows = n;
@@ -295,45 +329,41 @@ herr_t h5shuf__vlen_bound(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t s
     if (r >= 0 && !(desc = malloc((size_t)(brows * per * dsz))))
         r = refuse(w, H5E_NOSPACE, "out of memory");
     if (r >= 0 && ((dt = H5Tcreate(H5T_OPAQUE, (size_t)dsz)) < 0 || H5Tset_tag(dt, DESC_TAG) < 0 ||
-                   H5Tregister(H5T_PERS_SOFT, CONV_NAME, ds->mtype, dt, desc_conv) < 0))
+                   H5Tregister(H5T_PERS_SOFT, CONV_NAME, tg->vtype, dt, desc_conv) < 0))
         r = -1;
     registered = r >= 0;
     for (uint64_t b = start; r >= 0 && b < start + n; b += brows) {
         uint64_t k = start + n - b < brows ? start + n - b : brows;
-        hid_t fs, ms;
-        r = h5shuf__select_rows(dset, b, k, &fs, &ms, 0);
-        if (r >= 0)
-            r = H5Dread(dset, dt, ms, fs, H5P_DEFAULT, desc);
-        r = h5shuf__spaces_close(r, fs, ms);
+        r = read_descs(tg, dt, b, k, desc);
         for (uint64_t i = 0; r >= 0 && i < k * per; i++) {
             const unsigned char *d = desc + i * dsz;
             uint64_t len = get_le(d, 4), addr = get_le(d + 4, h.sa);
             uint32_t idx = (uint32_t)get_le(d + 4 + h.sa, 4);
-            if (len == 0 || addr == 0) /* empty, or nil: HDF5 reads no heap object */
+            if (addr == 0) /* nil: HDF5 reads no heap object (an empty sequence is read: len is not asked) */
                 continue;
-            uint64_t bytes = len * ds->elem_bytes, row = b + i / per, e = i % per; /* (len < 2^32) */
+            uint64_t bytes = len * tg->base, row = b + i / per, e = i % per; /* (len < 2^32) */
             total += bytes + (uint64_t)str;
             struct gcol *g = gcol_get(&h, cache, &next, addr);
             uint64_t osize = g && idx < g->nobj ? g->obj[idx] : OBJ_ABSENT;
             if (!g)
                 r = refuse(w, H5E_NOSPACE, "out of memory");
             else if (g->bad[0])
-                r = refuse(w, H5E_BADVALUE, "row %llu, element %llu: its global heap collection (address %llu) %s",
-                           (unsigned long long)row, (unsigned long long)e, (unsigned long long)addr, g->bad);
+                r = refuse(w, H5E_BADVALUE, "%s: its global heap collection (address %llu) %s",
+                           where_of(tg, row, e, at, sizeof at), (unsigned long long)addr, g->bad);
             else if (osize == OBJ_ABSENT)
                 r = refuse(w, H5E_BADVALUE,
-                           "row %llu, element %llu: its global heap collection (address %llu) holds no object %u",
-                           (unsigned long long)row, (unsigned long long)e, (unsigned long long)addr, idx);
+                           "%s: its global heap collection (address %llu) holds no object %u",
+                           where_of(tg, row, e, at, sizeof at), (unsigned long long)addr, idx);
             else if (osize == OBJ_PAST)
                 r = refuse(w, H5E_BADVALUE,
-                           "row %llu, element %llu: global heap object %u (collection at address %llu) claims "
+                           "%s: global heap object %u (collection at address %llu) claims "
                            "more bytes than its collection holds",
-                           (unsigned long long)row, (unsigned long long)e, idx, (unsigned long long)addr);
+                           where_of(tg, row, e, at, sizeof at), idx, (unsigned long long)addr);
             else if (osize > bytes)
                 r = refuse(w, H5E_BADVALUE,
-                           "row %llu, element %llu: global heap object %u (collection at address %llu) claims "
+                           "%s: global heap object %u (collection at address %llu) claims "
                            "%llu bytes for an element of %llu",
-                           (unsigned long long)row, (unsigned long long)e, idx, (unsigned long long)addr,
+                           where_of(tg, row, e, at, sizeof at), idx, (unsigned long long)addr,
                            (unsigned long long)osize, (unsigned long long)bytes);
         }
         if (r >= 0 && (total > h.size || (limit_bytes && total > limit_bytes)) && b + k < start + n) {
@@ -341,14 +371,18 @@ herr_t h5shuf__vlen_bound(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t s
             break;
         }
     }
+    if (tg->attr || tg->whole)
+        snprintf(at, sizeof at, "its variable-length data needs");
+    else
+        snprintf(at, sizeof at, "variable-length rows %llu..%llu need", (unsigned long long)start,
+                 (unsigned long long)(start + n - 1));
     if (r >= 0 && total > h.size)
-        r = refuse(w, H5E_BADVALUE, "variable-length rows %llu..%llu need %s%llu bytes, more than the file holds (%llu)",
-                   (unsigned long long)start, (unsigned long long)(start + n - 1), cut ? "more than " : "",
+        r = refuse(w, H5E_BADVALUE, "%s %s%llu bytes, more than the file holds (%llu)", at, cut ? "more than " : "",
                    (unsigned long long)(total > UINT64_MAX ? UINT64_MAX : (uint64_t)total),
                    (unsigned long long)h.size);
     else if (r >= 0 && limit_bytes && total > limit_bytes)
-        r = refuse(w, H5E_NOSPACE, "variable-length rows %llu..%llu need %s%llu bytes, more than one read may take under the memory budget (%llu, from -m)",
-                   (unsigned long long)start, (unsigned long long)(start + n - 1), cut ? "more than " : "",
+        r = refuse(w, H5E_NOSPACE, "%s %s%llu bytes, more than one read may take under the memory budget (%llu, from -m)",
+                   at, cut ? "more than " : "",
                    (unsigned long long)(total > UINT64_MAX ? UINT64_MAX : (uint64_t)total),
                    (unsigned long long)limit_bytes);
     hid_t stack = r < 0 && !why.msg[0] ? H5Eget_current_stack() : H5I_INVALID_HID; /* HDF5's failure */
@@ -366,5 +400,48 @@ herr_t h5shuf__vlen_bound(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t s
     } else if (stack >= 0) {
         H5Eset_current_stack(stack);
     }
+    return r;
+}
+
+herr_t h5shuf__vlen_bound(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
+                          uint64_t limit_bytes)
+{
+    const struct target tg = {.obj = dset, .vtype = ds->mtype, .str = ds->vlen == H5SHUF_VLEN_STR,
+                              .base = ds->elem_bytes, .per = ds->elems, .start = start, .n = n};
+    return bound(&tg, limit_bytes);
+}
+
+herr_t h5shuf__vlen_bound_whole(hid_t obj)
+{
+    int attr = H5Iget_type(obj) == H5I_ATTR;
+    hid_t t = attr ? H5Aget_type(obj) : H5Dget_type(obj);
+    hid_t s = attr ? H5Aget_space(obj) : H5Dget_space(obj);
+    H5T_class_t c = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
+    int str = c == H5T_STRING && H5Tis_variable_str(t) > 0;
+    hid_t super = c == H5T_VLEN ? H5Tget_super(t) : H5I_INVALID_HID;
+    hsize_t dims[H5S_MAX_RANK] = {0};
+    int rank = s >= 0 ? H5Sget_simple_extent_dims(s, dims, NULL) : -1;
+    hssize_t np = s >= 0 ? H5Sget_simple_extent_npoints(s) : -1;
+    herr_t r = t < 0 || s < 0 || rank < 0 || np < 0 || (c == H5T_VLEN && super < 0) ? -1 : 0;
+    struct target tg = {.obj = obj, .vtype = t, .attr = attr, .whole = attr || rank == 0, .str = str,
+                        .base = str ? 1 : super >= 0 ? H5Tget_size(super) : 0};
+    if (tg.whole) {
+        tg.per = (uint64_t)np;
+        tg.n = 1;
+    } else if (rank > 0) {
+        tg.per = dims[0] ? (uint64_t)np / dims[0] : 0;
+        tg.n = dims[0];
+    }
+    if (r >= 0 && (str || (c == H5T_VLEN && tg.base > 0))) /* (else nothing of the heap is read at the top) */
+        r = bound(&tg, 0);
+    hid_t stack = r < 0 ? H5Eget_current_stack() : H5I_INVALID_HID;
+    if (super >= 0)
+        H5Tclose(super);
+    if (s >= 0)
+        H5Sclose(s);
+    if (t >= 0)
+        H5Tclose(t);
+    if (stack >= 0)
+        H5Eset_current_stack(stack);
     return r;
 }

@@ -22,4 +22,11 @@
 H5SHUF_INTERNAL herr_t h5shuf__vlen_bound(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
                                           uint64_t limit_bytes);
 
+/* The same checks for all of obj, an open dataset or attribute, when its datatype is a variable-length
+ * sequence or string (a dataset in blocks of rows; nested variable-length data, inside a compound, an
+ * array or another sequence, is not checked), against the file's size only: before a copy of it (an
+ * attribute's H5Aread, a dataset's H5Ocopy) decodes it.  0 when it may be read (or holds no vlen data at
+ * its top); < 0 with the cause on HDF5's error stack ("element E: ...", "row R, element E: ..."). */
+H5SHUF_INTERNAL herr_t h5shuf__vlen_bound_whole(hid_t obj);
+
 #endif /* H5SHUF_VLENBOUND_H */
