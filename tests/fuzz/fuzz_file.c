@@ -4,8 +4,9 @@
  * it exists, so the output's fsync costs nothing, else $TMPDIR or /tmp), shuffled whole through the public
  * API (h5shuf_run: every dataset whose dim 0 is the common N, other objects copied; a fixed seed, a
  * budget of 1 MiB, one thread, scratch in the same directory), and when that succeeds the output is
- * checked against the input (h5shuf_verify).  Everything but in.h5 is removed after each input.  A run
- * over more than 2^16 rows, or longer than 2 s, is cancelled from its progress callback.
+ * checked against the input (h5shuf_verify).  Everything but in.h5 is removed after each input, and the
+ * directory at exit (not after a crash: tests/fuzz/run_file.sh gives its processes a parent it removes).
+ * A run over more than 2^16 rows, or longer than 2 s, is cancelled from its progress callback.
  *
  * Besides never crashing, leaking, reading out of bounds or allocating without bound (ASan+UBSan, and
  * libFuzzer's -malloc_limit_mb / -rss_limit_mb), the run must keep these properties, and the target

@@ -11,13 +11,17 @@ set -euo pipefail
 fuzzer=$1 seconds=$2 workers=${3:-1} art=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
+# fuzz_file's per-process directories: a job that ends on a crash or leak runs no atexit handler, so they
+# go under one directory removed here (thousands in a long run otherwise stay in /dev/shm)
+FUZZ_FILE_TMPDIR=$(mktemp -d -p "$( [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm || echo "${TMPDIR:-/tmp}")")
+export FUZZ_FILE_TMPDIR
 own_art=""
 if [ -z "$art" ]; then
   art=$(mktemp -d)
   own_art=1
 fi
 mkdir -p "$art"
-trap 'rm -rf "$work"; [ -z "$own_art" ] || rm -rf "$art"' EXIT
+trap 'rm -rf "$work" "$FUZZ_FILE_TMPDIR"; [ -z "$own_art" ] || rm -rf "$art"' EXIT
 cp "$here"/corpus/file/* "$work/"
 # -malloc_limit_mb / -rss_limit_mb: a runaway is reported as an out-of-memory, not left to grow
 "$fuzzer" -fork="$workers" -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 -max_total_time="$seconds" \
