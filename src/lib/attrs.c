@@ -12,6 +12,7 @@
 #include "fault.h"
 #include "h5err.h"
 #include "refmap.h"
+#include "vlenbound.h" /* h5shuf__vlen_bound_whole */
 
 /* The state of one object's attribute copy. */
 struct copy_ctx {
@@ -78,7 +79,7 @@ static int copy_one(hid_t src, const char *name, const H5A_info_t *ainfo, struct
         st = h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory for attribute %s", name);
         goto out;
     }
-    if (n && H5Aread(a, mt, buf) < 0)
+    if (n && (h5shuf__vlen_bound_whole(a) < 0 || H5Aread(a, mt, buf) < 0)) /* (HDF5 trusts its heap objects) */
         goto hdf5_error;
     reclaim = native && n;
     if (refs && is_reference_list(name, t)) {

@@ -52,6 +52,9 @@ struct h5shuf_datasets {
     size_t nvlen;             /* how many have variable-length rows (their vslot is 0 .. nvlen-1) */
     uint64_t row_bytes;       /* planned bytes of a row: the sum of ds[].plan_row_bytes */
     double vlen_var;          /* estimated variance of a row's payload bytes (all vlen datasets) */
+    uint64_t vlen_read_limit; /* most payload bytes one read of vlen rows may bring in (from the run's
+                               * memory budget, h5shuf__vlen_read_limit; set before the inputs are opened;
+                               * 0: no limit): passed to h5shuf__vlen_read */
 };
 
 /* Close and free what the datasets hold (types, property lists, paths) and empty the set.  Safe on a

@@ -97,7 +97,7 @@ static int read_held(const struct h5shuf_ctx *cx, const struct h5shuf_direct *p,
             const hid_t *src = h5shuf__input_dsets(in, dsets, f, cx->err);
             if (!src)
                 return cx->err->status;
-            if ((ds->vlen ? h5shuf__vlen_read(ds, src[d], 0, in->v[f].rows, at)
+            if ((ds->vlen ? h5shuf__vlen_read(ds, src[d], 0, in->v[f].rows, dsets->vlen_read_limit, at)
                           : h5shuf__chunkio_read(cx->cio, src[d], ds->ftype, 0, in->v[f].rows, at)) < 0)
                 return h5shuf__fail(cx->err, H5SHUF_EIO, "%s: cannot read its %llu rows: %s",
                                     h5shuf__where(in, dsets, f, d, where, sizeof where),
@@ -188,7 +188,7 @@ static int row_start(const struct h5shuf_ctx *cx, const struct h5shuf_direct *p,
         const struct h5shuf_dsinfo *ds = &p->dsets->ds[d];
         if (p->rows->held[d])
             continue;
-        if ((ds->vlen ? h5shuf__vlen_read(ds, src[d], row, 1, sl->buf[d])
+        if ((ds->vlen ? h5shuf__vlen_read(ds, src[d], row, 1, p->dsets->vlen_read_limit, sl->buf[d])
                       : h5shuf__prefetch_start(cx->cio, src[d], ds->ftype, row, 1, sl->buf[d], sl->pf[d])) < 0)
             return row_fail(cx, p, id, d);
     }

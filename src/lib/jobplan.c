@@ -29,6 +29,7 @@
 #include "plan.h"
 #include "pool.h"
 #include "targets.h"
+#include "vlen.h" /* h5shuf__vlen_read_limit */
 #include "writer.h"
 
 /* ---- planning ------------------------------------------------------------------------------------- */
@@ -619,6 +620,7 @@ int h5shuf__job_make_plan(h5shuf_job *job)
     if (st == H5SHUF_OK)
         st = parse_filters(job);
     job->in.allow_external = job->opts.allow_external;
+    job->dsets.vlen_read_limit = h5shuf__vlen_read_limit(job->opts.mem_limit_bytes);
     if (st == H5SHUF_OK)
         st = h5shuf__inputs_open(&job->in, &job->out_spec, &job->dsets, &job->err);
     if (st == H5SHUF_OK)

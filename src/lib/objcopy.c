@@ -25,6 +25,7 @@
 #include "fault.h"
 #include "h5err.h"
 #include "objcopy.h"
+#include "vlenbound.h" /* h5shuf__vlen_bound_whole */
 
 /* An attribute over this many bytes does not fit a compact object header (64 KiB, less the header's
  * own messages): the output then needs dense attribute storage, the 1.8 object format. */
@@ -220,7 +221,7 @@ static herr_t read_data(hid_t dset, hid_t *mtype, hid_t *space, void **buf, size
     *buf = *mtype >= 0 && np >= 0 ? calloc(*n ? *n : 1, H5Tget_size(*mtype)) : NULL;
     if (!*buf)
         return -1;
-    return *n ? H5Dread(dset, *mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, *buf) : 0;
+    return *n ? h5shuf__vlen_bound_whole(dset) < 0 ? -1 : H5Dread(dset, *mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, *buf) : 0;
 }
 
 static void free_data(hid_t mtype, hid_t space, void *buf, int filled)
@@ -406,6 +407,21 @@ int h5shuf__objcopy_make(const struct h5shuf_obj *e, const struct h5shuf_input *
         }
         /* fall through */
     case H5SHUF_OBJ_TYPE:
+        if (e->kind == H5SHUF_OBJ_DATASET) { /* H5Ocopy decodes vlen data: HDF5 trusts its heap objects */
+            src = H5Dopen2(first->file, e->path, H5P_DEFAULT);
+            r = src < 0 ? -1 : h5shuf__vlen_bound_whole(src);
+            if (src >= 0 && r < 0) {
+                hid_t stack = H5Eget_current_stack(); /* (H5Dclose would empty it) */
+                H5Dclose(src);
+                if (stack >= 0)
+                    H5Eset_current_stack(stack);
+            } else if (src >= 0) {
+                H5Dclose(src);
+            }
+            src = H5I_INVALID_HID;
+            if (r < 0)
+                break;
+        }
         cpl = H5Pcreate(H5P_OBJECT_COPY);
         H5Pset_copy_object(cpl, H5O_COPY_WITHOUT_ATTR_FLAG);
         r = H5SHUF_FAULT() ? -1 : H5Ocopy(first->file, e->path, out, e->path, cpl, lcpl);

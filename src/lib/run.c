@@ -34,6 +34,7 @@
 #include "targets.h"
 #include "tempfile.h"
 #include "verify.h"
+#include "vlen.h" /* h5shuf__vlen_read_limit */
 #include "writer.h"
 
 /* The context the job's stages run in. */
@@ -355,6 +356,7 @@ static int verify(h5shuf_job *job)
     if (!job->out_spec.file || job->in.n == 0)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "verify needs inputs and an output");
     job->in.allow_external = job->opts.allow_external;
+    job->dsets.vlen_read_limit = h5shuf__vlen_read_limit(job->opts.mem_limit_bytes);
     if ((st = h5shuf__inputs_open(&job->in, &job->out_spec, &job->dsets, &job->err)) != H5SHUF_OK)
         return st;
     const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};

@@ -144,7 +144,7 @@ int h5shuf__slab_start(const struct h5shuf_ctx *cx, const struct h5shuf_inputs *
         const struct h5shuf_dsinfo *ds = &dsets->ds[d];
         struct h5shuf_prefetch *to = pipelined ? pf[d] : NULL;
         /* vlen rows: read now, into HDF5's allocations (h5shuf__slab_release frees them) */
-        if ((ds->vlen ? h5shuf__vlen_read(ds, src[d], pos->start, pos->n, sl->buf[d])
+        if ((ds->vlen ? h5shuf__vlen_read(ds, src[d], pos->start, pos->n, dsets->vlen_read_limit, sl->buf[d])
              : cache && cache[d].buf
                  ? read_cached(cx->cio, &cache[d], pos->f, src[d], ds, in->v[pos->f].rows, pos->start, pos->n,
                                sl->buf[d], to)

@@ -74,7 +74,7 @@ static int hash_rows(struct h5shuf_chunkio *cio, const struct h5shuf_datasets *d
         uint64_t n = rows - start < slab ? rows - start : slab;
         size_t nread = 0;
         for (size_t d = 0; d < dss->n && st == H5SHUF_OK; d++, nread = d)
-            if ((dss->ds[d].vlen ? h5shuf__vlen_read(&dss->ds[d], dsets[d], start, n, buf[d])
+            if ((dss->ds[d].vlen ? h5shuf__vlen_read(&dss->ds[d], dsets[d], start, n, dss->vlen_read_limit, buf[d])
                                  : h5shuf__chunkio_read(cio, dsets[d], dss->ds[d].ftype, start, n, buf[d])) < 0)
                 st = h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot read rows %llu..%llu: %s", file, paths[d],
                                   (unsigned long long)start, (unsigned long long)(start + n - 1),

@@ -26,6 +26,7 @@
 #include "plan.h"
 #include "rows.h"
 #include "vlen.h"
+#include "vlenbound.h"
 
 /* Bytes the plan allows per vlen element beside its payload (the record, HDF5's allocation header). */
 #define ELEM_ALLOWANCE 16
@@ -122,11 +123,15 @@ const void *h5shuf__vlen_elem(const struct h5shuf_dsinfo *ds, const unsigned cha
     return s;
 }
 
-herr_t h5shuf__vlen_read(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n, void *buf)
+herr_t h5shuf__vlen_read(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
+                         uint64_t limit_bytes, void *buf)
 {
     memset(buf, 0, n * ds->row_bytes);
     if (n == 0)
         return 0;
+    /* HDF5 trusts the file's descriptors and heap objects: bound the read before it is made */
+    if (h5shuf__vlen_bound(ds, dset, start, n, limit_bytes) < 0)
+        return -1;
     hid_t fs, ms;
     herr_t r = h5shuf__select_rows(dset, start, n, &fs, &ms, 0);
     if (r >= 0 && H5SHUF_FAULT())
@@ -341,7 +346,7 @@ int h5shuf__vlen_sample_add(const struct h5shuf_datasets *dsets, struct h5shuf_v
         unsigned char *buf = malloc(n * ds->row_bytes);
         if (!buf)
             return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-        if (h5shuf__vlen_read(ds, b->dset[d], b->start, n, buf) < 0)
+        if (h5shuf__vlen_read(ds, b->dset[d], b->start, n, dsets->vlen_read_limit, buf) < 0)
             st = h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot read rows %llu..%llu: %s", b->file, ds->in_path,
                               (unsigned long long)b->start, (unsigned long long)(b->start + n - 1),
                               h5shuf__hdf5_cause(cause, sizeof cause));

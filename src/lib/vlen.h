@@ -58,9 +58,23 @@ H5SHUF_INTERNAL void h5shuf__vlen_estimate(struct h5shuf_datasets *dsets, struct
 /* Payload (pointer and bytes, the NUL of a string included) of element e of a row in memory form. */
 H5SHUF_INTERNAL const void *h5shuf__vlen_elem(const struct h5shuf_dsinfo *ds, const unsigned char *row, uint64_t e,
                                               uint64_t *bytes);
+/* The most payload bytes one read of vlen rows may bring in under a memory budget of mem_limit_bytes:
+ * H5SHUF_VLEN_READ_BUDGETS budgets (saturating).  Not the budget itself: the plan sizes reads from a
+ * sampled mean (a quarter of the budget or less), and long rows the sample missed may take a read past
+ * it, which the budget's design allows; reads of several budgets are not a skew but a hostile file. */
+#define H5SHUF_VLEN_READ_BUDGETS 8
+static inline uint64_t h5shuf__vlen_read_limit(uint64_t mem_limit_bytes)
+{
+    return mem_limit_bytes > UINT64_MAX / H5SHUF_VLEN_READ_BUDGETS ? UINT64_MAX
+                                                                   : mem_limit_bytes * H5SHUF_VLEN_READ_BUDGETS;
+}
 /* Read rows [start, start+n) of dset into buf (memory form, HDF5's allocations).  buf is zeroed first,
- * so h5shuf__vlen_reclaim is safe after a failure too. */
-H5SHUF_INTERNAL herr_t h5shuf__vlen_read(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n, void *buf);
+ * so h5shuf__vlen_reclaim is safe after a failure too.  The read is first bounded (h5shuf__vlen_bound,
+ * vlenbound.h): rows whose heap objects are corrupt, or whose payload is more than the file holds or
+ * more than limit_bytes (the caller's memory budget, bytes; 0: no limit), are refused before HDF5 reads
+ * them.  < 0 on failure, the cause on HDF5's error stack. */
+H5SHUF_INTERNAL herr_t h5shuf__vlen_read(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
+                                         uint64_t limit_bytes, void *buf);
 /* Free what h5shuf__vlen_read allocated for n rows (H5Dvlen_reclaim) and zero buf. */
 H5SHUF_INTERNAL void h5shuf__vlen_reclaim(const struct h5shuf_dsinfo *ds, uint64_t n, void *buf);
 /* Load rows [start, start+n) of a pile's vlen dataset (lengths lens, payload data from element *cursor

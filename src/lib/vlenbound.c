@@ -1,0 +1,447 @@
+/*
+ * vlenbound.c - what a read of variable-length rows will cost, checked before HDF5 reads them.
+ *
+ * A vlen element is stored in its dataset as a descriptor: its length L (elements, 4 bytes), the file
+ * address of a global heap collection and the index of an object in it (4 bytes); its payload is that
+ * heap object.  HDF5 1.10 trusts both halves.  H5T__conv_vlen allocates and zeroes L * base bytes before
+ * reading (a descriptor with L near 2^32 took 6.5 GB in 8 s at -m 2M), and H5HG_read copies as many
+ * bytes as the object's header claims into that buffer, from wherever the object begins: an inflated
+ * size, or an index the collection does not hold, is a SIGSEGV inside the library.  h5shuf cannot mend
+ * HDF5, but it can refuse such rows first.  H5Dvlen_get_buf_size is no guard: in 1.10 it reads every
+ * element through the same conversion, so it crashes (or runs away) exactly as the read would.
+ *
+ * So the descriptors are read without their payload -- H5Dread into an opaque type of the same size
+ * through a soft conversion registered for the read alone, which leaves the stored bytes as they are --
+ * and each is checked against the collection it names, walked as H5HG__cache_heap_deserialize walks it
+ * but with every length held against the collection and the collection against the file.  The file's
+ * bytes come through HDF5's own descriptor (the sec2 driver) or from the file opened by its name.
+ *
+ * The bound on the total.  The dataset's own storage (H5Dget_storage_size) holds only the descriptors,
+ * 16 bytes an element whatever its length, so it bounds nothing.  The file does: a heap object is never
+ * compressed and HDF5 writes one for each element, after a header of 16 bytes, so the payload of any
+ * rows -- L * base bytes an element, plus a string's NUL -- is made of distinct bytes of the file, and
+ * is at most the file's size (a factor of 1; the headers more than pay for the NULs).  Only descriptors
+ * that share an object, which HDF5 never writes, get past it, and those are refused.  The caller's limit
+ * (from its memory budget) is the other bound: rows whose payload alone exceeds it cannot be afforded.
+ */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base.h"
+#include "rows.h"
+#include "vlenbound.h"
+
+#define CONV_NAME "h5shuf vlen descriptors"
+#define DESC_TAG "h5shuf vlen descriptor"
+/* Descriptors read at a time (whole rows, at least one). */
+#define DESC_BLOCK 4096
+/* Collections remembered (elements written together share one, so the last few answer nearly all). */
+#define GCOL_CACHE 4
+/* A collection up to this size is read whole; a larger one object header by object header. */
+#define GCOL_READ_WHOLE (1u << 20)
+/* Object sizes in a collection's table besides real ones. */
+#define OBJ_ABSENT UINT64_MAX
+#define OBJ_PAST (UINT64_MAX - 1)
+
+/* The file under a dataset, for reading its bytes. */
+struct heapfile {
+    int fd, own;     /* own: opened here by name (closed by heapfile_close) */
+    uint64_t size;   /* bytes of the file */
+    uint64_t base;   /* file offset of HDF5 address 0: the user block's size */
+    unsigned sa, ss; /* sizes of file addresses and lengths, bytes (1..8) */
+};
+
+/* A global heap collection: its objects' sizes, or why it cannot be read. */
+struct gcol {
+    uint64_t addr;   /* HDF5 address; UINT64_MAX: an empty slot */
+    uint64_t *obj;   /* obj[i], i < nobj: size of object i, OBJ_ABSENT or OBJ_PAST (past the end) */
+    uint32_t nobj;
+    char bad[96];    /* why it cannot be read ("" when it can) */
+};
+
+static uint64_t get_le(const unsigned char *p, unsigned bytes)
+{
+    uint64_t v = 0;
+    for (unsigned i = bytes; i-- > 0;)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* HDF5's alignment of heap objects (H5HG_ALIGN): up to a multiple of 8; UINT64_MAX on overflow. */
+static uint64_t align8(uint64_t x)
+{
+    return x > UINT64_MAX - 7 ? UINT64_MAX : (x + 7) / 8 * 8;
+}
+
+/* Why a read is refused: pushed onto HDF5's error stack last, once every HDF5 call is done (each call
+ * of the API empties the stack). */
+struct why {
+    hid_t minor;   /* HDF5's minor error code */
+    char msg[512]; /* one line; "" while nothing is refused */
+};
+
+/* Record the cause of a refusal in *w (the first one stays); returns -1. */
+__attribute__((format(printf, 3, 4))) static herr_t refuse(struct why *w, hid_t minor, const char *fmt, ...)
+{
+    if (w->msg[0])
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->msg, sizeof w->msg, fmt, ap);
+    va_end(ap);
+    w->minor = minor;
+    return -1;
+}
+
+/* The soft conversion from a stored vlen (sequence or string) to the opaque DESC_TAG type of the same
+ * size: the descriptors as stored, so there is nothing to convert.  It declines every other pair. */
+static herr_t desc_conv(hid_t src, hid_t dst, H5T_cdata_t *cdata, size_t nelmts, size_t buf_stride,
+                        size_t bkg_stride, void *buf, void *bkg, hid_t dxpl)
+{
+    (void)nelmts, (void)buf_stride, (void)bkg_stride, (void)buf, (void)bkg, (void)dxpl;
+    if (cdata->command != H5T_CONV_INIT)
+        return 0;
+    H5T_class_t c = H5Tget_class(src);
+    int var = c == H5T_VLEN || (c == H5T_STRING && H5Tis_variable_str(src) > 0);
+    char *tag = var && H5Tget_class(dst) == H5T_OPAQUE ? H5Tget_tag(dst) : NULL;
+    int ours = tag && strcmp(tag, DESC_TAG) == 0 && H5Tget_size(src) == H5Tget_size(dst);
+    if (tag)
+        H5free_memory(tag);
+    cdata->need_bkg = H5T_BKG_NO;
+    return ours ? 0 : -1;
+}
+
+static void heapfile_close(struct heapfile *h)
+{
+    if (h->own && h->fd >= 0)
+        close(h->fd);
+    h->fd = -1;
+}
+
+/* The file of dset: its descriptor, size, base and address sizes.  < 0 with the cause pushed. */
+static herr_t heapfile_open(hid_t dset, struct heapfile *h, struct why *w)
+{
+    hid_t fid = H5Iget_file_id(dset);
+    hid_t fapl = fid >= 0 ? H5Fget_access_plist(fid) : H5I_INVALID_HID;
+    hid_t fcpl = fid >= 0 ? H5Fget_create_plist(fid) : H5I_INVALID_HID;
+    size_t sa = 0, ss = 0;
+    hsize_t ub = 0;
+    herr_t r = fapl >= 0 && fcpl >= 0 && H5Pget_sizes(fcpl, &sa, &ss) >= 0 && H5Pget_userblock(fcpl, &ub) >= 0 ? 0 : -1;
+    void *handle = NULL;
+    if (r >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 && H5Fget_vfd_handle(fid, fapl, &handle) >= 0 && handle) {
+        h->fd = *(int *)handle;
+    } else if (r >= 0) { /* another driver: the file by its name */
+        H5Eclear2(H5E_DEFAULT);
+        char name[4096];
+        ssize_t len = H5Fget_name(fid, name, sizeof name);
+        h->fd = len > 0 && (size_t)len < sizeof name ? open(name, O_RDONLY | O_CLOEXEC) : -1;
+        h->own = 1;
+        if (h->fd < 0)
+            r = refuse(w, H5E_CANTOPENFILE, "cannot open the file to check its variable-length data");
+    }
+    struct stat st;
+    if (r >= 0 && fstat(h->fd, &st) != 0)
+        r = refuse(w, H5E_CANTGET, "cannot stat the file to check its variable-length data");
+    if (r >= 0 && (sa < 1 || sa > 8 || ss < 1 || ss > 8))
+        r = refuse(w, H5E_BADVALUE, "file addresses of %zu bytes and lengths of %zu bytes are not supported", sa, ss);
+    h->size = r >= 0 ? (uint64_t)st.st_size : 0;
+    h->base = ub;
+    h->sa = (unsigned)sa;
+    h->ss = (unsigned)ss;
+    if (fcpl >= 0)
+        H5Pclose(fcpl);
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    if (fid >= 0)
+        H5Fclose(fid);
+    return r;
+}
+
+/* Read bytes [off, off+n) of the file into buf; 0, or -1 when they are not all there. */
+static int pread_all(const struct heapfile *h, uint64_t off, void *buf, size_t n)
+{
+    unsigned char *p = buf;
+    while (n) {
+        ssize_t k = pread(h->fd, p, n, (off_t)off);
+        if (k <= 0)
+            return -1;
+        p += k, off += (uint64_t)k, n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* Record object idx of size in g's table. */
+static int gcol_put(struct gcol *g, uint32_t idx, uint64_t size)
+{
+    if (idx >= g->nobj) {
+        uint32_t n = idx + 1 > 2 * g->nobj ? idx + 1 : 2 * g->nobj;
+        uint64_t *o = realloc(g->obj, n * sizeof *o);
+        if (!o)
+            return -1;
+        for (uint32_t i = g->nobj; i < n; i++)
+            o[i] = OBJ_ABSENT;
+        g->obj = o;
+        g->nobj = n;
+    }
+    g->obj[idx] = size;
+    return 0;
+}
+
+/* Fill g (addr set) from the file: the collection's header checked, its objects walked as HDF5 walks them
+ * (H5HG__cache_heap_deserialize) but each held against the collection's end.  What cannot be read goes to
+ * g->bad.  -1: out of memory. */
+static int gcol_load(const struct heapfile *h, struct gcol *g)
+{
+    const uint64_t hdr = align8(8 + h->ss), objhdr = align8(8 + h->ss); /* H5HG_SIZEOF_HDR, _OBJHDR */
+    unsigned char head[32], *whole = NULL;
+    g->bad[0] = 0;
+    g->nobj = 0;
+    if (g->addr >= h->size || h->size - g->addr < h->base || h->size - g->addr - h->base < hdr) {
+        snprintf(g->bad, sizeof g->bad, "lies past the end of the file");
+        return 0;
+    }
+    const uint64_t off = h->base + g->addr;
+    if (pread_all(h, off, head, (size_t)hdr) < 0 || memcmp(head, "GCOL", 4) != 0 || head[4] != 1) {
+        snprintf(g->bad, sizeof g->bad, "is not a global heap collection");
+        return 0;
+    }
+    const uint64_t size = get_le(head + 8, h->ss);
+    if (size < hdr || size > h->size - off) {
+        snprintf(g->bad, sizeof g->bad, "claims %llu bytes, more than the file holds past it",
+                 (unsigned long long)size);
+        return 0;
+    }
+    if (size <= GCOL_READ_WHOLE) {
+        if (!(whole = malloc((size_t)size)))
+            return -1;
+        if (pread_all(h, off, whole, (size_t)size) < 0) {
+            free(whole);
+            snprintf(g->bad, sizeof g->bad, "cannot be read");
+            return 0;
+        }
+    }
+    int r = 0;
+    for (uint64_t p = hdr; p < size && size - p >= objhdr;) { /* (less than a header left: free space) */
+        const unsigned char *o = whole ? whole + p : head;
+        if (!whole && pread_all(h, off + p, head, (size_t)objhdr) < 0) {
+            snprintf(g->bad, sizeof g->bad, "cannot be read");
+            break;
+        }
+        uint32_t idx = (uint32_t)get_le(o, 2);
+        uint64_t osize = get_le(o + 8, h->ss);
+        if (idx == 0) { /* free space: HDF5 keeps it last, its size running exactly to the end */
+            if (osize != size - p)
+                snprintf(g->bad, sizeof g->bad, "has free space of %llu bytes where %llu are left",
+                         (unsigned long long)osize, (unsigned long long)(size - p));
+            break;
+        }
+        int past = osize > size - p - objhdr;
+        if ((r = gcol_put(g, idx, past ? OBJ_PAST : osize)) < 0 || past)
+            break; /* (HDF5 stops there too: the next header would be past the end) */
+        uint64_t need = objhdr + align8(osize);
+        p = need > size - p ? size : p + need;
+    }
+    free(whole);
+    return r;
+}
+
+/* The collection at addr, from the cache or loaded into its next slot (*next, round robin); NULL when
+ * out of memory. */
+static struct gcol *gcol_get(const struct heapfile *h, struct gcol *cache, unsigned *next, uint64_t addr)
+{
+    for (unsigned i = 0; i < GCOL_CACHE; i++)
+        if (cache[i].addr == addr)
+            return &cache[i];
+    struct gcol *g = &cache[*next];
+    *next = (*next + 1) % GCOL_CACHE;
+    g->addr = addr;
+    if (gcol_load(h, g) < 0) {
+        g->addr = UINT64_MAX;
+        return NULL;
+    }
+    return g;
+}
+
+/* What is checked: rows [start, start+n) of per elements each of obj (a dataset; or one row of all its
+ * elements when whole: a scalar dataset, or an attribute when attr), whose elements are vlen sequences of
+ * base-byte elements or strings (str), of type vtype (its class is registered for the conversion). */
+struct target {
+    hid_t obj, vtype;
+    int attr, whole, str;
+    uint64_t base, per, start, n;
+};
+
+/* "row R, element E" of a dataset's rows, "element E" of an attribute or a whole dataset. */
+static const char *where_of(const struct target *tg, uint64_t row, uint64_t e, char *buf, size_t cap)
+{
+    if (tg->attr || tg->whole)
+        snprintf(buf, cap, "element %llu", (unsigned long long)e);
+    else
+        snprintf(buf, cap, "row %llu, element %llu", (unsigned long long)row, (unsigned long long)e);
+    return buf;
+}
+
+/* Read the descriptors of rows [b, b+k) of tg into desc. */
+static herr_t read_descs(const struct target *tg, hid_t dt, uint64_t b, uint64_t k, unsigned char *desc)
+{
+    if (tg->attr)
+        return H5Aread(tg->obj, dt, desc);
+    if (tg->whole)
+        return H5Dread(tg->obj, dt, H5S_ALL, H5S_ALL, H5P_DEFAULT, desc);
+    hid_t fs, ms;
+    herr_t r = h5shuf__select_rows(tg->obj, b, k, &fs, &ms, 0);
+    if (r >= 0)
+        r = H5Dread(tg->obj, dt, ms, fs, H5P_DEFAULT, desc);
+    return h5shuf__spaces_close(r, fs, ms);
+}
+
+static herr_t bound(const struct target *tg, uint64_t limit_bytes)
+{
+    const uint64_t start = tg->start, n = tg->n;
+    if (n == 0 || tg->per == 0)
+        return 0;
+    char at[96];
+    struct why why = {.msg = ""}, *w = &why;
+    struct heapfile h = {.fd = -1};
+    struct gcol cache[GCOL_CACHE];
+    unsigned next = 0;
+    for (unsigned i = 0; i < GCOL_CACHE; i++)
+        cache[i] = (struct gcol){.addr = UINT64_MAX};
+    unsigned char *desc = NULL;
+    hid_t dt = H5I_INVALID_HID;
+    int registered = 0;
+    const int str = tg->str;
+    h5shuf_u128 total = 0; /* decoded payload bytes of the rows (of those checked, when cut) */
+    int cut = 0;
+    herr_t r = heapfile_open(tg->obj, &h, w);
+    const uint64_t dsz = 8 + (uint64_t)h.sa, per = tg->per;
+    uint64_t brows = per < DESC_BLOCK ? DESC_BLOCK / per : 1;
+    if (brows > n)
+        brows = n;
+    if (r >= 0 && (h5shuf_u128)brows * per * dsz > SIZE_MAX / 2)
+        r = refuse(w, H5E_NOSPACE, "rows of %llu variable-length elements are too large to check",
+                   (unsigned long long)per);
+    if (r >= 0 && !(desc = malloc((size_t)(brows * per * dsz))))
+        r = refuse(w, H5E_NOSPACE, "out of memory");
+    if (r >= 0 && ((dt = H5Tcreate(H5T_OPAQUE, (size_t)dsz)) < 0 || H5Tset_tag(dt, DESC_TAG) < 0 ||
+                   H5Tregister(H5T_PERS_SOFT, CONV_NAME, tg->vtype, dt, desc_conv) < 0))
+        r = -1;
+    registered = r >= 0;
+    for (uint64_t b = start; r >= 0 && b < start + n; b += brows) {
+        uint64_t k = start + n - b < brows ? start + n - b : brows;
+        r = read_descs(tg, dt, b, k, desc);
+        for (uint64_t i = 0; r >= 0 && i < k * per; i++) {
+            const unsigned char *d = desc + i * dsz;
+            uint64_t len = get_le(d, 4), addr = get_le(d + 4, h.sa);
+            uint32_t idx = (uint32_t)get_le(d + 4 + h.sa, 4);
+            if (addr == 0) /* nil: HDF5 reads no heap object (an empty sequence is read: len is not asked) */
+                continue;
+            uint64_t bytes = len * tg->base, row = b + i / per, e = i % per; /* (len < 2^32) */
+            total += bytes + (uint64_t)str;
+            struct gcol *g = gcol_get(&h, cache, &next, addr);
+            uint64_t osize = g && idx < g->nobj ? g->obj[idx] : OBJ_ABSENT;
+            if (!g)
+                r = refuse(w, H5E_NOSPACE, "out of memory");
+            else if (g->bad[0])
+                r = refuse(w, H5E_BADVALUE, "%s: its global heap collection (address %llu) %s",
+                           where_of(tg, row, e, at, sizeof at), (unsigned long long)addr, g->bad);
+            else if (osize == OBJ_ABSENT)
+                r = refuse(w, H5E_BADVALUE,
+                           "%s: its global heap collection (address %llu) holds no object %u",
+                           where_of(tg, row, e, at, sizeof at), (unsigned long long)addr, idx);
+            else if (osize == OBJ_PAST)
+                r = refuse(w, H5E_BADVALUE,
+                           "%s: global heap object %u (collection at address %llu) claims "
+                           "more bytes than its collection holds",
+                           where_of(tg, row, e, at, sizeof at), idx, (unsigned long long)addr);
+            else if (osize > bytes)
+                r = refuse(w, H5E_BADVALUE,
+                           "%s: global heap object %u (collection at address %llu) claims "
+                           "%llu bytes for an element of %llu",
+                           where_of(tg, row, e, at, sizeof at), idx, (unsigned long long)addr,
+                           (unsigned long long)osize, (unsigned long long)bytes);
+        }
+        if (r >= 0 && (total > h.size || (limit_bytes && total > limit_bytes)) && b + k < start + n) {
+            cut = 1; /* (the rows after cannot bring it back under) */
+            break;
+        }
+    }
+    if (tg->attr || tg->whole)
+        snprintf(at, sizeof at, "its variable-length data needs");
+    else
+        snprintf(at, sizeof at, "variable-length rows %llu..%llu need", (unsigned long long)start,
+                 (unsigned long long)(start + n - 1));
+    if (r >= 0 && total > h.size)
+        r = refuse(w, H5E_BADVALUE, "%s %s%llu bytes, more than the file holds (%llu)", at, cut ? "more than " : "",
+                   (unsigned long long)(total > UINT64_MAX ? UINT64_MAX : (uint64_t)total),
+                   (unsigned long long)h.size);
+    else if (r >= 0 && limit_bytes && total > limit_bytes)
+        r = refuse(w, H5E_NOSPACE, "%s %s%llu bytes, more than one read may take under the memory budget (%llu, from -m)",
+                   at, cut ? "more than " : "",
+                   (unsigned long long)(total > UINT64_MAX ? UINT64_MAX : (uint64_t)total),
+                   (unsigned long long)limit_bytes);
+    hid_t stack = r < 0 && !why.msg[0] ? H5Eget_current_stack() : H5I_INVALID_HID; /* HDF5's failure */
+    if (registered)
+        H5Tunregister(H5T_PERS_SOFT, CONV_NAME, H5I_INVALID_HID, H5I_INVALID_HID, desc_conv);
+    if (dt >= 0)
+        H5Tclose(dt);
+    for (unsigned i = 0; i < GCOL_CACHE; i++)
+        free(cache[i].obj);
+    free(desc);
+    heapfile_close(&h);
+    if (why.msg[0]) {
+        H5Eclear2(H5E_DEFAULT);
+        H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_DATASET, why.minor, "%s", why.msg);
+    } else if (stack >= 0) {
+        H5Eset_current_stack(stack);
+    }
+    return r;
+}
+
+herr_t h5shuf__vlen_bound(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
+                          uint64_t limit_bytes)
+{
+    const struct target tg = {.obj = dset, .vtype = ds->mtype, .str = ds->vlen == H5SHUF_VLEN_STR,
+                              .base = ds->elem_bytes, .per = ds->elems, .start = start, .n = n};
+    return bound(&tg, limit_bytes);
+}
+
+herr_t h5shuf__vlen_bound_whole(hid_t obj)
+{
+    int attr = H5Iget_type(obj) == H5I_ATTR;
+    hid_t t = attr ? H5Aget_type(obj) : H5Dget_type(obj);
+    hid_t s = attr ? H5Aget_space(obj) : H5Dget_space(obj);
+    H5T_class_t c = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
+    int str = c == H5T_STRING && H5Tis_variable_str(t) > 0;
+    hid_t super = c == H5T_VLEN ? H5Tget_super(t) : H5I_INVALID_HID;
+    hsize_t dims[H5S_MAX_RANK] = {0};
+    int rank = s >= 0 ? H5Sget_simple_extent_dims(s, dims, NULL) : -1;
+    hssize_t np = s >= 0 ? H5Sget_simple_extent_npoints(s) : -1;
+    herr_t r = t < 0 || s < 0 || rank < 0 || np < 0 || (c == H5T_VLEN && super < 0) ? -1 : 0;
+    struct target tg = {.obj = obj, .vtype = t, .attr = attr, .whole = attr || rank == 0, .str = str,
+                        .base = str ? 1 : super >= 0 ? H5Tget_size(super) : 0};
+    if (tg.whole) {
+        tg.per = (uint64_t)np;
+        tg.n = 1;
+    } else if (rank > 0) {
+        tg.per = dims[0] ? (uint64_t)np / dims[0] : 0;
+        tg.n = dims[0];
+    }
+    if (r >= 0 && (str || (c == H5T_VLEN && tg.base > 0))) /* (else nothing of the heap is read at the top) */
+        r = bound(&tg, 0);
+    hid_t stack = r < 0 ? H5Eget_current_stack() : H5I_INVALID_HID;
+    if (super >= 0)
+        H5Tclose(super);
+    if (s >= 0)
+        H5Sclose(s);
+    if (t >= 0)
+        H5Tclose(t);
+    if (stack >= 0)
+        H5Eset_current_stack(stack);
+    return r;
+}
