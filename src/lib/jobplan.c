@@ -24,6 +24,7 @@
 #include "h5err.h"
 #include "head.h"
 #include "job.h"
+#include "leftovers.h"
 #include "output.h"
 #include "pilefile.h"
 #include "plan.h"
@@ -606,6 +607,50 @@ static uint64_t chunk_buffer_bytes(const struct h5shuf_datasets *dsets, unsigned
     return (uint64_t)threads * 4 * largest + out;
 }
 
+/* The last component of path. */
+static const char *base_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* Say what an interrupted run (SIGKILL) left for the same outputs: its temporaries and scratch files (disk
+ * it holds), and above all a file --force had set aside (what an output's name held before), which may be
+ * the user's only copy.  Neither reused nor removed (issue 26). */
+static int warn_leftovers(h5shuf_job *job)
+{
+    const char *const out = job->mode == H5SHUF_MODE_SCATTER ? job->out_spec.file : job->out.v[0].path;
+    char *out_dir = h5shuf__dir_of(out);
+    const char **names = calloc(job->out.n ? job->out.n : 1, sizeof *names);
+    if (!out_dir || !names) {
+        free(out_dir);
+        free(names);
+        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    }
+    size_t n = 0;
+    if (job->mode == H5SHUF_MODE_SCATTER)
+        names[n++] = base_of(out);
+    else
+        for (size_t k = 0; k < job->out.n; k++)
+            names[n++] = base_of(job->out.v[k].path);
+    struct h5shuf_leftovers found;
+    h5shuf__leftovers_find(out_dir, names, n, job->mode == H5SHUF_MODE_GATHER ? NULL : job->scratch_dir,
+                           base_of(job->out_spec.file), &found);
+    free(out_dir);
+    free(names);
+    int st = H5SHUF_OK;
+    if (found.set_aside)
+        st = warn(job, "an interrupted run set %zu file%s aside, such as %s: the file an output's name held "
+                       "before --force replaced it; if that name is now missing, move it back, else remove it",
+                  found.set_aside, found.set_aside > 1 ? "s" : "", found.first);
+    if (st == H5SHUF_OK && found.files)
+        st = warn(job, "an interrupted run left %zu file%s of %.1f MiB for this output, such as %s: h5shuf "
+                       "neither reuses nor removes them",
+                  found.files, found.files > 1 ? "s" : "", (double)found.bytes / (1 << 20),
+                  found.set_aside ? "its temporaries and scratch" : found.first);
+    return st;
+}
+
 int h5shuf__job_make_plan(h5shuf_job *job)
 {
     const unsigned workers = h5shuf__pool_threads_for(job->opts.threads) - 1;
@@ -653,6 +698,8 @@ int h5shuf__job_make_plan(h5shuf_job *job)
         st = plan_objects(job);
     if (st == H5SHUF_OK)
         st = plan_disk(job);
+    if (st == H5SHUF_OK)
+        st = warn_leftovers(job);
     if (st != H5SHUF_OK)
         return st;
     job->planned = 1;
