@@ -1,0 +1,826 @@
+/*
+ * test_walfile.c - the redo-log file driver (walfile.c): an HDF5 file of chunked gzip datasets and many
+ * small groups written through it over several commits reads back with the plain sec2 driver, and after
+ * each apply the base holds exactly the logical file of the commit; a child killed (SIGKILL) at every
+ * durable step of a small run, in turn, recovers to the bytes of the last commit it recorded, reopens
+ * for writing and takes more writes; a flushed (not closed) checkpoint needs H5SHUF_WALFILE_REOPEN; a
+ * damaged, short or foreign log is refused in one line; a write that fails (file size limit) fails the
+ * HDF5 call and leaves the last commit recoverable.  H5SHUF_WALFILE_BENCH=MB measures a commit.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "error.h"
+#include "h5err.h"
+#include "testutil.h"
+#include "walfile.h"
+
+#define PREFIX "scratch.wal"
+#define NDSETS 3
+#define COLS 4
+#define ROWS_PER_EPOCH 300
+#define GROUPS_PER_EPOCH 40
+#define HEAD_ROWS 10
+
+/* ---- the file's contents: epoch k of writes, and the check of the state after epoch k ---- */
+
+static int32_t value(int d, hsize_t row, int col)
+{
+    return (int32_t)(d * 1000003 + (int64_t)row * 7 + col) % 1000; /* compressible */
+}
+
+static int32_t head_value(int k, int d, hsize_t row, int col)
+{
+    return k * 100000 + d * 1000 + (int32_t)row * COLS + col;
+}
+
+/* Epoch k: datasets grow by ROWS_PER_EPOCH rows (/dN, chunked, gzip), their first HEAD_ROWS rows are
+ * rewritten, GROUPS_PER_EPOCH groups with an attribute are made, the root's attribute "count" becomes k.
+ * 0 or -1. */
+static int populate(hid_t f, int k)
+{
+    int rc = -1;
+    int32_t *buf = malloc(ROWS_PER_EPOCH * COLS * sizeof *buf);
+    if (!buf)
+        return -1;
+    for (int d = 0; d < NDSETS; d++) {
+        char name[16];
+        snprintf(name, sizeof name, "/d%d", d);
+        hid_t ds;
+        if (k == 0) {
+            hsize_t dims[2] = {0, COLS}, maxd[2] = {H5S_UNLIMITED, COLS}, chunk[2] = {64, COLS};
+            hid_t sp = H5Screate_simple(2, dims, maxd), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+            H5Pset_chunk(dcpl, 2, chunk);
+            H5Pset_deflate(dcpl, 4);
+            ds = H5Dcreate2(f, name, H5T_STD_I32LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+            H5Pclose(dcpl);
+            H5Sclose(sp);
+        } else {
+            ds = H5Dopen2(f, name, H5P_DEFAULT);
+        }
+        if (ds < 0)
+            goto out;
+        hsize_t old = (hsize_t)k * ROWS_PER_EPOCH, dims[2] = {old + ROWS_PER_EPOCH, COLS};
+        hsize_t start[2] = {old, 0}, count[2] = {ROWS_PER_EPOCH, COLS};
+        for (hsize_t r = 0; r < ROWS_PER_EPOCH; r++)
+            for (int c = 0; c < COLS; c++)
+                buf[r * COLS + c] = value(d, old + r, c);
+        herr_t e = H5Dset_extent(ds, dims);
+        hid_t fs = H5Dget_space(ds), ms = H5Screate_simple(2, count, NULL);
+        e |= H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
+        e |= H5Dwrite(ds, H5T_NATIVE_INT32, ms, fs, H5P_DEFAULT, buf);
+        H5Sclose(ms);
+        hsize_t hstart[2] = {0, 0}, hcount[2] = {HEAD_ROWS, COLS};
+        for (hsize_t r = 0; r < HEAD_ROWS; r++)
+            for (int c = 0; c < COLS; c++)
+                buf[r * COLS + c] = head_value(k, d, r, c);
+        ms = H5Screate_simple(2, hcount, NULL);
+        e |= H5Sselect_hyperslab(fs, H5S_SELECT_SET, hstart, NULL, hcount, NULL);
+        e |= H5Dwrite(ds, H5T_NATIVE_INT32, ms, fs, H5P_DEFAULT, buf);
+        H5Sclose(ms);
+        H5Sclose(fs);
+        H5Dclose(ds);
+        if (e < 0)
+            goto out;
+    }
+    hid_t g = k == 0 ? H5Gcreate2(f, "/g", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : H5Gopen2(f, "/g", H5P_DEFAULT);
+    if (g < 0)
+        goto out;
+    for (int i = 0; i < GROUPS_PER_EPOCH; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "e%d_%d", k, i);
+        hid_t s = H5Gcreate2(g, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), sp = H5Screate(H5S_SCALAR);
+        int v = k * 1000 + i;
+        hid_t a = H5Acreate2(s, "v", H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+        herr_t e = H5Awrite(a, H5T_NATIVE_INT, &v);
+        H5Aclose(a);
+        H5Sclose(sp);
+        H5Gclose(s);
+        if (s < 0 || a < 0 || e < 0) {
+            H5Gclose(g);
+            goto out;
+        }
+    }
+    H5Gclose(g);
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = k == 0 ? H5Acreate2(f, "count", H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT) : H5Aopen(f, "count", H5P_DEFAULT);
+    herr_t e = a < 0 ? -1 : H5Awrite(a, H5T_NATIVE_INT, &k);
+    H5Aclose(a);
+    H5Sclose(sp);
+    rc = e < 0 ? -1 : 0;
+out:
+    free(buf);
+    return rc;
+}
+
+/* The number of differences between f and the state after epoch k (0: all as written). */
+static int check(hid_t f, int k)
+{
+    int bad = 0;
+    const hsize_t rows = (hsize_t)(k + 1) * ROWS_PER_EPOCH;
+    int32_t *buf = malloc(rows * COLS * sizeof *buf);
+    if (!buf)
+        return 1;
+    for (int d = 0; d < NDSETS; d++) {
+        char name[16];
+        snprintf(name, sizeof name, "/d%d", d);
+        hid_t ds = H5Dopen2(f, name, H5P_DEFAULT), sp = ds < 0 ? -1 : H5Dget_space(ds);
+        hsize_t dims[2] = {0, 0};
+        if (sp < 0 || H5Sget_simple_extent_dims(sp, dims, NULL) != 2 || dims[0] != rows ||
+            H5Dread(ds, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+            bad++;
+        } else {
+            for (hsize_t r = 0; r < rows; r++)
+                for (int c = 0; c < COLS; c++)
+                    bad += buf[r * COLS + c] != (r < HEAD_ROWS ? head_value(k, d, r, c) : value(d, r, c));
+        }
+        if (sp >= 0)
+            H5Sclose(sp);
+        if (ds >= 0)
+            H5Dclose(ds);
+    }
+    free(buf);
+    for (int j = 0; j <= k; j++)
+        for (int i = 0; i < GROUPS_PER_EPOCH; i++) {
+            char name[48];
+            snprintf(name, sizeof name, "/g/e%d_%d", j, i);
+            int v = -1;
+            hid_t a = H5Aopen_by_name(f, name, "v", H5P_DEFAULT, H5P_DEFAULT);
+            bad += a < 0 || H5Aread(a, H5T_NATIVE_INT, &v) < 0 || v != j * 1000 + i;
+            if (a >= 0)
+                H5Aclose(a);
+        }
+    hsize_t n = 0;
+    hid_t g = H5Gopen2(f, "/g", H5P_DEFAULT);
+    H5G_info_t info;
+    if (g < 0 || H5Gget_info(g, &info) < 0)
+        bad++;
+    else
+        n = info.nlinks;
+    if (g >= 0)
+        H5Gclose(g);
+    bad += n != (hsize_t)(k + 1) * GROUPS_PER_EPOCH;
+    int count = -1;
+    hid_t a = H5Aopen(f, "count", H5P_DEFAULT);
+    bad += a < 0 || H5Aread(a, H5T_NATIVE_INT, &count) < 0 || count != k;
+    if (a >= 0)
+        H5Aclose(a);
+    return bad;
+}
+
+/* ---- a scratch file in a directory of its own ---- */
+
+struct scratch {
+    char *dir;
+    char path[4200];
+    int base, dirfd;
+};
+
+static void scratch_open(struct scratch *s, int create)
+{
+    if (create) {
+        s->dir = tu_mkdtemp();
+        CU_ASSERT_PTR_NOT_NULL_FATAL(s->dir);
+        snprintf(s->path, sizeof s->path, "%s/scratch.h5", s->dir);
+    }
+    s->base = open(s->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    s->dirfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    CU_ASSERT_FATAL(s->base >= 0 && s->dirfd >= 0);
+}
+
+static void scratch_close(struct scratch *s)
+{
+    close(s->base);
+    close(s->dirfd);
+}
+
+static void scratch_remove(struct scratch *s)
+{
+    tu_rmtree(s->dir);
+    free(s->dir);
+}
+
+/* A file access property list of wf with the latest format (as h5shuf's scratch). */
+static hid_t latest_fapl(struct h5shuf_walfile *wf, unsigned flags)
+{
+    struct h5shuf_err err = {0};
+    hid_t fapl = h5shuf__walfile_fapl(wf, flags, &err);
+    if (fapl >= 0)
+        H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+    return fapl;
+}
+
+/* The whole logical file of wf, malloc'ed (*n bytes). */
+static unsigned char *logical(struct h5shuf_walfile *wf, uint64_t n)
+{
+    struct h5shuf_err err = {0};
+    unsigned char *p = malloc(n ? n : 1);
+    if (p && h5shuf__walfile_pread(wf, p, n, 0, &err) != H5SHUF_OK) {
+        free(p);
+        p = NULL;
+    }
+    return p;
+}
+
+/* 1 when file path holds exactly n bytes equal to want. */
+static int file_is(const char *path, const unsigned char *want, uint64_t n)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || (uint64_t)sb.st_size != n)
+        return 0;
+    unsigned char *got = malloc(n ? n : 1);
+    int fd = open(path, O_RDONLY);
+    int same = got && fd >= 0 && pread(fd, got, n, 0) == (ssize_t)n && memcmp(got, want, n) == 0;
+    if (fd >= 0)
+        close(fd);
+    free(got);
+    return same;
+}
+
+static int count_logs(const char *dir)
+{
+    return tu_count_entries(dir) - 1; /* all but scratch.h5 */
+}
+
+/* The file at path, opened with the default (sec2) driver read-only, checked against epoch k. */
+static int check_plain(const char *path, int k)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0)
+        return -1;
+    int bad = check(f, k);
+    H5Fclose(f);
+    return bad;
+}
+
+/* ---- 1. round trip ---- */
+
+static void test_round_trip(void)
+{
+    struct scratch s;
+    struct h5shuf_err err = {0};
+    struct h5shuf_walfile *wf;
+    scratch_open(&s, 1);
+    CU_ASSERT_EQUAL_FATAL(h5shuf__walfile_new(s.base, s.dirfd, 0, PREFIX, &wf, &err), H5SHUF_OK);
+    hid_t fapl = latest_fapl(wf, 0);
+    CU_ASSERT_FATAL(fapl >= 0);
+    hid_t f = H5Fcreate("ignored-name.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    CU_ASSERT_FATAL(f >= 0);
+    const int K = 5;
+    uint64_t logged = 0;
+    for (int k = 0; k <= K; k++) {
+        if (k < K) {
+            CU_ASSERT_EQUAL_FATAL(populate(f, k), 0);
+            CU_ASSERT(H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0);
+            CU_ASSERT_EQUAL(check(f, k), 0); /* read back through the driver */
+        } else {
+            CU_ASSERT(H5Fclose(f) >= 0);
+        }
+        struct h5shuf_wal_commit c;
+        CU_ASSERT_EQUAL_FATAL(h5shuf__walfile_prepare(wf, &c, &err), H5SHUF_OK);
+        CU_ASSERT(k == 0 || c.log_bytes > 0); /* metadata below the committed eof was rewritten */
+        logged += c.log_bytes;
+        unsigned char *want = logical(wf, c.eof);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+        CU_ASSERT_EQUAL_FATAL(h5shuf__walfile_apply(wf, &err), H5SHUF_OK);
+        CU_ASSERT(file_is(s.path, want, c.eof)); /* the base is the logical file of the commit */
+        CU_ASSERT_EQUAL(count_logs(s.dir), 1);   /* the next (empty) log only */
+        free(want);
+    }
+    CU_ASSERT(logged > 0);
+    h5shuf__walfile_free(wf);
+    CU_ASSERT_EQUAL(count_logs(s.dir), 0);
+    H5Pclose(fapl);
+    scratch_close(&s);
+    CU_ASSERT_EQUAL(check_plain(s.path, K - 1), 0);
+    scratch_remove(&s);
+}
+
+/* ---- the driver against a model of sec2 ---- */
+
+#define SPAN 65536u /* addresses of the model */
+
+/* The file as sec2 keeps it: bytes and a size; past the size, zeros. */
+struct model {
+    unsigned char b[2 * SPAN];
+    uint64_t size;
+};
+
+/* Copy file from into directory dir (a crash image of the base or the log). */
+static void copy_into(const char *from, const char *dir)
+{
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "cp -p '%s' '%s/'", from, dir);
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+}
+
+/* Random writes (below and across the committed eof), truncates that shrink below it and grow back,
+ * reads and commits, through HDF5's public driver calls (H5FDwrite, H5FDtruncate: what the library
+ * calls), against the model; at each commit a crash image (the base and the log after prepare) is
+ * recovered elsewhere and must equal the model, as must the base after apply. */
+static void test_model(void)
+{
+    struct scratch s, img;
+    struct h5shuf_err err = {0};
+    struct h5shuf_walfile *wf;
+    static struct model m;
+    static unsigned char buf[2 * SPAN];
+    memset(&m, 0, sizeof m);
+    scratch_open(&s, 1);
+    scratch_open(&img, 1);
+    CU_ASSERT_EQUAL_FATAL(h5shuf__walfile_new(s.base, s.dirfd, 0, PREFIX, &wf, &err), H5SHUF_OK);
+    hid_t fapl = h5shuf__walfile_fapl(wf, 0, &err);
+    H5FD_t *fd = H5FDopen("x", H5F_ACC_RDWR, fapl, HADDR_UNDEF);
+    CU_ASSERT_FATAL(fd != NULL);
+    uint64_t seed = 7, eoa = 0;
+    int commits = 0, shrinks = 0, mismatches = 0;
+    for (int op = 0; op < 4000; op++) {
+        const unsigned r = (unsigned)(tu_splitmix64(&seed) % 100);
+        if (r < 60) { /* a write */
+            const uint64_t addr = tu_splitmix64(&seed) % SPAN, len = 1 + tu_splitmix64(&seed) % 3000;
+            tu_fill(buf, len, tu_splitmix64(&seed));
+            if (addr + len > eoa)
+                CU_ASSERT(H5FDset_eoa(fd, H5FD_MEM_DRAW, eoa = addr + len) >= 0);
+            CU_ASSERT_FATAL(H5FDwrite(fd, H5FD_MEM_DRAW, H5P_DEFAULT, addr, len, buf) >= 0);
+            memcpy(m.b + addr, buf, len);
+            if (addr + len > m.size)
+                m.size = addr + len;
+        } else if (r < 70) { /* a truncate to a new end of address */
+            eoa = tu_splitmix64(&seed) % SPAN;
+            shrinks += eoa < m.size;
+            CU_ASSERT(H5FDset_eoa(fd, H5FD_MEM_DRAW, eoa) >= 0);
+            CU_ASSERT_FATAL(H5FDtruncate(fd, H5P_DEFAULT, 0) >= 0);
+            if (eoa < m.size)
+                memset(m.b + eoa, 0, m.size - eoa);
+            m.size = eoa;
+            CU_ASSERT_EQUAL(H5FDget_eof(fd, H5FD_MEM_DRAW), eoa);
+        } else if (r < 95) { /* a read, past the end too */
+            const uint64_t addr = tu_splitmix64(&seed) % SPAN, len = 1 + tu_splitmix64(&seed) % 5000;
+            if (addr + len > eoa)
+                CU_ASSERT(H5FDset_eoa(fd, H5FD_MEM_DRAW, eoa = addr + len) >= 0);
+            CU_ASSERT_FATAL(H5FDread(fd, H5FD_MEM_DRAW, H5P_DEFAULT, addr, len, buf) >= 0);
+            mismatches += memcmp(buf, m.b + addr, len) != 0;
+        } else { /* a commit, with a crash image between prepare and apply */
+            struct h5shuf_wal_commit c;
+            CU_ASSERT_FATAL(h5shuf__walfile_prepare(wf, &c, &err) == H5SHUF_OK);
+            CU_ASSERT_EQUAL(c.eof, m.size);
+            char log[4400];
+            snprintf(log, sizeof log, "%s/%s", s.dir, c.log_name);
+            tu_rmtree(img.dir);
+            CU_ASSERT_FATAL(mkdir(img.dir, 0700) == 0);
+            scratch_close(&img);
+            copy_into(s.path, img.dir);
+            copy_into(log, img.dir);
+            scratch_open(&img, 0);
+            CU_ASSERT_FATAL(h5shuf__walfile_apply(wf, &err) == H5SHUF_OK);
+            CU_ASSERT(file_is(s.path, m.b, m.size));
+            CU_ASSERT_EQUAL(h5shuf__walfile_recover(img.base, img.dirfd, PREFIX, &c, &err), H5SHUF_OK);
+            CU_ASSERT(file_is(img.path, m.b, m.size));
+            commits++;
+        }
+    }
+    CU_ASSERT_EQUAL(mismatches, 0);
+    CU_ASSERT(commits > 50 && shrinks > 50);
+    CU_ASSERT(H5FDclose(fd) >= 0);
+    H5Pclose(fapl);
+    h5shuf__walfile_free(wf);
+    scratch_close(&s);
+    scratch_close(&img);
+    scratch_remove(&s);
+    scratch_remove(&img);
+}
+
+/* ---- 2. crash consistency ---- */
+
+static long kill_at, steps;
+
+static void count_step(const char *what)
+{
+    (void)what;
+    if (++steps == kill_at)
+        raise(SIGKILL);
+}
+
+#define CRASH_EPOCHS 3
+
+/* A journal record: the epoch and its commit. */
+struct record {
+    int epoch;
+    struct h5shuf_wal_commit c;
+    uint64_t sum; /* XXH3 of the above: a record cut by a kill is not one */
+};
+
+/* The child: CRASH_EPOCHS epochs, each flushed and committed, then closed and committed again (epoch
+ * CRASH_EPOCHS: the file of epoch CRASH_EPOCHS - 1, closed).  Before the journal record of epoch k, the
+ * logical file is saved as snapshot k.  Killed at step H5SHUF_WALFILE_KILL_AT (0: never); the number of
+ * steps of a whole run goes to ../steps.  Exit 0, or 1 on a failure. */
+static void child(struct scratch *s, const char *side)
+{
+    const char *at = getenv("H5SHUF_WALFILE_KILL_AT");
+    kill_at = at ? atol(at) : 0;
+    steps = 0;
+    h5shuf__walfile_step_hook = count_step;
+    struct h5shuf_err err = {0};
+    struct h5shuf_walfile *wf;
+    char path[4400];
+    snprintf(path, sizeof path, "%s/journal", side);
+    int journal = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (journal < 0 || h5shuf__walfile_new(s->base, s->dirfd, 0, PREFIX, &wf, &err) != H5SHUF_OK)
+        _exit(1);
+    hid_t fapl = latest_fapl(wf, 0);
+    hid_t f = H5Fcreate("x", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    if (f < 0)
+        _exit(1);
+    for (int k = 0; k <= CRASH_EPOCHS; k++) {
+        if (k < CRASH_EPOCHS) {
+            if (populate(f, k) != 0 || H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
+                _exit(1);
+        } else if (H5Fclose(f) < 0) {
+            _exit(1);
+        }
+        struct record r = {k, {0}, 0};
+        if (h5shuf__walfile_prepare(wf, &r.c, &err) != H5SHUF_OK)
+            _exit(1);
+        unsigned char *snap = logical(wf, r.c.eof);
+        snprintf(path, sizeof path, "%s/snap.%d", side, k);
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (!snap || fd < 0 || write(fd, snap, r.c.eof) != (ssize_t)r.c.eof)
+            _exit(1);
+        close(fd);
+        free(snap);
+        r.sum = XXH3_64bits(&r, offsetof(struct record, sum));
+        count_step("record");
+        if (write(journal, &r, sizeof r) != (ssize_t)sizeof r || fsync(journal) != 0)
+            _exit(1);
+        if (h5shuf__walfile_apply(wf, &err) != H5SHUF_OK)
+            _exit(1);
+    }
+    h5shuf__walfile_free(wf);
+    snprintf(path, sizeof path, "%s/steps", side);
+    FILE *o = fopen(path, "w");
+    if (!o)
+        _exit(1);
+    fprintf(o, "%ld\n", steps);
+    fclose(o);
+    _exit(0);
+}
+
+/* Run the child killed at step n (0: never) in a fresh scratch; its exit status as waitpid gives it. */
+static int run_child(struct scratch *s, const char *side, long n)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        char v[32];
+        snprintf(v, sizeof v, "%ld", n);
+        setenv("H5SHUF_WALFILE_KILL_AT", v, 1);
+        child(s, side);
+    }
+    int ws = 0;
+    waitpid(pid, &ws, 0);
+    return ws;
+}
+
+/* The last whole record of side/journal: 1 and *r, or 0 when there is none. */
+static int last_record(const char *side, struct record *r)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/journal", side);
+    FILE *j = fopen(path, "rb");
+    int found = 0;
+    struct record x;
+    while (j && fread(&x, sizeof x, 1, j) == 1)
+        if (x.sum == XXH3_64bits(&x, offsetof(struct record, sum))) {
+            *r = x;
+            found = 1;
+        }
+    if (j)
+        fclose(j);
+    return found;
+}
+
+/* After a crash at a commit r: recover, compare with its snapshot, reopen for writing, check, write the
+ * next epoch, close, and read it back with sec2.  The number of failed checks. */
+static int recover_and_go_on(struct scratch *s, const char *side, const struct record *r)
+{
+    struct h5shuf_err err = {0};
+    int bad = 0;
+    if (h5shuf__walfile_recover(s->base, s->dirfd, PREFIX, &r->c, &err) != H5SHUF_OK) {
+        fprintf(stderr, "recover: %s\n", err.msg);
+        return 1;
+    }
+    char path[4400];
+    snprintf(path, sizeof path, "%s/snap.%d", side, r->epoch);
+    struct stat sb;
+    unsigned char *snap = NULL;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0 || fstat(fd, &sb) != 0 || !(snap = malloc((size_t)sb.st_size + 1)) ||
+        read(fd, snap, (size_t)sb.st_size) != sb.st_size)
+        bad++;
+    else
+        bad += !file_is(s->path, snap, (uint64_t)sb.st_size); /* byte for byte the commit's file */
+    if (fd >= 0)
+        close(fd);
+    free(snap);
+    bad += count_logs(s->dir) != 0;
+    struct h5shuf_walfile *wf;
+    if (h5shuf__walfile_new(s->base, s->dirfd, r->c.eof, PREFIX, &wf, &err) != H5SHUF_OK)
+        return bad + 1;
+    const int k = r->epoch < CRASH_EPOCHS ? r->epoch : CRASH_EPOCHS - 1;
+    hid_t fapl = latest_fapl(wf, H5SHUF_WALFILE_REOPEN);
+    hid_t f = H5Fopen("x", H5F_ACC_RDWR, fapl);
+    if (f < 0) {
+        bad++;
+    } else {
+        bad += check(f, k);
+        bad += populate(f, k + 1) != 0;
+        bad += H5Fclose(f) < 0;
+        struct h5shuf_wal_commit c;
+        bad += h5shuf__walfile_prepare(wf, &c, &err) != H5SHUF_OK || h5shuf__walfile_apply(wf, &err) != H5SHUF_OK;
+    }
+    H5Pclose(fapl);
+    h5shuf__walfile_free(wf);
+    bad += count_logs(s->dir) != 0;
+    bad += check_plain(s->path, k + 1) != 0;
+    return bad;
+}
+
+static void test_crash_sweep(void)
+{
+    struct scratch s;
+    char side[4096];
+    scratch_open(&s, 1);
+    snprintf(side, sizeof side, "%s.side", s.dir);
+    CU_ASSERT_EQUAL_FATAL(mkdir(side, 0700), 0);
+    /* a whole run: how many steps it takes */
+    int ws = run_child(&s, side, 0);
+    CU_ASSERT_FATAL(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    char path[4400];
+    snprintf(path, sizeof path, "%s/steps", side);
+    long total = 0;
+    FILE *st = fopen(path, "r");
+    CU_ASSERT_FATAL(st && fscanf(st, "%ld", &total) == 1 && total > 10);
+    fclose(st);
+    scratch_close(&s);
+    long swept = 0, recovered = 0, failures = 0;
+    for (long n = 1; n <= total; n++) {
+        /* fresh files: the scratch directory and the side one emptied */
+        tu_rmtree(s.dir);
+        tu_rmtree(side);
+        CU_ASSERT_FATAL(mkdir(s.dir, 0700) == 0 && mkdir(side, 0700) == 0);
+        scratch_open(&s, 0);
+        ws = run_child(&s, side, n);
+        CU_ASSERT(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL);
+        swept++;
+        struct record r;
+        if (last_record(side, &r)) {
+            int bad = recover_and_go_on(&s, side, &r);
+            if (bad) {
+                fprintf(stderr, "killed at step %ld of %ld (commit of epoch %d): %d checks failed\n", n, total,
+                        r.epoch, bad);
+                failures++;
+            }
+            recovered++;
+        }
+        scratch_close(&s);
+    }
+    CU_ASSERT_EQUAL(failures, 0);
+    CU_ASSERT(recovered > 0 && recovered < swept);
+    printf("\n    swept %ld kill points (%ld after a commit, recovered)\n", swept, recovered);
+    tu_rmtree(side);
+    scratch_remove(&s);
+}
+
+/* ---- the status flags of a flushed checkpoint ---- */
+
+/* A child that commits one flushed epoch and is then killed: a checkpoint of a file open for write. */
+static void crash_after_flush(struct scratch *s, struct h5shuf_wal_commit *out, int apply, int prepare_more)
+{
+    int p[2];
+    CU_ASSERT_FATAL(pipe(p) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct h5shuf_err err = {0};
+        struct h5shuf_walfile *wf;
+        struct h5shuf_wal_commit c;
+        if (h5shuf__walfile_new(s->base, s->dirfd, 0, PREFIX, &wf, &err) != H5SHUF_OK)
+            _exit(1);
+        hid_t f = H5Fcreate("x", H5F_ACC_TRUNC, H5P_DEFAULT, latest_fapl(wf, 0));
+        if (f < 0 || populate(f, 0) || H5Fflush(f, H5F_SCOPE_GLOBAL) < 0 ||
+            h5shuf__walfile_prepare(wf, &c, &err) != H5SHUF_OK || (apply && h5shuf__walfile_apply(wf, &err)))
+            _exit(1);
+        if (prepare_more) { /* a second commit, prepared but never applied */
+            if (populate(f, 1) || H5Fflush(f, H5F_SCOPE_GLOBAL) < 0 || h5shuf__walfile_prepare(wf, &c, &err))
+                _exit(1);
+        }
+        if (write(p[1], &c, sizeof c) != (ssize_t)sizeof c)
+            _exit(1);
+        raise(SIGKILL);
+    }
+    close(p[1]);
+    CU_ASSERT_FATAL(read(p[0], out, sizeof *out) == (ssize_t)sizeof *out);
+    close(p[0]);
+    waitpid(pid, NULL, 0);
+}
+
+static void test_reopen_flags(void)
+{
+    struct scratch s;
+    struct h5shuf_err err = {0};
+    struct h5shuf_wal_commit c;
+    scratch_open(&s, 1);
+    crash_after_flush(&s, &c, 1, 0);
+    CU_ASSERT_EQUAL_FATAL(h5shuf__walfile_recover(s.base, s.dirfd, PREFIX, &c, &err), H5SHUF_OK);
+    /* the superblock says "open for write": a plain open fails, as HDF5 does for any unclosed file */
+    CU_ASSERT(H5Fopen(s.path, H5F_ACC_RDWR, H5P_DEFAULT) < 0);
+    struct h5shuf_walfile *wf;
+    CU_ASSERT_EQUAL_FATAL(h5shuf__walfile_new(s.base, s.dirfd, c.eof, PREFIX, &wf, &err), H5SHUF_OK);
+    hid_t plain = latest_fapl(wf, 0), reopen = latest_fapl(wf, H5SHUF_WALFILE_REOPEN);
+    CU_ASSERT(H5Fopen("x", H5F_ACC_RDWR, plain) < 0);
+    hid_t f = H5Fopen("x", H5F_ACC_RDWR, reopen);
+    CU_ASSERT_FATAL(f >= 0);
+    CU_ASSERT_EQUAL(check(f, 0), 0);
+    CU_ASSERT_EQUAL(populate(f, 1), 0);
+    CU_ASSERT(H5Fclose(f) >= 0);
+    CU_ASSERT_EQUAL(h5shuf__walfile_prepare(wf, &c, &err), H5SHUF_OK);
+    CU_ASSERT_EQUAL(h5shuf__walfile_apply(wf, &err), H5SHUF_OK);
+    /* one HDF5 file at a time: a second open through the same walfile is refused (HDF5 opens the driver
+     * before it looks for the file among its open ones) */
+    f = H5Fopen("x", H5F_ACC_RDWR, plain);
+    CU_ASSERT_FATAL(f >= 0);
+    CU_ASSERT(H5Fopen("x", H5F_ACC_RDONLY, plain) < 0);
+    CU_ASSERT(H5Fclose(f) >= 0);
+    /* truncating a committed file is refused */
+    CU_ASSERT(H5Fcreate("x", H5F_ACC_TRUNC, H5P_DEFAULT, plain) < 0);
+    H5Pclose(plain);
+    H5Pclose(reopen);
+    h5shuf__walfile_free(wf);
+    scratch_close(&s);
+    CU_ASSERT_EQUAL(check_plain(s.path, 1), 0);
+    scratch_remove(&s);
+}
+
+/* ---- 3. damaged logs ---- */
+
+static int one_line(const char *msg)
+{
+    return *msg && !strchr(msg, '\n');
+}
+
+/* Copy from to to (the whole file). */
+static void copy_file(const char *from, const char *to)
+{
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "cp -p '%s' '%s'", from, to);
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+}
+
+static void test_damaged_log(void)
+{
+    struct scratch s;
+    struct h5shuf_err err = {0};
+    struct h5shuf_wal_commit c, x;
+    scratch_open(&s, 1);
+    crash_after_flush(&s, &c, 1, 1); /* commit 0 applied, commit 1 prepared: its log is named in c */
+    char log[4400], keep[4400], base_keep[4400];
+    snprintf(log, sizeof log, "%s/%s", s.dir, c.log_name);
+    snprintf(keep, sizeof keep, "%s.log", s.dir);
+    snprintf(base_keep, sizeof base_keep, "%s.base", s.dir);
+    CU_ASSERT_FATAL(c.log_bytes > 100);
+    copy_file(log, keep);
+    copy_file(s.path, base_keep);
+    /* a byte flipped in the middle of the log */
+    int fd = open(log, O_RDWR);
+    unsigned char b;
+    CU_ASSERT_FATAL(fd >= 0 && pread(fd, &b, 1, (off_t)c.log_bytes / 2) == 1);
+    b ^= 0x10;
+    CU_ASSERT(pwrite(fd, &b, 1, (off_t)c.log_bytes / 2) == 1);
+    CU_ASSERT_NOT_EQUAL(h5shuf__walfile_recover(s.base, s.dirfd, PREFIX, &c, &err), H5SHUF_OK);
+    CU_ASSERT(one_line(err.msg) && strstr(err.msg, "checksum") && strstr(err.msg, c.log_name));
+    printf("\n    %s", err.msg);
+    /* the same, with the commit's checksum made to match: the record's own checksum catches it */
+    x = c;
+    unsigned char *all = malloc(c.log_bytes);
+    CU_ASSERT_FATAL(all && pread(fd, all, c.log_bytes, 0) == (ssize_t)c.log_bytes);
+    x.log_hash = XXH3_64bits(all, c.log_bytes);
+    free(all);
+    close(fd);
+    h5shuf__err_reset(&err);
+    CU_ASSERT_NOT_EQUAL(h5shuf__walfile_recover(s.base, s.dirfd, PREFIX, &x, &err), H5SHUF_OK);
+    CU_ASSERT(one_line(err.msg) && strstr(err.msg, "damaged"));
+    printf("\n    %s", err.msg);
+    /* a log cut short */
+    copy_file(keep, log);
+    CU_ASSERT_EQUAL(truncate(log, (off_t)c.log_bytes - 1), 0);
+    h5shuf__err_reset(&err);
+    CU_ASSERT_NOT_EQUAL(h5shuf__walfile_recover(s.base, s.dirfd, PREFIX, &c, &err), H5SHUF_OK);
+    CU_ASSERT(one_line(err.msg) && strstr(err.msg, "bytes where the commit recorded"));
+    printf("\n    %s", err.msg);
+    /* a commit naming something that is not a log of the prefix */
+    x = c;
+    snprintf(x.log_name, sizeof x.log_name, "../etc/passwd");
+    h5shuf__err_reset(&err);
+    CU_ASSERT_NOT_EQUAL(h5shuf__walfile_recover(s.base, s.dirfd, PREFIX, &x, &err), H5SHUF_OK);
+    CU_ASSERT(one_line(err.msg) && strstr(err.msg, "not a log of"));
+    printf("\n    %s\n", err.msg);
+    /* the base untouched by the refusals; the intact log recovers commit 1 */
+    CU_ASSERT(tu_same_bytes(s.path, base_keep));
+    copy_file(keep, log);
+    h5shuf__err_reset(&err);
+    CU_ASSERT_EQUAL(h5shuf__walfile_recover(s.base, s.dirfd, PREFIX, &c, &err), H5SHUF_OK);
+    struct h5shuf_walfile *wf;
+    CU_ASSERT_EQUAL_FATAL(h5shuf__walfile_new(s.base, s.dirfd, c.eof, PREFIX, &wf, &err), H5SHUF_OK);
+    hid_t fapl = latest_fapl(wf, H5SHUF_WALFILE_REOPEN);
+    hid_t f = H5Fopen("x", H5F_ACC_RDONLY, fapl);
+    CU_ASSERT_FATAL(f >= 0);
+    CU_ASSERT_EQUAL(check(f, 1), 0);
+    H5Fclose(f);
+    H5Pclose(fapl);
+    h5shuf__walfile_free(wf);
+    unlink(keep);
+    unlink(base_keep);
+    scratch_close(&s);
+    scratch_remove(&s);
+}
+
+/* ---- a write that fails ---- */
+
+/* A child whose file size limit stops a write (EFBIG, as ENOSPC would) in its second epoch: the HDF5 call
+ * fails cleanly, and the first commit recovers. */
+static void test_write_fails(void)
+{
+    struct scratch s;
+    struct h5shuf_err err = {0};
+    scratch_open(&s, 1);
+    int p[2];
+    CU_ASSERT_FATAL(pipe(p) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct h5shuf_walfile *wf;
+        struct h5shuf_wal_commit c;
+        if (h5shuf__walfile_new(s.base, s.dirfd, 0, PREFIX, &wf, &err) != H5SHUF_OK)
+            _exit(1);
+        hid_t f = H5Fcreate("x", H5F_ACC_TRUNC, H5P_DEFAULT, latest_fapl(wf, 0));
+        if (f < 0 || populate(f, 0) || H5Fflush(f, H5F_SCOPE_GLOBAL) < 0 ||
+            h5shuf__walfile_prepare(wf, &c, &err) != H5SHUF_OK || h5shuf__walfile_apply(wf, &err))
+            _exit(1);
+        if (write(p[1], &c, sizeof c) != (ssize_t)sizeof c)
+            _exit(1);
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl = {c.eof + 4096, c.eof + 4096};
+        setrlimit(RLIMIT_FSIZE, &rl);
+        int failed = populate(f, 1) != 0 || H5Fflush(f, H5F_SCOPE_GLOBAL) < 0;
+        char cause[512];
+        h5shuf__hdf5_cause(cause, sizeof cause);
+        char msg[600];
+        snprintf(msg, sizeof msg, "%d %s", failed, cause);
+        if (write(p[1], msg, strlen(msg) + 1) < 0)
+            _exit(1);
+        raise(SIGKILL);
+    }
+    close(p[1]);
+    struct h5shuf_wal_commit c;
+    char failed[512] = "";
+    CU_ASSERT_FATAL(read(p[0], &c, sizeof c) == (ssize_t)sizeof c);
+    CU_ASSERT(read(p[0], failed, sizeof failed) > 0);
+    close(p[0]);
+    waitpid(pid, NULL, 0);
+    /* the HDF5 calls failed, with the driver's cause innermost */
+    CU_ASSERT(failed[0] == '1' && strstr(failed, "scratch.h5: cannot write") && strstr(failed, "File too large"));
+    printf("\n    %s\n", failed + 2);
+    CU_ASSERT_EQUAL(h5shuf__walfile_recover(s.base, s.dirfd, PREFIX, &c, &err), H5SHUF_OK);
+    struct h5shuf_walfile *wf;
+    CU_ASSERT_EQUAL_FATAL(h5shuf__walfile_new(s.base, s.dirfd, c.eof, PREFIX, &wf, &err), H5SHUF_OK);
+    hid_t fapl = latest_fapl(wf, H5SHUF_WALFILE_REOPEN);
+    hid_t f = H5Fopen("x", H5F_ACC_RDONLY, fapl);
+    CU_ASSERT_FATAL(f >= 0);
+    CU_ASSERT_EQUAL(check(f, 0), 0);
+    H5Fclose(f);
+    H5Pclose(fapl);
+    h5shuf__walfile_free(wf);
+    scratch_close(&s);
+    scratch_remove(&s);
+}
+
+int main(void)
+{
+    static const struct tu_test tests[] = {
+        {"commits of chunked gzip data and many groups read back with sec2", test_round_trip},
+        {"random writes, truncates and reads against a model of sec2; crash images recover", test_model},
+        {"SIGKILL at every step recovers the last commit's bytes, which reopen for writing", test_crash_sweep},
+        {"a flushed checkpoint reopens for writing with H5SHUF_WALFILE_REOPEN only", test_reopen_flags},
+        {"a damaged, short or foreign log is refused in one line", test_damaged_log},
+        {"a failed write fails HDF5's call and the last commit recovers", test_write_fails},
+        {NULL, NULL},
+    };
+    return tu_main("walfile", tests);
+}
