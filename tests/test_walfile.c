@@ -5,7 +5,8 @@
  * durable step of a small run, in turn, recovers to the bytes of the last commit it recorded, reopens
  * for writing and takes more writes; a flushed (not closed) checkpoint needs H5SHUF_WALFILE_REOPEN; a
  * damaged, short or foreign log is refused in one line; a write that fails (file size limit) fails the
- * HDF5 call and leaves the last commit recoverable.  H5SHUF_WALFILE_BENCH=MB measures a commit.
+ * HDF5 call, no commit is made after it, and the last commit recovers; each injected fault of a run
+ * (fault-injection builds) leaves the last commit recoverable.  H5SHUF_WALFILE_BENCH=MB measures a commit.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +25,10 @@
 #include "h5err.h"
 #include "testutil.h"
 #include "walfile.h"
+
+#ifdef H5SHUF_FAULT_INJECTION
+long h5shuf__fault_count(void); /* fault.h's, without its allocation macros: the test's own never fail */
+#endif
 
 #define PREFIX "scratch.wal"
 #define NDSETS 3
@@ -89,7 +94,7 @@ static int populate(hid_t f, int k)
         e |= H5Dwrite(ds, H5T_NATIVE_INT32, ms, fs, H5P_DEFAULT, buf);
         H5Sclose(ms);
         H5Sclose(fs);
-        H5Dclose(ds);
+        e |= H5Dclose(ds); /* (it writes the chunks it caches: a failure there loses data) */
         if (e < 0)
             goto out;
     }
@@ -103,19 +108,20 @@ static int populate(hid_t f, int k)
         int v = k * 1000 + i;
         hid_t a = H5Acreate2(s, "v", H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT);
         herr_t e = H5Awrite(a, H5T_NATIVE_INT, &v);
-        H5Aclose(a);
+        e |= H5Aclose(a);
         H5Sclose(sp);
-        H5Gclose(s);
+        e |= H5Gclose(s);
         if (s < 0 || a < 0 || e < 0) {
             H5Gclose(g);
             goto out;
         }
     }
-    H5Gclose(g);
+    if (H5Gclose(g) < 0)
+        goto out;
     hid_t sp = H5Screate(H5S_SCALAR);
     hid_t a = k == 0 ? H5Acreate2(f, "count", H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT) : H5Aopen(f, "count", H5P_DEFAULT);
     herr_t e = a < 0 ? -1 : H5Awrite(a, H5T_NATIVE_INT, &k);
-    H5Aclose(a);
+    e |= H5Aclose(a);
     H5Sclose(sp);
     rc = e < 0 ? -1 : 0;
 out:
@@ -470,7 +476,11 @@ static void child(struct scratch *s, const char *side)
     FILE *o = fopen(path, "w");
     if (!o)
         _exit(1);
-    fprintf(o, "%ld\n", steps);
+#ifdef H5SHUF_FAULT_INJECTION
+    fprintf(o, "%ld %ld\n", steps, h5shuf__fault_count());
+#else
+    fprintf(o, "%ld 0\n", steps);
+#endif
     fclose(o);
     _exit(0);
 }
@@ -598,6 +608,67 @@ static void test_crash_sweep(void)
     printf("\n    swept %ld kill points (%ld after a commit, recovered)\n", swept, recovered);
     tu_rmtree(side);
     scratch_remove(&s);
+}
+
+/* ---- injected faults ---- */
+
+/* Each fault point (allocation, write, sync, truncate, log creation: fault.h) of the crash child's run
+ * failing in turn, in a fresh process (the test binary again: the fault counter is read once a process):
+ * the child gives up at the first failure, and the last commit it recorded must recover to its snapshot,
+ * reopen and take more writes, as after a kill.  Fault-injection builds only. */
+static void test_fault_sweep(void)
+{
+#ifndef H5SHUF_FAULT_INJECTION
+    printf("(a fault-injection build only) ");
+#else
+    struct scratch s;
+    char side[4096];
+    scratch_open(&s, 1);
+    snprintf(side, sizeof side, "%s.side", s.dir);
+    long total = 0, steps_run = 0, recovered = 0, failures = 0, tolerated = 0;
+    for (long n = 0; n <= total; n++) { /* n = 0: a whole run with no fault, counting the points */
+        tu_rmtree(s.dir);
+        tu_rmtree(side);
+        CU_ASSERT_FATAL(mkdir(s.dir, 0700) == 0 && mkdir(side, 0700) == 0);
+        pid_t pid = fork();
+        if (pid == 0) {
+            char v[32];
+            snprintf(v, sizeof v, "%ld", n ? n : 1000000000L);
+            setenv("H5SHUF_FAULT_AT", v, 1);
+            execl("/proc/self/exe", "test_walfile", "--crash-child", s.dir, side, (char *)NULL);
+            _exit(127);
+        }
+        int ws = 0;
+        waitpid(pid, &ws, 0);
+        CU_ASSERT_FATAL(WIFEXITED(ws) && (WEXITSTATUS(ws) == 0 || WEXITSTATUS(ws) == 1));
+        if (n == 0) {
+            char path[4400];
+            snprintf(path, sizeof path, "%s/steps", side);
+            FILE *st = fopen(path, "r");
+            CU_ASSERT_FATAL(st && fscanf(st, "%ld %ld", &steps_run, &total) == 2 && total > 20);
+            fclose(st);
+            continue;
+        }
+        tolerated += WEXITSTATUS(ws) == 0; /* (HDF5 retries a failed tentative open with its full flags) */
+        scratch_open(&s, 0);
+        struct record r;
+        if (last_record(side, &r)) {
+            int bad = recover_and_go_on(&s, side, &r);
+            if (bad) {
+                fprintf(stderr, "fault %ld (commit of epoch %d): %d checks failed\n", n, r.epoch, bad);
+                failures++;
+            }
+            recovered++;
+        }
+        scratch_close(&s);
+    }
+    CU_ASSERT_EQUAL(failures, 0);
+    CU_ASSERT(recovered > 0 && tolerated < total);
+    printf("\n    swept %ld fault points (%ld after a commit, recovered; %ld tolerated by HDF5)\n", total, recovered,
+           tolerated);
+    tu_rmtree(side);
+    scratch_remove(&s);
+#endif
 }
 
 /* ---- the status flags of a flushed checkpoint ---- */
@@ -776,11 +847,19 @@ static void test_write_fails(void)
         if (write(p[1], &c, sizeof c) != (ssize_t)sizeof c)
             _exit(1);
         signal(SIGXFSZ, SIG_IGN);
-        struct rlimit rl = {c.eof + 4096, c.eof + 4096};
+        struct rlimit rl, was;
+        getrlimit(RLIMIT_FSIZE, &was);
+        rl = was;
+        rl.rlim_cur = c.eof + 4096;
         setrlimit(RLIMIT_FSIZE, &rl);
         int failed = populate(f, 1) != 0 || H5Fflush(f, H5F_SCOPE_GLOBAL) < 0;
         char cause[512];
         h5shuf__hdf5_cause(cause, sizeof cause);
+        /* the state after a failed write is never committed, even once writes succeed again */
+        setrlimit(RLIMIT_FSIZE, &was);
+        failed += H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0; /* (HDF5 writes what it could not) */
+        struct h5shuf_err perr = {0};
+        failed += h5shuf__walfile_prepare(wf, &c, &perr) != H5SHUF_OK && strstr(perr.msg, "cannot be committed");
         char msg[600];
         snprintf(msg, sizeof msg, "%d %s", failed, cause);
         if (write(p[1], msg, strlen(msg) + 1) < 0)
@@ -795,7 +874,7 @@ static void test_write_fails(void)
     close(p[0]);
     waitpid(pid, NULL, 0);
     /* the HDF5 calls failed, with the driver's cause innermost */
-    CU_ASSERT(failed[0] == '1' && strstr(failed, "scratch.h5: cannot write") && strstr(failed, "File too large"));
+    CU_ASSERT(failed[0] == '3' && strstr(failed, "scratch.h5: cannot write") && strstr(failed, "File too large"));
     printf("\n    %s\n", failed + 2);
     CU_ASSERT_EQUAL(h5shuf__walfile_recover(s.base, s.dirfd, PREFIX, &c, &err), H5SHUF_OK);
     struct h5shuf_walfile *wf;
@@ -811,15 +890,160 @@ static void test_write_fails(void)
     scratch_remove(&s);
 }
 
-int main(void)
+/* ---- measurements (H5SHUF_WALFILE_BENCH=MB) ---- */
+
+static double now_s(void)
 {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Read every dataset of f whole; seconds taken. */
+static double read_all(hid_t f, int32_t *buf)
+{
+    double t0 = now_s();
+    for (int d = 0; d < 4; d++) {
+        char name[16];
+        snprintf(name, sizeof name, "/b%d", d);
+        hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+        CU_ASSERT(ds >= 0 && H5Dread(ds, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
+        H5Dclose(ds);
+    }
+    return now_s() - t0;
+}
+
+/* A file of MB megabytes written in 10 epochs (4 chunked datasets of 1 MiB chunks, 200 groups with
+ * attributes and 4 attributes rewritten an epoch), each flushed and committed: the time of H5Fflush,
+ * prepare and apply and the log's bytes per commit; then every dataset read through the driver with the
+ * last epoch's log mapped, against sec2 on the closed file (both from the page cache). */
+static void test_bench(void)
+{
+    const char *mb_s = getenv("H5SHUF_WALFILE_BENCH");
+    if (!mb_s) {
+        printf("(set H5SHUF_WALFILE_BENCH=MB to run) ");
+        return;
+    }
+    const hsize_t mb = (hsize_t)atol(mb_s), epochs = 10, cols = 256; /* rows of 1 KiB */
+    const hsize_t rows_epoch = mb * 1024 / epochs / 4;
+    struct scratch s;
+    struct h5shuf_err err = {0};
+    struct h5shuf_walfile *wf;
+    scratch_open(&s, 1);
+    CU_ASSERT_EQUAL_FATAL(h5shuf__walfile_new(s.base, s.dirfd, 0, PREFIX, &wf, &err), H5SHUF_OK);
+    hid_t fapl = latest_fapl(wf, 0);
+    hid_t f = H5Fcreate("x", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    CU_ASSERT_FATAL(f >= 0);
+    int32_t *buf = malloc(rows_epoch * epochs * cols * sizeof *buf);
+    CU_ASSERT_FATAL(buf != NULL);
+    tu_fill(buf, rows_epoch * cols * sizeof *buf, 1);
+    double t_flush = 0, t_prep = 0, t_apply = 0, t_read_wal = 0;
+    uint64_t log_total = 0, log_max = 0;
+    printf("\n    epoch  eof(MB)  flush(ms)  prepare(ms)  apply(ms)  log(bytes)\n");
+    for (hsize_t k = 0; k < epochs; k++) {
+        for (int d = 0; d < 4; d++) {
+            char name[16];
+            snprintf(name, sizeof name, "/b%d", d);
+            hid_t ds;
+            if (k == 0) {
+                hsize_t dims[2] = {0, cols}, maxd[2] = {H5S_UNLIMITED, cols}, chunk[2] = {1024, cols};
+                hid_t sp = H5Screate_simple(2, dims, maxd), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+                H5Pset_chunk(dcpl, 2, chunk);
+                ds = H5Dcreate2(f, name, H5T_STD_I32LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+                H5Pclose(dcpl);
+                H5Sclose(sp);
+            } else {
+                ds = H5Dopen2(f, name, H5P_DEFAULT);
+            }
+            hsize_t dims[2] = {(k + 1) * rows_epoch, cols}, start[2] = {k * rows_epoch, 0}, count[2] = {rows_epoch, cols};
+            CU_ASSERT(H5Dset_extent(ds, dims) >= 0);
+            hid_t fs = H5Dget_space(ds), ms = H5Screate_simple(2, count, NULL);
+            H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
+            CU_ASSERT(H5Dwrite(ds, H5T_NATIVE_INT32, ms, fs, H5P_DEFAULT, buf) >= 0);
+            hid_t sp = H5Screate(H5S_SCALAR), a = k == 0 ? H5Acreate2(ds, "done", H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT)
+                                                         : H5Aopen(ds, "done", H5P_DEFAULT);
+            CU_ASSERT(H5Awrite(a, H5T_NATIVE_HSIZE, &dims[0]) >= 0);
+            H5Aclose(a);
+            H5Sclose(sp);
+            H5Sclose(ms);
+            H5Sclose(fs);
+            H5Dclose(ds);
+        }
+        for (int i = 0; i < 20; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "/e%d_%d", (int)k, i);
+            H5Gclose(H5Gcreate2(f, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+        }
+        double t0 = now_s();
+        CU_ASSERT(H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0);
+        double t1 = now_s();
+        if (k == epochs - 1) /* the datasets through the driver, the last epoch's log mapped */
+            t_read_wal = read_all(f, buf);
+        double t2 = now_s();
+        struct h5shuf_wal_commit c;
+        CU_ASSERT_FATAL(h5shuf__walfile_prepare(wf, &c, &err) == H5SHUF_OK);
+        double t3 = now_s();
+        CU_ASSERT_FATAL(h5shuf__walfile_apply(wf, &err) == H5SHUF_OK);
+        double t4 = now_s();
+        printf("    %5d  %7.1f  %9.2f  %11.2f  %9.2f  %10llu\n", (int)k, c.eof / 1048576.0, (t1 - t0) * 1e3,
+               (t3 - t2) * 1e3, (t4 - t3) * 1e3, (unsigned long long)c.log_bytes);
+        t_flush += t1 - t0;
+        t_prep += t3 - t2;
+        t_apply += t4 - t3;
+        log_total += c.log_bytes;
+        log_max = c.log_bytes > log_max ? c.log_bytes : log_max;
+    }
+    CU_ASSERT(H5Fclose(f) >= 0);
+    struct h5shuf_wal_commit c;
+    CU_ASSERT(h5shuf__walfile_prepare(wf, &c, &err) == H5SHUF_OK && h5shuf__walfile_apply(wf, &err) == H5SHUF_OK);
+    /* the committed file (no log), alternately through the driver and sec2: the best of 3 each */
+    double t_wal = 1e9, t_sec2 = 1e9;
+    for (int rep = 0; rep < 3; rep++) {
+        f = H5Fopen("x", H5F_ACC_RDONLY, fapl);
+        CU_ASSERT_FATAL(f >= 0);
+        double t = read_all(f, buf);
+        t_wal = t < t_wal ? t : t_wal;
+        H5Fclose(f);
+        f = H5Fopen(s.path, H5F_ACC_RDONLY, H5P_DEFAULT);
+        CU_ASSERT_FATAL(f >= 0);
+        t = read_all(f, buf);
+        t_sec2 = t < t_sec2 ? t : t_sec2;
+        H5Fclose(f);
+    }
+    h5shuf__walfile_free(wf);
+    H5Pclose(fapl);
+    printf("    mean of %d commits: flush %.2f ms, prepare %.2f ms, apply %.2f ms, log %llu bytes (max %llu)\n",
+           (int)epochs, t_flush * 1e3 / epochs, t_prep * 1e3 / epochs, t_apply * 1e3 / epochs,
+           (unsigned long long)(log_total / epochs), (unsigned long long)log_max);
+    printf("    reading %.1f MB: walfile %.1f ms with the last epoch's log mapped (first read); committed, best of 3: "
+           "walfile %.1f ms, sec2 %.1f ms\n",
+           c.eof / 1048576.0, t_read_wal * 1e3, t_wal * 1e3, t_sec2 * 1e3);
+    free(buf);
+    scratch_close(&s);
+    scratch_remove(&s);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && !strcmp(argv[1], "--crash-child")) { /* test_fault_sweep's child */
+        struct scratch s = {argv[2], "", -1, -1};
+        snprintf(s.path, sizeof s.path, "%s/scratch.h5", s.dir);
+        s.base = open(s.path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        s.dirfd = open(s.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+        if (s.base < 0 || s.dirfd < 0)
+            return 2;
+        child(&s, argv[3]);
+    }
     static const struct tu_test tests[] = {
         {"commits of chunked gzip data and many groups read back with sec2", test_round_trip},
         {"random writes, truncates and reads against a model of sec2; crash images recover", test_model},
         {"SIGKILL at every step recovers the last commit's bytes, which reopen for writing", test_crash_sweep},
+        {"each injected fault of a run: the last commit recovers", test_fault_sweep},
         {"a flushed checkpoint reopens for writing with H5SHUF_WALFILE_REOPEN only", test_reopen_flags},
         {"a damaged, short or foreign log is refused in one line", test_damaged_log},
         {"a failed write fails HDF5's call and the last commit recovers", test_write_fails},
+        {"measurements (H5SHUF_WALFILE_BENCH=MB)", test_bench},
         {NULL, NULL},
     };
     return tu_main("walfile", tests);

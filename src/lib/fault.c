@@ -29,6 +29,11 @@ int h5shuf__fault(void)
     return at > 0 && atomic_fetch_add(&fault_seen, 1) + 1 == at;
 }
 
+long h5shuf__fault_count(void)
+{
+    return atomic_load(&fault_seen);
+}
+
 void *h5shuf__fault_malloc(size_t n)
 {
     return h5shuf__fault() ? NULL : malloc(n);

@@ -13,6 +13,7 @@
 #ifdef H5SHUF_FAULT_INJECTION
 H5SHUF_INTERNAL int h5shuf__fault(void);
 H5SHUF_INTERNAL int h5shuf__fault_hdf5(void); /* also pushes "injected fault" on HDF5's error stack */
+H5SHUF_INTERNAL long h5shuf__fault_count(void); /* points passed so far (counted while H5SHUF_FAULT_AT is set) */
 H5SHUF_INTERNAL void *h5shuf__fault_malloc(size_t n);
 H5SHUF_INTERNAL void *h5shuf__fault_calloc(size_t n, size_t size);
 H5SHUF_INTERNAL void *h5shuf__fault_realloc(void *p, size_t n);

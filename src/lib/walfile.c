@@ -69,7 +69,7 @@ struct h5shuf_walfile {
     size_t n, cap;
     int open;                /* an HDF5 file is open on it */
     int prepared;            /* between prepare and apply: c is the prepared commit */
-    int broken;              /* an in-place log write failed: the log cannot be committed */
+    int broken;              /* a write or resize failed since the last commit: HDF5 may have lost data */
     struct h5shuf_wal_commit c;
 };
 
@@ -258,7 +258,7 @@ static int log_append(struct h5shuf_walfile *wf, unsigned kind, uint64_t off, ui
             const uint64_t pos = wf->ext[i].pos;
             if ((e = write_all(wf->log_fd, payload, (size_t)len, pos)) != 0 ||
                 (e = write_all(wf->log_fd, h, REC_HEADER, pos - REC_HEADER)) != 0)
-                wf->broken = 1; /* the record no longer matches its hash */
+                wf->broken = 1; /* (the record no longer matches its hash) */
             return e;
         }
     }
@@ -419,21 +419,28 @@ int h5shuf__walfile_pread(struct h5shuf_walfile *wf, void *buf, size_t n, uint64
     const uint64_t lim = off + n < wf->eof ? off + n : wf->eof; /* (off + n cannot wrap: n is a buffer) */
     if (lim < off + n)
         memset(p + (lim - off), 0, (size_t)(off + n - lim));
-    int e = read_full(wf->base_fd, p, (size_t)(lim - off), off);
-    if (e)
-        return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot read it: %s", wf->base_name, strerror(e));
-    if (off >= wf->committed) /* above E the base is the file */
-        return H5SHUF_OK;
-    for (size_t i = find(wf, off); i < wf->n && wf->ext[i].off < lim; i++) {
-        const struct extent *x = &wf->ext[i];
-        const uint64_t s = x->off > off ? x->off : off, t = x->off + x->len < lim ? x->off + x->len : lim;
-        if (x->pos == ZERO_POS)
-            memset(p + (s - off), 0, (size_t)(t - s));
-        else if ((e = read_full(wf->log_fd, p + (s - off), (size_t)(t - s), x->pos + (s - x->off))) != 0)
-            return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot read its log %s: %s", wf->base_name, wf->log_name,
-                                strerror(e));
+    int e = 0;
+    uint64_t at = off; /* bytes before at are done */
+    if (off < wf->committed) {
+        /* below E: the log's extents, the base between them (read once: a rewritten chunk is not read twice) */
+        for (size_t i = find(wf, off); i < wf->n && wf->ext[i].off < lim; i++) {
+            const struct extent *x = &wf->ext[i];
+            const uint64_t s = x->off > at ? x->off : at, t = x->off + x->len < lim ? x->off + x->len : lim;
+            if (s > at && (e = read_full(wf->base_fd, p + (at - off), (size_t)(s - at), at)) != 0)
+                goto base_fail;
+            if (x->pos == ZERO_POS)
+                memset(p + (s - off), 0, (size_t)(t - s));
+            else if ((e = read_full(wf->log_fd, p + (s - off), (size_t)(t - s), x->pos + (s - x->off))) != 0)
+                return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot read its log %s: %s", wf->base_name, wf->log_name,
+                                    strerror(e));
+            at = t;
+        }
     }
+    if (at < lim && (e = read_full(wf->base_fd, p + (at - off), (size_t)(lim - at), at)) != 0)
+        goto base_fail;
     return H5SHUF_OK;
+base_fail:
+    return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot read it: %s", wf->base_name, strerror(e));
 }
 
 /* Set the logical end of file to n (HDF5's truncate, or a write past it): 0 or an errno. */
@@ -646,6 +653,8 @@ static herr_t wal_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
         return -1;
     }
     int e = wal_write_bytes(wf, buf, size, addr);
+    if (e)
+        wf->broken = 1; /* HDF5 may go on (H5Dclose's failed chunk write is only its return value) */
     if (e == EBUSY)
         WAL_ERR(H5E_WRITEERROR, "%s: written between a commit's prepare and apply", wf->base_name);
     else if (e)
@@ -676,6 +685,7 @@ static herr_t wal_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing)
     }
     int e = set_eof(wf, wf->eoa);
     if (e) {
+        wf->broken = 1;
         WAL_ERR(H5E_CANTUPDATE, "%s: cannot set its size to %llu: %s", wf->base_name, (unsigned long long)wf->eoa,
                 strerror(e));
         return -1;
@@ -791,8 +801,10 @@ int h5shuf__walfile_prepare(struct h5shuf_walfile *wf, struct h5shuf_wal_commit 
     int e;
     const char *what = "its log";
     if (wf->broken)
-        return h5shuf__fail(err, H5SHUF_EIO, "%s: a write to its log %s failed: it cannot be committed", wf->base_name,
-                            wf->log_name);
+        return h5shuf__fail(err, H5SHUF_EIO,
+                            "%s: a write to it failed since its last commit, so its state cannot be committed (recover "
+                            "the last commit)",
+                            wf->base_name);
     if (wf->prepared) {
         *c = wf->c;
         return H5SHUF_OK;

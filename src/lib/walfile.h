@@ -62,8 +62,10 @@ H5SHUF_INTERNAL int h5shuf__walfile_pread(struct h5shuf_walfile *wf, void *buf, 
 /* Commit, step 1: after H5Fflush (or H5Fclose) of the file, make the base and the log durable (fsync,
  * and the directory for the log's name) and describe them in *c.  Writes are refused from here until
  * h5shuf__walfile_apply.  The caller then records *c in its journal and syncs it: that is the commit
- * point.  Returns H5SHUF_OK or a status with the cause in err (then nothing is committed: the caller may
- * go on from its previous commit or give up). */
+ * point.  A write or resize of the file that failed since the last commit (which HDF5 may have survived,
+ * as H5Dclose does a failed chunk write: it only returns an error) makes every later prepare fail: the
+ * caller recovers the last commit.  Returns H5SHUF_OK or a status with the cause in err (then nothing is
+ * committed). */
 H5SHUF_INTERNAL int h5shuf__walfile_prepare(struct h5shuf_walfile *wf, struct h5shuf_wal_commit *c,
                                             struct h5shuf_err *err);
 
