@@ -21,6 +21,22 @@
  * the base is synced.
  * The callbacks follow HDF5 1.10's sec2 driver (src/H5FDsec2.c): reads past the end of file give zeros,
  * a write past it extends it, truncate makes the end of file the end of address, eoa is only recorded.
+ * What HDF5 1.10.8 does with it (traced, and pinned by tests/test_walfile.c):
+ * - H5Fcreate and H5Fopen open the driver twice: a tentative open without CREAT/TRUNC, closed again, then
+ *   the real one (H5F_open), so a failure of the first is retried, and a second H5Fopen of a file already
+ *   open through the same walfile fails (one open at a time, since the state is the walfile's).
+ * - H5Fflush: the cached metadata is written (object headers, B-trees, heaps: below E once committed, so
+ *   to the log; about 5-8 KB a flush for a few datasets and groups), set_eoa may shrink the end of
+ *   address (the metadata aggregator gives back its unused tail), truncate(closing = 0) makes the end of
+ *   file the end of address, then the superblock (48 bytes at 0, to the log) and flush.  H5Fclose does the
+ *   same with closing = 1.  The end of address does go below E: after H5Ldelete of a contiguous dataset
+ *   at the end of the file, the next flush truncated 402048 bytes to 195 (free space at the end is given
+ *   back); the base keeps its committed bytes until apply cuts it, and zero records keep a regrown file
+ *   exact.
+ * - A chunk partly filled when a commit is made and filled later is rewritten whole, in place: below E,
+ *   so the whole chunk goes to the log.
+ * - The latest format's superblock (v3) records "open for write" until the close, so a checkpoint taken
+ *   after H5Fflush reopens only with the fapl property "clear_status_flags" (H5SHUF_WALFILE_REOPEN).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -747,9 +763,11 @@ hid_t h5shuf__walfile_fapl(struct h5shuf_walfile *wf, unsigned flags, struct h5s
     if (fapl < 0 || H5Pset_driver(fapl, driver_id, &info) < 0)
         goto fail;
     if (flags & H5SHUF_WALFILE_REOPEN) {
-        /* h5clear's way (HDF5 1.10 tools/src/h5clear): the library's fapl property "clear_status_flags"
-         * (H5F_ACS_CLEAR_STATUS_FLAGS_NAME in H5Fprivate.h) makes H5Fopen accept a superblock whose status
-         * flags say "open for write", left by a flush that was never followed by a close. */
+        /* h5clear's way (HDF5 1.10 tools/src/h5clear): the fapl property "clear_status_flags"
+         * (H5F_ACS_CLEAR_STATUS_FLAGS_NAME in H5Fprivate.h; registered in every fapl, private by name only)
+         * makes H5F_open zero the superblock's status flags, which say "open for write" after a flush that
+         * was never followed by a close; an RDWR open then sets them again as usual.  A version without
+         * the property fails here, not at the open. */
         hbool_t clear = 1;
         if (H5Pexist(fapl, "clear_status_flags") <= 0 || H5Pset(fapl, "clear_status_flags", &clear) < 0)
             goto fail;
@@ -799,7 +817,7 @@ out:
 int h5shuf__walfile_prepare(struct h5shuf_walfile *wf, struct h5shuf_wal_commit *c, struct h5shuf_err *err)
 {
     int e;
-    const char *what = "its log";
+    char what[300];
     if (wf->broken)
         return h5shuf__fail(err, H5SHUF_EIO,
                             "%s: a write to it failed since its last commit, so its state cannot be committed (recover "
@@ -810,18 +828,20 @@ int h5shuf__walfile_prepare(struct h5shuf_walfile *wf, struct h5shuf_wal_commit 
         return H5SHUF_OK;
     }
     memset(c, 0, sizeof *c);
+    snprintf(what, sizeof what, "sync its log %s to disk", wf->log_name);
     step("log-sync");
     if ((e = sync_fd(wf->log_fd)) != 0)
         goto fail;
-    what = "the file";
+    snprintf(what, sizeof what, "sync it to disk");
     step("base-sync");
     if ((e = sync_fd(wf->base_fd)) != 0)
         goto fail;
-    what = "its log's directory";
+    /* the log's name must survive a power loss with the journal record that names it */
+    snprintf(what, sizeof what, "sync the directory of its log %s", wf->log_name);
     step("dir-sync");
     if ((e = sync_fd(wf->dir_fd)) != 0)
         goto fail;
-    what = "its log";
+    snprintf(what, sizeof what, "read back its log %s", wf->log_name);
     if ((e = hash_file(wf->log_fd, wf->log_bytes, &c->log_hash)) != 0)
         goto fail;
     c->eof = wf->eof;
@@ -831,8 +851,7 @@ int h5shuf__walfile_prepare(struct h5shuf_walfile *wf, struct h5shuf_wal_commit 
     wf->prepared = 1;
     return H5SHUF_OK;
 fail:
-    return h5shuf__fail(err, status_of(e), "%s: cannot sync %s%s%s to disk: %s", wf->base_name, what,
-                        *what == 'i' ? " " : "", *what == 'i' ? wf->log_name : "", strerror(e));
+    return h5shuf__fail(err, status_of(e), "%s: cannot %s: %s", wf->base_name, what, strerror(e));
 }
 
 /* Write len zeros at off of fd: 0 or an errno. */
