@@ -181,6 +181,22 @@ typedef struct h5shuf_options {
      * dataset, shuffled or copied, fails h5shuf_job_plan (and h5shuf_verify) with H5SHUF_EUNSUPPORTED
      * naming it and the file; nonzero: read (a copied one keeps its reference to the file), one warning. */
     int allow_external;
+    /* Checkpoints, so that a run killed at any instant (SIGKILL, a node lost, a time limit) can be
+     * continued by the same command with resume set (docs/guide.md, "Long runs").  A one-shot shuffle of
+     * more than checkpoint_bytes of rows (or any, with resume) keeps its state in "h5shuf-resume-NAME-HASH"
+     * in the scratch directory until it finishes; pass 1 checkpoints every checkpoint_bytes of input read
+     * or checkpoint_seconds (whichever comes first), pass 2 closes and syncs each output file every
+     * checkpoint_bytes of rows of it (rounded to whole chunks) and at its end.  Default 1 GiB and 60 s
+     * (h5shuf_options_init); checkpoint_bytes 0: no checkpoints and no state.  A resume must use the same
+     * checkpoint_bytes (the output's bytes may depend on it).  Not for a scatter or gather yet. */
+    uint64_t checkpoint_bytes;
+    double checkpoint_seconds;
+    /* Nonzero: continue the interrupted run of the same command (its state, above), with any memory budget
+     * and threads; refused with H5SHUF_EMISMATCH when the inputs or the options that decide the output
+     * changed.  With no state to continue, the run starts from the beginning and checkpoints whatever its
+     * size, and a cancelled run (H5SHUF_ECANCELED: SIGINT, SIGTERM) keeps its state too.  Without it, a run
+     * that finds such a state fails with H5SHUF_EEXIST and touches nothing. */
+    int resume;
 } h5shuf_options;
 
 /* The plan of a job (DESIGN.md section 3), filled by h5shuf_job_plan() and kept up to date by a run. */
@@ -333,6 +349,9 @@ H5SHUF_API uint64_t h5shuf_job_seed(const h5shuf_job *job);
 H5SHUF_API const char *h5shuf_job_warning(const h5shuf_job *job, size_t index);
 /* Why the plan took its strategy, one line (valid after a successful plan; owned by the job). */
 H5SHUF_API const char *h5shuf_job_strategy_why(const h5shuf_job *job);
+/* After h5shuf_job_plan: what a resumed run found and will redo ("resuming from DIR: pass 1 done to row
+ * 812345 of 1000000, ...") or "" when it continues no interrupted run.  Owned by the job. */
+H5SHUF_API const char *h5shuf_job_resume_text(const h5shuf_job *job);
 
 /* The names of the shuffled datasets (input paths of the first input), valid after a successful plan:
  * index 0 .. count-1; returns NULL past the end.  Owned by the job. */

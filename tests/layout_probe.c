@@ -23,6 +23,9 @@ int main(void)
     FIELD(h5shuf_options, head_rows), FIELD(h5shuf_options, head_set), FIELD(h5shuf_options, drop_references);
     FIELD(h5shuf_options, allow_lossy), FIELD(h5shuf_options, check), FIELD(h5shuf_options, strategy);
     FIELD(h5shuf_options, allow_external);
+    FIELD(h5shuf_options, checkpoint_bytes);
+    FIELD(h5shuf_options, checkpoint_seconds);
+    FIELD(h5shuf_options, resume);
     SIZE(h5shuf_options);
 
     FIELD(h5shuf_plan, rows), FIELD(h5shuf_plan, row_bytes), FIELD(h5shuf_plan, total_bytes);

@@ -41,7 +41,9 @@ _OPTIONS_DOC = """
     before it is renamed into place), force (replace an existing output), drop_references, allow_lossy,
     allow_external (read datasets whose rows are in other files: external storage, virtual datasets),
     mixing_window (with several inputs: the mixing report of the first and last W output rows; 0: the
-    default window)."""
+    default window), resume (continue the interrupted run of the same call from its last checkpoint: the
+    output is the uninterrupted run's, byte for byte), checkpoint (work a kill may cost at most: a size
+    such as "1G", or (size, seconds); "off": no checkpoints; default ("1G", 60))."""
 
 
 def shuffle(inputs, output, *, seed=None, memory="1G", compression=None, shards=None, index=None, threads=0,

@@ -38,7 +38,8 @@ class Options(ctypes.Structure):
         ("chunk_shape", _str), ("index_path", _str), ("scratch_compression", _str), ("threads", _uint),
         ("source_index_path", _str), ("shards", _u64), ("split", _str), ("head_rows", _u64), ("head_set", _int),
         ("drop_references", _int), ("allow_lossy", _int), ("check", _int), ("strategy", _int),
-        ("allow_external", _int),
+        ("allow_external", _int), ("checkpoint_bytes", _u64), ("checkpoint_seconds", ctypes.c_double),
+        ("resume", _int),
     ]
 
 

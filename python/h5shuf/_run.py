@@ -24,7 +24,7 @@ from . import _lib, _progress, errors
 
 OPTION_NAMES = ("chunk_rows", "scratch_compression", "tmpdir", "on_oversize", "strategy", "split", "head",
                 "source_index", "check", "force", "drop_references", "allow_lossy", "allow_external",
-                "mixing_window")
+                "mixing_window", "resume", "checkpoint")
 
 
 class H5shufWarning(UserWarning):
@@ -92,8 +92,17 @@ def _options(seed, memory, compression, shards, index, threads, extra):
     if extra.get("head") is not None:
         o.head_rows, o.head_set = int(extra["head"]), 1
     o.source_index_path = _bytes(extra.get("source_index"))
-    for flag in ("check", "force", "drop_references", "allow_lossy", "allow_external"):
+    for flag in ("check", "force", "drop_references", "allow_lossy", "allow_external", "resume"):
         setattr(o, flag, 1 if extra.get(flag) else 0)
+    checkpoint = extra.get("checkpoint")
+    if checkpoint is not None:  # a size ("1G", bytes), (size, seconds), or "off"/False
+        if checkpoint in ("off", False):
+            o.checkpoint_bytes = 0
+        else:
+            size, secs = checkpoint if isinstance(checkpoint, tuple) else (checkpoint, None)
+            o.checkpoint_bytes = _size(size)
+            if secs is not None:
+                o.checkpoint_seconds = float(secs)
     return o
 
 

@@ -32,7 +32,8 @@
 enum {
     OPT_ON_OVERSIZE = 256, OPT_PLAN, OPT_DEBUG_PILE_BOUND, OPT_CHUNK_ROWS, OPT_SCRATCH, OPT_FILTER, OPT_PROGRESS,
     OPT_JSON, OPT_CHECK, OPT_DEBUG_NO_SPACE_CHECK, OPT_INDEX, OPT_SOURCE_INDEX, OPT_SHARDS, OPT_SPLIT,
-    OPT_MIXING_WINDOW, OPT_DROP_REFERENCES, OPT_ALLOW_LOSSY, OPT_ALLOW_EXTERNAL, OPT_STRATEGY
+    OPT_MIXING_WINDOW, OPT_DROP_REFERENCES, OPT_ALLOW_LOSSY, OPT_ALLOW_EXTERNAL, OPT_STRATEGY, OPT_RESUME,
+    OPT_CHECKPOINT
 };
 
 struct cli_opt {
@@ -67,6 +68,8 @@ static const struct cli_opt table[] = {
     {"split", OPT_SPLIT, required_argument, IN_RUNS},
     {"head", 'n', required_argument, IN_RUNS},
     {"mixing-window", OPT_MIXING_WINDOW, required_argument, IN_RUNS},
+    {"resume", OPT_RESUME, no_argument, IN_SHUFFLE},
+    {"checkpoint", OPT_CHECKPOINT, required_argument, IN_SHUFFLE},
     {"force", 'f', no_argument, IN_RUNS},
     {"quiet", 'q', no_argument, IN_ALL},
     {"verbose", 'v', no_argument, IN_ALL},
@@ -298,6 +301,27 @@ static int apply(int key, const char *arg, struct cli_options *o, struct repack_
     case OPT_DROP_REFERENCES: lib->drop_references = 1; break;
     case OPT_ALLOW_LOSSY: lib->allow_lossy = 1; break;
     case OPT_ALLOW_EXTERNAL: lib->allow_external = 1; break;
+    case OPT_RESUME: lib->resume = 1; break;
+    case OPT_CHECKPOINT: {
+        /* SIZE[,SECONDS] or off */
+        if (strcmp(arg, "off") == 0) {
+            lib->checkpoint_bytes = 0;
+            break;
+        }
+        char size[64];
+        const char *comma = strchr(arg, ',');
+        size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
+        char *end = NULL;
+        double secs = comma ? strtod(comma + 1, &end) : lib->checkpoint_seconds;
+        if (len == 0 || len >= sizeof size || (comma && (end == comma + 1 || *end || secs < 0)))
+            return cli_usage_error("invalid --checkpoint '%s' (SIZE[,SECONDS], e.g. 1G,60, or off)", arg);
+        memcpy(size, arg, len);
+        size[len] = '\0';
+        if (h5shuf_parse_size(size, &lib->checkpoint_bytes) != H5SHUF_OK || lib->checkpoint_bytes == 0)
+            return cli_usage_error("invalid --checkpoint '%s' (SIZE[,SECONDS], e.g. 1G,60, or off)", arg);
+        lib->checkpoint_seconds = secs;
+        break;
+    }
     case OPT_INDEX: lib->index_path = arg; break;
     case OPT_SOURCE_INDEX: lib->source_index_path = arg; break;
     case OPT_SHARDS:

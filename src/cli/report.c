@@ -23,6 +23,8 @@ void report_plan_text(FILE *out, const h5shuf_job *job, const h5shuf_plan *p)
     fprintf(out, "h5shuf: rows %" PRIu64 ", %" PRIu64 " bytes a row, %" PRIu64 " bytes (%.1f MiB) in all\n", p->rows,
             p->row_bytes, p->total_bytes, mib(p->total_bytes));
     fprintf(out, "h5shuf: strategy %s\n", h5shuf_job_strategy_why(job));
+    if (*h5shuf_job_resume_text(job))
+        fprintf(out, "h5shuf: %s\n", h5shuf_job_resume_text(job));
     if (p->strategy == H5SHUF_STRATEGY_DIRECT) {
         fprintf(out, "h5shuf: %" PRIu64 " window%s of keys, %" PRIu64 " row%s in flight, %u codec threads\n",
                 p->direct_windows, p->direct_windows == 1 ? "" : "s", p->direct_slots, p->direct_slots == 1 ? "" : "s",

@@ -41,10 +41,11 @@ struct h5shuf_direct {
     const struct h5shuf_direct_plan *plan;
     uint64_t seed;
     const struct h5shuf_keyidx *head_bound; /* a head: the largest (key, id) written; NULL: every row */
+    uint64_t put_first;  /* output rows before this one are not put (a resumed run's, written before) */
 };
 
-/* Put every row of the output order into the output files through out and the writer w (open, at output
- * row 0): the held datasets read whole first, then for each window of keys the ids sorted by (key, id)
+/* Put every row of the output order (from p->put_first) into the output files through out and the writer w
+ * (at output row p->put_first): the held datasets read whole first, then for each window of keys the ids sorted by (key, id)
  * and their rows read in that order, the next ones decoded by the pool while this one is written.  The
  * caller flushes w.  Errors name the input file, dataset and row. */
 H5SHUF_INTERNAL int h5shuf__direct(const struct h5shuf_ctx *cx, const struct h5shuf_direct *p, struct h5shuf_targets *out,

@@ -10,7 +10,9 @@
  * allocation from run to run, and a worker's allocations may move the later points by one or two.
  */
 #define H5SHUF_FAULT_IMPL
+#include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,4 +59,30 @@ char *h5shuf__fault_strdup(const char *s)
 char *h5shuf__fault_strndup(const char *s, size_t n)
 {
     return h5shuf__fault() ? NULL : strndup(s, n);
+}
+
+static atomic_long kill_at = -1, kill_seen;
+
+static void kill_count_write(void)
+{
+    const char *f = getenv("H5SHUF_KILL_COUNT");
+    FILE *fp = f ? fopen(f, "w") : NULL;
+    if (fp) {
+        fprintf(fp, "%ld\n", (long)atomic_load(&kill_seen));
+        fclose(fp);
+    }
+}
+
+void h5shuf__kill_point(void)
+{
+    long at = atomic_load(&kill_at);
+    if (at < 0) {
+        const char *e = getenv("H5SHUF_KILL_AT");
+        at = e ? atol(e) : 0;
+        long expected = -1;
+        if (atomic_compare_exchange_strong(&kill_at, &expected, at) && getenv("H5SHUF_KILL_COUNT"))
+            atexit(kill_count_write);
+    }
+    if (atomic_fetch_add(&kill_seen, 1) + 1 == at)
+        raise(SIGKILL);
 }

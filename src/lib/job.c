@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint.h"
 #include "error.h"
 #include "fault.h"
 #include "inputs.h"
@@ -36,6 +37,8 @@ void h5shuf_options_init(h5shuf_options *opts)
     memset(opts, 0, sizeof *opts);
     opts->mem_limit_bytes = DEFAULT_MEM_LIMIT_BYTES;
     opts->on_oversize = H5SHUF_OVERSIZE_RECURSE;
+    opts->checkpoint_bytes = UINT64_C(1) << 30;
+    opts->checkpoint_seconds = 60;
 }
 
 #ifdef H5SHUF_FAULT_INJECTION
@@ -95,6 +98,7 @@ h5shuf_job *h5shuf_job_create(const h5shuf_options *opts)
         *strs[i].from = *strs[i].to;
     }
     job->out.file = H5I_INVALID_HID;
+    job->ckpt.rs.dirfd = job->ckpt.rs.j.fd = -1;
     return job;
 }
 
@@ -122,6 +126,7 @@ void h5shuf_job_free(h5shuf_job *job)
     free(job->scratch_dir);
     h5shuf__pilefile_free(job->pf);
     free(job->piles_path);
+    h5shuf__ckpt_free(&job->ckpt);
     free(job);
 #ifdef H5SHUF_FAULT_INJECTION
     check_closed();
@@ -130,7 +135,7 @@ void h5shuf_job_free(h5shuf_job *job)
 
 const char *h5shuf_job_temp_file(const h5shuf_job *job, int which)
 {
-    if (!job || which < 0)
+    if (!job || which < 0 || job->ckpt.rs.on) /* a resumable run's files are its state: never unlinked by name */
         return NULL;
     if (which >= 2) /* further outputs (shards, splits) */
         return (size_t)which - 1 < job->out.n ? job->out.v[which - 1].tf.path : NULL;
@@ -142,6 +147,11 @@ const char *h5shuf_job_temp_file(const h5shuf_job *job, int which)
 const char *h5shuf_job_warning(const h5shuf_job *job, size_t index)
 {
     return job && index < job->nwarnings ? job->warnings[index] : NULL;
+}
+
+const char *h5shuf_job_resume_text(const h5shuf_job *job)
+{
+    return job ? job->ckpt.resume_text : "";
 }
 
 const char *h5shuf_job_strategy_why(const h5shuf_job *job)

@@ -14,6 +14,7 @@
 #include "error.h"
 #include "inputs.h"
 #include "output.h"
+#include "resume.h"
 #include "sort.h"
 #include "spec.h"
 #include "targets.h"
@@ -24,6 +25,31 @@ struct h5shuf_scratch;
 
 /* What a job does: the one-shot shuffle, or one of its two passes through a pile file. */
 enum h5shuf_mode { H5SHUF_MODE_RUN = 0, H5SHUF_MODE_SCATTER, H5SHUF_MODE_GATHER };
+
+struct h5shuf_walfile;
+
+/* A resumable run's checkpoints (checkpoint.c): the state directory and journal, and the run's side of
+ * them. */
+struct h5shuf_ckpt {
+    struct h5shuf_resume rs;      /* rs.on: this run checkpoints; rs.found: it continues an interrupted one */
+    char *identity;               /* this run's IDENTITY record (owned) */
+    uint64_t unit_rows;           /* pass 2: rows of an output file between its commits (0: at its end only) */
+    struct h5shuf_walfile *scratch_wal; /* the scratch file's driver, while it is open */
+    struct h5shuf_walfile *target_wal;  /* the open output file's */
+    struct h5shuf_scratch *scratch;     /* pass 1: the scratch file its checkpoints commit */
+    uint64_t last_rows;           /* pass 1: global rows scattered at the last checkpoint */
+    double last_time;             /* and its time (CLOCK_MONOTONIC, seconds) */
+    unsigned spill_seq;
+    char spill[64];               /* the spill file the last checkpoint of pass 1 names, "" when none */
+    const struct h5shuf_scratch *release_sc; /* pass 2: the scratch whose piles are given back at commits */
+    const struct h5shuf_pile *release_piles; /* its piles, from this one on not yet given back */
+    size_t release_n;
+    uint64_t release_row;         /* the output row release_piles[0] starts at */
+    int started;                  /* the state directory was made or taken over by this run */
+    int restored;                 /* pass 1's restore was done (a restart starts afresh) */
+    int finished;                 /* the interrupted run had put its outputs in place: only its state is left */
+    char resume_text[1024];       /* h5shuf_job_resume_text */
+};
 
 /* A job (the public opaque type). */
 struct h5shuf_job {
@@ -63,6 +89,7 @@ struct h5shuf_job {
     uint64_t band_bytes;           /* the output bands' bytes (h5shuf__writer_bytes), part of the budget */
     struct h5shuf_chunkio *cio;    /* during a run: the thread pool and chunk buffers */
     uint64_t *mixing_counts;       /* h5shuf_job_mixing's arrays */
+    struct h5shuf_ckpt ckpt;       /* checkpoints and resume (checkpoint.h) */
 };
 
 /* Plan the job (jobplan.c): everything h5shuf_job_plan does, without its quieting of HDF5's error printing

@@ -15,6 +15,7 @@
 #include <sys/random.h>
 
 #include "addrspace.h"
+#include "checkpoint.h"
 #include "chunkio.h"
 #include "direct.h"
 #include "error.h"
@@ -543,16 +544,24 @@ static int plan_scratch_filters(h5shuf_job *job)
     return h5shuf__filters_parse("none", "none", 0, "--scratch-compression", &job->scratch_filters, &job->err);
 }
 
-/* Fill the plan's disk estimates and free space (see h5shuf_plan). */
-static int plan_disk(h5shuf_job *job)
+/* Where the scratch file goes (job->scratch_dir): --tmpdir, else $TMPDIR, else the output's directory; a
+ * scatter's scratch file is the pile file itself, written next to its final name. */
+static int choose_scratch_dir(h5shuf_job *job)
 {
-    h5shuf_plan *p = &job->plan;
     const char *env = getenv("TMPDIR"), *out = job->out.v[0].path;
-    /* A scatter's scratch file is the pile file itself, written next to its final name. */
+    free(job->scratch_dir);
     job->scratch_dir = job->mode == H5SHUF_MODE_SCATTER ? h5shuf__dir_of(out)
                        : job->opts.tmpdir                ? strdup(job->opts.tmpdir)
                        : env && *env                     ? strdup(env)
                                                          : h5shuf__dir_of(out);
+    return job->scratch_dir ? H5SHUF_OK : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+}
+
+/* Fill the plan's disk estimates and free space (see h5shuf_plan). */
+static int plan_disk(h5shuf_job *job)
+{
+    h5shuf_plan *p = &job->plan;
+    const char *out = job->out.v[0].path;
     char *out_dir = h5shuf__dir_of(out);
     if (!job->scratch_dir || !out_dir) {
         free(out_dir);
@@ -678,6 +687,10 @@ int h5shuf__job_make_plan(h5shuf_job *job)
         st = h5shuf__targets_plan(&job->out, job->out_spec.file, job->opts.shards, job->split, job->out_rows,
                                   job->in.rows, &job->err);
     if (st == H5SHUF_OK)
+        st = choose_scratch_dir(job);
+    if (st == H5SHUF_OK) /* an interrupted run's state: refused, or continued with its seed */
+        st = h5shuf__ckpt_plan_find(job);
+    if (st == H5SHUF_OK)
         st = draw_seed(job);
     const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};
     if (st == H5SHUF_OK && job->out_rows < job->in.rows)
@@ -687,6 +700,8 @@ int h5shuf__job_make_plan(h5shuf_job *job)
         plan_bands(job);
         st = plan_strategy(job);
     }
+    if (st == H5SHUF_OK) /* this run's identity (compared with an interrupted run's), its checkpoints */
+        st = h5shuf__ckpt_plan_check(job);
     if (st == H5SHUF_OK) /* the buffers, HDF5 and the codec threads under the limit: else HDF5 would crash */
         st = h5shuf__addrspace_check(job->plan.mem_planned_bytes, chunk_buffer_bytes(&job->dsets, workers + 1),
                                      job->opts.mem_limit_bytes, workers, &job->err);
@@ -698,7 +713,7 @@ int h5shuf__job_make_plan(h5shuf_job *job)
         st = plan_objects(job);
     if (st == H5SHUF_OK)
         st = plan_disk(job);
-    if (st == H5SHUF_OK)
+    if (st == H5SHUF_OK && !job->ckpt.rs.found) /* (a resumed run's are its own, taken back) */
         st = warn_leftovers(job);
     if (st != H5SHUF_OK)
         return st;

@@ -27,6 +27,7 @@
 #include "plan.h"
 #include "rows.h"
 #include "vlen.h"
+#include <xxhash.h>
 
 #define PILE_NAME_MAX 64
 /* Most bytes HDF5's metadata cache may hold for the scratch file (part of the fixed overhead). */
@@ -81,10 +82,10 @@ int h5shuf__scratch_reserve(struct h5shuf_scratch *sc, const char *dir, const ch
     return st;
 }
 
-int h5shuf__scratch_open(struct h5shuf_scratch *sc, struct h5shuf_err *err)
+/* The scratch's file-access properties: base (copied; H5P_DEFAULT: HDF5's) with its own settings. */
+static hid_t scratch_fapl(hid_t base)
 {
-    char cause[256];
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    hid_t fapl = base == H5P_DEFAULT ? H5Pcreate(H5P_FILE_ACCESS) : H5Pcopy(base);
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
     /* The newest format: extensible-array chunk indexes append cheaply; nobody else reads this file. */
     H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
@@ -98,6 +99,27 @@ int h5shuf__scratch_open(struct h5shuf_scratch *sc, struct h5shuf_err *err)
         mdc.max_size = SCRATCH_MDC_BYTES;
         H5Pset_mdc_config(fapl, &mdc);
     }
+    return fapl;
+}
+
+int h5shuf__scratch_reopen(struct h5shuf_scratch *sc, hid_t base, struct h5shuf_err *err)
+{
+    char cause[256];
+    hid_t fapl = scratch_fapl(base);
+    sc->file = H5SHUF_FAULT() || fapl < 0 ? H5I_INVALID_HID : H5Fopen(h5shuf__tempfile_hdf5_name(&sc->tf), H5F_ACC_RDWR, fapl);
+    if (sc->file < 0)
+        h5shuf__hdf5_cause(cause, sizeof cause);
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    if (sc->file < 0)
+        return h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot reopen the interrupted run's scratch file: %s", sc->path, cause);
+    return H5SHUF_OK;
+}
+
+int h5shuf__scratch_open(struct h5shuf_scratch *sc, hid_t base, struct h5shuf_err *err)
+{
+    char cause[256];
+    hid_t fapl = scratch_fapl(base);
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
     H5Pset_obj_track_times(fcpl, 0); /* the root group too: no clock in the file (h5shuf__scratch_group) */
     sc->file = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Fcreate(h5shuf__tempfile_hdf5_name(&sc->tf), H5F_ACC_TRUNC, fcpl, fapl);
@@ -304,6 +326,7 @@ static hid_t *sets_new(const struct h5shuf_datasets *dsets, struct h5shuf_err *e
 /* Store the oldest pending flush: its encoded chunks, in the pile, after the rows already there. */
 static int flush_reap(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps)
 {
+    H5SHUF_KILL_POINT();
     const struct h5shuf_datasets *dsets = ps->sc->dsets;
     struct h5shuf_err *err = cx->err;
     struct h5shuf_pile_flush *f = &ps->fl[ps->fl_head];
@@ -338,12 +361,14 @@ static int flush_async(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, u
     int st = H5SHUF_OK;
     if (ps->fl_count == ps->nfl && (st = flush_reap(cx, ps)) != H5SHUF_OK)
         return st;
-    if (!w->created) {
+    if (!w->created || !ps->pl_ready) { /* (a pile made before a resumed pass 1 has its pipelines probed) */
         hid_t group = H5I_INVALID_HID;
         hid_t *sets = sets_new(dsets, err);
         if (!sets)
             return err->status;
-        st = pile_create(ps->sc, ps->first_number + k, ps->cap, ps->vchunk, &group, sets, err);
+        const struct h5shuf_pile made = {.number = ps->first_number + k};
+        st = w->created ? h5shuf__pile_open(ps->sc, &made, &group, sets, err)
+                        : pile_create(ps->sc, ps->first_number + k, ps->cap, ps->vchunk, &group, sets, err);
         for (size_t d = 0; d <= dsets->n && st == H5SHUF_OK && !ps->pl_ready; d++)
             if (h5shuf__pipeline_probe(sets[d], h5shuf__buf_type(dsets, d), &ps->pl[d]) < 0)
                 st = h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot inspect a pile", ps->sc->path);
@@ -399,6 +424,7 @@ static int pile_flush(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, ui
     char cause[256];
     if (w->nbuf == 0 && !payload_due(ps, k, all))
         return H5SHUF_OK;
+    H5SHUF_KILL_POINT();
     if (ps->nfl > 0) {
         int direct = 1;
         for (size_t d = 0; ps->pl_ready && d <= dsets->n; d++)
@@ -492,6 +518,174 @@ int h5shuf__pileset_finish(const struct h5shuf_ctx *cx, struct h5shuf_pileset *p
                 out[k].bytes += ps->w[k].va[dsets->ds[d].vslot].written * dsets->ds[d].elem_bytes;
     }
     h5shuf__pileset_free(cx->cio, ps);
+    return H5SHUF_OK;
+}
+
+/* ---- checkpoints of pass 1 -------------------------------------------------------------------------- */
+
+#define SAVE_MAGIC UINT64_C(0x5355464853354831) /* "1H5SHFUS" */
+
+/* Bytes of one buffered row of buffer d: a vlen dataset's holds its elements' lengths. */
+static uint64_t saved_row_bytes(const struct h5shuf_datasets *dsets, size_t d)
+{
+    return d < dsets->n && dsets->ds[d].vlen ? dsets->ds[d].elems * sizeof(uint64_t) : h5shuf__buf_row_bytes(dsets, d);
+}
+
+/* Writes through a small buffer, hashing as it goes. */
+struct saver {
+    int fd;
+    uint64_t off;
+    XXH3_state_t *h;
+    unsigned char buf[1 << 16];
+    size_t n;
+    int failed;
+};
+
+static void save_flush(struct saver *s)
+{
+    size_t at = 0;
+    while (!s->failed && at < s->n) {
+        ssize_t w = H5SHUF_FAULT() ? (errno = EIO, -1) : pwrite(s->fd, s->buf + at, s->n - at, (off_t)s->off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            s->failed = errno ? errno : EIO;
+        else {
+            at += (size_t)w;
+            s->off += (uint64_t)w;
+        }
+    }
+    s->n = 0;
+}
+
+static void save_bytes(struct saver *s, const void *p, uint64_t n)
+{
+    const unsigned char *c = p;
+    XXH3_64bits_update(s->h, p, (size_t)n);
+    while (n > 0 && !s->failed) {
+        size_t take = sizeof s->buf - s->n < n ? sizeof s->buf - s->n : (size_t)n;
+        memcpy(s->buf + s->n, c, take);
+        s->n += take;
+        c += take;
+        n -= take;
+        if (s->n == sizeof s->buf)
+            save_flush(s);
+    }
+}
+
+static void save_u64(struct saver *s, uint64_t v)
+{
+    save_bytes(s, &v, sizeof v);
+}
+
+int h5shuf__pileset_save(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, int fd, uint64_t *bytes, uint64_t *sum)
+{
+    const struct h5shuf_datasets *dsets = ps->sc->dsets;
+    while (ps->fl_count > 0) {
+        int st = flush_reap(cx, ps);
+        if (st != H5SHUF_OK)
+            return st;
+    }
+    struct saver *s = malloc(sizeof *s);
+    XXH3_state_t *h = XXH3_createState();
+    if (!s || !h) {
+        free(s);
+        XXH3_freeState(h);
+        return h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory");
+    }
+    s->fd = fd;
+    s->off = 0;
+    s->h = h;
+    s->n = 0;
+    s->failed = 0;
+    XXH3_64bits_reset(h);
+    save_u64(s, SAVE_MAGIC);
+    save_u64(s, ps->m);
+    save_u64(s, ps->cap);
+    save_u64(s, dsets->n);
+    save_u64(s, dsets->nvlen);
+    for (uint64_t k = 0; k < ps->m; k++) {
+        const struct h5shuf_pile_writer *w = &ps->w[k];
+        save_u64(s, w->written);
+        save_u64(s, (uint64_t)w->created);
+        save_u64(s, w->nbuf);
+        for (size_t d = 0; d <= dsets->n; d++)
+            save_bytes(s, w->buf[d], w->nbuf * saved_row_bytes(dsets, d));
+        for (size_t v = 0; v < dsets->nvlen; v++) {
+            const struct h5shuf_varena *a = w->va ? &w->va[v] : NULL;
+            save_u64(s, a ? a->written : 0);
+            save_u64(s, a ? a->n : 0);
+            if (a && a->n)
+                save_bytes(s, a->data, a->n);
+        }
+    }
+    save_flush(s);
+    int st = s->failed ? h5shuf__fail(cx->err, H5SHUF_EIO, "%s: cannot save pass 1's pile buffers: %s", ps->sc->path,
+                                      strerror(s->failed))
+                       : H5SHUF_OK;
+    *bytes = s->off;
+    *sum = XXH3_64bits_digest(h);
+    XXH3_freeState(h);
+    free(s);
+    return st;
+}
+
+/* Read exactly n bytes at *off. */
+static int restore_bytes(int fd, uint64_t *off, void *p, uint64_t n)
+{
+    unsigned char *c = p;
+    while (n > 0) {
+        ssize_t r = pread(fd, c, (size_t)n, (off_t)*off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        c += r;
+        n -= (uint64_t)r;
+        *off += (uint64_t)r;
+    }
+    return 0;
+}
+
+int h5shuf__pileset_restore(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, int fd, uint64_t bytes,
+                            struct h5shuf_err *err)
+{
+    (void)cx;
+    const struct h5shuf_datasets *dsets = ps->sc->dsets;
+    uint64_t off = 0, head[5];
+    if (restore_bytes(fd, &off, head, sizeof head) < 0 || head[0] != SAVE_MAGIC || head[1] != ps->m || head[2] != ps->cap ||
+        head[3] != dsets->n || head[4] != dsets->nvlen)
+        return h5shuf__fail(err, H5SHUF_EINVAL, "%s: pass 1's saved pile buffers do not match its piles", ps->sc->path);
+    for (uint64_t k = 0; k < ps->m; k++) {
+        struct h5shuf_pile_writer *w = &ps->w[k];
+        uint64_t v3[3];
+        if (restore_bytes(fd, &off, v3, sizeof v3) < 0 || v3[2] > ps->cap)
+            return h5shuf__fail(err, H5SHUF_EINVAL, "%s: pass 1's saved pile buffers are damaged", ps->sc->path);
+        w->written = v3[0];
+        w->created = v3[1] != 0;
+        w->nbuf = v3[2];
+        for (size_t d = 0; d <= dsets->n; d++)
+            if (restore_bytes(fd, &off, w->buf[d], w->nbuf * saved_row_bytes(dsets, d)) < 0)
+                return h5shuf__fail(err, H5SHUF_EINVAL, "%s: pass 1's saved pile buffers are damaged", ps->sc->path);
+        for (size_t v = 0; v < dsets->nvlen; v++) {
+            uint64_t v2[2];
+            if (restore_bytes(fd, &off, v2, sizeof v2) < 0)
+                return h5shuf__fail(err, H5SHUF_EINVAL, "%s: pass 1's saved pile buffers are damaged", ps->sc->path);
+            struct h5shuf_varena *a = &w->va[v];
+            size_t d = vlen_dataset(dsets, v);
+            if ((a->cap == 0 && h5shuf__varena_reserve(a, h5shuf__vlen_arena_bytes(&dsets->ds[d], ps->vchunk[v])) < 0) ||
+                (v2[1] > a->cap && h5shuf__varena_reserve(a, v2[1]) < 0))
+                return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for variable-length rows");
+            a->written = v2[0];
+            a->n = v2[1];
+            if (a->n && restore_bytes(fd, &off, a->data, a->n) < 0)
+                return h5shuf__fail(err, H5SHUF_EINVAL, "%s: pass 1's saved pile buffers are damaged", ps->sc->path);
+        }
+    }
+    if (off != bytes)
+        return h5shuf__fail(err, H5SHUF_EINVAL, "%s: pass 1's saved pile buffers are damaged", ps->sc->path);
+    /* the pipelines of asynchronous flushes are probed again from the first pile made after this */
+    ps->pl_ready = 0;
     return H5SHUF_OK;
 }
 

@@ -49,8 +49,12 @@ H5SHUF_INTERNAL int h5shuf__scratch_reserve(struct h5shuf_scratch *sc, const cha
                                             const char *for_path, const char *mid,
                                             const struct h5shuf_datasets *dsets, const struct h5shuf_filters *filters,
                                             const struct h5shuf_filters *id_filters, struct h5shuf_err *err);
-/* Then create the (empty) HDF5 scratch file at the reserved name, through its descriptor. */
-H5SHUF_INTERNAL int h5shuf__scratch_open(struct h5shuf_scratch *sc, struct h5shuf_err *err);
+/* Then create the (empty) HDF5 scratch file at the reserved name, through its descriptor, with fapl (a
+ * file-access property list of the caller's, e.g. a resumable run's driver; H5P_DEFAULT for none). */
+H5SHUF_INTERNAL int h5shuf__scratch_open(struct h5shuf_scratch *sc, hid_t fapl, struct h5shuf_err *err);
+/* A resumed run: open the scratch file sc->tf (an interrupted run's, brought back to a checkpoint) for
+ * writing with fapl. */
+H5SHUF_INTERNAL int h5shuf__scratch_reopen(struct h5shuf_scratch *sc, hid_t fapl, struct h5shuf_err *err);
 /* Close and remove the scratch file (emptied first).  Safe on a zeroed or half-made scratch. */
 H5SHUF_INTERNAL void h5shuf__scratch_destroy(struct h5shuf_scratch *sc);
 /* Create group name at loc without modification times, as every object of a scratch or pile file is
@@ -109,6 +113,16 @@ H5SHUF_INTERNAL int h5shuf__pileset_append(const struct h5shuf_ctx *cx, struct h
 /* Flush every buffer, close the datasets, and record the piles (in key order) in out[0..m). */
 H5SHUF_INTERNAL int h5shuf__pileset_finish(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps,
                                            struct h5shuf_pile *out);
+/* A checkpoint of pass 1 (resume.h): store every pending flush (the scratch file then holds every row
+ * that left a buffer), then write what the pile set holds in memory to fd from offset 0 (each pile's rows
+ * written and whether its group exists, its buffered rows, its vlen payload not yet written): about the
+ * pile buffers' bytes.  *bytes gets the length, *sum its XXH3-64.  The file is not synced here. */
+H5SHUF_INTERNAL int h5shuf__pileset_save(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, int fd, uint64_t *bytes,
+                                         uint64_t *sum);
+/* A resumed pass 1: fill ps (just opened over the same piles and buffer rows) from a file written by
+ * h5shuf__pileset_save, bytes long.  H5SHUF_EINVAL when it does not match ps. */
+H5SHUF_INTERNAL int h5shuf__pileset_restore(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, int fd, uint64_t bytes,
+                                            struct h5shuf_err *err);
 /* Free a pileset's buffers (after finish, or on error), waiting for encodes still queued in cio. */
 H5SHUF_INTERNAL void h5shuf__pileset_free(struct h5shuf_chunkio *cio, struct h5shuf_pileset *ps);
 

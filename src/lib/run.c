@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint.h"
 #include "chunkio.h"
 #include "ctx.h"
 #include "direct.h"
@@ -102,11 +103,12 @@ static struct h5shuf_pass1 pass1_of(h5shuf_job *job)
     return p1;
 }
 
-/* Pass 1 into sc, with the oversize handling. */
+/* Pass 1 into sc, with the oversize handling (and a resumable run's checkpoints). */
 static int pass1(h5shuf_job *job, struct h5shuf_scratch *sc)
 {
     const struct h5shuf_ctx cx = ctx_of(job);
-    const struct h5shuf_pass1 p1 = pass1_of(job);
+    struct h5shuf_pass1 p1 = pass1_of(job);
+    h5shuf__ckpt_pass1_hooks(job, sc, &p1);
     return h5shuf__pass1(&cx, &p1, sc);
 }
 
@@ -119,9 +121,10 @@ static int fill_outputs(h5shuf_job *job, const struct h5shuf_scratch *sc, int re
 {
     const struct h5shuf_ctx cx = ctx_of(job);
     struct h5shuf_writer w;
-    int st = h5shuf__writer_init(&w, &job->of, 0, job->out_rows, job->band_threads, &job->err);
+    const uint64_t from = h5shuf__ckpt_first_row(job); /* a resumed run's rows before it are written */
+    int st = h5shuf__writer_init(&w, &job->of, from, job->out_rows, job->band_threads, &job->err);
     if (st == H5SHUF_OK && sc) {
-        const struct h5shuf_pass2 p2 = {
+        struct h5shuf_pass2 p2 = {
             .sc = sc,
             .piles = sc->piles,
             .npiles = sc->npiles,
@@ -134,6 +137,7 @@ static int fill_outputs(h5shuf_job *job, const struct h5shuf_scratch *sc, int re
             .load = load,
             .load_user = load_user,
         };
+        h5shuf__ckpt_pass2_from(job, sc, &p2);
         st = h5shuf__gather(&cx, &p2, &job->out, &w);
     } else if (st == H5SHUF_OK) {
         const struct h5shuf_direct d = {
@@ -143,6 +147,7 @@ static int fill_outputs(h5shuf_job *job, const struct h5shuf_scratch *sc, int re
             .plan = &job->direct_plan,
             .seed = job->seed,
             .head_bound = job->out_rows < job->in.rows ? &job->head_bound : NULL,
+            .put_first = from,
         };
         /* progress about every band's worth of bytes, whichever dataset is first */
         w.progress_rows = job->dsets.row_bytes < H5SHUF_BAND_BYTES_MAX ? H5SHUF_BAND_BYTES_MAX / job->dsets.row_bytes : 1;
@@ -164,16 +169,22 @@ int h5shuf__job_scratch_open(h5shuf_job *job, struct h5shuf_scratch *sc)
     job->temp_file[1] = sc->path;
     if (st == H5SHUF_OK)
         st = h5shuf__progress(&cx.progress, &job->err, H5SHUF_PHASE_CREATE, job->out.n + 1, job->out.n + 1);
-    return st == H5SHUF_OK ? h5shuf__scratch_open(sc, &job->err) : st;
+    return st == H5SHUF_OK ? h5shuf__scratch_open(sc, H5P_DEFAULT, &job->err) : st;
 }
 
-/* The two passes through a scratch file, into the output files (made). */
+/* The two passes through a scratch file, into the output files (made).  A resumable run's scratch is in
+ * its state directory, and a resumed one's pass 1 may be done already or go on from a checkpoint. */
 static int two_pass(h5shuf_job *job)
 {
+    const struct h5shuf_ctx cx = ctx_of(job);
     struct h5shuf_scratch sc = {.file = H5I_INVALID_HID};
-    int st = h5shuf__job_scratch_open(job, &sc);
+    int done = 0;
+    int st = h5shuf__ckpt_scratch(job, &cx, &sc, &done);
     if (st == H5SHUF_OK && job->out_rows > 0) {
-        st = pass1(job, &sc);
+        if (!done)
+            st = pass1(job, &sc);
+        if (st == H5SHUF_OK && !done)
+            st = h5shuf__ckpt_pass1_done(job, &sc);
         hsize_t size = 0;
         if (st == H5SHUF_OK && H5Fget_filesize(sc.file, &size) >= 0)
             job->plan.scratch_bytes = size;
@@ -181,7 +192,10 @@ static int two_pass(h5shuf_job *job)
             st = fill_outputs(job, &sc, 1, NULL, NULL);
     }
     job->temp_file[1] = NULL;
-    h5shuf__scratch_destroy(&sc);
+    if (h5shuf__ckpt_keeps(job, st))
+        h5shuf__ckpt_scratch_keep(job, &sc);
+    else
+        h5shuf__ckpt_scratch_destroy(job, &sc);
     return st;
 }
 
@@ -228,18 +242,23 @@ static int run(h5shuf_job *job)
     if (job->piles_path)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "a job with a pile file runs with h5shuf_run_scatter or h5shuf_run_gather");
     const struct h5shuf_ctx cx = ctx_of(job);
-    int st = run_prepare(job);
+    if ((job->planned || h5shuf__job_make_plan(job) == H5SHUF_OK) && job->ckpt.finished)
+        return h5shuf__ckpt_end(job, H5SHUF_OK); /* a resume of a run that had finished: its state removed */
+    int st = job->err.status ? job->err.status : run_prepare(job);
     const int direct = job->plan.strategy == H5SHUF_STRATEGY_DIRECT;
     const int scratch = !direct && !job->one_pass;
-    if (st == H5SHUF_OK) /* the scratch file is named after the outputs (progress counts it) */
-        st = h5shuf__targets_create(&cx, &job->out, &job->of, job->out.n + scratch);
+    (void)scratch; /* the scratch file is named after the outputs (progress counts it) */
+    if (st == H5SHUF_OK) /* (a resumed run takes back the files the interrupted run made) */
+        st = h5shuf__ckpt_targets(job, &cx);
     if (st == H5SHUF_OK && job->out_rows > 0 && !scratch)
         st = direct ? fill_outputs(job, NULL, 0, NULL, NULL) : one_pass(job);
     else if (st == H5SHUF_OK && scratch)
         st = two_pass(job);
     if (st == H5SHUF_OK && job->opts.check) /* before the rename: a failed check leaves nothing in place */
         st = check_output(job);
-    return h5shuf__targets_finish(&job->out, st, job->opts.force, job->out_mode, &job->err);
+    job->out.keep_files = h5shuf__ckpt_keeps(job, st); /* interrupted: the outputs are the state kept */
+    st = h5shuf__targets_finish(&job->out, st, job->opts.force, job->out_mode, &job->err);
+    return h5shuf__ckpt_end(job, st);
 }
 
 /* Close a finished pile file (flushed first, so a full disk fails here), recording its size. */
@@ -277,7 +296,7 @@ static int run_scatter(h5shuf_job *job)
     if (st == H5SHUF_OK)
         st = h5shuf__progress(&cx.progress, &job->err, H5SHUF_PHASE_CREATE, 1, 1);
     if (st == H5SHUF_OK)
-        st = h5shuf__scratch_open(&sc, &job->err);
+        st = h5shuf__scratch_open(&sc, H5P_DEFAULT, &job->err);
     if (st == H5SHUF_OK)
         st = pass1(job, &sc);
     const struct h5shuf_pilefile_meta meta = {&job->in, &job->dsets, job->seed, &job->plan,

@@ -88,15 +88,16 @@ static int scatter_slabs(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 
                          struct h5shuf_slab *sl, struct h5shuf_prefetch **pf, int pipelined, struct h5shuf_chunk_cache *cache)
 {
     const struct h5shuf_datasets *dsets = ps->sc->dsets;
-    uint64_t done = 0;
+    const uint64_t from = p->restore ? p->start_row : p->first_row; /* a resumed pass 1 goes on from its checkpoint */
+    uint64_t done = from - p->first_row;
     int cur = 0, st = H5SHUF_OK;
     struct h5shuf_slab_pos pos = {.f = SIZE_MAX};
-    int more = h5shuf__slab_next(p->inputs, p->first_row, p->end_row, p->plan->slab_rows, &pos);
+    int more = h5shuf__slab_next(p->inputs, from, p->end_row, p->plan->slab_rows, &pos);
     if (more)
         st = h5shuf__slab_start(cx, p->inputs, dsets, &pos, &sl[0], pf, pipelined, cache);
     while (st == H5SHUF_OK && more) {
         struct h5shuf_slab_pos next = pos;
-        int next_more = h5shuf__slab_next(p->inputs, p->first_row, p->end_row, p->plan->slab_rows, &next);
+        int next_more = h5shuf__slab_next(p->inputs, from, p->end_row, p->plan->slab_rows, &next);
         int to = pipelined ? cur ^ 1 : cur;
         st = h5shuf__slab_finish(cx, p->inputs, dsets, &pos, pf);
         if (st == H5SHUF_OK && pipelined && next_more)
@@ -112,6 +113,8 @@ static int scatter_slabs(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 
         done += pos.n;
         if (st == H5SHUF_OK)
             st = h5shuf__progress(&cx->progress, cx->err, H5SHUF_PHASE_SCATTER, done, p->total_rows);
+        if (st == H5SHUF_OK && p->checkpoint)
+            st = p->checkpoint(p->checkpoint_user, p->first_row + done, ps, cx->err);
         if (st == H5SHUF_OK && !pipelined && next_more)
             st = h5shuf__slab_start(cx, p->inputs, dsets, &next, &sl[to], pf, pipelined, cache);
         pos = next;
@@ -180,6 +183,8 @@ int h5shuf__scatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, s
     if (st == H5SHUF_OK)
         st = h5shuf__pileset_open(cx, sc, all, plan->piles, plan->pile_buffer_rows,
                                   (size_t)h5shuf__plan_spare_buffers(plan), &ps);
+    if (st == H5SHUF_OK && p->restore)
+        st = p->restore(p->checkpoint_user, &ps, err);
     if (st == H5SHUF_OK)
         st = scatter_slabs(cx, p, &ps, sl, pf, pipelined, cache);
     if (st == H5SHUF_OK) {
@@ -428,8 +433,10 @@ int h5shuf__pass1(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, str
         plan->pile_buffer_rows = h5shuf__plan_pile_buffer_rows(plan, m);
         plan->restarts++;
         st = h5shuf__scratch_reset(sc, cx->err);
+        struct h5shuf_pass1 again = *p; /* from the first row (a resumed pass 1 restarts whole too) */
+        again.restore = NULL;
         if (st == H5SHUF_OK)
-            st = h5shuf__scatter(cx, p, sc);
+            st = h5shuf__scatter(cx, &again, sc);
         if (st == H5SHUF_OK)
             st = any_oversize(cx, p, sc, &any, &g);
     }

@@ -28,6 +28,16 @@ struct h5shuf_pass1 {
      * process, whose piles are all there is. */
     int (*sums)(void *user, uint64_t *v, size_t n, struct h5shuf_err *err);
     void *sums_user;
+    /* A resumable run (resume.h; NULL otherwise): after each slab, checkpoint(user, rows, ps, err) with the
+     * global rows [first_row, rows) scattered into the pile set ps so far; it may save ps
+     * (h5shuf__pileset_save) and commit the scratch file.  A failure is recorded in err and returned. */
+    int (*checkpoint)(void *user, uint64_t rows, struct h5shuf_pileset *ps, struct h5shuf_err *err);
+    /* A resumed pass 1 (NULL: a fresh one): restore(user, ps, err) fills the pile set, opened over the
+     * plan's piles and buffer rows, as it was at a checkpoint, and rows [start_row, end_row) remain to be
+     * scattered.  A restart of pass 1 begins again at first_row. */
+    int (*restore)(void *user, struct h5shuf_pileset *ps, struct h5shuf_err *err);
+    uint64_t start_row;
+    void *checkpoint_user;
 };
 
 /* Pass 1: read the rows in slabs and scatter them into plan->piles piles over the key range (all keys, or

@@ -394,10 +394,67 @@ static int close_file(struct h5shuf_targets *t, hid_t file, const char *name, co
     /* A failed run discards the output: empty it first, so that HDF5's flush at close finds room even on
      * a full disk.  (HDF5 1.10 cannot recover from a failed H5Fclose: the file stays half-closed and the
      * library crashes closing it again at exit.) */
-    if (st != H5SHUF_OK)
+    if (st != H5SHUF_OK && !(t->discard && t->discard(t->commit_user)))
         h5shuf__tempfile_empty(tf);
     if (H5Fclose(file) < 0 && st == H5SHUF_OK)
         st = h5shuf__fail(err, H5SHUF_EIO, "%s: cannot finish writing: %s", name, h5shuf__hdf5_cause(cause, sizeof cause));
+    return st;
+}
+
+int h5shuf__targets_attach(struct h5shuf_targets *t, const struct h5shuf_outfile *of, struct h5shuf_err *err)
+{
+    t->of = of;
+    t->file = H5I_INVALID_HID;
+    if (!t->dsets && !(t->dsets = malloc((of->dsets->n + 2) * sizeof *t->dsets)))
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    for (size_t d = 0; d < of->dsets->n + 2; d++)
+        t->dsets[d] = H5I_INVALID_HID;
+    return H5SHUF_OK;
+}
+
+int h5shuf__targets_reserve(struct h5shuf_targets *t, struct h5shuf_err *err)
+{
+    int st = H5SHUF_OK;
+    for (size_t k = t->lo; k < t->hi && st == H5SHUF_OK; k++) {
+        if (t->v[k].tf.path)
+            continue;
+        st = target_reserve(&t->v[k], err);
+        if (st == H5SHUF_OK && t->hi - t->lo > TARGETS_OPEN)
+            h5shuf__tempfile_park(&t->v[k].tf);
+    }
+    return st;
+}
+
+void h5shuf__targets_temp_name(const struct h5shuf_targets *t, size_t k, char *buf, size_t cap)
+{
+    h5shuf__tempfile_name(".", t->v[k].path, ".h5shuf-", buf, cap);
+}
+
+int h5shuf__targets_reserve_as(struct h5shuf_targets *t, size_t k, const char *name, struct h5shuf_err *err)
+{
+    struct h5shuf_target *tg = &t->v[k];
+    char *dir = h5shuf__dir_of(tg->path);
+    if (!dir)
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    char what[64 + 4096];
+    snprintf(what, sizeof what, "%s: cannot create the output", tg->path);
+    int st = h5shuf__tempfile_create_as(&tg->tf, dir, name, what, err);
+    free(dir);
+    if (st == H5SHUF_OK && t->hi - t->lo > TARGETS_OPEN)
+        h5shuf__tempfile_park(&tg->tf);
+    return st;
+}
+
+int h5shuf__targets_adopt(struct h5shuf_targets *t, size_t k, const char *name, uint64_t dev, uint64_t ino,
+                          struct h5shuf_err *err)
+{
+    struct h5shuf_target *tg = &t->v[k];
+    char *dir = h5shuf__dir_of(tg->path);
+    if (!dir)
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    h5shuf__tempfile_remove(&tg->tf);
+    int st = h5shuf__tempfile_adopt(&tg->tf, dir, name, dev, ino, err);
+    free(dir);
     return st;
 }
 
@@ -405,18 +462,13 @@ int h5shuf__targets_create(const struct h5shuf_ctx *cx, struct h5shuf_targets *t
                            uint64_t files)
 {
     struct h5shuf_err *err = cx->err;
-    t->of = of;
-    t->file = H5I_INVALID_HID;
-    if (!t->dsets && !(t->dsets = malloc((of->dsets->n + 2) * sizeof *t->dsets)))
-        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-    for (size_t d = 0; d < of->dsets->n + 2; d++)
-        t->dsets[d] = H5I_INVALID_HID;
-    int st = H5SHUF_OK;
+    int st = h5shuf__targets_attach(t, of, err);
     for (size_t k = t->lo; k < t->hi && st == H5SHUF_OK; k++) {
         struct h5shuf_target *tg = &t->v[k];
         hid_t file = H5I_INVALID_HID;
-        /* its temporary name is known from now on (h5shuf_job_temp_file), before HDF5 writes anything */
-        if ((st = target_reserve(tg, err)) != H5SHUF_OK ||
+        /* its temporary name is known from now on (h5shuf_job_temp_file), before HDF5 writes anything
+         * (reserved already when a resumable run recorded it) */
+        if ((st = tg->tf.path ? h5shuf__tempfile_unpark(&tg->tf, tg->path, err) : target_reserve(tg, err)) != H5SHUF_OK ||
             (st = h5shuf__progress(&cx->progress, err, H5SHUF_PHASE_CREATE, k + 1, files)) != H5SHUF_OK ||
             (st = target_create_file(tg, of->objects, &file, err)) != H5SHUF_OK)
             break;
@@ -439,16 +491,26 @@ int h5shuf__targets_create(const struct h5shuf_ctx *cx, struct h5shuf_targets *t
     return st;
 }
 
-int h5shuf__targets_close(struct h5shuf_targets *t, int st, struct h5shuf_err *err)
+/* Close the open target at output row row (st != H5SHUF_OK: discarded), then let a resumable run commit
+ * it (t->commit) before its descriptor may be parked. */
+static int close_open(struct h5shuf_targets *t, int st, uint64_t row, struct h5shuf_err *err)
 {
     if (t->file < 0)
         return st;
     struct h5shuf_target *tg = &t->v[t->cur];
     st = close_file(t, t->file, tg->path, &tg->tf, st, err);
     t->file = H5I_INVALID_HID;
+    if (st == H5SHUF_OK && t->commit)
+        st = t->commit(t->commit_user, t->cur, row, row == tg->first + tg->rows, err);
     if (t->hi - t->lo > TARGETS_OPEN)
         h5shuf__tempfile_park(&tg->tf);
     return st;
+}
+
+int h5shuf__targets_close(struct h5shuf_targets *t, int st, struct h5shuf_err *err)
+{
+    /* the end of pass 2: the open target is finished (its rows all put) unless st says otherwise */
+    return t->file < 0 ? st : close_open(t, st, t->v[t->cur].first + t->v[t->cur].rows, err);
 }
 
 /* Bytes of rows between two writebacks of the open output (h5shuf__file_writeback): the disk then writes
@@ -462,7 +524,7 @@ static int next_target(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, st
 {
     char cause[256];
     int st = h5shuf__writer_flush(cx, w);
-    st = h5shuf__targets_close(t, st, cx->err);
+    st = close_open(t, st, w->pos, cx->err);
     if (st != H5SHUF_OK)
         return st;
     size_t k = t->cur;
@@ -474,7 +536,9 @@ static int next_target(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, st
     t->cur = k;
     if ((st = h5shuf__tempfile_unpark(&tg->tf, tg->path, cx->err)) != H5SHUF_OK)
         return st;
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    hid_t fapl = t->fapl ? t->fapl(t->commit_user, k, tg->tf.fd, cx->err) : H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0)
+        return cx->err->status ? cx->err->status : h5shuf__fail(cx->err, H5SHUF_EHDF5, "%s: cannot reopen", tg->path);
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
     t->file = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Fopen(h5shuf__tempfile_hdf5_name(&tg->tf), H5F_ACC_RDWR, fapl);
     if (t->file < 0)
@@ -499,7 +563,13 @@ static int next_target(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, st
                               h5shuf__hdf5_cause(cause, sizeof cause));
     }
     H5Pclose(dapl);
-    if (st == H5SHUF_OK && h5shuf__writer_retarget(w, t->dsets, tg->first, tg->first + tg->rows, tg->path) < 0)
+    /* the writer stops at the target's end, or at its next checkpoint (t->unit_rows after its first row) */
+    uint64_t end = tg->first + tg->rows;
+    if (t->unit_rows) {
+        const uint64_t next = tg->first + ((w->pos - tg->first) / t->unit_rows + 1) * t->unit_rows;
+        end = next < end ? next : end;
+    }
+    if (st == H5SHUF_OK && h5shuf__writer_retarget(w, t->dsets, tg->first, end, tg->path) < 0)
         st = h5shuf__fail(cx->err, H5SHUF_EHDF5, "%s: cannot read its datasets' filters: %s", tg->path,
                           h5shuf__hdf5_cause(cause, sizeof cause));
     return st;
@@ -542,8 +612,11 @@ void h5shuf__targets_settle(struct h5shuf_targets *t, int keep)
 {
     h5shuf__tempfile_settle(t->placed, keep);
     t->placed = NULL;
-    for (size_t k = 0; k < t->n; k++) /* the discarded files, or (all in place) nothing */
-        h5shuf__tempfile_remove(&t->v[k].tf);
+    for (size_t k = 0; k < t->n; k++) /* the discarded files, or (all in place) nothing; a kept state's stay */
+        if (t->keep_files && !keep)
+            h5shuf__tempfile_forget(&t->v[k].tf);
+        else
+            h5shuf__tempfile_remove(&t->v[k].tf);
 }
 
 int h5shuf__targets_finish(struct h5shuf_targets *t, int st, int force, mode_t mode, struct h5shuf_err *err)
@@ -558,7 +631,10 @@ void h5shuf__targets_free(struct h5shuf_targets *t)
     h5shuf__tempfile_settle(t->placed, 0); /* (none unless a distributed run failed between its halves) */
     for (size_t k = 0; k < t->n; k++) {
         free(t->v[k].path);
-        h5shuf__tempfile_remove(&t->v[k].tf);
+        if (t->keep_files)
+            h5shuf__tempfile_forget(&t->v[k].tf);
+        else
+            h5shuf__tempfile_remove(&t->v[k].tf);
         free(t->v[k].label);
     }
     free(t->v);

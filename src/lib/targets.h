@@ -39,6 +39,21 @@ struct h5shuf_targets {
     hid_t *dsets;      /* of->dsets->n + 2: datasets, index, source index of the open target (or invalid) */
     uint64_t writeback_at; /* output row at which the open target's pages are next written back (targets.c) */
     struct h5shuf_placed *placed; /* between h5shuf__targets_place and _settle: the targets placed */
+    /* Checkpoints (a resumable run, resume.h; all zero otherwise).  The open target is closed and opened
+     * again every unit_rows rows of it, counted from its first row (0: only at its end), so that its file
+     * is whole and synced at those rows; after each close, commit(commit_user, k, row, done, err) is called
+     * with the target's index, the output row reached and whether it was the target's last (its
+     * descriptor still open: v[k].tf.fd), and must return H5SHUF_OK to go on.  fapl(commit_user, k, fd,
+     * err), when set, gives the file-access property list target k is opened with for writing (the
+     * caller's own driver over descriptor fd; closed here), or < 0 with err recorded. */
+    uint64_t unit_rows;
+    int (*commit)(void *user, size_t k, uint64_t row, int done, struct h5shuf_err *err);
+    /* A failed run closes its open target: discard(commit_user) makes the file's driver drop every write
+     * from then on (and returns 1) instead of the file being emptied, so that its last commit stays. */
+    int (*discard)(void *user);
+    int keep_files;    /* set before h5shuf__targets_finish fails: the files stay (a kept state), unnamed */
+    hid_t (*fapl)(void *user, size_t k, int fd, struct h5shuf_err *err);
+    void *commit_user;
 };
 
 /* Make the targets for the output file name out: K shards (shards > 0; named by h5shuf_job_output_file's
@@ -56,6 +71,21 @@ H5SHUF_INTERNAL void h5shuf__targets_select(struct h5shuf_targets *t, size_t lo,
  * copied whole into it by the process that writes it.  h5shuf__targets_finish removes it, always. */
 H5SHUF_INTERNAL int h5shuf__targets_plan_part(struct h5shuf_targets *t, const char *dir, uint64_t first, uint64_t rows,
                                               uint64_t all_rows, struct h5shuf_err *err);
+
+/* Reserve every target's temporary file (h5shuf__targets_create makes the ones still missing), so that
+ * their names can be recorded before HDF5 writes to them. */
+H5SHUF_INTERNAL int h5shuf__targets_reserve(struct h5shuf_targets *t, struct h5shuf_err *err);
+/* A resumable run names each target's temporary file in its journal before making it: a fresh name for
+ * target k (its last component, into buf of cap bytes: at least NAME_MAX + 1), then the file made with
+ * exactly that name in the target's directory (h5shuf__tempfile_create_as). */
+H5SHUF_INTERNAL void h5shuf__targets_temp_name(const struct h5shuf_targets *t, size_t k, char *buf, size_t cap);
+H5SHUF_INTERNAL int h5shuf__targets_reserve_as(struct h5shuf_targets *t, size_t k, const char *name, struct h5shuf_err *err);
+/* A resumed run: target k's file is the interrupted run's (name in the target's directory, dev/ino), kept
+ * closed until it is opened for writing (h5shuf__tempfile_adopt). */
+H5SHUF_INTERNAL int h5shuf__targets_adopt(struct h5shuf_targets *t, size_t k, const char *name, uint64_t dev, uint64_t ino,
+                                          struct h5shuf_err *err);
+/* A resumed run whose targets were made before: what h5shuf__targets_create sets up, making nothing. */
+H5SHUF_INTERNAL int h5shuf__targets_attach(struct h5shuf_targets *t, const struct h5shuf_outfile *of, struct h5shuf_err *err);
 
 /* Refuse a target that is an input or the pile file piles_path (may be NULL), or exists (unless force and
  * it is a regular file). */

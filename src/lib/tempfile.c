@@ -94,10 +94,10 @@ static void adopt(struct h5shuf_tempfile *tf, int fd, const struct stat *st)
     snprintf(tf->hdf5_name, sizeof tf->hdf5_name, "/proc/self/fd/%d", fd);
 }
 
-int h5shuf__tempfile_create(struct h5shuf_tempfile *tf, const char *dir, const char *lead, const char *for_path,
-                            const char *mid, const char *what, struct h5shuf_err *err)
+/* The name "LEAD BASE MID PID-XXXXXX" (XXXXXX left for randomize) in buf of cap bytes (at least
+ * NAME_MAX + 1); its length. */
+static size_t make_name(const char *lead, const char *for_path, const char *mid, char *buf, size_t cap)
 {
-    h5shuf__tempfile_init(tf);
     const char *slash = strrchr(for_path, '/');
     const char *base = slash ? slash + 1 : for_path;
     char pid[24];
@@ -105,14 +105,51 @@ int h5shuf__tempfile_create(struct h5shuf_tempfile *tf, const char *dir, const c
     /* the name fits NAME_MAX however long BASE is (an output name near the limit still gets a temporary) */
     const size_t fixed = strlen(lead) + strlen(mid) + strlen(pid);
     const size_t keep = strlen(base) + fixed <= NAME_MAX ? strlen(base) : NAME_MAX - fixed;
-    const size_t len = strlen(dir) + 1 + fixed + keep + 1;
-    int st = H5SHUF_OK, e = 0;
-    struct stat sb;
+    int n = snprintf(buf, cap, "%s%.*s%s%s", lead, (int)keep, base, mid, pid);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+void h5shuf__tempfile_name(const char *lead, const char *for_path, const char *mid, char *buf, size_t cap)
+{
+    make_name(lead, for_path, mid, buf, cap);
+    randomize(buf);
+}
+
+/* Create tf->name (in tf->path) in dir with O_EXCL, tries times with a fresh random suffix each (tries 1:
+ * that name only). */
+static int create_in(struct h5shuf_tempfile *tf, const char *dir, int tries, const char *what, struct h5shuf_err *err);
+
+int h5shuf__tempfile_create_as(struct h5shuf_tempfile *tf, const char *dir, const char *name, const char *what,
+                               struct h5shuf_err *err)
+{
+    h5shuf__tempfile_init(tf);
+    const size_t len = strlen(dir) + strlen(name) + 2;
+    if (!(tf->path = malloc(len)))
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    const int n = snprintf(tf->path, len, "%s/%s", dir, name);
+    tf->name = tf->path + n - (int)strlen(name);
+    return create_in(tf, dir, 1, what, err);
+}
+
+int h5shuf__tempfile_create(struct h5shuf_tempfile *tf, const char *dir, const char *lead, const char *for_path,
+                            const char *mid, const char *what, struct h5shuf_err *err)
+{
+    h5shuf__tempfile_init(tf);
+    char name[NAME_MAX + 1];
+    const size_t nlen = make_name(lead, for_path, mid, name, sizeof name);
+    const size_t len = strlen(dir) + 1 + nlen + 1;
     tf->path = malloc(len);
     if (!tf->path)
         return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-    const int n = snprintf(tf->path, len, "%s/%s%.*s%s%s", dir, lead, (int)keep, base, mid, pid);
-    tf->name = tf->path + n - (int)(fixed + keep);
+    const int n = snprintf(tf->path, len, "%s/%s", dir, name);
+    tf->name = tf->path + n - (int)nlen;
+    return create_in(tf, dir, NAME_TRIES, what, err);
+}
+
+static int create_in(struct h5shuf_tempfile *tf, const char *dir, int tries_max, const char *what, struct h5shuf_err *err)
+{
+    int st = H5SHUF_OK, e = 0;
+    struct stat sb;
     /* the directory as the user named it: a symbolic link there is followed only if it was one already */
     struct stat ld;
     const int nofollow = lstat(dir, &ld) == 0 && !S_ISLNK(ld.st_mode) ? O_NOFOLLOW : 0;
@@ -122,8 +159,9 @@ int h5shuf__tempfile_create(struct h5shuf_tempfile *tf, const char *dir, const c
         goto out;
     }
     int fd = -1;
-    for (int tries = 0; fd < 0 && tries < NAME_TRIES; tries++) {
-        randomize(tf->path);
+    for (int tries = 0; fd < 0 && tries < tries_max; tries++) {
+        if (tries_max > 1)
+            randomize(tf->path);
         fd = openat(tf->dirfd, tf->name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0 && errno != EEXIST)
             break;
@@ -187,6 +225,39 @@ int h5shuf__tempfile_unpark(struct h5shuf_tempfile *tf, const char *out, struct 
         return h5shuf__tempfile_fail_replaced(tf, out, err);
     return h5shuf__fail(err, e == ENOMEM ? H5SHUF_ENOMEM : H5SHUF_EIO, "%s: cannot reopen its temporary file %s: %s", out,
                         tf->path, strerror(e));
+}
+
+int h5shuf__tempfile_adopt(struct h5shuf_tempfile *tf, const char *dir, const char *name, uint64_t dev, uint64_t ino,
+                           struct h5shuf_err *err)
+{
+    h5shuf__tempfile_init(tf);
+    const size_t len = strlen(dir) + strlen(name) + 2;
+    if (!(tf->path = malloc(len)))
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    const int n = snprintf(tf->path, len, "%s/%s", dir, name);
+    tf->name = tf->path + n - (int)strlen(name);
+    struct stat ld;
+    const int nofollow = lstat(dir, &ld) == 0 && !S_ISLNK(ld.st_mode) ? O_NOFOLLOW : 0;
+    tf->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | nofollow);
+    if (tf->dirfd < 0) {
+        const int e = errno;
+        free(tf->path);
+        h5shuf__tempfile_init(tf);
+        return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot open the directory: %s", dir, strerror(e));
+    }
+    tf->dev = (dev_t)dev;
+    tf->ino = (ino_t)ino;
+    return H5SHUF_OK;
+}
+
+void h5shuf__tempfile_forget(struct h5shuf_tempfile *tf)
+{
+    if (tf->path && tf->fd >= 0)
+        close(tf->fd);
+    if (tf->path && tf->dirfd >= 0)
+        close(tf->dirfd);
+    free(tf->path);
+    h5shuf__tempfile_init(tf);
 }
 
 void h5shuf__tempfile_empty(const struct h5shuf_tempfile *tf)

@@ -57,6 +57,24 @@ H5SHUF_INTERNAL void h5shuf__tempfile_park(struct h5shuf_tempfile *tf);
  * PATH was replaced while h5shuf ran".  out names the final file in the message.  No-op when not parked. */
 H5SHUF_INTERNAL int h5shuf__tempfile_unpark(struct h5shuf_tempfile *tf, const char *out, struct h5shuf_err *err);
 
+/* The two halves of h5shuf__tempfile_create, for a name that must be recorded before the file exists (a
+ * resumable run's journal, resume.h): a fresh name as h5shuf__tempfile_create makes it (the last
+ * component only, into buf of cap bytes; its XXXXXX random), then the file created with exactly that
+ * name (O_EXCL: EEXIST is an error, H5SHUF_EIO). */
+H5SHUF_INTERNAL void h5shuf__tempfile_name(const char *lead, const char *for_path, const char *mid, char *buf, size_t cap);
+H5SHUF_INTERNAL int h5shuf__tempfile_create_as(struct h5shuf_tempfile *tf, const char *dir, const char *name,
+                                               const char *what, struct h5shuf_err *err);
+
+/* Take over a file an interrupted run made (resume.h): tf (empty) becomes the file named name in directory
+ * dir, parked, which h5shuf__tempfile_unpark then opens only while it is still the file dev/ino (a
+ * regular file of this user's).  H5SHUF_OK, or ENOMEM / EIO (the directory cannot be opened). */
+H5SHUF_INTERNAL int h5shuf__tempfile_adopt(struct h5shuf_tempfile *tf, const char *dir, const char *name, uint64_t dev,
+                                           uint64_t ino, struct h5shuf_err *err);
+
+/* Let go of the file without removing it (a resumable run's, kept for --resume): descriptors closed, tf
+ * emptied. */
+H5SHUF_INTERNAL void h5shuf__tempfile_forget(struct h5shuf_tempfile *tf);
+
 /* Empty the file (ftruncate through the descriptor), e.g. before HDF5's flush at the close of a discarded
  * file, which then needs no room on a full disk.  Best effort; nothing when parked. */
 H5SHUF_INTERNAL void h5shuf__tempfile_empty(const struct h5shuf_tempfile *tf);

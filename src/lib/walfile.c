@@ -86,6 +86,7 @@ struct h5shuf_walfile {
     int open;                /* an HDF5 file is open on it */
     int prepared;            /* between prepare and apply: c is the prepared commit */
     int broken;              /* a write or resize failed since the last commit: HDF5 may have lost data */
+    int discard;             /* h5shuf__walfile_discard: writes and resizes are dropped */
     struct h5shuf_wal_commit c;
 };
 
@@ -105,6 +106,7 @@ static void step(const char *what)
 {
     if (h5shuf__walfile_step_hook)
         h5shuf__walfile_step_hook(what);
+    H5SHUF_KILL_POINT(); /* (tests/kill_sweep.sh) */
 }
 
 /* An injected I/O fault in test builds (errno EIO), never otherwise. */
@@ -664,6 +666,8 @@ static herr_t wal_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
     (void)type;
     (void)dxpl;
     struct h5shuf_walfile *wf = ((struct wal_h5fd *)file)->wf;
+    if (wf->discard)
+        return 0;
     if (addr == HADDR_UNDEF || addr > MAXADDR || size > MAXADDR - addr) {
         WAL_ERR(H5E_OVERFLOW, "write of %zu bytes at %llu past the driver's maximum", size, (unsigned long long)addr);
         return -1;
@@ -693,7 +697,7 @@ static herr_t wal_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing)
     (void)dxpl;
     (void)closing;
     struct h5shuf_walfile *wf = ((struct wal_h5fd *)file)->wf;
-    if (wf->eoa == wf->eof)
+    if (wf->eoa == wf->eof || wf->discard)
         return 0;
     if (wf->prepared) {
         WAL_ERR(H5E_CANTUPDATE, "%s: resized between a commit's prepare and apply", wf->base_name);
@@ -1062,12 +1066,12 @@ int h5shuf__walfile_recover(int base_fd, int dir_fd, const char *log_prefix, con
         return st;
     fd_name(base_fd, base, sizeof base);
     snprintf(cname, sizeof cname, "%.*s", (int)sizeof c->log_name - 1, c->log_name);
-    if (!is_log_name(cname, log_prefix))
+    if (cname[0] && !is_log_name(cname, log_prefix)) /* "": a state with no log (a file made and synced) */
         return h5shuf__fail(err, H5SHUF_EINVAL, "%s: the commit names '%s', not a log of '%s'", base, cname, log_prefix);
     if (c->eof > MAXADDR)
         return h5shuf__fail(err, H5SHUF_EINVAL, "%s: the commit's size %llu is out of range", base,
                             (unsigned long long)c->eof);
-    fd = openat(dir_fd, cname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    fd = cname[0] ? openat(dir_fd, cname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : (errno = ENOENT, -1);
     if (fd < 0 && errno != ENOENT) {
         e = errno;
         what = "open its log";
@@ -1133,4 +1137,10 @@ out:
     if (fd >= 0)
         close(fd);
     return st;
+}
+
+void h5shuf__walfile_discard(struct h5shuf_walfile *wf)
+{
+    if (wf)
+        wf->discard = 1;
 }

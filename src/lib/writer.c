@@ -169,6 +169,7 @@ int h5shuf__writer_retarget(struct h5shuf_writer *w, const hid_t *dsets, uint64_
 /* Store the band queued in buffer s of band b: its chunks, in order, each when its encoding is done. */
 static int band_store(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, struct h5shuf_band *b, int s)
 {
+    H5SHUF_KILL_POINT();
     char cause[256];
     struct h5shuf_band_pending *q = &b->pend[s];
     q->active = 0;
@@ -235,6 +236,7 @@ static int band_queue(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, stru
 static int band_write(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, size_t d, struct h5shuf_band *b,
                       unsigned char *rows)
 {
+    H5SHUF_KILL_POINT();
     char cause[256];
     uint64_t start = b->next_row - b->origin;
     int st = H5SHUF_OK;

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# resume_safety.sh - what --resume refuses, and what a run without it does with an interrupted run's state
+# (issue 26 item 4).  A two-pass run is killed (H5SHUF_KILL_AT, h5shuf-fault) in its pass 2, leaving its
+# state; then, each time checking exit 1, one line naming the cause, and the state and output directory
+# unchanged (md5 of every file): a run without --resume; an input with one value rewritten in place by
+# h5py (same size); a dataset appended to; another seed; other shards; a state directory open to others.
+# After each change is undone (the bytes and the mtime put back), --resume writes the uninterrupted run's
+# bytes.  A torn last journal record is ignored.  --resume with no state runs from the beginning.
+# Usage: bash tests/resume_safety.sh PATH/TO/h5shuf-fault PATH/TO/h5shuf_gendata
+set -u
+shopt -s nullglob dotglob
+H=$1 GEN=$2
+PY=/usr/bin/python3
+"$PY" -c 'import h5py' 2>/dev/null || { echo "ok - # SKIP no h5py"; exit 77; }
+W=$(mktemp -d "${TMPDIR:-/tmp}/h5shuf-resume.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+failed=0
+ok() { echo "ok - $*"; }
+bad() { echo "not ok - $*"; failed=$((failed + 1)); }
+"$PY" - "$W/in.h5" <<'EOF' || exit 1
+import sys, h5py, numpy as np
+x = np.random.default_rng(1).standard_normal((30000, 16)).astype(np.float32)
+with h5py.File(sys.argv[1], "w") as f:  # appendable, as a user's growing dataset is
+    f.create_dataset("x", data=x, maxshape=(None, 16), chunks=(1000, 16), compression="gzip")
+    f.create_dataset("y", data=np.arange(30000), maxshape=(None,), chunks=(4096,))
+EOF
+mkdir "$W/s" "$W/o" "$W/ref"
+A=(-q -t "$W/s" -s 5 -m 8M --strategy two-pass --checkpoint 128K)
+"$H" "${A[@]}" "$W/in.h5" "$W/ref/o.h5" || exit 1
+rm -rf "$W/s"/*
+ref=$(md5sum <"$W/ref/o.h5")
+# kill in pass 2: at the point where the second commit of an output file is recorded
+H5SHUF_KILL_COUNT="$W/count" "$H" "${A[@]}" --resume "$W/in.h5" "$W/o/x.h5" && rm -rf "$W/s"/* "$W/o"/*
+H5SHUF_KILL_AT=$(($(cat "$W/count") - 12)) "$H" "${A[@]}" --resume "$W/in.h5" "$W/o/o.h5" 2>/dev/null
+state=("$W/s"/h5shuf-resume-*)
+[ ${#state[@]} = 1 ] && ok "a killed run leaves its state ($(basename "${state[0]}"))" || bad "no state left: ${state[*]}"
+snapshot() { (cd "$W" && find s o -type f -print0 | sort -z | xargs -0 md5sum | md5sum); }
+before=$(snapshot)
+
+# refused ARGS... WORD: exit 1, one line containing WORD, nothing changed
+refused() {
+    local what=$1 word=$2
+    shift 2
+    "$H" "$@" 2>"$W/err"
+    local rc=$?
+    if [ "$rc" = 1 ] && [ "$(wc -l <"$W/err")" = 1 ] && grep -q -- "$word" "$W/err" && [ "$(snapshot)" = "$before" ]; then
+        ok "$what: refused, one line: $(cat "$W/err")"
+    else
+        bad "$what: exit $rc, $(cat "$W/err"), state $( [ "$(snapshot)" = "$before" ] && echo unchanged || echo changed)"
+    fi
+}
+refused "a run without --resume" "add --resume to continue, or remove it" "${A[@]}" "$W/in.h5" "$W/o/o.h5"
+refused "--plan without --resume" "add --resume" "${A[@]}" --plan "$W/in.h5" "$W/o/o.h5"
+
+# change_input PYTHON: run PYTHON on the input (h5py as f), check --resume refuses, put the input back
+mtime=$("$PY" -c 'import os,sys; print(os.stat(sys.argv[1]).st_mtime_ns)' "$W/in.h5")
+cp "$W/in.h5" "$W/in.orig"
+change_input() {
+    local what=$1 code=$2
+    "$PY" -c "import h5py, numpy as np, sys
+with h5py.File(sys.argv[1], 'r+') as f:
+    $code" "$W/in.h5" || { bad "$what: h5py failed"; return; }
+    refused "$what" "in.h5: changed since the interrupted run" "${A[@]}" --resume "$W/in.h5" "$W/o/o.h5"
+    cp "$W/in.orig" "$W/in.h5" # (the same inode: cp writes into it)
+    "$PY" -c 'import os,sys; os.utime(sys.argv[1], ns=(int(sys.argv[2]), int(sys.argv[2])))' "$W/in.h5" "$mtime"
+}
+change_input "one value of a chunk rewritten in place" "f['x'][12345, 3] = 42.0"
+change_input "a dataset appended to" "[f[n].resize(30001, axis=0) for n in ('x', 'y')]"
+refused "another seed" "seed differs" "${A[@]/-s/-s}" --resume -s 6 "$W/in.h5" "$W/o/o.h5"
+refused "other shards" "shards differs" "${A[@]}" --resume --shards 2 "$W/in.h5" "$W/o/o.h5"
+chmod 0755 "${state[0]}"
+refused "a state directory others can read" "not this user's own directory" "${A[@]}" --resume "$W/in.h5" "$W/o/o.h5"
+chmod 0700 "${state[0]}"
+
+# a torn last record (half of a record's bytes at the end): ignored
+printf '\x43\x45\x52\x4a\x04\x00\x00\x00\xff' >>"${state[0]}/journal"
+if "$H" "${A[@]}" --resume -m 16M -j 1 "$W/in.h5" "$W/o/o.h5" 2>"$W/err" && [ "$(md5sum <"$W/o/o.h5")" = "$ref" ]; then
+    left=("$W/s"/* "$W/o"/.o*)
+    [ ${#left[@]} = 0 ] && ok "resumed after the refusals (and a torn journal record): the uninterrupted run's md5, nothing left" \
+        || bad "left: ${left[*]}"
+else
+    bad "the resume failed: $(cat "$W/err")"
+fi
+rm -f "$W/o/o.h5"
+# --resume with nothing to resume: from the beginning
+if "$H" "${A[@]}" --resume "$W/in.h5" "$W/o/o.h5" 2>"$W/err" && [ "$(md5sum <"$W/o/o.h5")" = "$ref" ] && [ -z "$(ls -A "$W/s")" ]; then
+    ok "--resume with no state: a whole run, the same md5, no state left"
+else
+    bad "--resume with no state: $(cat "$W/err")"
+fi
+[ "$failed" = 0 ]
