@@ -379,6 +379,37 @@ def case_cancel(d):
           same_bytes(out, os.path.join(d, "cli.h5")))
 
 
+def case_resume(d):
+    """resume=True: a run cancelled with it keeps its state, the next call continues it to the bytes of an
+    uninterrupted run (the CLI's with the same --checkpoint), and nothing is left."""
+    src = big_input(d)
+    out = os.path.join(d, "res.h5")
+    seen = []
+
+    def stop(name, done, total):
+        seen.append(name)
+        if name == "gather" and seen.count("gather") == 3:
+            raise KeyboardInterrupt()
+    try:
+        h5shuf.shuffle([src], out, seed=4, memory="16M", resume=True, checkpoint="4M", progress=stop)
+        check("resume: the cancel comes out of shuffle()", False, "no exception")
+    except KeyboardInterrupt:
+        pass
+    state = [n for n in os.listdir(os.environ["TMPDIR"]) if n.startswith("h5shuf-resume-res.h5-")]
+    check("resume: a run cancelled with resume=True keeps its state", len(state) == 1 and not os.path.exists(out),
+          "%s" % os.listdir(os.environ["TMPDIR"]))
+    expect_error("resume: a call without resume=True refuses the state", h5shuf.OutputExistsError,
+                 lambda: h5shuf.shuffle([src], out, seed=4, memory="16M", checkpoint="4M"),
+                 needle="add --resume to continue")
+    r = h5shuf.shuffle([src], out, seed=4, memory="32M", threads=1, resume=True, checkpoint="4M")
+    cli("-s", 4, "-m", "16M", "--checkpoint", "4M", src, os.path.join(d, "res-cli.h5"))
+    check("resume: the resumed call writes the uninterrupted CLI run's bytes (other memory and threads)",
+          r["status"] == "ok" and same_bytes(out, os.path.join(d, "res-cli.h5")))
+    check("resume: nothing left behind", not leftovers(d) and not leftovers(os.environ["TMPDIR"]) and
+          not [n for n in os.listdir(os.environ["TMPDIR"]) if n.startswith("h5shuf-resume-")],
+          "%s" % os.listdir(os.environ["TMPDIR"]))
+
+
 def case_progress(d):
     a, _ = write_inputs(d)
     modes = []
@@ -433,5 +464,6 @@ if __name__ == "__main__":
     sys.exit(python_env.main([
         ("layout", case_layout), ("header", case_header), ("keys", case_keys), ("acceptance", case_acceptance),
         ("against the CLI", case_against_cli), ("plan", case_plan), ("scatter and gather", case_scatter_gather),
-        ("verify", case_verify), ("errors", case_errors), ("cancel", case_cancel), ("progress", case_progress),
+        ("verify", case_verify), ("errors", case_errors), ("cancel", case_cancel), ("resume", case_resume),
+        ("progress", case_progress),
         ("library", case_library)]))

@@ -185,16 +185,6 @@ static int identity_text(h5shuf_job *job, char **out)
     return H5SHUF_OK;
 }
 
-static uint64_t gcd64(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t r = a % b;
-        a = b;
-        b = r;
-    }
-    return a;
-}
-
 /* Rows of an output file between its commits: about checkpoint_bytes of rows (the rows' bytes as the
  * plan counts them, which depend on the inputs only), a multiple of every output dataset's chunk rows
  * (a band then ends at a chunk's end: the writer's bands restart whole there), 0 when that multiple is
@@ -205,19 +195,8 @@ static uint64_t unit_rows_of(const h5shuf_job *job)
     uint64_t u = job->opts.checkpoint_bytes / rb;
     if (u == 0)
         u = 1;
-    uint64_t l = 1;
-    for (size_t d = 0; d < job->dsets.n + 2; d++) {
-        uint64_t c = d < job->dsets.n ? job->dsets.ds[d].out_chunk_rows
-                                      : (d == job->dsets.n ? job->index_path != NULL : job->source_index_path != NULL)
-                                            ? H5SHUF_INDEX_CHUNK_ROWS
-                                            : 0;
-        if (c == 0)
-            continue;
-        uint64_t g = gcd64(l, c);
-        if (l / g > UINT64_MAX / c)
-            return 0;
-        l = l / g * c;
-    }
+    const uint64_t l = h5shuf__output_cut_rows(&job->dsets, job->index_path != NULL, job->source_index_path != NULL,
+                                               job->out_rows);
     if (l > UNIT_LCM_SLACK * u)
         return 0;
     u = (u + l - 1) / l * l;
@@ -373,6 +352,27 @@ static int target_sync(h5shuf_job *job, size_t k, uint64_t *size)
     return st;
 }
 
+/* Make the output files (named), sync each and record CREATED with their sizes. */
+static int targets_make(h5shuf_job *job, const struct h5shuf_ctx *cx, uint64_t files)
+{
+    struct h5shuf_targets *t = &job->out;
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    int st = h5shuf__targets_create(cx, t, &job->of, files);
+    for (size_t k = 0; st == H5SHUF_OK && k < t->n; k++) {
+        uint64_t size = 0;
+        st = target_sync(job, k, &size);
+        if (st == H5SHUF_OK && add_line(&text, &len, &cap, "t %zu eof %" PRIu64, k, size) < 0)
+            st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    }
+    H5SHUF_KILL_POINT();
+    if (st == H5SHUF_OK)
+        st = h5shuf__journal_append(&job->ckpt.rs.j, H5SHUF_REC_CREATED, text ? text : "", len, &job->err);
+    free(text);
+    H5SHUF_KILL_POINT();
+    return st;
+}
+
 /* A fresh run: the state directory and IDENTITY, the output files' names, then the files made, synced
  * and recorded. */
 static int targets_fresh(h5shuf_job *job, const struct h5shuf_ctx *cx, uint64_t files, int start)
@@ -417,23 +417,8 @@ static int targets_fresh(h5shuf_job *job, const struct h5shuf_ctx *cx, uint64_t 
     if (st == H5SHUF_OK)
         st = h5shuf__journal_append(&c->rs.j, H5SHUF_REC_TARGETS, text, len, &job->err);
     free(text);
-    text = NULL;
-    len = cap = 0;
     H5SHUF_KILL_POINT();
-    if (st == H5SHUF_OK)
-        st = h5shuf__targets_create(cx, t, &job->of, files);
-    for (size_t k = 0; st == H5SHUF_OK && k < t->n; k++) {
-        uint64_t size = 0;
-        st = target_sync(job, k, &size);
-        if (st == H5SHUF_OK && add_line(&text, &len, &cap, "t %zu eof %" PRIu64, k, size) < 0)
-            st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    }
-    H5SHUF_KILL_POINT();
-    if (st == H5SHUF_OK)
-        st = h5shuf__journal_append(&c->rs.j, H5SHUF_REC_CREATED, text ? text : "", len, &job->err);
-    free(text);
-    H5SHUF_KILL_POINT();
-    return st;
+    return st == H5SHUF_OK ? targets_make(job, cx, files) : st;
 }
 
 /* Remove name in the directory of path when it is a regular file of this user's (a temporary file an
@@ -469,22 +454,8 @@ static int targets_resumed(h5shuf_job *job, const struct h5shuf_ctx *cx, uint64_
     int st = H5SHUF_OK;
     for (size_t k = 0; k < t->n && st == H5SHUF_OK; k++)
         st = h5shuf__targets_adopt(t, k, rs->t[k].name, rs->t[k].dev, rs->t[k].ino, &job->err);
-    if (st == H5SHUF_OK && !rs->created) { /* made again from the start (H5Fcreate truncates each) */
-        char *text = NULL;
-        size_t len = 0, cap = 0;
-        st = h5shuf__targets_create(cx, t, &job->of, files);
-        for (size_t k = 0; st == H5SHUF_OK && k < t->n; k++) {
-            uint64_t size = 0;
-            st = target_sync(job, k, &size);
-            if (st == H5SHUF_OK && add_line(&text, &len, &cap, "t %zu eof %" PRIu64, k, size) < 0)
-                st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-        }
-        H5SHUF_KILL_POINT();
-        if (st == H5SHUF_OK)
-            st = h5shuf__journal_append(&rs->j, H5SHUF_REC_CREATED, text ? text : "", len, &job->err);
-        free(text);
-        return st;
-    }
+    if (st == H5SHUF_OK && !rs->created) /* made again from the start (H5Fcreate truncates each) */
+        return targets_make(job, cx, files);
     if (st == H5SHUF_OK)
         st = h5shuf__targets_attach(t, &job->of, &job->err);
     for (size_t k = 0; k < t->n && st == H5SHUF_OK; k++) {
@@ -628,8 +599,10 @@ static int pass1_checkpoint(void *user, uint64_t rows, struct h5shuf_pileset *ps
     const uint64_t rb = job->dsets.row_bytes ? job->dsets.row_bytes : 1;
     const int due = (rows - c->last_rows) >= c->rs.interval_bytes / rb ||
                     (c->rs.interval_seconds > 0 && t - c->last_time >= c->rs.interval_seconds);
-    if (!due || rows >= job->in.rows)
-        return H5SHUF_OK; /* (the end of pass 1 is recorded with its piles) */
+    if (!due || rows >= job->in.rows) { /* (the end of pass 1 is recorded with its piles) */
+        h5shuf__fd_writeback(sc->tf.fd); /* the disk writes the scratch as it grows, not all at the commit */
+        return H5SHUF_OK;
+    }
     char name[64], fs[512], sn[512];
     uint64_t bytes = 0, sum = 0;
     struct h5shuf_wal_commit wc;

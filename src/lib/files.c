@@ -16,19 +16,22 @@
 #include "error.h"
 #include "fault.h"
 #include "files.h"
+#include "walfile.h"
 
 int h5shuf__file_fd(hid_t file)
 {
     void *handle = NULL;
     hid_t fapl = H5Fget_access_plist(file);
-    const int sec2 = fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2;
+    const hid_t driver = fapl >= 0 ? H5Pget_driver(fapl) : H5I_INVALID_HID;
+    /* sec2's handle is its descriptor, and so is the checkpointing driver's (walfile.h) */
+    const int sec2 = driver >= 0 && (driver == H5FD_SEC2 || driver == h5shuf__walfile_driver());
     if (fapl >= 0)
         H5Pclose(fapl);
     if (!sec2 || H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) < 0 || !handle) {
         H5Eclear2(H5E_DEFAULT);
         return -1;
     }
-    return *(const int *)handle; /* sec2's handle is its int descriptor */
+    return *(const int *)handle; /* an int descriptor */
 }
 
 void h5shuf__file_writeback(hid_t file)
@@ -43,6 +46,16 @@ void h5shuf__file_writeback(hid_t file)
     /* the pages the calls before wrote back are clean now: free them, and the output's next pages reuse
      * them (dirty pages and those still being written are not dropped) */
     (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+#endif
+}
+
+void h5shuf__fd_writeback(int fd)
+{
+#ifdef SYNC_FILE_RANGE_WRITE
+    if (fd >= 0)
+        (void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+#else
+    (void)fd;
 #endif
 }
 

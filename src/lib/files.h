@@ -28,6 +28,9 @@ H5SHUF_INTERNAL int h5shuf__file_fd(hid_t file);
  * memory back to its host, new memory cost 2.5-3.4 s a GiB: ../shared/BENCHMARKING.md).  Best effort:
  * does nothing on another driver or system, or on an error. */
 H5SHUF_INTERNAL void h5shuf__file_writeback(hid_t file);
+/* Start writing back fd's dirty pages, without waiting and keeping them cached (a file that is read
+ * again: a resumable run's scratch, whose next commit's fsync then has little left to write). */
+H5SHUF_INTERNAL void h5shuf__fd_writeback(int fd);
 
 /* After an open of path failed (H5Fopen, H5Fis_hdf5, which say only "unable to open file" or nothing):
  * when the process or the system is out of file descriptors, so that open(2) of path fails now with

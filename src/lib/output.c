@@ -381,3 +381,26 @@ int h5shuf__output_create(const struct h5shuf_outfile *of, hid_t out, const char
             st = entry_attrs(of, &oc->v[i], out, ofile, out_dsets, &rw, err);
     return st;
 }
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+uint64_t h5shuf__output_cut_rows(const struct h5shuf_datasets *dsets, int index, int source, uint64_t rows)
+{
+    uint64_t u = 1;
+    for (size_t d = 0; d < dsets->n + 2 && u < rows; d++) {
+        uint64_t c = d < dsets->n ? dsets->ds[d].out_chunk_rows
+                     : (d == dsets->n ? index : source) ? (rows < H5SHUF_INDEX_CHUNK_ROWS ? rows : H5SHUF_INDEX_CHUNK_ROWS)
+                                                        : 1;
+        c = c ? c : 1;
+        u = u / gcd64(u, c) > rows / c ? rows : u / gcd64(u, c) * c;
+    }
+    return u < rows ? u : rows;
+}

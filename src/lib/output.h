@@ -47,5 +47,9 @@ H5SHUF_INTERNAL int h5shuf__output_create_part(const struct h5shuf_outfile *of, 
 
 /* The file datatype of the source index: uint16 for at most 65535 inputs, else uint32 (little-endian). */
 H5SHUF_INTERNAL hid_t h5shuf__source_type(size_t ninputs);
+/* The rows a cut of the output must be a multiple of, so that no chunk is split between its parts: the
+ * least common multiple of every output row dataset's chunk rows (an unchunked one: 1; the index and the
+ * source index, when index / source are set: H5SHUF_INDEX_CHUNK_ROWS or all rows), at most rows. */
+H5SHUF_INTERNAL uint64_t h5shuf__output_cut_rows(const struct h5shuf_datasets *dsets, int index, int source, uint64_t rows);
 
 #endif /* H5SHUF_OUTPUT_H */

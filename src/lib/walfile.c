@@ -1144,3 +1144,8 @@ void h5shuf__walfile_discard(struct h5shuf_walfile *wf)
     if (wf)
         wf->discard = 1;
 }
+
+hid_t h5shuf__walfile_driver(void)
+{
+    return driver_id >= 0 && H5Iis_valid(driver_id) > 0 ? driver_id : H5I_INVALID_HID;
+}

@@ -85,6 +85,10 @@ H5SHUF_INTERNAL int h5shuf__walfile_apply(struct h5shuf_walfile *wf, struct h5sh
 H5SHUF_INTERNAL int h5shuf__walfile_recover(int base_fd, int dir_fd, const char *log_prefix,
                                             const struct h5shuf_wal_commit *c, struct h5shuf_err *err);
 
+/* The driver's HDF5 id once a fapl was made with it (H5Pget_driver of such a file's fapl), else
+ * H5I_INVALID_HID.  Its file handle (H5Fget_vfd_handle) is the base descriptor, an int, as sec2's. */
+H5SHUF_INTERNAL hid_t h5shuf__walfile_driver(void);
+
 /* A run that fails and keeps its state (a resume continues from the last commit): every write and resize
  * through wf is dropped from now on, so that HDF5 closes the file without touching the base or needing room
  * on a full disk.  NULL: no-op. */

@@ -57,31 +57,10 @@ static int sums(void *user, uint64_t *v, size_t n, struct h5shuf_err *err)
 
 /* ---- who writes what ------------------------------------------------------------------------------ */
 
-static uint64_t gcd(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
-/* The rows a cut of the single output must be a multiple of: every row dataset's chunk rows (an
- * unchunked one: 1), at most all rows. */
+/* The rows a cut of the single output must be a multiple of (output.h). */
 static uint64_t cut_unit(const h5shuf_job *job)
 {
-    const uint64_t rows = job->out_rows;
-    uint64_t u = 1;
-    for (size_t d = 0; d < job->dsets.n + 2 && u < rows; d++) {
-        uint64_t c = d < job->dsets.n ? job->dsets.ds[d].out_chunk_rows
-                     : (d == job->dsets.n ? job->index_path != NULL : job->source_index_path != NULL)
-                         ? (rows < H5SHUF_INDEX_CHUNK_ROWS ? rows : H5SHUF_INDEX_CHUNK_ROWS)
-                         : 1;
-        c = c ? c : 1;
-        u = u / gcd(u, c) > rows / c ? rows : u / gcd(u, c) * c;
-    }
-    return u < rows ? u : rows;
+    return h5shuf__output_cut_rows(&job->dsets, job->index_path != NULL, job->source_index_path != NULL, job->out_rows);
 }
 
 /* The output rows [a[q], b[q]) each process q puts, and (several targets) its targets [tlo, thi). */

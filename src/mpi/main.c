@@ -110,6 +110,7 @@ static int shuffle(struct cli_options *o, char **pos, int npos)
     int rc = -1;
     h5shuf_options opts = o->lib;
     opts.strategy = H5SHUF_STRATEGY_TWO_PASS;
+    opts.checkpoint_bytes = 0; /* no checkpoints under MPI yet (docs/guide.md, section 12) */
     opts.progress = progress;
     char dir[4096];
     opts.tmpdir = rank_dir(opts.tmpdir, g_comm.rank, dir, sizeof dir);
@@ -186,6 +187,8 @@ int main(int argc, char **argv)
         rc = cmd_check_usage(CMD_SHUFFLE, &opts, npos);
     if (rc < 0 && opts.lib.strategy == H5SHUF_STRATEGY_DIRECT)
         rc = cli_usage_error("%s", "h5shuf-mpi runs the two passes only; --strategy direct needs h5shuf");
+    if (rc < 0 && opts.lib.resume)
+        rc = cli_usage_error("%s", "h5shuf-mpi does not checkpoint yet: --resume needs h5shuf");
     if (rc < 0)
         rc = shuffle(&opts, pos, npos);
     unsilence(1);
