@@ -7,8 +7,9 @@
 #   CASES="64M:none" REPS=1 SETTLE=1 bash bench/checkpoint_cost.sh    a quick look
 #
 # Per case, interleaved: h5shuf as it runs by default (checkpoints every --checkpoint, default 1G,60: a
-# 1 GiB X with its labels is over one interval, so it keeps a state and commits), the same with
-# --checkpoint off (no state), and the same with CHECKPOINT (default 128M: about eight commits a pass);
+# 1 GiB X with its labels is over one interval, so it keeps a state and commits, not synced), the same
+# with --checkpoint off (no state), with synced checkpoints (1G,60,sync: every checkpoint fsync'ed, the
+# scratch written to the disk) and with CHECKPOINT (default 128M: about eight commits a pass);
 # every output must have the first one's md5.  Then the resume: a run killed (SIGKILL) at KILL1 (default
 # 0.3) and at KILL2 (0.75) of the default run's median time, and the --resume that follows, timed (the
 # work it redoes is the interval, the work it saves the rest), with its output's md5 checked.
@@ -56,31 +57,36 @@ first() { echo "${1%% *}"; }
 
 echo "# checkpoint cost, $(date -u '+%Y-%m-%d %H:%M UTC'), $("$H5SHUF" --version 2>&1 | head -1), -m $MEMORY, $REPS rounds, settle $SETTLE s"
 echo
-echo "| case | default s | --checkpoint off s | default / off | --checkpoint $CHECKPOINT s | $CHECKPOINT / off |"
-echo "|---|---:|---:|---:|---:|---:|"
+echo "| case | default s | --checkpoint off s | default / off | --checkpoint 1G,60,sync s | sync / off | --checkpoint $CHECKPOINT s | $CHECKPOINT / off |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 declare -A defaults
 for c in $CASES; do
     IFS=: read -r size filt <<<"$c"
     in=$(data_of "$size" "$filt")
     A=(-q -s 1 -m "$MEMORY" -t "$WORK/out" "$in:/x,/label" "$WORK/out/o.h5")
-    on="" off="" small="" ref=""
+    on="" off="" small="" synced="" ref=""
     for ((r = 0; r < REPS; r++)); do
         a=$(timed "$in" "$H5SHUF" "${A[@]}")
         m=$(md5sum <"$WORK/out/o.h5")
         [ -n "$ref" ] || ref=$m
         b=$(timed "$in" "$H5SHUF" --checkpoint off "${A[@]}")
         mb=$(md5sum <"$WORK/out/o.h5")
+        y=$(timed "$in" "$H5SHUF" --checkpoint 1G,60,sync "${A[@]}")
+        my=$(md5sum <"$WORK/out/o.h5")
+        [ "$my" = "$ref" ] || { echo "checkpoint_cost.sh: $c: synced checkpoints write other bytes" >&2; exit 1; }
+        synced+="$y "
         s=$(timed "$in" "$H5SHUF" --checkpoint "$CHECKPOINT" "${A[@]}")
         ms=$(md5sum <"$WORK/out/o.h5")
         [ "$m" = "$ref" ] && [ "$mb" = "$ref" ] || { echo "checkpoint_cost.sh: $c: outputs differ" >&2; exit 1; }
         [ "$ms" = "$ref" ] || echo "checkpoint_cost.sh: $c: --checkpoint $CHECKPOINT writes other bytes (allowed: documented)" >&2
         on+="$a " off+="$b " small+="$s "
     done
-    mo=$(echo "$on" | median) mf=$(echo "$off" | median) msm=$(echo "$small" | median)
+    mo=$(echo "$on" | median) mf=$(echo "$off" | median) msm=$(echo "$small" | median) msy=$(echo "$synced" | median)
     defaults[$c]=$(first "$mo")
     r1=$(awk -v a="$(first "$mo")" -v b="$(first "$mf")" 'BEGIN { printf "%.3f", a / b }')
     r2=$(awk -v a="$(first "$msm")" -v b="$(first "$mf")" 'BEGIN { printf "%.3f", a / b }')
-    echo "| $size $filt, /x + /label | $mo | $mf | $r1 | $msm | $r2 |"
+    r3=$(awk -v a="$(first "$msy")" -v b="$(first "$mf")" 'BEGIN { printf "%.3f", a / b }')
+    echo "| $size $filt, /x + /label | $mo | $mf | $r1 | $msy | $r3 | $msm | $r2 |"
 done
 echo
 echo "Resume after a SIGKILL (--checkpoint $CHECKPOINT; killed at a fraction of the default run's median time):"

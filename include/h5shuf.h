@@ -188,7 +188,7 @@ typedef struct h5shuf_options {
      * or checkpoint_seconds (whichever comes first), pass 2 closes and syncs each output file every
      * checkpoint_bytes of rows of it (rounded to whole chunks) and at its end.  Default 1 GiB and 60 s
      * (h5shuf_options_init); checkpoint_bytes 0: no checkpoints and no state.  A resume must use the same
-     * checkpoint_bytes (the output's bytes may depend on it).  Not for a scatter or gather yet. */
+     * checkpoint_bytes (the output's bytes may depend on it).  A scatter and a gather checkpoint alike. */
     uint64_t checkpoint_bytes;
     double checkpoint_seconds;
     /* Nonzero: continue the interrupted run of the same command (its state, above), with any memory budget
@@ -197,6 +197,12 @@ typedef struct h5shuf_options {
      * size, and a cancelled run (H5SHUF_ECANCELED: SIGINT, SIGTERM) keeps its state too.  Without it, a run
      * that finds such a state fails with H5SHUF_EEXIST and touches nothing. */
     int resume;
+    /* Nonzero: every checkpoint is synced to the disk (fsync), so that it survives a crash of the machine
+     * too, not only the death of the process; 0 (default): it survives a kill (SIGKILL, the OOM killer, a
+     * scheduler), whose written data the kernel keeps, and a resume after the machine restarted is refused
+     * (the journal records the boot).  Syncing costs the disk's time to write the scratch file: a third of
+     * a run on uncompressed data here (docs/benchmark.md). */
+    int checkpoint_sync;
 } h5shuf_options;
 
 /* The plan of a job (DESIGN.md section 3), filled by h5shuf_job_plan() and kept up to date by a run. */

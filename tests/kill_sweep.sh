@@ -37,8 +37,21 @@ isum=$(cat "$W/in.h5" "$W/in2.h5" | md5sum)
 P=$(nproc 2>/dev/null || echo 1)
 [ "$P" -gt 4 ] && P=4
 
-# outputs DIR: md5 of every file in DIR (sorted by name), one line.
-outputs() { (cd "$1" && for f in *; do echo "$f $(md5sum <"$f")"; done) | tr '\n' ' '; }
+# outputs DIR: md5 of every file in DIR (sorted by name), one line.  With CMP=gather (a scatter's pile
+# file, whose bytes depend on the run's budget, threads and checkpoints): each file's name and the md5 of
+# what `h5shuf gather` writes from it, which must be the uninterrupted scatter's.
+outputs() {
+    (cd "$1" && for f in *; do
+        if [ "${CMP:-}" = gather ] && [ "${f%.h5}" != "$f" ]; then
+            rm -f "$1.g.h5"
+            "$H" -q gather -j 1 "$f" "$1.g.h5" >/dev/null 2>"$1.g.err" || head -c 200 "$1.g.err"
+            echo "$f gathered $(md5sum <"$1.g.h5" 2>&1)"
+            rm -f "$1.g.h5" "$1.g.err"
+        else
+            echo "$f $(md5sum <"$f")"
+        fi
+    done) | tr '\n' ' '
+}
 
 # one K N2 NAME OUTNAME ARGS...: kill at point N, resume (killed again at N2 when N2 > 0), resume to the end,
 # in worker K's directories; prints "ok" or what went wrong.
@@ -52,11 +65,11 @@ one() {
     rc=$?
     rc2=137
     if [ "$n2" -gt 0 ]; then # (a resume may finish before its point n2: then it is the last run)
-        H5SHUF_KILL_AT=$n2 "$H" -q -t "$S" --resume -m 24M -j 1 "$@" "$O/$out" >/dev/null 2>>"$W/e.$k"
+        H5SHUF_KILL_AT=$n2 "$H" -q -t "$S" --resume $RESUME "$@" "$O/$out" >/dev/null 2>>"$W/e.$k"
         rc2=$?
     fi
     if [ "$rc2" = 137 ]; then
-        "$H" -q -t "$S" --resume -m 24M -j 1 "$@" "$O/$out" >/dev/null 2>>"$W/e.$k"
+        "$H" -q -t "$S" --resume $RESUME "$@" "$O/$out" >/dev/null 2>>"$W/e.$k"
         rc2=$?
     fi
     left=("$S"/*)
@@ -125,16 +138,24 @@ sweep() {
     fi
 }
 
-# Each kind: small checkpoints (128 KiB of rows), so that both passes commit several times.
+# Each kind: small checkpoints (128 KiB of rows), so that both passes commit several times.  The resumes
+# run with another budget and one thread (RESUME), but a scatter's: its pile file's piles are its budget's.
+RESUME="-m 24M -j 1"
 C=(--checkpoint 128K -s 11)
 T=(--strategy two-pass -m 8M)
 sweep "two passes" o.h5 "${C[@]}" "${T[@]}" "$W/in.h5" "$W/in2.h5"
 sweep "two passes, recursion" o.h5 "${C[@]}" "${T[@]}" --debug-pile-bound 6000 "$W/in.h5"
 sweep "two passes, restarts" o.h5 "${C[@]}" "${T[@]}" --on-oversize restart --debug-pile-bound 6000 "$W/in.h5"
+sweep "two passes, synced checkpoints" o.h5 --checkpoint 128K,sync -s 11 "${T[@]}" "$W/in.h5"
 sweep "one pass" o.h5 "${C[@]}" -m 64M "$W/in.h5"
 sweep "direct path" o.h5 "${C[@]}" -m 8M --strategy direct "$W/in.h5"
 sweep "shards" o.h5 "${C[@]}" "${T[@]}" --shards 3 -c zstd:1 "$W/in.h5"
 sweep "split, head, index" o.h5 "${C[@]}" -m 8M --split a=0.7,b=0.3 --head 15000 --index /i "$W/in.h5" "$W/in2.h5"
+CMP=gather sweep "scatter" p.h5 scatter "${C[@]}" -m 8M "$W/in.h5" "$W/in2.h5"
+"$H" -q scatter -s 11 -m 8M -t "$W" "$W/in.h5" "$W/in2.h5" "$W/piles.h5" || exit 1
+psum=$(md5sum <"$W/piles.h5")
+sweep "gather" o.h5 gather --checkpoint 128K -m 8M --shards 2 "$W/piles.h5"
+[ "$(md5sum <"$W/piles.h5")" = "$psum" ] || { echo "not ok - gather changed its pile file"; failed=$((failed + 1)); }
 if [ "$have_h5py" = 1 ]; then
     sweep "variable-length rows" o.h5 --checkpoint 32K -s 3 -m 8M "$W/v.h5"
 else

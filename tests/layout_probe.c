@@ -26,6 +26,7 @@ int main(void)
     FIELD(h5shuf_options, checkpoint_bytes);
     FIELD(h5shuf_options, checkpoint_seconds);
     FIELD(h5shuf_options, resume);
+    FIELD(h5shuf_options, checkpoint_sync);
     SIZE(h5shuf_options);
 
     FIELD(h5shuf_plan, rows), FIELD(h5shuf_plan, row_bytes), FIELD(h5shuf_plan, total_bytes);

@@ -43,7 +43,8 @@ _OPTIONS_DOC = """
     mixing_window (with several inputs: the mixing report of the first and last W output rows; 0: the
     default window), resume (continue the interrupted run of the same call from its last checkpoint: the
     output is the uninterrupted run's, byte for byte), checkpoint (work a kill may cost at most: a size
-    such as "1G", or (size, seconds); "off": no checkpoints; default ("1G", 60))."""
+    such as "1G", or (size, seconds); "off": no checkpoints; default ("1G", 60)), checkpoint_sync (sync every
+    checkpoint to the disk, so that it survives a crash of the machine too, not only a kill)."""
 
 
 def shuffle(inputs, output, *, seed=None, memory="1G", compression=None, shards=None, index=None, threads=0,

@@ -39,7 +39,7 @@ class Options(ctypes.Structure):
         ("source_index_path", _str), ("shards", _u64), ("split", _str), ("head_rows", _u64), ("head_set", _int),
         ("drop_references", _int), ("allow_lossy", _int), ("check", _int), ("strategy", _int),
         ("allow_external", _int), ("checkpoint_bytes", _u64), ("checkpoint_seconds", ctypes.c_double),
-        ("resume", _int),
+        ("resume", _int), ("checkpoint_sync", _int),
     ]
 
 

@@ -24,7 +24,7 @@ from . import _lib, _progress, errors
 
 OPTION_NAMES = ("chunk_rows", "scratch_compression", "tmpdir", "on_oversize", "strategy", "split", "head",
                 "source_index", "check", "force", "drop_references", "allow_lossy", "allow_external",
-                "mixing_window", "resume", "checkpoint")
+                "mixing_window", "resume", "checkpoint", "checkpoint_sync")
 
 
 class H5shufWarning(UserWarning):
@@ -92,7 +92,7 @@ def _options(seed, memory, compression, shards, index, threads, extra):
     if extra.get("head") is not None:
         o.head_rows, o.head_set = int(extra["head"]), 1
     o.source_index_path = _bytes(extra.get("source_index"))
-    for flag in ("check", "force", "drop_references", "allow_lossy", "allow_external", "resume"):
+    for flag in ("check", "force", "drop_references", "allow_lossy", "allow_external", "resume", "checkpoint_sync"):
         setattr(o, flag, 1 if extra.get(flag) else 0)
     checkpoint = extra.get("checkpoint")
     if checkpoint is not None:  # a size ("1G", bytes), (size, seconds), or "off"/False

@@ -68,8 +68,8 @@ static const struct cli_opt table[] = {
     {"split", OPT_SPLIT, required_argument, IN_RUNS},
     {"head", 'n', required_argument, IN_RUNS},
     {"mixing-window", OPT_MIXING_WINDOW, required_argument, IN_RUNS},
-    {"resume", OPT_RESUME, no_argument, IN_SHUFFLE},
-    {"checkpoint", OPT_CHECKPOINT, required_argument, IN_SHUFFLE},
+    {"resume", OPT_RESUME, no_argument, IN_RUNS},
+    {"checkpoint", OPT_CHECKPOINT, required_argument, IN_RUNS},
     {"force", 'f', no_argument, IN_RUNS},
     {"quiet", 'q', no_argument, IN_ALL},
     {"verbose", 'v', no_argument, IN_ALL},
@@ -308,17 +308,25 @@ static int apply(int key, const char *arg, struct cli_options *o, struct repack_
             lib->checkpoint_bytes = 0;
             break;
         }
-        char size[64];
-        const char *comma = strchr(arg, ',');
-        size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
+        char size[64], spec[128];
+        size_t sl = strlen(arg);
+        if (sl >= sizeof spec)
+            return cli_usage_error("invalid --checkpoint '%s' (SIZE[,SECONDS][,sync], e.g. 1G,60, or off)", arg);
+        memcpy(spec, arg, sl + 1);
+        if (sl > 5 && strcmp(spec + sl - 5, ",sync") == 0) { /* synced checkpoints: they survive a machine's crash */
+            lib->checkpoint_sync = 1;
+            spec[sl - 5] = '\0';
+        }
+        const char *comma = strchr(spec, ',');
+        size_t len = comma ? (size_t)(comma - spec) : strlen(spec);
         char *end = NULL;
         double secs = comma ? strtod(comma + 1, &end) : lib->checkpoint_seconds;
         if (len == 0 || len >= sizeof size || (comma && (end == comma + 1 || *end || secs < 0)))
-            return cli_usage_error("invalid --checkpoint '%s' (SIZE[,SECONDS], e.g. 1G,60, or off)", arg);
-        memcpy(size, arg, len);
+            return cli_usage_error("invalid --checkpoint '%s' (SIZE[,SECONDS][,sync], e.g. 1G,60, or off)", arg);
+        memcpy(size, spec, len);
         size[len] = '\0';
         if (h5shuf_parse_size(size, &lib->checkpoint_bytes) != H5SHUF_OK || lib->checkpoint_bytes == 0)
-            return cli_usage_error("invalid --checkpoint '%s' (SIZE[,SECONDS], e.g. 1G,60, or off)", arg);
+            return cli_usage_error("invalid --checkpoint '%s' (SIZE[,SECONDS][,sync], e.g. 1G,60, or off)", arg);
         lib->checkpoint_seconds = secs;
         break;
     }

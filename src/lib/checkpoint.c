@@ -48,11 +48,12 @@ int h5shuf__ckpt_plan_find(h5shuf_job *job)
 {
     struct h5shuf_resume *rs = &job->ckpt.rs;
     rs->on = 0;
-    if (job->mode != H5SHUF_MODE_RUN || job->opts.checkpoint_bytes == 0)
+    if (job->opts.checkpoint_bytes == 0)
         return job->opts.resume ? h5shuf__fail(&job->err, H5SHUF_EINVAL, "--resume needs checkpoints (not with "
-                                                                        "--checkpoint off, nor a scatter or gather yet)")
+                                                                        "--checkpoint off)")
                                 : H5SHUF_OK;
     rs->interval_bytes = job->opts.checkpoint_bytes;
+    rs->synced = job->opts.checkpoint_sync != 0;
     rs->interval_seconds = job->opts.checkpoint_seconds;
     free(rs->dir);
     if (!(rs->dir = h5shuf__resume_dir_for(job->scratch_dir, job->out_spec.file)))
@@ -146,6 +147,11 @@ static int identity_text(h5shuf_job *job, char **out)
     int bad = add_line(&t, &len, &cap, "h5shuf-state 1");
     bad |= add_line(&t, &len, &cap, "seed %" PRIu64, job->seed);
     bad |= add_line(&t, &len, &cap, "output %s", job->out_spec.file);
+    struct stat ps;
+    if (job->mode == H5SHUF_MODE_GATHER && stat(job->piles_path, &ps) == 0) /* a gather's input is its pile file */
+        bad |= add_line(&t, &len, &cap, "input piles file %s dev %" PRIu64 " ino %" PRIu64 " size %" PRIu64 " mtime %" PRId64 ".%09ld",
+                        job->piles_path, (uint64_t)ps.st_dev, (uint64_t)ps.st_ino, (uint64_t)ps.st_size,
+                        (int64_t)ps.st_mtim.tv_sec, (long)ps.st_mtim.tv_nsec);
     for (size_t f = 0; f < job->in.n && !bad; f++) {
         const struct h5shuf_input *in = &job->in.v[f];
         struct stat s;
@@ -223,6 +229,10 @@ int h5shuf__ckpt_plan_check(h5shuf_job *job)
         struct stat s;
         placed += stat(job->out.v[k].path, &s) == 0 && (uint64_t)s.st_dev == rs->t[k].dev && (uint64_t)s.st_ino == rs->t[k].ino;
     }
+    struct stat sp;
+    if (job->mode == H5SHUF_MODE_SCATTER && rs->done && stat(job->out_spec.file, &sp) == 0 &&
+        (uint64_t)sp.st_dev == rs->scratch_dev && (uint64_t)sp.st_ino == rs->scratch_ino)
+        placed = job->out.n; /* a scatter's pile file in place */
     if (placed && placed == job->out.n) {
         c->finished = c->started = 1;
         snprintf(c->resume_text, sizeof c->resume_text, "resuming from %s: the interrupted run had finished (its output "
@@ -252,7 +262,11 @@ int h5shuf__ckpt_plan_check(h5shuf_job *job)
     else
         snprintf(p1, sizeof p1, "%s", rs->created ? "no rows read yet" : "nothing done yet");
     snprintf(p2, sizeof p2, "%soutput rows written: %" PRIu64 " of %" PRIu64, job->plan.strategy == H5SHUF_STRATEGY_TWO_PASS && !job->one_pass ? "pass 2: " : "", rs->p2_row, job->out_rows);
-    snprintf(c->resume_text, sizeof c->resume_text, "resuming from %s: %s; %s", rs->dir, p1, p2);
+    if (job->mode == H5SHUF_MODE_SCATTER)
+        snprintf(c->resume_text, sizeof c->resume_text, "resuming from %s: %s", rs->dir,
+                 rs->done ? "the pile file is written, to be put in place" : p1);
+    else
+        snprintf(c->resume_text, sizeof c->resume_text, "resuming from %s: %s; %s", rs->dir, p1, p2);
     return H5SHUF_OK;
 }
 
@@ -279,6 +293,7 @@ static hid_t target_fapl(void *user, size_t k, int fd, struct h5shuf_err *err)
     /* its size is its committed state: made and synced, or applied at its last commit */
     if (h5shuf__walfile_new(fd, c->rs.dirfd, (uint64_t)s.st_size, prefix, &c->target_wal, err) != H5SHUF_OK)
         return H5I_INVALID_HID;
+    h5shuf__walfile_set_sync(c->target_wal, c->rs.synced);
     return h5shuf__walfile_fapl(c->target_wal, 0, err);
 }
 
@@ -343,13 +358,25 @@ static int target_sync(h5shuf_job *job, size_t k, uint64_t *size)
     struct h5shuf_target *tg = &job->out.v[k];
     struct stat s;
     int st = h5shuf__tempfile_unpark(&tg->tf, tg->path, &job->err);
-    if (st == H5SHUF_OK && (fsync(tg->tf.fd) < 0 || fstat(tg->tf.fd, &s) < 0))
+    if (st == H5SHUF_OK && ((job->ckpt.rs.synced && fsync(tg->tf.fd) < 0) || fstat(tg->tf.fd, &s) < 0))
         st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot sync %s: %s", tg->path, tg->tf.path, strerror(errno));
     if (st == H5SHUF_OK)
         *size = (uint64_t)s.st_size;
     if (job->out.hi - job->out.lo > 8)
         h5shuf__tempfile_park(&tg->tf);
     return st;
+}
+
+/* The state directory and its IDENTITY record, once (a fresh run). */
+static int state_start(h5shuf_job *job)
+{
+    struct h5shuf_ckpt *c = &job->ckpt;
+    if (c->started || c->rs.found) { /* (a resumed run's state is its own from now on) */
+        c->started = 1;
+        return H5SHUF_OK;
+    }
+    c->started = 1;
+    return h5shuf__resume_start(&c->rs, c->identity, &job->err);
 }
 
 /* Make the output files (named), sync each and record CREATED with their sizes. */
@@ -365,6 +392,10 @@ static int targets_make(h5shuf_job *job, const struct h5shuf_ctx *cx, uint64_t f
         if (st == H5SHUF_OK && add_line(&text, &len, &cap, "t %zu eof %" PRIu64, k, size) < 0)
             st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     }
+    char boot[128];
+    h5shuf__resume_boot_words(&job->ckpt.rs, boot, sizeof boot);
+    if (st == H5SHUF_OK && add_line(&text, &len, &cap, "%s", boot + 1) < 0)
+        st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     H5SHUF_KILL_POINT();
     if (st == H5SHUF_OK)
         st = h5shuf__journal_append(&job->ckpt.rs.j, H5SHUF_REC_CREATED, text ? text : "", len, &job->err);
@@ -379,7 +410,8 @@ static int targets_fresh(h5shuf_job *job, const struct h5shuf_ctx *cx, uint64_t 
 {
     struct h5shuf_ckpt *c = &job->ckpt;
     struct h5shuf_targets *t = &job->out;
-    int st = start ? h5shuf__resume_start(&c->rs, c->identity, &job->err) : H5SHUF_OK;
+    (void)start;
+    int st = state_start(job);
     c->started = 1;
     /* the names are recorded before the files exist: a kill between the two leaves nothing unnamed */
     char *text = NULL;
@@ -475,7 +507,7 @@ int h5shuf__ckpt_targets(h5shuf_job *job, const struct h5shuf_ctx *cx)
 {
     struct h5shuf_ckpt *c = &job->ckpt;
     struct h5shuf_targets *t = &job->out;
-    const int scratch = job->plan.strategy != H5SHUF_STRATEGY_DIRECT && !job->one_pass;
+    const int scratch = job->mode == H5SHUF_MODE_RUN && job->plan.strategy != H5SHUF_STRATEGY_DIRECT && !job->one_pass;
     const uint64_t files = t->n + scratch;
     if (!c->rs.on)
         return h5shuf__targets_create(cx, t, &job->of, files);
@@ -506,6 +538,12 @@ int h5shuf__ckpt_scratch(h5shuf_job *job, const struct h5shuf_ctx *cx, struct h5
         return h5shuf__job_scratch_open(job, sc);
     const struct h5shuf_wal_commit *at = rs->has_piles ? &rs->scratch : rs->has_pass1 ? &rs->p1.scratch : NULL;
     int st;
+    const int scatter = job->mode == H5SHUF_MODE_SCATTER; /* the scratch is the pile file, beside its name */
+    const char *sdir = scatter ? job->scratch_dir : rs->dir;
+    if (rs->found && rs->done)
+        at = &rs->done_state;
+    if (rs->found)
+        c->started = 1; /* the interrupted run's state is this run's now */
     if (rs->found && at) { /* the interrupted run's, at its last commit */
         char name[256] = "";
         uint64_t dev = 0, ino = 0;
@@ -517,14 +555,19 @@ int h5shuf__ckpt_scratch(h5shuf_job *job, const struct h5shuf_ctx *cx, struct h5
         snprintf(name, sizeof name, "%s", rs->scratch_name);
         dev = rs->scratch_dev;
         ino = rs->scratch_ino;
-        st = h5shuf__tempfile_adopt(&sc->tf, rs->dir, name, dev, ino, &job->err);
+        st = h5shuf__tempfile_adopt(&sc->tf, sdir, name, dev, ino, &job->err);
         sc->path = sc->tf.path;
         if (st == H5SHUF_OK)
             st = h5shuf__tempfile_unpark(&sc->tf, sc->path, &job->err);
         if (st == H5SHUF_OK)
             st = h5shuf__walfile_recover(sc->tf.fd, rs->dirfd, SCRATCH_PREFIX, at, &job->err);
+        if (st == H5SHUF_OK && rs->done) { /* a finished pile file: only to be placed, never opened again */
+            *pass1_done = 2;
+            return H5SHUF_OK;
+        }
         if (st == H5SHUF_OK)
             st = h5shuf__walfile_new(sc->tf.fd, rs->dirfd, at->eof, SCRATCH_PREFIX, &c->scratch_wal, &job->err);
+        h5shuf__walfile_set_sync(c->scratch_wal, rs->synced);
         hid_t fapl = st == H5SHUF_OK ? h5shuf__walfile_fapl(c->scratch_wal, H5SHUF_WALFILE_REOPEN, &job->err) : H5I_INVALID_HID;
         if (st == H5SHUF_OK && fapl < 0)
             st = job->err.status;
@@ -546,12 +589,28 @@ int h5shuf__ckpt_scratch(h5shuf_job *job, const struct h5shuf_ctx *cx, struct h5
         }
         return st;
     }
-    st = h5shuf__scratch_reserve(sc, rs->dir, "h5shuf-scratch-", job->out_spec.file, "-", &job->dsets,
-                                 &job->scratch_filters, &job->scratch_id_filters, &job->err);
+    if (!scatter) {
+        st = h5shuf__scratch_reserve(sc, rs->dir, "h5shuf-scratch-", job->out_spec.file, "-", &job->dsets,
+                                     &job->scratch_filters, &job->scratch_id_filters, &job->err);
+    } else { /* named in the journal before it is made (a kill between leaves nothing unnamed) */
+        if (rs->found && rs->scratch_intent[0])
+            remove_own(job->out_spec.file, rs->scratch_intent);
+        char name[NAME_MAX + 1];
+        h5shuf__tempfile_name(".", job->out_spec.file, ".h5shuf-", name, sizeof name);
+        st = state_start(job);
+        H5SHUF_KILL_POINT();
+        if (st == H5SHUF_OK)
+            st = h5shuf__resume_record(rs, H5SHUF_REC_SCRATCH, &job->err, "name %s", name);
+        H5SHUF_KILL_POINT();
+        if (st == H5SHUF_OK)
+            st = h5shuf__scratch_reserve_as(sc, job->scratch_dir, name, &job->dsets, &job->scratch_filters,
+                                            &job->scratch_id_filters, &job->err);
+    }
     if (st == H5SHUF_OK)
         st = h5shuf__progress(&cx->progress, &job->err, H5SHUF_PHASE_CREATE, job->out.n + 1, job->out.n + 1);
     if (st == H5SHUF_OK)
         st = h5shuf__walfile_new(sc->tf.fd, rs->dirfd, 0, SCRATCH_PREFIX, &c->scratch_wal, &job->err);
+    h5shuf__walfile_set_sync(c->scratch_wal, rs->synced);
     hid_t fapl = st == H5SHUF_OK ? h5shuf__walfile_fapl(c->scratch_wal, 0, &job->err) : H5I_INVALID_HID;
     if (st == H5SHUF_OK && fapl < 0)
         st = job->err.status;
@@ -600,7 +659,8 @@ static int pass1_checkpoint(void *user, uint64_t rows, struct h5shuf_pileset *ps
     const int due = (rows - c->last_rows) >= c->rs.interval_bytes / rb ||
                     (c->rs.interval_seconds > 0 && t - c->last_time >= c->rs.interval_seconds);
     if (!due || rows >= job->in.rows) { /* (the end of pass 1 is recorded with its piles) */
-        h5shuf__fd_writeback(sc->tf.fd); /* the disk writes the scratch as it grows, not all at the commit */
+        if (c->rs.synced) /* the disk writes the scratch as it grows, not all at the commit's sync */
+            h5shuf__fd_writeback(sc->tf.fd);
         return H5SHUF_OK;
     }
     char name[64], fs[512], sn[512];
@@ -610,7 +670,7 @@ static int pass1_checkpoint(void *user, uint64_t rows, struct h5shuf_pileset *ps
     int fd = spill_create(job, name, sizeof name);
     int st = fd < 0 ? err->status : h5shuf__pileset_save(&(struct h5shuf_ctx){err, job->cio, {NULL, NULL}}, ps, fd, &bytes, &sum);
     H5SHUF_KILL_POINT();
-    if (st == H5SHUF_OK && fsync(fd) < 0)
+    if (st == H5SHUF_OK && c->rs.synced && fsync(fd) < 0)
         st = h5shuf__fail(err, H5SHUF_EIO, "%s/%s: cannot sync: %s", c->rs.dir, name, strerror(errno));
     if (fd >= 0)
         close(fd);
@@ -826,4 +886,25 @@ void h5shuf__ckpt_free(struct h5shuf_ckpt *c)
     h5shuf__resume_free(&c->rs);
     free(c->identity);
     c->identity = NULL;
+}
+
+int h5shuf__ckpt_scatter_done(h5shuf_job *job, struct h5shuf_scratch *sc)
+{
+    struct h5shuf_ckpt *c = &job->ckpt;
+    if (!c->rs.on)
+        return H5SHUF_OK;
+    struct h5shuf_wal_commit wc;
+    char fs[512], sn[512];
+    H5SHUF_KILL_POINT();
+    int st = h5shuf__walfile_prepare(c->scratch_wal, &wc, &job->err);
+    h5shuf__fstate_text(&wc, fs, sizeof fs);
+    scratch_text(sc, sn, sizeof sn);
+    H5SHUF_KILL_POINT();
+    if (st == H5SHUF_OK)
+        st = h5shuf__resume_record(&c->rs, H5SHUF_REC_DONE, &job->err, "%s %s", fs, sn);
+    H5SHUF_KILL_POINT();
+    if (st == H5SHUF_OK)
+        st = h5shuf__walfile_apply(c->scratch_wal, &job->err);
+    H5SHUF_KILL_POINT();
+    return st;
 }

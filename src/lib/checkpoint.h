@@ -38,14 +38,17 @@ H5SHUF_INTERNAL int h5shuf__ckpt_plan_check(h5shuf_job *job);
 
 /* The run (run.c).  Make (or, resumed, take back) the output files, recording them. */
 H5SHUF_INTERNAL int h5shuf__ckpt_targets(h5shuf_job *job, const struct h5shuf_ctx *cx);
-/* The scratch file in the state directory: made, or an interrupted run's reopened at its last commit.
- * *pass1_done: its piles are all there (sc->piles set from the journal). */
+/* The scratch file in the state directory (a scatter's: its pile file, beside its final name): made, or
+ * an interrupted run's reopened at its last commit.  *pass1_done: 1, its piles are all there (sc->piles
+ * set from the journal); 2, a scatter's pile file is finished too (only to be placed). */
 H5SHUF_INTERNAL int h5shuf__ckpt_scratch(h5shuf_job *job, const struct h5shuf_ctx *cx, struct h5shuf_scratch *sc,
                                          int *pass1_done);
 /* Pass 1's hooks for p (h5shuf_pass1.checkpoint, .restore, .start_row). */
 H5SHUF_INTERNAL void h5shuf__ckpt_pass1_hooks(h5shuf_job *job, struct h5shuf_scratch *sc, struct h5shuf_pass1 *p);
 /* Pass 1 finished (oversize handling too): the piles recorded with the scratch's commit. */
 H5SHUF_INTERNAL int h5shuf__ckpt_pass1_done(h5shuf_job *job, struct h5shuf_scratch *sc);
+/* A scatter's pile file written and closed: committed (DONE), the bytes its placing links. */
+H5SHUF_INTERNAL int h5shuf__ckpt_scatter_done(h5shuf_job *job, struct h5shuf_scratch *sc);
 /* Pass 2 of a resumed run starts at output row job->ckpt.rs.p2_row: p (over every pile of sc) is cut to
  * the piles from the one holding it (first_row, put_first).  Also sets the scratch whose piles are given
  * back as pass 2's commits pass them (instead of at their load). */

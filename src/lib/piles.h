@@ -49,6 +49,10 @@ H5SHUF_INTERNAL int h5shuf__scratch_reserve(struct h5shuf_scratch *sc, const cha
                                             const char *for_path, const char *mid,
                                             const struct h5shuf_datasets *dsets, const struct h5shuf_filters *filters,
                                             const struct h5shuf_filters *id_filters, struct h5shuf_err *err);
+/* The same, the file named exactly name in dir (h5shuf__tempfile_create_as: a name recorded first). */
+H5SHUF_INTERNAL int h5shuf__scratch_reserve_as(struct h5shuf_scratch *sc, const char *dir, const char *name,
+                                               const struct h5shuf_datasets *dsets, const struct h5shuf_filters *filters,
+                                               const struct h5shuf_filters *id_filters, struct h5shuf_err *err);
 /* Then create the (empty) HDF5 scratch file at the reserved name, through its descriptor, with fapl (a
  * file-access property list of the caller's, e.g. a resumable run's driver; H5P_DEFAULT for none). */
 H5SHUF_INTERNAL int h5shuf__scratch_open(struct h5shuf_scratch *sc, hid_t fapl, struct h5shuf_err *err);

@@ -43,6 +43,26 @@ char *h5shuf__resume_dir_for(const char *scratch_dir, const char *out)
     return path;
 }
 
+/* This machine's boot (a random UUID the kernel draws at each boot), or "unknown". */
+static void boot_id(char *buf, size_t cap)
+{
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+    if (!f || !fgets(buf, (int)cap, f))
+        snprintf(buf, cap, "unknown");
+    if (f)
+        fclose(f);
+    buf[strcspn(buf, " \n")] = '\0';
+    if (!buf[0])
+        snprintf(buf, cap, "unknown");
+}
+
+void h5shuf__resume_boot_words(const struct h5shuf_resume *rs, char *buf, size_t cap)
+{
+    char id[64];
+    boot_id(id, sizeof id);
+    snprintf(buf, cap, " boot %s synced %d", id, rs->synced ? 1 : 0);
+}
+
 /* ---- reading a journal ---------------------------------------------------------------------------- */
 
 /* The value after the word key in text (a word starts the text or follows a space or newline): a pointer
@@ -228,8 +248,16 @@ static int read_records(struct h5shuf_resume *rs, const struct h5shuf_record *r,
         return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     if (get_u64(rs->identity, "seed", &rs->seed) < 0)
         return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s: the journal's identity record is not h5shuf's (remove it)", rs->dir);
+    char here[64];
+    boot_id(here, sizeof here);
     for (size_t i = 1; i < n; i++) {
         int bad = 0;
+        char boot[64];
+        uint64_t synced = 1;
+        /* a checkpoint not synced holds only while the kernel that kept its data runs */
+        if (get_word(r[i].payload, "boot", boot, sizeof boot) == 0 && get_u64(r[i].payload, "synced", &synced) == 0 &&
+            !synced && (strcmp(boot, here) != 0 || strcmp(here, "unknown") == 0))
+            rs->stale = 1;
         switch (r[i].kind) {
         case H5SHUF_REC_NAMES: bad = read_targets(rs, r[i].payload, 0); rs->names_only = 1; break;
         case H5SHUF_REC_TARGETS: bad = read_targets(rs, r[i].payload, 1); rs->names_only = 0; break;
@@ -237,6 +265,13 @@ static int read_records(struct h5shuf_resume *rs, const struct h5shuf_record *r,
         case H5SHUF_REC_PASS1: bad = read_pass1(rs, r[i].payload); rs->has_pass1 = !bad; break;
         case H5SHUF_REC_PILES: bad = read_piles(rs, r[i].payload); rs->has_piles = !bad; break;
         case H5SHUF_REC_PASS2: bad = !rs->created || read_pass2(rs, r[i].payload); break;
+        case H5SHUF_REC_SCRATCH:
+            bad = get_word(r[i].payload, "name", rs->scratch_intent, sizeof rs->scratch_intent) < 0;
+            break;
+        case H5SHUF_REC_DONE:
+            bad = get_fstate(r[i].payload, &rs->done_state) < 0 || read_scratch_name(rs, r[i].payload) < 0;
+            rs->done = !bad;
+            break;
         default: bad = 1;
         }
         if (bad)
@@ -274,6 +309,10 @@ int h5shuf__resume_find(struct h5shuf_resume *rs, int resume, struct h5shuf_err 
     if (st == H5SHUF_OK)
         st = read_records(rs, recs, n, err);
     h5shuf__records_free(recs, n);
+    if (st == H5SHUF_OK && rs->stale)
+        st = h5shuf__fail(err, H5SHUF_EEXIST, "%s: the interrupted run's checkpoints were not synced (--checkpoint "
+                          "SIZE,sync syncs them) and this machine has restarted since: they cannot be trusted; remove it "
+                          "(and the run's temporary files beside the output) to start again", rs->dir);
     rs->found = st == H5SHUF_OK;
     return st;
 }
@@ -336,6 +375,10 @@ int h5shuf__resume_record(struct h5shuf_resume *rs, uint32_t kind, struct h5shuf
     va_start(ap, fmt);
     int n = vsnprintf(buf, RECORD_TEXT_MAX, fmt, ap);
     va_end(ap);
+    if (n >= 0 && (unsigned)n < RECORD_TEXT_MAX) {
+        h5shuf__resume_boot_words(rs, buf + n, RECORD_TEXT_MAX - (size_t)n);
+        n += (int)strlen(buf + n);
+    }
     int st = n < 0 || (unsigned)n >= RECORD_TEXT_MAX ? h5shuf__fail(err, H5SHUF_EINTERNAL, "a journal record too long")
                                                      : h5shuf__journal_append(&rs->j, kind, buf, (uint64_t)n, err);
     free(buf);
@@ -351,7 +394,9 @@ int h5shuf__resume_record_piles(struct h5shuf_resume *rs, const struct h5shuf_pi
         return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     char fs[512];
     h5shuf__fstate_text(scratch, fs, sizeof fs);
-    size_t at = (size_t)snprintf(buf, cap, "piles %zu next %" PRIu64 " %s %s\n", n, next_number, fs, more);
+    char boot[128];
+    h5shuf__resume_boot_words(rs, boot, sizeof boot);
+    size_t at = (size_t)snprintf(buf, cap, "piles %zu next %" PRIu64 " %s %s%s\n", n, next_number, fs, more, boot);
     for (size_t k = 0; k < n && at < cap; k++)
         at += (size_t)snprintf(buf + at, cap - at, "p %" PRIu64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIu64 " %" PRIu64 "\n",
                                piles[k].number, (uint64_t)piles[k].range.lo, (uint64_t)(piles[k].range.hi >> 64),

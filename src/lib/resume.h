@@ -10,6 +10,10 @@
  * a checkpoint.  The outputs' temporary files stay beside the outputs (tempfile.h), each recorded in the
  * journal with its device and inode number, and are reopened only when they are still that file.
  *
+ * A record of a checkpoint ends with "boot ID synced S": the machine's boot (/proc's boot_id) and whether
+ * the files it names were synced; one not synced is trusted only on the same boot (the kernel kept the
+ * data), so a state from before a restart is refused.
+ *
  * Records (text payloads of "key value" words, one record per line of work):
  *   IDENTITY  what decides the output: the inputs (size, mtime, device, inode, rows), the datasets'
  *             shapes, types and filters, the options (seed, filters, chunks, shards, split, head, index,
@@ -22,6 +26,8 @@
  *   PASS1     a checkpoint of pass 1: rows scattered, the piles' numbering and buffers (spill file), the
  *             scratch file's committed state.
  *   PILES     pass 1 finished: the table of piles, the scratch file's committed state.
+ *   SCRATCH   a scatter's pile file's temporary name beside its final one, before it is made.
+ *   DONE      a scatter's pile file finished (its metadata written, closed): its committed state.
  *   PASS2     pass 2 reached an output row at which the open output file was closed and synced: that
  *             file's committed state (a file whose last rows were written is finished).
  */
@@ -44,6 +50,8 @@ enum {
     H5SHUF_REC_PILES = 5,
     H5SHUF_REC_PASS2 = 6,
     H5SHUF_REC_NAMES = 7,
+    H5SHUF_REC_SCRATCH = 8,
+    H5SHUF_REC_DONE = 9,
 };
 
 /* An output file of an interrupted run. */
@@ -67,6 +75,8 @@ struct h5shuf_rpass1 {
 /* The state of a run that checkpoints (all zero: it does not). */
 struct h5shuf_resume {
     int on;                    /* checkpointing */
+    int synced;                /* this run syncs its checkpoints (h5shuf_options.checkpoint_sync) */
+    int stale;                 /* the interrupted run's unsynced checkpoints are from another boot */
     uint64_t interval_bytes;   /* input bytes between checkpoints */
     double interval_seconds;   /* and seconds */
     char *dir;                 /* the state directory (owned) */
@@ -90,6 +100,9 @@ struct h5shuf_resume {
     char scratch_name[256];    /* the scratch file in the state directory (PASS1, PILES), dev, ino */
     uint64_t scratch_dev, scratch_ino;
     uint64_t p2_row;           /* pass 2 done up to this output row (the last PASS2) */
+    char scratch_intent[256];  /* SCRATCH: the name a scatter's pile file was to be made with, "" */
+    int done;                  /* DONE seen: the scratch's state is done_state */
+    struct h5shuf_wal_commit done_state;
 };
 
 /* The state directory's path for the output out (as given) in scratch_dir: "DIR/h5shuf-resume-NAME-HASH".
@@ -110,7 +123,7 @@ H5SHUF_INTERNAL int h5shuf__resume_same(const struct h5shuf_resume *rs, const ch
 H5SHUF_INTERNAL int h5shuf__resume_start(struct h5shuf_resume *rs, const char *identity, struct h5shuf_err *err);
 
 /* Append a record of kind whose payload is printf-formatted (at most 64 KiB; a pile table goes through
- * h5shuf__resume_record_piles). */
+ * h5shuf__resume_record_piles), followed by the boot words (h5shuf__resume_boot_words). */
 H5SHUF_INTERNAL int h5shuf__resume_record(struct h5shuf_resume *rs, uint32_t kind, struct h5shuf_err *err,
                                           const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* PILES: the table of piles, the scratch's state and more (words for the first line: the scratch's name). */
@@ -120,6 +133,9 @@ H5SHUF_INTERNAL int h5shuf__resume_record_piles(struct h5shuf_resume *rs, const 
 /* Text of a file's committed state (walfile.h) for a record: "eof E log NAME logbytes B logsum S" (NAME
  * "-" when there is no log). */
 H5SHUF_INTERNAL void h5shuf__fstate_text(const struct h5shuf_wal_commit *s, char *buf, size_t cap);
+
+/* " boot ID synced S" for a record of rs's checkpoints, into buf of cap bytes. */
+H5SHUF_INTERNAL void h5shuf__resume_boot_words(const struct h5shuf_resume *rs, char *buf, size_t cap);
 
 /* Remove the state directory and everything in it (after a finished run, or a fresh start's failure). */
 H5SHUF_INTERNAL void h5shuf__resume_remove(struct h5shuf_resume *rs);

@@ -287,31 +287,44 @@ static int run_scatter(h5shuf_job *job)
     struct h5shuf_scratch sc = {.file = H5I_INVALID_HID};
     if (!job->piles_path || (job->planned ? job->mode != H5SHUF_MODE_SCATTER : job->in.n == 0))
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "a scatter needs inputs and a pile file (h5shuf_job_set_piles)");
-    int st = run_prepare(job);
-    if (st == H5SHUF_OK)
+    if ((job->planned || h5shuf__job_make_plan(job) == H5SHUF_OK) && job->ckpt.finished)
+        return h5shuf__ckpt_end(job, H5SHUF_OK); /* a resume of a scatter that had finished: its state removed */
+    int st = job->err.status ? job->err.status : run_prepare(job);
+    const struct h5shuf_ctx cx = ctx_of(job);
+    int done = 0; /* a resumed scatter: 1, pass 1 done; 2, the pile file written too */
+    if (st == H5SHUF_OK && job->ckpt.rs.on) { /* named in the journal, beside its final name */
+        st = h5shuf__ckpt_scratch(job, &cx, &sc, &done);
+    } else if (st == H5SHUF_OK) {
         st = h5shuf__scratch_reserve(&sc, job->scratch_dir, ".", job->out_spec.file, ".h5shuf-", &job->dsets,
                                      &job->scratch_filters, &job->scratch_id_filters, &job->err);
-    job->temp_file[0] = job->temp_file[1] = sc.path;
-    const struct h5shuf_ctx cx = ctx_of(job);
-    if (st == H5SHUF_OK)
-        st = h5shuf__progress(&cx.progress, &job->err, H5SHUF_PHASE_CREATE, 1, 1);
-    if (st == H5SHUF_OK)
-        st = h5shuf__scratch_open(&sc, H5P_DEFAULT, &job->err);
-    if (st == H5SHUF_OK)
+        job->temp_file[0] = job->temp_file[1] = sc.path;
+        if (st == H5SHUF_OK)
+            st = h5shuf__progress(&cx.progress, &job->err, H5SHUF_PHASE_CREATE, 1, 1);
+        if (st == H5SHUF_OK)
+            st = h5shuf__scratch_open(&sc, H5P_DEFAULT, &job->err);
+    }
+    if (st == H5SHUF_OK && !done)
         st = pass1(job, &sc);
+    if (st == H5SHUF_OK && !done)
+        st = h5shuf__ckpt_pass1_done(job, &sc);
     const struct h5shuf_pilefile_meta meta = {&job->in, &job->dsets, job->seed, &job->plan,
                                               job->compression, job->chunk_shape, job->index_path};
-    if (st == H5SHUF_OK)
+    if (st == H5SHUF_OK && done < 2)
         st = h5shuf__pilefile_finish(&sc, &meta, &job->err);
-    if (st == H5SHUF_OK)
+    if (st == H5SHUF_OK && done < 2)
         st = close_pilefile(job, &sc);
+    if (st == H5SHUF_OK && done < 2) /* (a resumable run's: committed, the bytes placed below) */
+        st = h5shuf__ckpt_scatter_done(job, &sc);
     struct h5shuf_tempfile *tf = &sc.tf;
     const char *out = job->out_spec.file;
     if (st == H5SHUF_OK) /* in place: nothing left for h5shuf__scratch_destroy to remove */
         st = h5shuf__tempfile_commit_all(&tf, &out, 1, job->out_mode, job->opts.force, &job->err);
     job->temp_file[0] = job->temp_file[1] = NULL;
-    h5shuf__scratch_destroy(&sc);
-    return st;
+    if (h5shuf__ckpt_keeps(job, st))
+        h5shuf__ckpt_scratch_keep(job, &sc);
+    else
+        h5shuf__ckpt_scratch_destroy(job, &sc);
+    return h5shuf__ckpt_end(job, st);
 }
 
 /* A gather: the output files made as the one-shot run makes them, and pass 2 from the pile file. */
@@ -320,16 +333,20 @@ static int run_gather(h5shuf_job *job)
     if (!job->piles_path || (job->planned ? job->mode != H5SHUF_MODE_GATHER : job->in.n != 0))
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "a gather needs a pile file (h5shuf_job_set_piles), an output and no inputs");
     const struct h5shuf_ctx cx = ctx_of(job);
-    int st = run_prepare(job);
-    if (st == H5SHUF_OK)
-        st = h5shuf__targets_create(&cx, &job->out, &job->of, job->out.n);
+    if ((job->planned || h5shuf__job_make_plan(job) == H5SHUF_OK) && job->ckpt.finished)
+        return h5shuf__ckpt_end(job, H5SHUF_OK); /* a resume of a gather that had finished: its state removed */
+    int st = job->err.status ? job->err.status : run_prepare(job);
+    if (st == H5SHUF_OK) /* (a resumed gather takes back the files the interrupted one made) */
+        st = h5shuf__ckpt_targets(job, &cx);
     if (st == H5SHUF_OK && job->out_rows > 0) {
         struct h5shuf_scratch sc = {.path = job->piles_path, .file = job->pf->file, .piles = job->pf->piles,
                                     .npiles = job->pf->npiles, .dsets = &job->dsets, .filters = job->scratch_filters,
                                     .id_filters = job->scratch_id_filters};
         st = fill_outputs(job, &sc, 0, NULL, NULL); /* the user's pile file: nothing released */
     }
-    return h5shuf__targets_finish(&job->out, st, job->opts.force, job->out_mode, &job->err);
+    job->out.keep_files = h5shuf__ckpt_keeps(job, st);
+    st = h5shuf__targets_finish(&job->out, st, job->opts.force, job->out_mode, &job->err);
+    return h5shuf__ckpt_end(job, st);
 }
 
 /* A public run: a clean error, HDF5's printing off, fn, and the job's chunk I/O released whatever fn

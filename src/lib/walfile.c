@@ -87,6 +87,7 @@ struct h5shuf_walfile {
     int prepared;            /* between prepare and apply: c is the prepared commit */
     int broken;              /* a write or resize failed since the last commit: HDF5 may have lost data */
     int discard;             /* h5shuf__walfile_discard: writes and resizes are dropped */
+    int nosync;              /* h5shuf__walfile_set_sync(wf, 0): commits are not fsync'ed */
     struct h5shuf_wal_commit c;
 };
 
@@ -834,16 +835,16 @@ int h5shuf__walfile_prepare(struct h5shuf_walfile *wf, struct h5shuf_wal_commit 
     memset(c, 0, sizeof *c);
     snprintf(what, sizeof what, "sync its log %s to disk", wf->log_name);
     step("log-sync");
-    if ((e = sync_fd(wf->log_fd)) != 0)
+    if (!wf->nosync && (e = sync_fd(wf->log_fd)) != 0)
         goto fail;
     snprintf(what, sizeof what, "sync it to disk");
     step("base-sync");
-    if ((e = sync_fd(wf->base_fd)) != 0)
+    if (!wf->nosync && (e = sync_fd(wf->base_fd)) != 0)
         goto fail;
     /* the log's name must survive a power loss with the journal record that names it */
     snprintf(what, sizeof what, "sync the directory of its log %s", wf->log_name);
     step("dir-sync");
-    if ((e = sync_fd(wf->dir_fd)) != 0)
+    if (!wf->nosync && (e = sync_fd(wf->dir_fd)) != 0)
         goto fail;
     snprintf(what, sizeof what, "read back its log %s", wf->log_name);
     if ((e = hash_file(wf->log_fd, wf->log_bytes, &c->log_hash)) != 0)
@@ -925,7 +926,7 @@ int h5shuf__walfile_apply(struct h5shuf_walfile *wf, struct h5shuf_err *err)
         goto fail;
     what = "sync it to disk";
     step("base-sync");
-    if ((e = sync_fd(wf->base_fd)) != 0)
+    if (!wf->nosync && (e = sync_fd(wf->base_fd)) != 0)
         goto fail;
     /* the base holds the commit durably: the old log may go */
     step("unlink");
@@ -1148,4 +1149,10 @@ void h5shuf__walfile_discard(struct h5shuf_walfile *wf)
 hid_t h5shuf__walfile_driver(void)
 {
     return driver_id >= 0 && H5Iis_valid(driver_id) > 0 ? driver_id : H5I_INVALID_HID;
+}
+
+void h5shuf__walfile_set_sync(struct h5shuf_walfile *wf, int sync)
+{
+    if (wf)
+        wf->nosync = !sync;
 }

@@ -89,6 +89,11 @@ H5SHUF_INTERNAL int h5shuf__walfile_recover(int base_fd, int dir_fd, const char 
  * H5I_INVALID_HID.  Its file handle (H5Fget_vfd_handle) is the base descriptor, an int, as sec2's. */
 H5SHUF_INTERNAL hid_t h5shuf__walfile_driver(void);
 
+/* sync 0: prepare and apply do not fsync (a commit then survives the death of the process, whose
+ * writes the kernel keeps, but not a crash of the machine: the caller records which, resume.h).  The
+ * default is 1.  NULL: no-op. */
+H5SHUF_INTERNAL void h5shuf__walfile_set_sync(struct h5shuf_walfile *wf, int sync);
+
 /* A run that fails and keeps its state (a resume continues from the last commit): every write and resize
  * through wf is dropped from now on, so that HDF5 closes the file without touching the base or needing room
  * on a full disk.  NULL: no-op. */
