@@ -38,8 +38,9 @@ whole=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')
 ref=$(md5sum <"$WORK/out/o.h5")
 rm -f "$WORK/out/o.h5"
 echo "# $KILLS kills of a $SIZE $FILTER run at -m $MEMORY ($("$H5SHUF" --version | head -1)); uninterrupted: $whole s"
-# the kill times: uniform over the run (seeded), each into the run then going on
-mapfile -t at < <($PY -c "import random,sys; r=random.Random($SEED); print('\n'.join('%.2f' % r.uniform(0.3, $whole * 0.9) for _ in range($KILLS)))")
+# the kill times: each run (the first, then each resume) is killed after a delay drawn uniformly (seeded)
+# from [0.5, 3 x the run's time / KILLS] s, so that the KILLS kills are spread over the whole run
+mapfile -t at < <($PY -c "import random,sys; r=random.Random($SEED); print('\n'.join('%.2f' % r.uniform(0.5, max(0.6, 3 * $whole / $KILLS)) for _ in range($KILLS)))")
 total0=$(now)
 for ((k = 0; k < KILLS; k++)); do
     "$H5SHUF" --resume "${A[@]}" >/dev/null 2>"$WORK/err.$k" &

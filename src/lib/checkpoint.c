@@ -534,8 +534,6 @@ int h5shuf__ckpt_scratch(h5shuf_job *job, const struct h5shuf_ctx *cx, struct h5
     struct h5shuf_ckpt *c = &job->ckpt;
     struct h5shuf_resume *rs = &c->rs;
     *pass1_done = 0;
-    if (!rs->on)
-        return h5shuf__job_scratch_open(job, sc);
     const struct h5shuf_wal_commit *at = rs->has_piles ? &rs->scratch : rs->has_pass1 ? &rs->p1.scratch : NULL;
     int st;
     const int scatter = job->mode == H5SHUF_MODE_SCATTER; /* the scratch is the pile file, beside its name */
@@ -878,15 +876,6 @@ int h5shuf__ckpt_end(h5shuf_job *job, int st)
     return st;
 }
 
-void h5shuf__ckpt_free(struct h5shuf_ckpt *c)
-{
-    h5shuf__walfile_free(c->target_wal);
-    h5shuf__walfile_free(c->scratch_wal);
-    c->target_wal = c->scratch_wal = NULL;
-    h5shuf__resume_free(&c->rs);
-    free(c->identity);
-    c->identity = NULL;
-}
 
 int h5shuf__ckpt_scatter_done(h5shuf_job *job, struct h5shuf_scratch *sc)
 {

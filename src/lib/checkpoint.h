@@ -38,7 +38,8 @@ H5SHUF_INTERNAL int h5shuf__ckpt_plan_check(h5shuf_job *job);
 
 /* The run (run.c).  Make (or, resumed, take back) the output files, recording them. */
 H5SHUF_INTERNAL int h5shuf__ckpt_targets(h5shuf_job *job, const struct h5shuf_ctx *cx);
-/* The scratch file in the state directory (a scatter's: its pile file, beside its final name): made, or
+/* A resumable run's (job->ckpt.rs.on) scratch file in the state directory (a scatter's: its pile file,
+ * beside its final name): made, or
  * an interrupted run's reopened at its last commit.  *pass1_done: 1, its piles are all there (sc->piles
  * set from the journal); 2, a scatter's pile file is finished too (only to be placed). */
 H5SHUF_INTERNAL int h5shuf__ckpt_scratch(h5shuf_job *job, const struct h5shuf_ctx *cx, struct h5shuf_scratch *sc,
@@ -65,7 +66,5 @@ H5SHUF_INTERNAL int h5shuf__ckpt_keeps(const h5shuf_job *job, int st);
 /* Close the scratch file of a run whose state is kept (its file stays for the resume), or remove it. */
 H5SHUF_INTERNAL void h5shuf__ckpt_scratch_keep(h5shuf_job *job, struct h5shuf_scratch *sc);
 H5SHUF_INTERNAL void h5shuf__ckpt_scratch_destroy(h5shuf_job *job, struct h5shuf_scratch *sc);
-/* Free what the checkpoints hold (the state directory stays). */
-H5SHUF_INTERNAL void h5shuf__ckpt_free(struct h5shuf_ckpt *c);
 
 #endif /* H5SHUF_CHECKPOINT_H */

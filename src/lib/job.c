@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint.h"
 #include "error.h"
 #include "fault.h"
 #include "inputs.h"
@@ -15,6 +14,7 @@
 #include "mixing.h"
 #include "pilefile.h"
 #include "targets.h"
+#include "walfile.h"
 
 #define DEFAULT_MEM_LIMIT_BYTES (UINT64_C(1) << 30)
 
@@ -126,7 +126,10 @@ void h5shuf_job_free(h5shuf_job *job)
     free(job->scratch_dir);
     h5shuf__pilefile_free(job->pf);
     free(job->piles_path);
-    h5shuf__ckpt_free(&job->ckpt);
+    h5shuf__walfile_free(job->ckpt.target_wal); /* the checkpoints' (checkpoint.h); the state directory stays */
+    h5shuf__walfile_free(job->ckpt.scratch_wal);
+    h5shuf__resume_free(&job->ckpt.rs);
+    free(job->ckpt.identity);
     free(job);
 #ifdef H5SHUF_FAULT_INJECTION
     check_closed();

@@ -68,15 +68,22 @@ hid_t h5shuf__scratch_group(hid_t loc, const char *name)
     return g;
 }
 
-int h5shuf__scratch_reserve_as(struct h5shuf_scratch *sc, const char *dir, const char *name,
-                               const struct h5shuf_datasets *dsets, const struct h5shuf_filters *filters,
-                               const struct h5shuf_filters *id_filters, struct h5shuf_err *err)
+/* An empty scratch for piles of dsets with those filters (no file yet). */
+static void scratch_init(struct h5shuf_scratch *sc, const struct h5shuf_datasets *dsets, const struct h5shuf_filters *filters,
+                         const struct h5shuf_filters *id_filters)
 {
     memset(sc, 0, sizeof *sc);
     sc->file = H5I_INVALID_HID;
     sc->dsets = dsets;
     sc->filters = *filters;
     sc->id_filters = *id_filters;
+}
+
+int h5shuf__scratch_reserve_as(struct h5shuf_scratch *sc, const char *dir, const char *name,
+                               const struct h5shuf_datasets *dsets, const struct h5shuf_filters *filters,
+                               const struct h5shuf_filters *id_filters, struct h5shuf_err *err)
+{
+    scratch_init(sc, dsets, filters, id_filters);
     int st = h5shuf__tempfile_create_as(&sc->tf, dir, name, "cannot create the scratch file", err);
     sc->path = sc->tf.path;
     return st;
@@ -86,11 +93,7 @@ int h5shuf__scratch_reserve(struct h5shuf_scratch *sc, const char *dir, const ch
                             const char *mid, const struct h5shuf_datasets *dsets, const struct h5shuf_filters *filters,
                             const struct h5shuf_filters *id_filters, struct h5shuf_err *err)
 {
-    memset(sc, 0, sizeof *sc);
-    sc->file = H5I_INVALID_HID;
-    sc->dsets = dsets;
-    sc->filters = *filters;
-    sc->id_filters = *id_filters;
+    scratch_init(sc, dsets, filters, id_filters);
     int st = h5shuf__tempfile_create(&sc->tf, dir, lead, for_path, mid, "cannot create the scratch file", err);
     sc->path = sc->tf.path;
     return st;

@@ -179,7 +179,7 @@ static int two_pass(h5shuf_job *job)
     const struct h5shuf_ctx cx = ctx_of(job);
     struct h5shuf_scratch sc = {.file = H5I_INVALID_HID};
     int done = 0;
-    int st = h5shuf__ckpt_scratch(job, &cx, &sc, &done);
+    int st = job->ckpt.rs.on ? h5shuf__ckpt_scratch(job, &cx, &sc, &done) : h5shuf__job_scratch_open(job, &sc);
     if (st == H5SHUF_OK && job->out_rows > 0) {
         if (!done)
             st = pass1(job, &sc);
@@ -214,7 +214,7 @@ static int load_inputs(void *user, size_t j, unsigned char **buf, struct h5shuf_
     return h5shuf__pass1_load(u->cx, u->p1, u->dsets, buf);
 }
 
-static int one_pass(h5shuf_job *job)
+static int run_one_pass(h5shuf_job *job)
 {
     const struct h5shuf_ctx cx = ctx_of(job);
     const struct h5shuf_pass1 p1 = pass1_of(job);
@@ -251,7 +251,7 @@ static int run(h5shuf_job *job)
     if (st == H5SHUF_OK) /* (a resumed run takes back the files the interrupted run made) */
         st = h5shuf__ckpt_targets(job, &cx);
     if (st == H5SHUF_OK && job->out_rows > 0 && !scratch)
-        st = direct ? fill_outputs(job, NULL, 0, NULL, NULL) : one_pass(job);
+        st = direct ? fill_outputs(job, NULL, 0, NULL, NULL) : run_one_pass(job);
     else if (st == H5SHUF_OK && scratch)
         st = two_pass(job);
     if (st == H5SHUF_OK && job->opts.check) /* before the rename: a failed check leaves nothing in place */
