@@ -3,7 +3,8 @@
 # (issue 26 item 4).  A two-pass run is killed (H5SHUF_KILL_AT, h5shuf-fault) in its pass 2, leaving its
 # state; then, each time checking exit 1, one line naming the cause, and the state and output directory
 # unchanged (md5 of every file): a run without --resume; an input with one value rewritten in place by
-# h5py (same size); a dataset appended to; another seed; other shards; a state directory open to others.
+# h5py (same size); a dataset appended to; another seed; other shards; a state directory open to others;
+# a restart of the machine since unsynced checkpoints (simulated).  Synced checkpoints survive that.
 # After each change is undone (the bytes and the mtime put back), --resume writes the uninterrupted run's
 # bytes.  A torn last journal record is ignored.  --resume with no state runs from the beginning.
 # Usage: bash tests/resume_safety.sh PATH/TO/h5shuf-fault PATH/TO/h5shuf_gendata
@@ -72,6 +73,11 @@ chmod 0755 "${state[0]}"
 refused "a state directory others can read" "not this user's own directory" "${A[@]}" --resume "$W/in.h5" "$W/o/o.h5"
 chmod 0700 "${state[0]}"
 
+# a restart of the machine (simulated: another boot_id, H5SHUF_DEBUG_BOOT_ID of the test build): the
+# unsynced checkpoints are refused
+H5SHUF_DEBUG_BOOT_ID=another-boot refused "the machine restarted since unsynced checkpoints" \
+    "this machine has restarted since" "${A[@]}" --resume "$W/in.h5" "$W/o/o.h5"
+
 # a torn last record (half of a record's bytes at the end): ignored
 printf '\x43\x45\x52\x4a\x04\x00\x00\x00\xff' >>"${state[0]}/journal"
 if "$H" "${A[@]}" --resume -m 16M -j 1 "$W/in.h5" "$W/o/o.h5" 2>"$W/err" && [ "$(md5sum <"$W/o/o.h5")" = "$ref" ]; then
@@ -80,6 +86,17 @@ if "$H" "${A[@]}" --resume -m 16M -j 1 "$W/in.h5" "$W/o/o.h5" 2>"$W/err" && [ "$
         || bad "left: ${left[*]}"
 else
     bad "the resume failed: $(cat "$W/err")"
+fi
+rm -f "$W/o/o.h5"
+# synced checkpoints (--checkpoint SIZE,sync) survive a restart: killed, then resumed on "another boot"
+S=(-q -t "$W/s" -s 5 -m 8M --strategy two-pass --checkpoint 128K,sync)
+H5SHUF_KILL_COUNT="$W/count" "$H" "${S[@]}" --resume "$W/in.h5" "$W/o/y.h5" && rm -rf "$W/s"/* "$W/o"/*
+H5SHUF_KILL_AT=$(($(cat "$W/count") - 12)) "$H" "${S[@]}" --resume "$W/in.h5" "$W/o/o.h5" 2>/dev/null
+if H5SHUF_DEBUG_BOOT_ID=another-boot "$H" "${S[@]}" --resume "$W/in.h5" "$W/o/o.h5" 2>"$W/err" &&
+    [ "$(md5sum <"$W/o/o.h5")" = "$ref" ] && [ -z "$(ls -A "$W/s")" ]; then
+    ok "synced checkpoints resumed after a (simulated) restart: the uninterrupted md5, nothing left"
+else
+    bad "synced checkpoints after a restart: $(cat "$W/err")"
 fi
 rm -f "$W/o/o.h5"
 # --resume with nothing to resume: from the beginning

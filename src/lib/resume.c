@@ -43,9 +43,17 @@ char *h5shuf__resume_dir_for(const char *scratch_dir, const char *out)
     return path;
 }
 
-/* This machine's boot (a random UUID the kernel draws at each boot), or "unknown". */
+/* This machine's boot (a random UUID the kernel draws at each boot), or "unknown".  Test builds take
+ * H5SHUF_DEBUG_BOOT_ID from the environment instead (tests/resume_safety.sh: a restart, simulated). */
 static void boot_id(char *buf, size_t cap)
 {
+#ifdef H5SHUF_FAULT_INJECTION
+    const char *fake = getenv("H5SHUF_DEBUG_BOOT_ID");
+    if (fake && *fake) {
+        snprintf(buf, cap, "%s", fake);
+        return;
+    }
+#endif
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
     if (!f || !fgets(buf, (int)cap, f))
         snprintf(buf, cap, "unknown");
