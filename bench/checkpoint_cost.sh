@@ -16,6 +16,8 @@
 #
 # Settings: CASES (SIZE:FILTER, FILTER none|gzip4; rows of 1 KiB), REPS=3, SETTLE=25, MEMORY=128M,
 # CHECKPOINT=128M, KILL1, KILL2, WORK=/tmp/h5shuf-ckpt, BUILD=build.
+# MPI=P: the same with `mpirun -n P h5shuf-mpi` (each process's scratch in out/r%r, -m per process; the
+# kill is SIGKILL to the newest process, then mpirun ends the others).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 CASES=${CASES:-"1G:none 1G:gzip4"}
@@ -23,6 +25,13 @@ REPS=${REPS:-3} SETTLE=${SETTLE:-25} MEMORY=${MEMORY:-128M} CHECKPOINT=${CHECKPO
 KILL1=${KILL1:-0.3} KILL2=${KILL2:-0.75}
 WORK=${WORK:-/tmp/h5shuf-ckpt} BUILD=${BUILD:-$root/build}
 H5SHUF=$BUILD/h5shuf GENDATA=$BUILD/h5shuf_gendata PY=/usr/bin/python3
+MPI=${MPI:-}
+if [ -n "$MPI" ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    H=(mpirun --oversubscribe -n "$MPI" "$BUILD/h5shuf-mpi") TMP="$WORK/out/r%r"
+else
+    H=("$H5SHUF") TMP="$WORK/out"
+fi
 mkdir -p "$WORK/data"
 rm -rf "$WORK/out"
 mkdir "$WORK/out"
@@ -41,7 +50,7 @@ with h5py.File(sys.argv[1], "a") as f:
     fi
     echo "$path"
 }
-clean() { rm -rf "$WORK/out"/* "$WORK/out"/.[!.]*; }
+clean() { rm -rf "$WORK/out"/* "$WORK/out"/.[!.]*; for ((r = 0; r < ${MPI:-0}; r++)); do mkdir "$WORK/out/r$r"; done; }
 settle() { clean; sync; sleep "$SETTLE"; cat "$1" >/dev/null; sync; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
@@ -55,7 +64,7 @@ timed() { # INPUT CMD...: protocol, then the wall seconds of CMD
 median() { tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2f (%.2f-%.2f)", m, v[1], v[NR] }'; }
 first() { echo "${1%% *}"; }
 
-echo "# checkpoint cost, $(date -u '+%Y-%m-%d %H:%M UTC'), $("$H5SHUF" --version 2>&1 | head -1), -m $MEMORY, $REPS rounds, settle $SETTLE s"
+echo "# checkpoint cost, $(date -u '+%Y-%m-%d %H:%M UTC'), $("$H5SHUF" --version 2>&1 | head -1)${MPI:+, h5shuf-mpi P=$MPI}, -m $MEMORY, $REPS rounds, settle $SETTLE s"
 echo
 echo "| case | default s | --checkpoint off s | default / off | --checkpoint 1G,60,sync s | sync / off | --checkpoint $CHECKPOINT s | $CHECKPOINT / off |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|"
@@ -63,19 +72,19 @@ declare -A defaults
 for c in $CASES; do
     IFS=: read -r size filt <<<"$c"
     in=$(data_of "$size" "$filt")
-    A=(-q -s 1 -m "$MEMORY" -t "$WORK/out" "$in:/x,/label" "$WORK/out/o.h5")
+    A=(-q -s 1 -m "$MEMORY" -t "$TMP" "$in:/x,/label" "$WORK/out/o.h5")
     on="" off="" small="" synced="" ref=""
     for ((r = 0; r < REPS; r++)); do
-        a=$(timed "$in" "$H5SHUF" "${A[@]}")
+        a=$(timed "$in" "${H[@]}" "${A[@]}")
         m=$(md5sum <"$WORK/out/o.h5")
         [ -n "$ref" ] || ref=$m
-        b=$(timed "$in" "$H5SHUF" --checkpoint off "${A[@]}")
+        b=$(timed "$in" "${H[@]}" --checkpoint off "${A[@]}")
         mb=$(md5sum <"$WORK/out/o.h5")
-        y=$(timed "$in" "$H5SHUF" --checkpoint 1G,60,sync "${A[@]}")
+        y=$(timed "$in" "${H[@]}" --checkpoint 1G,60,sync "${A[@]}")
         my=$(md5sum <"$WORK/out/o.h5")
         [ "$my" = "$ref" ] || { echo "checkpoint_cost.sh: $c: synced checkpoints write other bytes" >&2; exit 1; }
         synced+="$y "
-        s=$(timed "$in" "$H5SHUF" --checkpoint "$CHECKPOINT" "${A[@]}")
+        s=$(timed "$in" "${H[@]}" --checkpoint "$CHECKPOINT" "${A[@]}")
         ms=$(md5sum <"$WORK/out/o.h5")
         [ "$m" = "$ref" ] && [ "$mb" = "$ref" ] || { echo "checkpoint_cost.sh: $c: outputs differ" >&2; exit 1; }
         [ "$ms" = "$ref" ] || echo "checkpoint_cost.sh: $c: --checkpoint $CHECKPOINT writes other bytes (allowed: documented)" >&2
@@ -96,21 +105,21 @@ echo "|---|---:|---:|---:|---:|---:|"
 for c in $CASES; do
     IFS=: read -r size filt <<<"$c"
     in=$(data_of "$size" "$filt")
-    A=(-q -s 1 -m "$MEMORY" -t "$WORK/out" --checkpoint "$CHECKPOINT" "$in:/x,/label" "$WORK/out/o.h5")
-    whole=$(timed "$in" "$H5SHUF" "${A[@]}")
+    A=(-q -s 1 -m "$MEMORY" -t "$TMP" --checkpoint "$CHECKPOINT" "$in:/x,/label" "$WORK/out/o.h5")
+    whole=$(timed "$in" "${H[@]}" "${A[@]}")
     ref=$(md5sum <"$WORK/out/o.h5")
     for f in $KILL1 $KILL2; do
         settle "$in"
         at=$(awk -v t="${defaults[$c]}" -v f="$f" 'BEGIN { printf "%.2f", t * f }')
-        "$H5SHUF" "${A[@]}" --resume >/dev/null 2>&1 &
+        "${H[@]}" "${A[@]}" --resume >/dev/null 2>&1 &
         pid=$!
         sleep "$at"
-        kill -9 "$pid" 2>/dev/null || true
+        if [ -n "$MPI" ]; then pkill -9 -n -f "$BUILD/h5shuf-mpi" || true; else kill -9 "$pid" 2>/dev/null || true; fi
         wait "$pid" 2>/dev/null || true
         kept=$(du -sm "$WORK/out" | cut -f1)
         sync; sleep "$SETTLE"; cat "$in" >/dev/null; sync
         t0=$(now)
-        "$H5SHUF" "${A[@]:1}" --resume 2>"$WORK/resume.err" >/dev/null
+        "${H[@]}" "${A[@]:1}" --resume 2>"$WORK/resume.err" >/dev/null
         t=$(since "$t0")
         [ "$(md5sum <"$WORK/out/o.h5")" = "$ref" ] || { echo "checkpoint_cost.sh: $c: the resumed output differs" >&2; exit 1; }
         took=$(grep -o 'resuming from [^:]*: .*' "$WORK/resume.err" | sed 's/^resuming from [^:]*: //' | head -1)

@@ -56,7 +56,7 @@ int h5shuf__ckpt_plan_find(h5shuf_job *job)
     rs->synced = job->opts.checkpoint_sync != 0;
     rs->interval_seconds = job->opts.checkpoint_seconds;
     free(rs->dir);
-    if (!(rs->dir = h5shuf__resume_dir_for(job->scratch_dir, job->out_spec.file)))
+    if (!(rs->dir = h5shuf__resume_dir_for(job->scratch_dir, job->out_spec.file, job->ckpt.ranks ? job->ckpt.rank : -1)))
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     /* an interrupted run's state: refused without --resume, whatever this run's size */
     int st = h5shuf__resume_find(rs, job->opts.resume, &job->err);
@@ -183,12 +183,29 @@ static int identity_text(h5shuf_job *job, char **out)
     bad |= add_line(&t, &len, &cap, "lossy %s", o->allow_lossy ? "allowed" : "refused");
     bad |= add_line(&t, &len, &cap, "external %s", o->allow_external ? "allowed" : "refused");
     bad |= add_line(&t, &len, &cap, "checkpoint %" PRIu64 " rows %" PRIu64, o->checkpoint_bytes, job->ckpt.unit_rows);
+    if (job->ckpt.ranks) /* a distributed run: every process has its own state */
+        bad |= add_line(&t, &len, &cap, "processes %d rank %d", job->ckpt.ranks, job->ckpt.rank);
     if (bad) {
         free(t);
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     }
     *out = t;
     return H5SHUF_OK;
+}
+
+/* How many of this process's outputs (job->out.v[lo..hi)) are in place as the interrupted run's files
+ * (their device and inode are the recorded ones). */
+static size_t placed_count(const h5shuf_job *job)
+{
+    const struct h5shuf_resume *rs = &job->ckpt.rs;
+    const struct h5shuf_targets *t = &job->out;
+    size_t placed = 0;
+    for (size_t i = 0; rs->t && !rs->names_only && !t->part && rs->ntargets == t->hi - t->lo && i < rs->ntargets; i++) {
+        struct stat s;
+        placed += stat(t->v[t->lo + i].path, &s) == 0 && (uint64_t)s.st_dev == rs->t[i].dev &&
+                  (uint64_t)s.st_ino == rs->t[i].ino;
+    }
+    return placed;
 }
 
 /* Rows of an output file between its commits: about checkpoint_bytes of rows (the rows' bytes as the
@@ -223,12 +240,9 @@ int h5shuf__ckpt_plan_check(h5shuf_job *job)
         st = h5shuf__resume_same(rs, c->identity, &job->err);
     if (st != H5SHUF_OK || !rs->found)
         return st;
-    /* killed between putting its outputs in place and removing its state: nothing is left to do */
-    size_t placed = 0;
-    for (size_t k = 0; rs->t && !rs->names_only && rs->ntargets == job->out.n && k < rs->ntargets; k++) {
-        struct stat s;
-        placed += stat(job->out.v[k].path, &s) == 0 && (uint64_t)s.st_dev == rs->t[k].dev && (uint64_t)s.st_ino == rs->t[k].ino;
-    }
+    /* killed between putting its outputs in place and removing its state: nothing is left to do (a
+     * distributed run's processes find theirs once they know which outputs are theirs: dist.c) */
+    size_t placed = c->ranks ? 0 : placed_count(job);
     struct stat sp;
     if (job->mode == H5SHUF_MODE_SCATTER && rs->done && stat(job->out_spec.file, &sp) == 0 &&
         (uint64_t)sp.st_dev == rs->scratch_dev && (uint64_t)sp.st_ino == rs->scratch_ino)
@@ -327,10 +341,9 @@ static int target_discard(void *user)
     return 1;
 }
 
-/* targets.commit: target k closed at output row row (its last: done): committed. */
-static int target_commit(void *user, size_t k, uint64_t row, int done, struct h5shuf_err *err)
+/* Commit target k (closed) at output row row (its last: done), with more words for the record. */
+static int commit_target(h5shuf_job *job, size_t k, uint64_t row, int done, const char *more, struct h5shuf_err *err)
 {
-    h5shuf_job *job = user;
     struct h5shuf_ckpt *c = &job->ckpt;
     struct h5shuf_wal_commit wc;
     char fs[512];
@@ -339,7 +352,8 @@ static int target_commit(void *user, size_t k, uint64_t row, int done, struct h5
     if (st == H5SHUF_OK) {
         h5shuf__fstate_text(&wc, fs, sizeof fs);
         H5SHUF_KILL_POINT();
-        st = h5shuf__resume_record(&c->rs, H5SHUF_REC_PASS2, err, "row %" PRIu64 " t %zu done %d %s", row, k, done, fs);
+        st = h5shuf__resume_record(&c->rs, H5SHUF_REC_PASS2, err, "row %" PRIu64 " t %zu done %d %s%s", row,
+                                   k - job->out.lo, done, fs, more);
     }
     H5SHUF_KILL_POINT();
     if (st == H5SHUF_OK)
@@ -350,6 +364,12 @@ static int target_commit(void *user, size_t k, uint64_t row, int done, struct h5
         release_piles(c, row);
     H5SHUF_KILL_POINT();
     return st;
+}
+
+/* targets.commit: target k closed at output row row (its last: done): committed. */
+static int target_commit(void *user, size_t k, uint64_t row, int done, struct h5shuf_err *err)
+{
+    return commit_target(user, k, row, done, "", err);
 }
 
 /* Sync target k's file (closed, made) and return its size. */
@@ -386,10 +406,10 @@ static int targets_make(h5shuf_job *job, const struct h5shuf_ctx *cx, uint64_t f
     char *text = NULL;
     size_t len = 0, cap = 0;
     int st = h5shuf__targets_create(cx, t, &job->of, files);
-    for (size_t k = 0; st == H5SHUF_OK && k < t->n; k++) {
+    for (size_t i = 0; st == H5SHUF_OK && i < t->hi - t->lo; i++) {
         uint64_t size = 0;
-        st = target_sync(job, k, &size);
-        if (st == H5SHUF_OK && add_line(&text, &len, &cap, "t %zu eof %" PRIu64, k, size) < 0)
+        st = target_sync(job, t->lo + i, &size);
+        if (st == H5SHUF_OK && add_line(&text, &len, &cap, "t %zu eof %" PRIu64, i, size) < 0)
             st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     }
     char boot[128];
@@ -416,14 +436,15 @@ static int targets_fresh(h5shuf_job *job, const struct h5shuf_ctx *cx, uint64_t 
     /* the names are recorded before the files exist: a kill between the two leaves nothing unnamed */
     char *text = NULL;
     size_t len = 0, cap = 0;
-    int bad = st != H5SHUF_OK ? 0 : add_line(&text, &len, &cap, "targets %zu", t->n);
-    char **names = st == H5SHUF_OK ? calloc(t->n, sizeof *names) : NULL;
+    const size_t n = t->hi - t->lo; /* this process's (all of them but in a distributed run) */
+    int bad = st != H5SHUF_OK ? 0 : add_line(&text, &len, &cap, "targets %zu", n);
+    char **names = st == H5SHUF_OK ? calloc(n ? n : 1, sizeof *names) : NULL;
     if (st == H5SHUF_OK && !names)
         bad = 1;
-    for (size_t k = 0; st == H5SHUF_OK && !bad && k < t->n; k++) {
+    for (size_t i = 0; st == H5SHUF_OK && !bad && i < n; i++) {
         char name[NAME_MAX + 1];
-        h5shuf__targets_temp_name(t, k, name, sizeof name);
-        bad = !(names[k] = strdup(name)) || add_line(&text, &len, &cap, "t %zu name %s", k, name);
+        h5shuf__targets_temp_name(t, t->lo + i, name, sizeof name);
+        bad = !(names[i] = strdup(name)) || add_line(&text, &len, &cap, "t %zu name %s", i, name);
     }
     if (bad)
         st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
@@ -431,18 +452,20 @@ static int targets_fresh(h5shuf_job *job, const struct h5shuf_ctx *cx, uint64_t 
     if (st == H5SHUF_OK)
         st = h5shuf__journal_append(&c->rs.j, H5SHUF_REC_NAMES, text, len, &job->err);
     H5SHUF_KILL_POINT();
-    for (size_t k = 0; st == H5SHUF_OK && k < t->n; k++)
-        st = h5shuf__targets_reserve_as(t, k, names[k], &job->err);
-    for (size_t k = 0; names && k < t->n; k++)
-        free(names[k]);
+    for (size_t i = 0; st == H5SHUF_OK && i < n; i++)
+        st = h5shuf__targets_reserve_as(t, t->lo + i, names[i], &job->err);
+    for (size_t i = 0; names && i < n; i++)
+        free(names[i]);
     free(names);
     free(text);
     text = NULL;
     len = cap = 0;
-    bad = st != H5SHUF_OK ? 0 : add_line(&text, &len, &cap, "targets %zu", t->n);
-    for (size_t k = 0; st == H5SHUF_OK && !bad && k < t->n; k++)
-        bad = add_line(&text, &len, &cap, "t %zu name %s dev %" PRIu64 " ino %" PRIu64, k, t->v[k].tf.name,
-                       (uint64_t)t->v[k].tf.dev, (uint64_t)t->v[k].tf.ino);
+    bad = st != H5SHUF_OK ? 0 : add_line(&text, &len, &cap, "targets %zu", n);
+    for (size_t i = 0; st == H5SHUF_OK && !bad && i < n; i++) {
+        const struct h5shuf_tempfile *tf = &t->v[t->lo + i].tf;
+        bad = add_line(&text, &len, &cap, "t %zu name %s dev %" PRIu64 " ino %" PRIu64, i, tf->name, (uint64_t)tf->dev,
+                       (uint64_t)tf->ino);
+    }
     if (bad)
         st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     H5SHUF_KILL_POINT();
@@ -475,28 +498,30 @@ static int targets_resumed(h5shuf_job *job, const struct h5shuf_ctx *cx, uint64_
     struct h5shuf_resume *rs = &c->rs;
     struct h5shuf_targets *t = &job->out;
     c->started = 1;
+    const size_t n = t->hi - t->lo;
     if (rs->t && rs->names_only) /* named, maybe made, never written: removed, then made afresh */
-        for (size_t k = 0; k < rs->ntargets && k < t->n; k++)
-            remove_own(t->v[k].path, rs->t[k].name);
+        for (size_t i = 0; i < rs->ntargets && i < n; i++)
+            remove_own(t->v[t->lo + i].path, rs->t[i].name);
     if (!rs->t || rs->names_only) /* killed before the files were recorded: nothing of the outputs was written */
         return targets_fresh(job, cx, files, 0);
-    if (rs->ntargets != t->n)
+    if (rs->ntargets != n)
         return h5shuf__fail(&job->err, H5SHUF_EMISMATCH, "%s: the journal names %zu output files, this run makes %zu",
-                            rs->dir, rs->ntargets, t->n);
+                            rs->dir, rs->ntargets, n);
     int st = H5SHUF_OK;
-    for (size_t k = 0; k < t->n && st == H5SHUF_OK; k++)
-        st = h5shuf__targets_adopt(t, k, rs->t[k].name, rs->t[k].dev, rs->t[k].ino, &job->err);
+    for (size_t i = 0; i < n && st == H5SHUF_OK; i++)
+        st = h5shuf__targets_adopt(t, t->lo + i, rs->t[i].name, rs->t[i].dev, rs->t[i].ino, &job->err);
     if (st == H5SHUF_OK && !rs->created) /* made again from the start (H5Fcreate truncates each) */
         return targets_make(job, cx, files);
     if (st == H5SHUF_OK)
         st = h5shuf__targets_attach(t, &job->of, &job->err);
-    for (size_t k = 0; k < t->n && st == H5SHUF_OK; k++) {
+    for (size_t i = 0; i < n && st == H5SHUF_OK; i++) {
+        const size_t k = t->lo + i;
         struct h5shuf_target *tg = &t->v[k];
         char prefix[32];
         target_prefix(k, prefix, sizeof prefix);
         st = h5shuf__tempfile_unpark(&tg->tf, tg->path, &job->err);
         if (st == H5SHUF_OK)
-            st = h5shuf__walfile_recover(tg->tf.fd, rs->dirfd, prefix, &rs->t[k].st, &job->err);
+            st = h5shuf__walfile_recover(tg->tf.fd, rs->dirfd, prefix, &rs->t[i].st, &job->err);
         if (t->hi - t->lo > 8)
             h5shuf__tempfile_park(&tg->tf);
     }
@@ -757,7 +782,7 @@ void h5shuf__ckpt_pass1_hooks(h5shuf_job *job, struct h5shuf_scratch *sc, struct
     if (!c->rs.on)
         return;
     c->scratch = sc;
-    c->last_rows = 0;
+    c->last_rows = p->first_row; /* (a process of a distributed run scatters from its first row) */
     c->last_time = now_seconds();
     p->checkpoint = pass1_checkpoint;
     p->checkpoint_user = job;
@@ -774,12 +799,19 @@ int h5shuf__ckpt_pass1_done(h5shuf_job *job, struct h5shuf_scratch *sc)
     if (!c->rs.on)
         return H5SHUF_OK;
     struct h5shuf_wal_commit wc;
-    char sn[512];
+    char sn[512], more[768];
     int st = scratch_commit_begin(job, sc, &wc);
     scratch_text(sc, sn, sizeof sn);
+    snprintf(more, sizeof more, "%s plan-restarts %" PRIu64 " plan-piles %" PRIu64 " plan-cap %" PRIu64, sn,
+             job->plan.restarts, job->plan.piles, job->plan.pile_buffer_rows);
     H5SHUF_KILL_POINT();
     if (st == H5SHUF_OK)
-        st = h5shuf__resume_record_piles(&c->rs, sc->piles, sc->npiles, sc->next_number, &wc, sn, &job->err);
+        st = h5shuf__resume_record_piles(&c->rs, sc->piles, sc->npiles, sc->next_number, &wc, more, &job->err);
+    H5SHUF_KILL_POINT();
+    /* a distributed run: applied (and the spill file of the last PASS1 removed) only once every process
+     * recorded its PILES, so that until then each can go back to its PASS1 (h5shuf__ckpt_pass1_agree) */
+    if (st == H5SHUF_OK && c->barrier)
+        st = c->barrier(c->barrier_user, &job->err);
     H5SHUF_KILL_POINT();
     if (st == H5SHUF_OK)
         st = h5shuf__walfile_apply(c->scratch_wal, &job->err);
@@ -803,7 +835,8 @@ void h5shuf__ckpt_pass2_from(h5shuf_job *job, const struct h5shuf_scratch *sc, s
     struct h5shuf_ckpt *c = &job->ckpt;
     if (!c->rs.on)
         return;
-    const uint64_t from = h5shuf__ckpt_first_row(job);
+    const uint64_t done = h5shuf__ckpt_first_row(job);
+    const uint64_t from = done > p->put_first ? done : p->put_first; /* (a process's rows start at put_first) */
     uint64_t first = p->first_row;
     size_t j = 0;
     while (j < p->npiles && first + p->piles[j].rows <= from && p->piles[j].rows > 0)
@@ -839,6 +872,12 @@ void h5shuf__ckpt_scratch_destroy(h5shuf_job *job, struct h5shuf_scratch *sc)
         h5shuf__walfile_discard(job->ckpt.scratch_wal);
         H5Fclose(sc->file);
         sc->file = H5I_INVALID_HID;
+    }
+    /* A scratch file in the state directory goes with it, once the outputs are in place: a kill before
+     * then resumes from the journal, which names it. */
+    if (job->ckpt.rs.on && job->ckpt.started && job->mode != H5SHUF_MODE_SCATTER && sc->tf.path) {
+        h5shuf__ckpt_scratch_keep(job, sc);
+        return;
     }
     h5shuf__scratch_destroy(sc);
 }
@@ -896,4 +935,107 @@ int h5shuf__ckpt_scatter_done(h5shuf_job *job, struct h5shuf_scratch *sc)
         st = h5shuf__walfile_apply(c->scratch_wal, &job->err);
     H5SHUF_KILL_POINT();
     return st;
+}
+
+/* ---- a distributed run (src/mpi/dist.c) -------------------------------------------------------------- */
+
+void h5shuf__ckpt_set_rank(h5shuf_job *job, int rank, int ranks, int (*barrier)(void *user, struct h5shuf_err *err),
+                           void *user)
+{
+    job->ckpt.rank = rank;
+    job->ckpt.ranks = ranks;
+    job->ckpt.barrier = barrier;
+    job->ckpt.barrier_user = user;
+}
+
+void h5shuf__ckpt_dist_state(const h5shuf_job *job, struct h5shuf_ckpt_dist *d)
+{
+    const struct h5shuf_resume *rs = &job->ckpt.rs;
+    memset(d, 0, sizeof *d);
+    if (!rs->on || !rs->found)
+        return;
+    d->found = 1;
+    const size_t placed = placed_count(job);
+    d->finished = placed > 0 && placed == job->out.hi - job->out.lo;
+    d->partly_placed = placed > 0 && !d->finished;
+    if (rs->level.set) {
+        d->level = rs->level.restarts + 1;
+        d->piles = rs->level.piles;
+        d->cap = rs->level.cap;
+    }
+    d->piles_done = rs->has_piles;
+    d->assembled = rs->assembled;
+    /* what the other processes' states depend on: pass 1's end, its restarts, or pass 2 */
+    d->shared = rs->has_piles || (rs->level.set && rs->level.restarts > 0) || rs->p2_row > 0 || rs->assembled;
+}
+
+int h5shuf__ckpt_pass1_agree(h5shuf_job *job, uint64_t level, uint64_t piles, uint64_t cap, int all_piles)
+{
+    struct h5shuf_resume *rs = &job->ckpt.rs;
+    if (!rs->on || level == 0 || all_piles) /* no process had begun pass 1; or all had finished it */
+        return H5SHUF_OK;
+    const uint64_t restarts = level - 1;
+    const int from_pass1 = rs->found && rs->has_pass1 && rs->p1.restarts == restarts && rs->p1.piles == piles &&
+                           rs->p1.cap == cap;
+    int st = H5SHUF_OK;
+    if (rs->found && (rs->has_piles || (rs->has_pass1 && !from_pass1))) {
+        /* recorded before anything of this run's: a kill from here on resumes from that point too */
+        H5SHUF_KILL_POINT();
+        st = h5shuf__resume_record(rs, H5SHUF_REC_AGAIN, &job->err,
+                                   "from %s plan-restarts %" PRIu64 " plan-piles %" PRIu64 " plan-cap %" PRIu64 " ",
+                                   from_pass1 ? "pass1" : "start", restarts, piles, cap);
+        H5SHUF_KILL_POINT();
+    }
+    if (st != H5SHUF_OK)
+        return st;
+    if (rs->found && !from_pass1 && (rs->has_pass1 || rs->has_piles) && rs->scratch_name[0]) {
+        unlinkat(rs->dirfd, rs->scratch_name, 0); /* the scratch of an earlier plan: pass 1 starts a new one */
+        rs->scratch_name[0] = '\0';
+    }
+    rs->has_piles = 0;
+    rs->has_pass1 = from_pass1;
+    job->plan.piles = piles;
+    job->plan.pile_buffer_rows = cap;
+    job->plan.restarts = restarts;
+    return H5SHUF_OK;
+}
+
+int h5shuf__ckpt_place_done(h5shuf_job *job, const struct h5shuf_ctx *cx)
+{
+    struct h5shuf_ckpt *c = &job->ckpt;
+    const struct h5shuf_resume *rs = &c->rs;
+    c->started = 1;
+    if (placed_count(job) > 0 || job->out.part) /* in place already, or nothing to place */
+        return H5SHUF_OK;
+    if (!rs->t || rs->names_only || !rs->created)
+        return h5shuf__fail(&job->err, H5SHUF_EINTERNAL, "%s: the interrupted run put outputs in place before "
+                            "this process made its own", rs->dir);
+    for (size_t i = 0; i < rs->ntargets; i++)
+        if (!rs->t[i].done)
+            return h5shuf__fail(&job->err, H5SHUF_EINTERNAL, "%s: the interrupted run put outputs in place before "
+                                "this process's were all written", rs->dir);
+    return targets_resumed(job, cx, job->out.n);
+}
+
+hid_t h5shuf__ckpt_target_fapl(h5shuf_job *job, size_t k)
+{
+    struct h5shuf_target *tg = &job->out.v[k];
+    if (!job->ckpt.rs.on)
+        return H5Pcreate(H5P_FILE_ACCESS);
+    if (h5shuf__tempfile_unpark(&tg->tf, tg->path, &job->err) != H5SHUF_OK)
+        return H5I_INVALID_HID;
+    return target_fapl(job, k, tg->tf.fd, &job->err);
+}
+
+int h5shuf__ckpt_target_assembled(h5shuf_job *job, size_t k)
+{
+    if (!job->ckpt.rs.on)
+        return H5SHUF_OK;
+    const struct h5shuf_target *tg = &job->out.v[k];
+    return commit_target(job, k, tg->first + tg->rows, 1, " assembled 1", &job->err);
+}
+
+void h5shuf__ckpt_target_discard(h5shuf_job *job)
+{
+    target_discard(job);
 }

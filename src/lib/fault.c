@@ -83,6 +83,8 @@ void h5shuf__kill_point(void)
         if (atomic_compare_exchange_strong(&kill_at, &expected, at) && getenv("H5SHUF_KILL_COUNT"))
             atexit(kill_count_write);
     }
-    if (atomic_fetch_add(&kill_seen, 1) + 1 == at)
-        raise(SIGKILL);
+    if (atomic_fetch_add(&kill_seen, 1) + 1 == at) {
+        const char *sig = getenv("H5SHUF_KILL_SIGNAL");
+        raise(sig && strcmp(sig, "STOP") == 0 ? SIGSTOP : SIGKILL);
+    }
 }

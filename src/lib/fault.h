@@ -30,8 +30,10 @@ H5SHUF_INTERNAL char *h5shuf__fault_strndup(const char *s, size_t n);
 #endif
 #define H5SHUF_FAULT() h5shuf__fault_hdf5() /* at an HDF5 I/O or creation call: fail it */
 /* A point where a kill may land (a write, a sync, a journal record): with H5SHUF_KILL_AT=N in the
- * environment the process sends itself SIGKILL at the Nth one (tests/kill_sweep.sh); with
- * H5SHUF_KILL_COUNT=FILE the number of points passed is written to FILE at a normal exit. */
+ * environment the process sends itself SIGKILL at the Nth one (tests/kill_sweep.sh), or SIGSTOP with
+ * H5SHUF_KILL_SIGNAL=STOP (a process of a distributed run held there while the others go on as far as
+ * they can: tests/kill_sweep_mpi.sh); with H5SHUF_KILL_COUNT=FILE the number of points passed is written
+ * to FILE at a normal exit. */
 H5SHUF_INTERNAL void h5shuf__kill_point(void);
 #define H5SHUF_KILL_POINT() h5shuf__kill_point()
 #else

@@ -49,6 +49,12 @@ struct h5shuf_ckpt {
     int restored;                 /* pass 1's restore was done (a restart starts afresh) */
     int finished;                 /* the interrupted run had put its outputs in place: only its state is left */
     char resume_text[1024];       /* h5shuf_job_resume_text */
+    /* A distributed run (h5shuf__ckpt_set_rank; ranks 0: a serial run): this process's rank, and barrier(
+     * barrier_user, err), which returns once every process called it (pass 1's end is applied only once
+     * every process recorded it). */
+    int rank, ranks;
+    int (*barrier)(void *user, struct h5shuf_err *err);
+    void *barrier_user;
 };
 
 /* A job (the public opaque type). */

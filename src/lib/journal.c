@@ -13,7 +13,7 @@
 #include "journal.h"
 
 #define HEADER "h5shuf-journal1\n"
-#define HEADER_BYTES 16
+#define HEADER_BYTES H5SHUF_JOURNAL_HEADER_BYTES
 #define RECORD_MAGIC UINT32_C(0x4a524543)
 /* A record longer than this is not one of ours (the largest, a pile table, is 40 bytes a pile). */
 #define RECORD_MAX (UINT64_C(1) << 32)

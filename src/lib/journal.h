@@ -13,6 +13,9 @@
 #ifndef H5SHUF_JOURNAL_H
 #define H5SHUF_JOURNAL_H
 
+/* Bytes of a journal's header ("h5shuf-journal1\n"): a shorter file was cut before it was whole. */
+#define H5SHUF_JOURNAL_HEADER_BYTES 16
+
 #include <stddef.h>
 #include <stdint.h>
 

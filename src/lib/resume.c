@@ -22,7 +22,7 @@
 #define JOURNAL_NAME "journal"
 #define RECORD_TEXT_MAX (64u << 10)
 
-char *h5shuf__resume_dir_for(const char *scratch_dir, const char *out)
+char *h5shuf__resume_dir_for(const char *scratch_dir, const char *out, int rank)
 {
     /* the output's absolute path: its directory resolved, its own name as given */
     char *dir = h5shuf__dir_of(out);
@@ -36,10 +36,14 @@ char *h5shuf__resume_dir_for(const char *scratch_dir, const char *out)
     free(dir);
     char name[64];
     snprintf(name, sizeof name, "%.40s", base); /* a long name is cut: the hash tells outputs apart */
-    size_t need = strlen(scratch_dir) + strlen(name) + 64;
+    size_t need = strlen(scratch_dir) + strlen(name) + 96;
     char *path = malloc(need);
+    char suffix[32] = "";
+    if (rank >= 0) /* one state per process of a distributed run (they may share a scratch directory) */
+        snprintf(suffix, sizeof suffix, "-rank%d", rank);
     if (path)
-        snprintf(path, need, "%s/h5shuf-resume-%s-%016" PRIx64, scratch_dir, name, (uint64_t)XXH3_64bits(abs, strlen(abs)));
+        snprintf(path, need, "%s/h5shuf-resume-%s-%016" PRIx64 "%s", scratch_dir, name,
+                 (uint64_t)XXH3_64bits(abs, strlen(abs)), suffix);
     return path;
 }
 
@@ -143,10 +147,10 @@ static const char *next_line(const char *p, char *buf, size_t cap)
 static int read_targets(struct h5shuf_resume *rs, const char *text, int ids)
 {
     uint64_t n;
-    if (get_u64(text, "targets", &n) < 0 || n == 0 || n > 10000000)
+    if (get_u64(text, "targets", &n) < 0 || n > 10000000) /* (0: a process of a distributed run without rows) */
         return -1;
     free(rs->t);
-    rs->t = calloc(n, sizeof *rs->t);
+    rs->t = calloc(n ? n : 1, sizeof *rs->t);
     if (!rs->t)
         return -1;
     rs->ntargets = n;
@@ -199,6 +203,35 @@ static int read_pass1(struct h5shuf_resume *rs, const char *text)
         get_fstate(text, &p->scratch) < 0 || get_word(text, "spill", p->spill, sizeof p->spill) < 0 ||
         get_u64(text, "spillbytes", &p->spill_bytes) < 0 || get_u64(text, "spillsum", &p->spill_sum) < 0)
         return -1;
+    rs->level = (struct h5shuf_rlevel){1, p->restarts, p->piles, p->cap};
+    return 0;
+}
+
+/* The plan pass 1 ran with ("plan-restarts R plan-piles M plan-cap C"), where a record gives it. */
+static int read_level(struct h5shuf_resume *rs, const char *text)
+{
+    struct h5shuf_rlevel l = {1, 0, 0, 0};
+    if (!word_after(text, "plan-restarts"))
+        return 0; /* (optional) */
+    if (get_u64(text, "plan-restarts", &l.restarts) < 0 || get_u64(text, "plan-piles", &l.piles) < 0 ||
+        get_u64(text, "plan-cap", &l.cap) < 0)
+        return -1;
+    rs->level = l;
+    return 0;
+}
+
+/* AGAIN: a distributed run's process goes back in pass 1 (the others had not all finished it): from its
+ * last PASS1 ("from pass1"), or from the first row of the plan given ("from start"). */
+static int read_again(struct h5shuf_resume *rs, const char *text)
+{
+    char from[16];
+    if (get_word(text, "from", from, sizeof from) < 0 || read_level(rs, text) < 0 || !rs->level.set)
+        return -1;
+    rs->has_piles = 0;
+    if (strcmp(from, "start") == 0)
+        rs->has_pass1 = 0;
+    else if (strcmp(from, "pass1") != 0 || !rs->has_pass1)
+        return -1;
     return 0;
 }
 
@@ -208,7 +241,7 @@ static int read_piles(struct h5shuf_resume *rs, const char *text)
     char first[2048];
     next_line(text, first, sizeof first);
     if (get_u64(first, "piles", &n) < 0 || n > (UINT64_C(1) << 32) || get_u64(first, "next", &rs->next_number) < 0 ||
-        get_fstate(first, &rs->scratch) < 0 || read_scratch_name(rs, first) < 0)
+        get_fstate(first, &rs->scratch) < 0 || read_scratch_name(rs, first) < 0 || read_level(rs, first) < 0)
         return -1;
     free(rs->piles);
     rs->piles = malloc((n ? n : 1) * sizeof *rs->piles);
@@ -243,6 +276,9 @@ static int read_pass2(struct h5shuf_resume *rs, const char *text)
     rs->p2_row = row;
     rs->t[k].st = s;
     rs->t[k].done = done != 0;
+    uint64_t assembled = 0;
+    if (get_u64(text, "assembled", &assembled) == 0 && assembled)
+        rs->assembled = 1;
     return 0;
 }
 
@@ -276,6 +312,7 @@ static int read_records(struct h5shuf_resume *rs, const struct h5shuf_record *r,
         case H5SHUF_REC_SCRATCH:
             bad = get_word(r[i].payload, "name", rs->scratch_intent, sizeof rs->scratch_intent) < 0;
             break;
+        case H5SHUF_REC_AGAIN: bad = read_again(rs, r[i].payload); break;
         case H5SHUF_REC_DONE:
             bad = get_fstate(r[i].payload, &rs->done_state) < 0 || read_scratch_name(rs, r[i].payload) < 0;
             rs->done = !bad;
@@ -287,6 +324,41 @@ static int read_records(struct h5shuf_resume *rs, const struct h5shuf_record *r,
                                 rs->dir, i + 1);
     }
     return H5SHUF_OK;
+}
+
+/* Was rs->dir (open, this user's) left by a run killed while it made it, before its IDENTITY record was
+ * whole?  Then it holds nothing but its journal, and that has no valid record (or not even its header). */
+static int never_started(struct h5shuf_resume *rs)
+{
+    int fd = dup(rs->dirfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    rewinddir(d); /* (the descriptor's offset is rs->dirfd's, shared) */
+    int others = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        others += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 && strcmp(e->d_name, JOURNAL_NAME) != 0;
+    closedir(d);
+    if (others)
+        return 0;
+    struct stat s;
+    if (fstatat(rs->dirfd, JOURNAL_NAME, &s, AT_SYMLINK_NOFOLLOW) < 0)
+        return errno == ENOENT;
+    if (!S_ISREG(s.st_mode) || s.st_uid != geteuid())
+        return 0;
+    if ((uint64_t)s.st_size < H5SHUF_JOURNAL_HEADER_BYTES)
+        return 1;
+    struct h5shuf_journal j = {.fd = -1};
+    struct h5shuf_record *recs = NULL;
+    size_t n = 0;
+    struct h5shuf_err ignored = {0};
+    int none = h5shuf__journal_open(rs->dirfd, JOURNAL_NAME, JOURNAL_NAME, &j, &recs, &n, &ignored) == H5SHUF_OK && n == 0;
+    h5shuf__records_free(recs, n);
+    h5shuf__journal_close(&j);
+    return none;
 }
 
 int h5shuf__resume_find(struct h5shuf_resume *rs, int resume, struct h5shuf_err *err)
@@ -302,6 +374,13 @@ int h5shuf__resume_find(struct h5shuf_resume *rs, int resume, struct h5shuf_err 
     if (s.st_uid != geteuid() || (s.st_mode & 077))
         return h5shuf__fail(err, H5SHUF_EEXIST, "%s: not this user's own directory (mode %03o): refusing to use it as a "
                             "run's state", rs->dir, (unsigned)(s.st_mode & 0777));
+    if (never_started(rs)) { /* killed before its IDENTITY: it named nothing, nothing is lost */
+        unlinkat(rs->dirfd, JOURNAL_NAME, 0);
+        close(rs->dirfd);
+        rs->dirfd = -1;
+        rmdir(rs->dir);
+        return H5SHUF_OK;
+    }
     if (!resume)
         return h5shuf__fail(err, H5SHUF_EEXIST, "an interrupted run's state is in %s: add --resume to continue, or remove it",
                             rs->dir);
@@ -424,6 +503,8 @@ void h5shuf__resume_remove(struct h5shuf_resume *rs)
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d && fd >= 0)
         close(fd);
+    if (d)
+        rewinddir(d); /* (a dup shares rs->dirfd's offset, which another listing may have moved) */
     for (struct dirent *e; d && (e = readdir(d));)
         if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
             unlinkat(dirfd(d), e->d_name, 0);

@@ -29,7 +29,14 @@
  *   SCRATCH   a scatter's pile file's temporary name beside its final one, before it is made.
  *   DONE      a scatter's pile file finished (its metadata written, closed): its committed state.
  *   PASS2     pass 2 reached an output row at which the open output file was closed and synced: that
- *             file's committed state (a file whose last rows were written is finished).
+ *             file's committed state (a file whose last rows were written is finished); "assembled 1":
+ *             a distributed run's single output with every process's part written into it.
+ *   AGAIN     a process of a distributed run goes back in pass 1 because the others had not all recorded
+ *             PILES (or had restarted pass 1 with more piles): from its last PASS1, or from the start
+ *             with the plan given (piles, buffer rows, restarts).
+ *
+ * PASS1, PILES and AGAIN give the plan pass 1 ran with (its level: restarts, piles, buffer rows), which
+ * the processes of a distributed run compare when they resume (src/mpi/dist.c).
  */
 #ifndef H5SHUF_RESUME_H
 #define H5SHUF_RESUME_H
@@ -52,6 +59,13 @@ enum {
     H5SHUF_REC_NAMES = 7,
     H5SHUF_REC_SCRATCH = 8,
     H5SHUF_REC_DONE = 9,
+    H5SHUF_REC_AGAIN = 10,
+};
+
+/* The plan of pass 1 at the last record that gives it (PASS1, PILES, AGAIN). */
+struct h5shuf_rlevel {
+    int set;                   /* 0: no record gave it */
+    uint64_t restarts, piles, cap; /* the plan's restarts so far, its M and pile buffer rows */
 };
 
 /* An output file of an interrupted run. */
@@ -103,11 +117,14 @@ struct h5shuf_resume {
     char scratch_intent[256];  /* SCRATCH: the name a scatter's pile file was to be made with, "" */
     int done;                  /* DONE seen: the scratch's state is done_state */
     struct h5shuf_wal_commit done_state;
+    struct h5shuf_rlevel level; /* pass 1's plan at the last record giving it */
+    int assembled;             /* a distributed run's single output was assembled (PASS2 "assembled 1") */
 };
 
-/* The state directory's path for the output out (as given) in scratch_dir: "DIR/h5shuf-resume-NAME-HASH".
- * Allocated (caller frees), NULL when out of memory. */
-H5SHUF_INTERNAL char *h5shuf__resume_dir_for(const char *scratch_dir, const char *out);
+/* The state directory's path for the output out (as given) in scratch_dir: "DIR/h5shuf-resume-NAME-HASH",
+ * and "-rankR" after it for process rank of a distributed run (rank < 0: a serial run).  Allocated
+ * (caller frees), NULL when out of memory. */
+H5SHUF_INTERNAL char *h5shuf__resume_dir_for(const char *scratch_dir, const char *out, int rank);
 
 /* Look for an interrupted run's state in rs->dir (set): none (rs->found 0, H5SHUF_OK); one (opened and
  * read, rs->found 1) when resume is set; else H5SHUF_EEXIST "an interrupted run's state is in DIR: add

@@ -256,6 +256,8 @@ static int run(h5shuf_job *job)
         st = two_pass(job);
     if (st == H5SHUF_OK && job->opts.check) /* before the rename: a failed check leaves nothing in place */
         st = check_output(job);
+    if (job->ckpt.rs.on) /* (a kill here finds every output written: a resume only places them) */
+        H5SHUF_KILL_POINT();
     job->out.keep_files = h5shuf__ckpt_keeps(job, st); /* interrupted: the outputs are the state kept */
     st = h5shuf__targets_finish(&job->out, st, job->opts.force, job->out_mode, &job->err);
     return h5shuf__ckpt_end(job, st);

@@ -108,7 +108,8 @@ int h5shuf_comm_wait(struct h5shuf_comm *c, MPI_Request *req, int n, struct h5sh
     return wait_requests(c, req, n, 1, err);
 }
 
-int h5shuf_comm_sums(struct h5shuf_comm *c, uint64_t *v, size_t n, struct h5shuf_err *err)
+/* v[0..n) replaced by their reduction by op over the processes. */
+static int reduce(struct h5shuf_comm *c, uint64_t *v, size_t n, MPI_Op op, struct h5shuf_err *err)
 {
     if (n > (size_t)INT32_MAX / 2)
         return h5shuf__fail(err, H5SHUF_EINTERNAL, "too many sums for MPI: %zu", n);
@@ -117,7 +118,7 @@ int h5shuf_comm_sums(struct h5shuf_comm *c, uint64_t *v, size_t n, struct h5shuf
         return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     memcpy(p, v, n * sizeof *v);
     MPI_Request req;
-    if (MPI_Iallreduce(p, p + n, (int)n, MPI_UINT64_T, MPI_SUM, c->comm, &req) != MPI_SUCCESS) {
+    if (MPI_Iallreduce(p, p + n, (int)n, MPI_UINT64_T, op, c->comm, &req) != MPI_SUCCESS) {
         free(p);
         return h5shuf__fail(err, H5SHUF_EIO, "rank %d: MPI_Iallreduce failed", c->rank);
     }
@@ -127,6 +128,16 @@ int h5shuf_comm_sums(struct h5shuf_comm *c, uint64_t *v, size_t n, struct h5shuf
         free(p);
     }
     return st;
+}
+
+int h5shuf_comm_sums(struct h5shuf_comm *c, uint64_t *v, size_t n, struct h5shuf_err *err)
+{
+    return reduce(c, v, n, MPI_SUM, err);
+}
+
+int h5shuf_comm_max(struct h5shuf_comm *c, uint64_t *v, size_t n, struct h5shuf_err *err)
+{
+    return reduce(c, v, n, MPI_MAX, err);
 }
 
 int h5shuf_comm_alltoall(struct h5shuf_comm *c, const uint64_t *sendv, uint64_t *recvv, struct h5shuf_err *err)

@@ -38,6 +38,8 @@ int h5shuf_comm_wait(struct h5shuf_comm *c, MPI_Request *req, int n, struct h5sh
 
 /* v[0..n) replaced by their sums over the processes (every process calls it with the same n). */
 int h5shuf_comm_sums(struct h5shuf_comm *c, uint64_t *v, size_t n, struct h5shuf_err *err);
+/* v[0..n) replaced by their maxima over the processes (every process calls it with the same n). */
+int h5shuf_comm_max(struct h5shuf_comm *c, uint64_t *v, size_t n, struct h5shuf_err *err);
 /* sendv[q] to process q for every q; recvv[r] from process r (an MPI_Alltoall of uint64). */
 int h5shuf_comm_alltoall(struct h5shuf_comm *c, const uint64_t *sendv, uint64_t *recvv, struct h5shuf_err *err);
 

@@ -23,6 +23,14 @@
  * every process r (an all-to-all of counts, then pairwise exchanges in the order r = q, q-1, ...), in
  * order of r, hence in increasing row id, as the serial pile holds them; the sort and the writer are the
  * serial run's.
+ *
+ * Resume (checkpoint.h).  Every process journals its own share in its own state directory: its pass 1
+ * at checkpoints, its PILES (applied only once every process recorded its own), its output files at
+ * their commits, process 0 the assembled output.  On resuming, the processes agree (h5shuf_dist_agree):
+ * pass 1 goes on at the furthest restart recorded, each from its own last PASS1 at that plan or from its
+ * first row; pass 2 only when all recorded PILES, in rounds from the earliest any process still has to
+ * gather (the others only send in those); the assembly again unless it was recorded; and when any
+ * process had put its outputs in place, every output was written: the others place theirs.
  */
 #include "dist.h"
 
@@ -31,7 +39,9 @@
 #include <unistd.h>
 
 #include "blocks.h"
+#include "checkpoint.h"
 #include "chunkio.h"
+#include "fault.h"
 #include "gather.h"
 #include "h5err.h"
 #include "job.h"
@@ -107,6 +117,7 @@ struct exchange {
     const struct h5shuf_scratch *sc; /* this process's parts of the piles (same order as the global ones) */
     const size_t *plo, *phi;         /* each process's piles */
     size_t round;
+    const uint64_t *first;           /* each process's first round to gather (a resumed pass 2: later ones) */
     unsigned char **send;            /* a part being sent: sc->dsets->n + 1 buffers of send_rows rows */
     uint64_t send_rows;
     uint64_t *cnt, *rcnt, *off;      /* size each: rows to each process, from each, and where they go */
@@ -132,7 +143,7 @@ static int exchange_round(struct exchange *x, unsigned char **buf, struct h5shuf
     const int P = x->c->size, me = x->c->rank;
     const size_t t = x->round++;
     for (int q = 0; q < P; q++)
-        x->cnt[q] = x->plo[q] + t < x->phi[q] ? x->sc->piles[x->plo[q] + t].rows : 0;
+        x->cnt[q] = t >= x->first[q] && x->plo[q] + t < x->phi[q] ? x->sc->piles[x->plo[q] + t].rows : 0;
     int st = h5shuf_comm_alltoall(x->c, x->cnt, x->rcnt, err);
     uint64_t total = 0;
     for (int r = 0; r < P; r++) {
@@ -172,6 +183,7 @@ static int exchange_round(struct exchange *x, unsigned char **buf, struct h5shuf
 static int load_pile(void *user, size_t j, unsigned char **buf, struct h5shuf_err *err)
 {
     struct exchange *x = user;
+    j += x->first[x->c->rank]; /* (the gather counts its piles from the first it gathers) */
     if (x->round != j)
         return h5shuf__fail(err, H5SHUF_EINTERNAL, "pass 2 out of step: pile %zu in round %zu", j, x->round);
     return exchange_round(x, buf, err);
@@ -248,6 +260,7 @@ static int send_part(h5shuf_job *job, struct h5shuf_comm *c)
                 st = h5shuf_comm_sendrecv(c, &b, sizeof b, 0, NULL, 0, -1, TAG_BLOCK, &job->err);
             if (st == H5SHUF_OK && more > 0)
                 st = h5shuf_comm_sendrecv(c, buf, b.bytes, 0, NULL, 0, -1, TAG_BLOCK_DATA, &job->err);
+            H5SHUF_KILL_POINT();
         }
         if (st == H5SHUF_OK && more < 0)
             st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot read the part: %s", path, row_dataset_path(job, d),
@@ -293,6 +306,7 @@ static int receive_part(h5shuf_job *job, struct h5shuf_comm *c, int q, uint64_t 
             }
         }
         st = h5shuf_comm_sendrecv(c, NULL, 0, -1, buf, b.bytes, q, TAG_BLOCK_DATA, &job->err);
+        H5SHUF_KILL_POINT();
         if (st == H5SHUF_OK && h5shuf__block_write(dsets[b.dataset], row_dataset_type(job, b.dataset), &b, first, buf) < 0)
             st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot write rows of rank %d: %s", name,
                               row_dataset_path(job, b.dataset), q, h5shuf__hdf5_cause(cause, sizeof cause));
@@ -315,15 +329,22 @@ static int assemble(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, c
     hid_t *dsets = malloc((job->dsets.n + 2) * sizeof *dsets);
     if (!dsets)
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    hid_t file = H5Fopen(h5shuf__tempfile_hdf5_name(&tg->tf), H5F_ACC_RDWR, H5P_DEFAULT);
-    int st = file < 0 ? h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot reopen: %s", tg->path,
-                                     h5shuf__hdf5_cause(cause, sizeof cause))
-                      : open_row_datasets(job, file, tg->path, dsets);
+    /* a resumable run writes it through its checkpoint driver: a kill leaves it at its last commit */
+    hid_t fapl = h5shuf__ckpt_target_fapl(job, 0);
+    hid_t file = fapl < 0 ? H5I_INVALID_HID : H5Fopen(h5shuf__tempfile_hdf5_name(&tg->tf), H5F_ACC_RDWR, fapl);
+    int st = fapl < 0    ? job->err.status
+             : file < 0 ? h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot reopen: %s", tg->path,
+                                        h5shuf__hdf5_cause(cause, sizeof cause))
+                        : open_row_datasets(job, file, tg->path, dsets);
+    if (fapl >= 0)
+        H5Pclose(fapl);
     for (int q = 1; q < c->size && st == H5SHUF_OK; q++)
         if (a[q] < b[q])
             st = receive_part(job, c, q, a[q], dsets, tg->path);
     if (file >= 0) {
         close_row_datasets(job, dsets);
+        if (st != H5SHUF_OK)
+            h5shuf__ckpt_target_discard(job);
         if (st == H5SHUF_OK && H5Fflush(file, H5F_SCOPE_LOCAL) < 0)
             st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot finish writing: %s", tg->path,
                               h5shuf__hdf5_cause(cause, sizeof cause));
@@ -331,6 +352,8 @@ static int assemble(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, c
             st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot finish writing: %s", tg->path,
                               h5shuf__hdf5_cause(cause, sizeof cause));
     }
+    if (st == H5SHUF_OK)
+        st = h5shuf__ckpt_target_assembled(job, 0);
     free(dsets);
     return st;
 }
@@ -344,7 +367,8 @@ static int pass2(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_scr
 {
     const struct h5shuf_ctx cx = ctx_of(job);
     const int P = c->size, me = c->rank;
-    struct exchange x = {c, &cx, sc, plo, phi, 0, NULL, 0, NULL, NULL, NULL, NULL};
+    uint64_t *first = calloc((size_t)P, sizeof *first);
+    struct exchange x = {c, &cx, sc, plo, phi, 0, first, NULL, 0, NULL, NULL, NULL, NULL};
     size_t rounds = 0;
     for (int q = 0; q < P; q++)
         rounds = phi[q] - plo[q] > rounds ? phi[q] - plo[q] : rounds;
@@ -352,22 +376,39 @@ static int pass2(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_scr
     x.rcnt = calloc((size_t)P, sizeof *x.rcnt);
     x.off = calloc((size_t)P, sizeof *x.off);
     x.to = calloc(sc->dsets->n + 1, sizeof *x.to);
-    int st = x.cnt && x.rcnt && x.off && x.to ? H5SHUF_OK : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    int st = first && x.cnt && x.rcnt && x.off && x.to ? H5SHUF_OK : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    struct h5shuf_pass2 p2 = {
+        .sc = sc,
+        .piles = g + plo[me],
+        .npiles = phi[me] - plo[me],
+        .seed = job->seed,
+        .mem_limit_bytes = job->opts.mem_limit_bytes,
+        .first_row = start[plo[me]],
+        .put_first = a,
+        .put_end = b,
+        .load = load_pile,
+        .load_user = &x,
+    };
+    /* a resumed run: each process gathers from the pile holding its first row not committed, and the
+     * rounds start at the earliest of them */
+    h5shuf__ckpt_pass2_from(job, sc, &p2);
+    if (p2.put_first > b)
+        p2.put_first = b;
+    if (st == H5SHUF_OK) {
+        first[me] = (uint64_t)(p2.piles - (g + plo[me]));
+        st = h5shuf_comm_sums(c, first, (size_t)P, &job->err);
+    }
+    x.round = rounds;
+    for (int q = 0; st == H5SHUF_OK && q < P; q++)
+        if (plo[q] < phi[q] && first[q] < x.round)
+            x.round = (size_t)first[q];
+    if (x.round == rounds)
+        x.round = 0;
+    while (st == H5SHUF_OK && x.round < first[me] && x.round < rounds) /* the others' rounds before this one's */
+        st = exchange_round(&x, NULL, &job->err);
     if (st == H5SHUF_OK && a < b) {
         struct h5shuf_writer w;
-        st = h5shuf__writer_init(&w, &job->of, a, job->out_rows, job->band_threads, &job->err);
-        const struct h5shuf_pass2 p2 = {
-            .sc = sc,
-            .piles = g + plo[me],
-            .npiles = phi[me] - plo[me],
-            .seed = job->seed,
-            .mem_limit_bytes = job->opts.mem_limit_bytes,
-            .first_row = start[plo[me]],
-            .put_first = a,
-            .put_end = b,
-            .load = load_pile,
-            .load_user = &x,
-        };
+        st = h5shuf__writer_init(&w, &job->of, p2.put_first, job->out_rows, job->band_threads, &job->err);
         if (st == H5SHUF_OK)
             st = h5shuf__gather(&cx, &p2, &job->out, &w);
         if (st == H5SHUF_OK)
@@ -380,6 +421,7 @@ static int pass2(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_scr
     while (st == H5SHUF_OK && x.round < rounds)
         st = exchange_round(&x, NULL, &job->err);
     h5shuf__bufs_free(sc->dsets, x.send);
+    free(first);
     free(x.cnt);
     free(x.rcnt);
     free(x.off);
@@ -388,14 +430,22 @@ static int pass2(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_scr
 }
 
 /* Pass 1 over this process's share of the inputs, then pass 2 and (the single output) the assembly. */
-static int two_pass(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, const uint64_t *b)
+static int two_pass(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, const uint64_t *b,
+                    const struct h5shuf_dist_resume *r)
 {
     const struct h5shuf_ctx cx = ctx_of(job);
     const int P = c->size, me = c->rank;
     const uint64_t N = job->in.rows;
     struct h5shuf_scratch sc = {.file = H5I_INVALID_HID};
-    int st = h5shuf__job_scratch_open(job, &sc);
-    const struct h5shuf_pass1 p1 = {
+    int st = H5SHUF_OK, done = 0; /* done: a resumed pass 1 is finished (every process's) */
+    if (job->ckpt.rs.on) {
+        st = h5shuf__ckpt_pass1_agree(job, r->level, r->piles, r->cap, r->all_piles);
+        if (st == H5SHUF_OK)
+            st = h5shuf__ckpt_scratch(job, &cx, &sc, &done);
+    } else {
+        st = h5shuf__job_scratch_open(job, &sc);
+    }
+    struct h5shuf_pass1 p1 = {
         .inputs = &job->in,
         .seed = job->seed,
         .first_row = (uint64_t)((h5shuf_u128)N * (uint64_t)me / (uint64_t)P),
@@ -408,8 +458,11 @@ static int two_pass(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, c
         .sums = sums,
         .sums_user = c,
     };
-    if (st == H5SHUF_OK)
+    h5shuf__ckpt_pass1_hooks(job, &sc, &p1);
+    if (st == H5SHUF_OK && !done)
         st = h5shuf__pass1(&cx, &p1, &sc);
+    if (st == H5SHUF_OK && !done)
+        st = h5shuf__ckpt_pass1_done(job, &sc);
     struct h5shuf_pile *g = NULL;
     uint64_t *start = NULL;
     size_t *plo = calloc((size_t)P, sizeof *plo), *phi = calloc((size_t)P, sizeof *phi);
@@ -442,34 +495,53 @@ static int two_pass(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, c
     else
         st = h5shuf__targets_close(&job->out, st, &job->err);
     job->temp_file[1] = NULL;
-    h5shuf__scratch_destroy(&sc);
+    if (h5shuf__ckpt_keeps(job, st))
+        h5shuf__ckpt_scratch_keep(job, &sc);
+    else
+        h5shuf__ckpt_scratch_destroy(job, &sc);
     free(g);
     free(start);
     free(plo);
     free(phi);
-    if (st == H5SHUF_OK && job->out.n == 1 && P > 1)
+    if (st == H5SHUF_OK && job->out.n == 1 && P > 1 && !r->assembled)
         st = assemble(job, c, a, b);
     return st;
 }
 
-/* Make this process's outputs: its shards, or process 0 the single output and every other its part. */
-static int make_outputs(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, const uint64_t *b,
-                        const size_t *tlo, const size_t *thi)
+/* This process's outputs: its shards, or process 0 the single output and every other its part (in its
+ * state directory when the run checkpoints, in its scratch directory otherwise).  Once per run. */
+static int select_outputs(h5shuf_job *job, struct h5shuf_comm *c)
+{
+    const int P = c->size, me = c->rank;
+    uint64_t *a = calloc((size_t)P, sizeof *a), *b = calloc((size_t)P, sizeof *b);
+    size_t *tlo = calloc((size_t)P, sizeof *tlo), *thi = calloc((size_t)P, sizeof *thi);
+    int st = a && b && tlo && thi ? H5SHUF_OK : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    if (st == H5SHUF_OK) {
+        output_ranges(job, P, a, b, tlo, thi);
+        if (job->out.n > 1 || me == 0) {
+            h5shuf__targets_select(&job->out, tlo[me], thi[me]);
+        } else {
+            h5shuf__targets_free(&job->out); /* process 0 makes the output; this one a part of it, or nothing */
+            const char *dir = job->ckpt.rs.on ? job->ckpt.rs.dir : job->scratch_dir;
+            st = h5shuf__targets_plan_part(&job->out, dir, a[me], b[me] - a[me], job->out_rows, &job->err);
+            if (a[me] == b[me])
+                h5shuf__targets_select(&job->out, 0, 0);
+        }
+    }
+    free(a);
+    free(b);
+    free(tlo);
+    free(thi);
+    return st;
+}
+
+/* Make this process's outputs (or, resumed, take them back). */
+static int make_outputs(h5shuf_job *job)
 {
     const struct h5shuf_ctx cx = ctx_of(job);
-    const int me = c->rank;
-    int st = H5SHUF_OK;
-    if (job->out.n > 1 || me == 0) {
-        h5shuf__targets_select(&job->out, tlo[me], thi[me]);
-    } else {
-        h5shuf__targets_free(&job->out); /* process 0 makes the output; this one a part of it, or nothing */
-        st = h5shuf__targets_plan_part(&job->out, job->scratch_dir, a[me], b[me] - a[me], job->out_rows, &job->err);
-        if (a[me] == b[me])
-            h5shuf__targets_select(&job->out, 0, 0);
-    }
-    if (st == H5SHUF_OK)
-        st = h5shuf__targets_create(&cx, &job->out, &job->of, job->out.hi - job->out.lo + 1);
-    return st;
+    if (job->ckpt.rs.on)
+        return h5shuf__ckpt_targets(job, &cx);
+    return h5shuf__targets_create(&cx, &job->out, &job->of, job->out.hi - job->out.lo + 1);
 }
 
 /* Every process's outputs moved into place, or none: each moves its own once all have written theirs,
@@ -499,14 +571,80 @@ int h5shuf_dist_check(h5shuf_job *job)
     return H5SHUF_OK;
 }
 
-static int dist_run(h5shuf_job *job, struct h5shuf_comm *c)
+/* The barrier before a process applies its PILES (checkpoint.h). */
+static int barrier(void *user, struct h5shuf_err *err)
+{
+    uint64_t v = 0;
+    return h5shuf_comm_sums(user, &v, 1, err);
+}
+
+void h5shuf_dist_prepare(h5shuf_job *job, struct h5shuf_comm *c)
+{
+    h5shuf__ckpt_set_rank(job, c->rank, c->size, barrier, c);
+}
+
+int h5shuf_dist_agree(h5shuf_job *job, struct h5shuf_comm *c, struct h5shuf_dist_resume *r)
+{
+    h5shuf__err_reset(&job->err);
+    memset(r, 0, sizeof *r);
+    int st = select_outputs(job, c);
+    struct h5shuf_ckpt_dist d;
+    h5shuf__ckpt_dist_state(job, &d);
+    /* maxima: found, finished, level, shared, assembled; minima (as maxima of their complements): found,
+     * PILES at the top level */
+    uint64_t v[6] = {d.found, d.finished, d.level, d.shared, d.assembled, !d.found};
+    if (st == H5SHUF_OK)
+        st = h5shuf_comm_max(c, v, 6, &job->err);
+    uint64_t lv[3] = {0, 0, !(d.piles_done && d.level == v[2])};
+    if (d.level == v[2] && d.level > 0) { /* the plan of the furthest restart (the same wherever recorded) */
+        lv[0] = d.piles;
+        lv[1] = d.cap;
+    }
+    if (st == H5SHUF_OK)
+        st = h5shuf_comm_max(c, lv, 3, &job->err);
+    if (st != H5SHUF_OK)
+        return st;
+    r->finished = v[1] != 0;
+    r->level = v[2];
+    r->piles = lv[0];
+    r->cap = lv[1];
+    r->all_piles = lv[2] == 0 && v[2] > 0;
+    r->assembled = v[4] != 0;
+    const struct h5shuf_resume *rs = &job->ckpt.rs;
+    if (d.partly_placed)
+        return h5shuf__fail(&job->err, H5SHUF_EEXIST, "%s: the interrupted run had put some of this process's outputs "
+                            "in place: remove them and every process's state (%s) to start again", job->out.v[job->out.lo].path,
+                            rs->dir);
+    if (!r->finished && v[0] && v[5] && v[3] && !d.found) /* the others' states need this process's */
+        return h5shuf__fail(&job->err, H5SHUF_EMISMATCH, "%s: no state of the interrupted run, which the other processes' "
+                            "need (its --tmpdir changed?): remove every process's h5shuf-resume-* to start again",
+                            rs->dir ? rs->dir : job->scratch_dir);
+    if (!r->finished && !job->out.part)
+        st = h5shuf__targets_check(&job->out, &job->in, NULL, job->opts.force, &job->err);
+    return st;
+}
+
+/* Another process had put its outputs in place: this one places its own (written), and removes its state. */
+static int place_only(h5shuf_job *job)
+{
+    const struct h5shuf_ctx cx = ctx_of(job);
+    int st = job->ckpt.rs.found ? h5shuf__ckpt_place_done(job, &cx) : H5SHUF_OK;
+    if (!job->ckpt.rs.found || st != H5SHUF_OK)
+        h5shuf__targets_select(&job->out, 0, 0);
+    st = h5shuf__targets_place(&job->out, st, job->opts.force, job->out_mode, &job->err);
+    h5shuf__targets_settle(&job->out, st == H5SHUF_OK);
+    return h5shuf__ckpt_end(job, st);
+}
+
+static int dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_dist_resume *r)
 {
     const int P = c->size;
     int st = h5shuf_dist_check(job);
     if (st != H5SHUF_OK)
         return st;
-    st = h5shuf__targets_check(&job->out, &job->in, NULL, job->opts.force, &job->err);
-    if (st == H5SHUF_OK && (st = h5shuf__chunkio_create(job->plan.threads, &job->cio)) != H5SHUF_OK)
+    if (r->finished)
+        return place_only(job);
+    if ((st = h5shuf__chunkio_create(job->plan.threads, &job->cio)) != H5SHUF_OK)
         h5shuf__fail(&job->err, st, "out of memory for %u threads", job->plan.threads);
     uint64_t *a = calloc((size_t)P, sizeof *a), *b = calloc((size_t)P, sizeof *b);
     size_t *tlo = calloc((size_t)P, sizeof *tlo), *thi = calloc((size_t)P, sizeof *thi);
@@ -514,30 +652,32 @@ static int dist_run(h5shuf_job *job, struct h5shuf_comm *c)
         st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     if (st == H5SHUF_OK) {
         output_ranges(job, P, a, b, tlo, thi);
-        st = make_outputs(job, c, a, b, tlo, thi);
+        st = make_outputs(job);
     }
     if (st == H5SHUF_OK && job->out_rows > 0)
-        st = two_pass(job, c, a, b);
+        st = two_pass(job, c, a, b, r);
     const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};
     if (st == H5SHUF_OK && job->opts.check && c->rank == 0) /* before the rename: a failed check leaves nothing */
         st = h5shuf__tempfile_unpark(&job->out.v[0].tf, job->out.v[0].path, &job->err);
     if (st == H5SHUF_OK && job->opts.check && c->rank == 0)
         st = h5shuf__verify_file(job->cio, &job->in, &job->dsets, h5shuf__tempfile_hdf5_name(&job->out.v[0].tf),
                                  job->out.v[0].path, job->opts.mem_limit_bytes, &progress, &job->err);
+    H5SHUF_KILL_POINT();
+    job->out.keep_files = h5shuf__ckpt_keeps(job, st); /* interrupted: the outputs are the state kept */
     st = commit(job, c, st);
     free(a);
     free(b);
     free(tlo);
     free(thi);
-    return st;
+    return h5shuf__ckpt_end(job, st);
 }
 
-int h5shuf_dist_run(h5shuf_job *job, struct h5shuf_comm *c)
+int h5shuf_dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_dist_resume *r)
 {
     h5shuf__err_reset(&job->err);
     struct h5shuf_quiet q;
     h5shuf__quiet_begin(&q);
-    int st = dist_run(job, c);
+    int st = dist_run(job, c, r);
     h5shuf__chunkio_free(job->cio);
     job->cio = NULL;
     h5shuf__quiet_end(&q);

@@ -15,7 +15,29 @@
  * process returns H5SHUF_OK only when every output is in place; on any failure nothing is left at the
  * final paths nor in any scratch directory.  The error is job's (H5SHUF_ECANCELED when another process
  * failed: c->failed_rank). */
-int h5shuf_dist_run(h5shuf_job *job, struct h5shuf_comm *c);
+struct h5shuf_dist_resume;
+int h5shuf_dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_dist_resume *r);
+
+/* Before planning job: it is process c->rank of c->size (its state directory, when it checkpoints, is
+ * its own: "-rankR", resume.h). */
+void h5shuf_dist_prepare(h5shuf_job *job, struct h5shuf_comm *c);
+
+/* What the processes agreed on when they resume an interrupted run (every field 0 for a fresh one). */
+struct h5shuf_dist_resume {
+    int finished;           /* some process had put its outputs in place, so all were written: the others
+                             * put theirs in place, and nothing else is done */
+    uint64_t level;         /* pass 1's furthest plan recorded: 1 + its restarts (0: none began pass 1) */
+    uint64_t piles, cap;    /* that plan's piles and pile buffer rows */
+    int all_piles;          /* every process had recorded PILES at that plan: pass 2 goes on */
+    int assembled;          /* process 0 had assembled the single output */
+};
+
+/* After planning job (every process, collectively): select this process's outputs and agree with the
+ * others on where a resumed run goes on (r, for h5shuf_dist_run; checkpoint.h tells how).  H5SHUF_OK, or
+ * this process's error, in one line (the caller ends the job by the first process's): some of its
+ * outputs in place but not all; no state of its own where the others' need it (EMISMATCH); an output
+ * that exists (EEXIST, as h5shuf). */
+int h5shuf_dist_agree(h5shuf_job *job, struct h5shuf_comm *c, struct h5shuf_dist_resume *r);
 
 /* What a distributed run cannot do with planned job, found from the plan alone (so every process finds
  * the same, and the caller can end the job with one line, by the first process, and no abort):

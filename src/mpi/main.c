@@ -53,9 +53,11 @@ static void unsilence(int fd)
     }
 }
 
+static struct h5shuf_dist_resume g_resume; /* what the processes agreed on resuming (h5shuf_dist_agree) */
+
 static int run_dist(h5shuf_job *job)
 {
-    return h5shuf_dist_run(job, &g_comm);
+    return h5shuf_dist_run(job, &g_comm, &g_resume);
 }
 
 /* The progress callback: the tool's (signals, the bar on process 0), and another process's failure. */
@@ -110,7 +112,6 @@ static int shuffle(struct cli_options *o, char **pos, int npos)
     int rc = -1;
     h5shuf_options opts = o->lib;
     opts.strategy = H5SHUF_STRATEGY_TWO_PASS;
-    opts.checkpoint_bytes = 0; /* no checkpoints under MPI yet (docs/guide.md, section 12) */
     opts.progress = progress;
     char dir[4096];
     opts.tmpdir = rank_dir(opts.tmpdir, g_comm.rank, dir, sizeof dir);
@@ -128,10 +129,13 @@ static int shuffle(struct cli_options *o, char **pos, int npos)
         return job ? 1 : rc;
     }
     double t0 = progress_now();
+    h5shuf_dist_prepare(job, &g_comm);
     h5shuf_plan plan;
     int st = h5shuf_job_plan(job, &plan);
     if (st == H5SHUF_OK && !o->plan_only)
         st = h5shuf_dist_check(job); /* what the plan refuses here: also the same on every process */
+    if (first_failed(st) < 0 && !o->plan_only) /* (collective: only once every process planned) */
+        st = h5shuf_dist_agree(job, &g_comm, &g_resume);
     int failed = first_failed(st);
     if (failed >= 0) { /* the same on every process, as a rule: the first says it */
         if (failed == g_comm.rank)
@@ -141,6 +145,9 @@ static int shuffle(struct cli_options *o, char **pos, int npos)
     }
     if (root && !o->json && (o->plan_only || o->verbose > 1))
         report_plan_text(o->plan_only ? stdout : stderr, job, &plan);
+    else if (root && !o->json && o->verbose > 0 && *h5shuf_job_resume_text(job)) /* what a resume takes over */
+        fprintf(stderr, "h5shuf-mpi: %s (process 0's state; each process resumes from its own)\n",
+                h5shuf_job_resume_text(job));
     if (root && o->verbose > 1)
         fprintf(stderr, "h5shuf-mpi: %d processes, each with --memory %llu MiB and its share of the rows\n",
                 g_comm.size, (unsigned long long)(o->lib.mem_limit_bytes >> 20));
@@ -187,8 +194,6 @@ int main(int argc, char **argv)
         rc = cmd_check_usage(CMD_SHUFFLE, &opts, npos);
     if (rc < 0 && opts.lib.strategy == H5SHUF_STRATEGY_DIRECT)
         rc = cli_usage_error("%s", "h5shuf-mpi runs the two passes only; --strategy direct needs h5shuf");
-    if (rc < 0 && opts.lib.resume)
-        rc = cli_usage_error("%s", "h5shuf-mpi does not checkpoint yet: --resume needs h5shuf");
     if (rc < 0)
         rc = shuffle(&opts, pos, npos);
     unsilence(1);
