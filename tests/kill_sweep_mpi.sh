@@ -8,7 +8,7 @@
 # processes decide together; split + head + index), for each rank K and every STRIDE-th of its points N:
 # the run is killed there (or, every 4th time, the process is stopped there with SIGSTOP, the others go
 # on until they wait for it, having checkpointed further, then all are killed); the same command with --resume, another memory budget and one thread (every
-# third time killed again, in the next rank, at another point), then resumed to the end, must write the
+# third time killed again, in the next rank, at another point; the direct path's kind too), then resumed to the end, must write the
 # files the uninterrupted run with the same P writes (md5 of every one), which are the serial run's (md5,
 # or for the single output its objects, attributes and stored chunks: tests/h5same.py), and leave nothing
 # in any process's scratch directory nor beside the outputs.  Prints the points swept.
@@ -171,6 +171,7 @@ sweep "single output, P=3" 3 h5same o.h5 "${C[@]}" "$W/a.h5"
 sweep "3 shards (zstd), P=2" 2 md5 o.h5 "${C[@]}" --shards 3 -c zstd:1 "$W/a.h5"
 sweep "restarts of pass 1, P=3" 3 h5same o.h5 "${C[@]}" --on-oversize restart --debug-pile-bound 6000 "$W/a.h5"
 sweep "recursion of pass 1, P=2" 2 h5same o.h5 "${C[@]}" --debug-pile-bound 6000 "$W/a.h5"
+sweep "direct path, P=2" 2 h5same o.h5 "${C[@]}" --strategy direct --debug-pile-bound 3000 "$W/a.h5"
 sweep "split, head, index, P=3" 3 md5 o.h5 "${C[@]}" --split a=0.7,b=0.3 --head 15000 --index /i "$W/a.h5"
 
 # Refusals: a P = 2 run killed in pass 2 (rank 1 at its last point but 10), then run again without

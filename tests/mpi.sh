@@ -3,7 +3,8 @@
 # (--tmpdir DIR/r%r), every output is the serial run's: shards md5-identical, a single output with the
 # same objects, attributes, data and stored chunks byte for byte (tests/h5same.py, h5py only), over two
 # inputs, whole-file mode with dimension scales, a contiguous dataset, forced oversize recursion and
-# restarts, splits, a head and the index datasets.  Every run leaves its scratch directories empty and no
+# restarts, splits, a head and the index datasets, and the direct path (1 MiB records chosen by the plan,
+# and asked for with several windows of keys).  Every run leaves its scratch directories empty and no
 # temporary file beside the outputs.  Then failures: a corrupt chunk in one process's share of the rows,
 # and SIGTERM to one process mid-run: a nonzero status within seconds, one line naming the rank and the
 # cause, nothing at the output's name and nothing in any scratch directory.
@@ -45,6 +46,11 @@ with h5py.File("w.h5", "w") as f:  # whole-file mode: rows with a dimension scal
     x.dims[0].attach_scale(t)
     f.create_dataset("classes", data=np.array([b"cat", b"dog"]))
     f.attrs["title"] = "whole file"
+with h5py.File("rec.h5", "w") as f:  # large records (1 MiB, a chunk each) with labels: the direct path
+    n = 40
+    f.create_dataset("vol", data=rng.standard_normal((n, 512, 512)).astype("f4"), chunks=(1, 512, 512),
+                     compression="gzip", compression_opts=1)
+    f.create_dataset("label", data=np.arange(n, dtype="i8"), chunks=(8,))
 with h5py.File("c.h5", "w") as f:  # a contiguous dataset: its part is copied as rows, not chunks
     f.create_dataset("x", data=rng.standard_normal((9999, 4)))
 PY
@@ -92,6 +98,9 @@ case_ restart md5 -s 9 -m 16M --on-oversize restart --debug-pile-bound 300 --sha
 case_ whole h5same -s 3 -m 8M w.h5
 case_ splits md5 -s 4 -m 16M --split train=0.8,val=0.1,test=0.1 --head 20000 --source-index /src a.h5:/x,/y b.h5:/x,/y
 case_ contiguous h5same -s 2 -m 8M --check c.h5:/x
+case_ direct h5same -s 6 -m 64M --index /idx rec.h5
+case_ direct-shards md5 -s 6 -m 64M --shards 3 rec.h5
+case_ direct-windows h5same -s 7 -m 64M --strategy direct --debug-pile-bound 12 a.h5:/x,/y
 case_ shards7 md5 -s 5 -m 4M -c zstd:1+shuffle --shards 7 --index /i a.h5:/x,/y
 
 # ---- failures -----------------------------------------------------------------------------------------

@@ -282,7 +282,8 @@ int h5shuf__direct(const struct h5shuf_ctx *cx, const struct h5shuf_direct *p, s
     const h5shuf_u128 end = p->head_bound ? (h5shuf_u128)p->head_bound->key + 1 : (h5shuf_u128)1 << 64;
     h5shuf_u128 width = (end + plan->windows - 1) / plan->windows;
     uint64_t done = 0; /* output rows of the windows before this one */
-    for (h5shuf_u128 lo = 0, hi; st == H5SHUF_OK && lo < end; width = hi - lo, lo = hi) {
+    const uint64_t put_end = p->put_end ? p->put_end : UINT64_MAX;
+    for (h5shuf_u128 lo = 0, hi; st == H5SHUF_OK && lo < end && done < put_end; width = hi - lo, lo = hi) {
         hi = end - lo < width ? end : lo + width;
         uint64_t n;
         int over;
@@ -296,8 +297,9 @@ int h5shuf__direct(const struct h5shuf_ctx *cx, const struct h5shuf_direct *p, s
                                   (unsigned long long)cap);
         if (st == H5SHUF_OK && done + n > p->put_first) { /* (a resumed run's windows before it only counted) */
             const uint64_t skip = p->put_first > done ? p->put_first - done : 0;
+            const uint64_t upto = put_end - done < n ? put_end - done : n; /* (a process's range ends there) */
             h5shuf__sort_keyidx(pairs, tmp, n);
-            st = put_window(cx, p, pairs + skip, n - skip, &rg, held, rows, out, w);
+            st = put_window(cx, p, pairs + skip, upto - skip, &rg, held, rows, out, w);
         }
         done += n;
     }

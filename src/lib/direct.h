@@ -42,9 +42,11 @@ struct h5shuf_direct {
     uint64_t seed;
     const struct h5shuf_keyidx *head_bound; /* a head: the largest (key, id) written; NULL: every row */
     uint64_t put_first;  /* output rows before this one are not put (a resumed run's, written before) */
+    uint64_t put_end;    /* nor rows from this one on (a process of a distributed run puts its range
+                          * [put_first, put_end)); 0: to the end */
 };
 
-/* Put every row of the output order (from p->put_first) into the output files through out and the writer w
+/* Put every row of the output order (from p->put_first, to p->put_end) into the output files through out and the writer w
  * (at output row p->put_first): the held datasets read whole first, then for each window of keys the ids sorted by (key, id)
  * and their rows read in that order, the next ones decoded by the pool while this one is written.  The
  * caller flushes w.  Errors name the input file, dataset and row. */

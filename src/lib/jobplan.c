@@ -318,12 +318,12 @@ static void plan_bands(h5shuf_job *job)
  * memory and writes them, without a scratch file: the two passes with one pile whose load is the read.
  * Fixed-size rows of a whole shuffle only (a head's, a scatter's and a gather's piles are kept apart), with
  * the strategy left to the plan (--strategy two-pass asks for a scratch file), and not when the tests
- * bound the piles (--debug-pile-bound forces recursion). */
+ * bound the piles (--debug-pile-bound forces recursion), nor in a distributed run. */
 static int one_pass_fits(const h5shuf_job *job)
 {
     if (job->mode != H5SHUF_MODE_RUN || job->opts.strategy != H5SHUF_STRATEGY_AUTO || job->dsets.nvlen ||
-        job->out_rows != job->in.rows || job->opts.debug_pile_bound_rows)
-        return 0;
+        job->out_rows != job->in.rows || job->opts.debug_pile_bound_rows || job->ckpt.ranks)
+        return 0; /* (a distributed run's processes scatter their shares and exchange piles: two passes) */
     h5shuf_u128 need = (h5shuf_u128)job->in.rows * (job->dsets.row_bytes + H5SHUF_PASS2_ROW_OVERHEAD) + job->band_bytes;
     return need <= job->opts.mem_limit_bytes;
 }

@@ -41,6 +41,7 @@
 #include "blocks.h"
 #include "checkpoint.h"
 #include "chunkio.h"
+#include "direct.h"
 #include "fault.h"
 #include "gather.h"
 #include "h5err.h"
@@ -508,6 +509,46 @@ static int two_pass(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, c
     return st;
 }
 
+/* The direct path (direct.h) into this process's output rows [a, b) (from a resumed run's first row not
+ * written): every process reads the rows of its own range straight from the inputs, in output order; no
+ * scratch, nothing exchanged.  Then (the single output) the assembly. */
+static int direct_run(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, const uint64_t *b,
+                      const struct h5shuf_dist_resume *r)
+{
+    const struct h5shuf_ctx cx = ctx_of(job);
+    const int me = c->rank;
+    uint64_t from = h5shuf__ckpt_first_row(job);
+    from = from < a[me] ? a[me] : from > b[me] ? b[me] : from;
+    int st = H5SHUF_OK;
+    if (from < b[me]) {
+        struct h5shuf_writer w;
+        st = h5shuf__writer_init(&w, &job->of, from, job->out_rows, job->band_threads, &job->err);
+        const struct h5shuf_direct d = {
+            .inputs = &job->in,
+            .dsets = &job->dsets,
+            .rows = &job->direct_rows,
+            .plan = &job->direct_plan,
+            .seed = job->seed,
+            .head_bound = job->out_rows < job->in.rows ? &job->head_bound : NULL,
+            .put_first = from,
+            .put_end = b[me],
+        };
+        /* progress about every band's worth of bytes (as the serial run's direct path) */
+        w.progress_rows = job->dsets.row_bytes < H5SHUF_BAND_BYTES_MAX ? H5SHUF_BAND_BYTES_MAX / job->dsets.row_bytes : 1;
+        if (st == H5SHUF_OK)
+            st = h5shuf__direct(&cx, &d, &job->out, &w);
+        if (st == H5SHUF_OK)
+            st = h5shuf__writer_flush(&cx, &w);
+        if (st == H5SHUF_OK)
+            st = h5shuf__writer_check_end(&w, b[me], &job->err);
+        h5shuf__writer_free(&w);
+    }
+    st = h5shuf__targets_close(&job->out, st, &job->err);
+    if (st == H5SHUF_OK && job->out.n == 1 && c->size > 1 && !r->assembled)
+        st = assemble(job, c, a, b);
+    return st;
+}
+
 /* This process's outputs: its shards, or process 0 the single output and every other its part (in its
  * state directory when the run checkpoints, in its scratch directory otherwise).  Once per run. */
 static int select_outputs(h5shuf_job *job, struct h5shuf_comm *c)
@@ -566,8 +607,6 @@ int h5shuf_dist_check(h5shuf_job *job)
             return h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED,
                                 "%s:%s: variable-length rows are not shuffled by h5shuf-mpi yet (use h5shuf)",
                                 job->in.v[0].spec.file, job->dsets.ds[d].in_path);
-    if (job->plan.strategy == H5SHUF_STRATEGY_DIRECT)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "h5shuf-mpi runs the two passes only (--strategy two-pass)");
     return H5SHUF_OK;
 }
 
@@ -655,7 +694,7 @@ static int dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_
         st = make_outputs(job);
     }
     if (st == H5SHUF_OK && job->out_rows > 0)
-        st = two_pass(job, c, a, b, r);
+        st = job->plan.strategy == H5SHUF_STRATEGY_DIRECT ? direct_run(job, c, a, b, r) : two_pass(job, c, a, b, r);
     const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};
     if (st == H5SHUF_OK && job->opts.check && c->rank == 0) /* before the rename: a failed check leaves nothing */
         st = h5shuf__tempfile_unpark(&job->out.v[0].tf, job->out.v[0].path, &job->err);

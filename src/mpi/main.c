@@ -111,7 +111,6 @@ static int shuffle(struct cli_options *o, char **pos, int npos)
     const int root = g_comm.rank == 0;
     int rc = -1;
     h5shuf_options opts = o->lib;
-    opts.strategy = H5SHUF_STRATEGY_TWO_PASS;
     opts.progress = progress;
     char dir[4096];
     opts.tmpdir = rank_dir(opts.tmpdir, g_comm.rank, dir, sizeof dir);
@@ -192,8 +191,6 @@ int main(int argc, char **argv)
         rc = cli_usage_error("%s", "h5shuf-mpi runs the shuffle; scatter, gather and verify are h5shuf's");
     if (rc < 0)
         rc = cmd_check_usage(CMD_SHUFFLE, &opts, npos);
-    if (rc < 0 && opts.lib.strategy == H5SHUF_STRATEGY_DIRECT)
-        rc = cli_usage_error("%s", "h5shuf-mpi runs the two passes only; --strategy direct needs h5shuf");
     if (rc < 0)
         rc = shuffle(&opts, pos, npos);
     unsilence(1);
