@@ -246,6 +246,9 @@ typedef struct h5shuf_plan {
     /* Pass 1: bytes of the decoded chunk rows kept for datasets whose chunks do not tile the slabs (each
      * chunk is then decoded once, not once per slab it meets); counted in mem_planned_bytes. */
     uint64_t slab_cache_bytes;
+    /* h5shuf-mpi only (else 0): bytes pass 2 sent between processes (rows, ids, vlen lengths and payload),
+     * summed over all processes, counted by the run. */
+    uint64_t exchanged_bytes;
 } h5shuf_plan;
 
 /* An opaque job: the inputs, the output and the options of one shuffle. */

@@ -35,6 +35,11 @@ with h5py.File(sys.argv[1], "w") as f:
     f.create_dataset("x", data=rng.standard_normal((n, 16)).astype("f4"), chunks=(1000, 16), compression="gzip")
     f.create_dataset("y", data=rng.integers(0, 10, n), chunks=(2000,), compression="gzip")
     f["x"].attrs["units"] = "volts"
+with h5py.File(sys.argv[1].replace("a.h5", "tok.h5"), "w") as f:  # token sequences and their domain
+    n = 3000
+    t = f.create_dataset("tok", (n,), dtype=h5py.vlen_dtype(np.dtype("int32")), chunks=(100,), compression="gzip")
+    t[:] = np.array([rng.integers(0, 50000, int(k), dtype=np.int32) for k in rng.integers(1, 300, n)], dtype=object)
+    f.create_dataset("domain", data=rng.integers(0, 3, n).astype("i2"), chunks=(500,))
 EOF
 isum=$(md5sum <"$W/a.h5")
 # The wrapper: rank KILL_RANK is killed at its KILL_AT-th point; COUNT_DIR gets each rank's point count.
@@ -173,6 +178,8 @@ sweep "restarts of pass 1, P=3" 3 h5same o.h5 "${C[@]}" --on-oversize restart --
 sweep "recursion of pass 1, P=2" 2 h5same o.h5 "${C[@]}" --debug-pile-bound 6000 "$W/a.h5"
 sweep "direct path, P=2" 2 h5same o.h5 "${C[@]}" --strategy direct --debug-pile-bound 3000 "$W/a.h5"
 sweep "split, head, index, P=3" 3 md5 o.h5 "${C[@]}" --split a=0.7,b=0.3 --head 15000 --index /i "$W/a.h5"
+sweep "token sequences, 3 shards, P=2" 2 md5 o.h5 "${C[@]}" --shards 3 "$W/tok.h5:/tok,/domain"
+sweep "token sequences, single output, P=3" 3 md5 o.h5 "${C[@]}" -m 2M --index /i "$W/tok.h5:/tok,/domain"
 
 # Refusals: a P = 2 run killed in pass 2 (rank 1 at its last point but 10), then run again without
 # --resume, with P = 3, and with rank 1's state gone: each exits nonzero with one line of h5shuf-mpi's,

@@ -3,8 +3,10 @@
 # (--tmpdir DIR/r%r), every output is the serial run's: shards md5-identical, a single output with the
 # same objects, attributes, data and stored chunks byte for byte (tests/h5same.py, h5py only), over two
 # inputs, whole-file mode with dimension scales, a contiguous dataset, forced oversize recursion and
-# restarts, splits, a head and the index datasets, and the direct path (1 MiB records chosen by the plan,
-# and asked for with several windows of keys).  Every run leaves its scratch directories empty and no
+# restarts, splits, a head and the index datasets, the direct path (1 MiB records chosen by the plan,
+# and asked for with several windows of keys), and variable-length rows (token sequences with a label
+# and a text column: shards, the single output md5-identical, splits with a head, recursion, the direct
+# path, and a run over TCP only).  Every run leaves its scratch directories empty and no
 # temporary file beside the outputs.  Then failures: a corrupt chunk in one process's share of the rows,
 # and SIGTERM to one process mid-run: a nonzero status within seconds, one line naming the rank and the
 # cause, nothing at the output's name and nothing in any scratch directory.
@@ -18,7 +20,8 @@ cd "$W" || exit 1
 failed=0
 ok() { echo "ok - $*"; }
 bad() { echo "not ok - $*"; failed=$((failed + 1)); }
-mpi() { local p=$1; shift; timeout 120 mpirun --oversubscribe -n "$p" "$HM" "$@"; }
+# (MPIRUN_OPTS: more options of mpirun, e.g. the transports)
+mpi() { local p=$1; shift; timeout 120 mpirun --oversubscribe ${MPIRUN_OPTS:-} -n "$p" "$HM" "$@"; }
 
 # Both tools link serial HDF5, also where Debian's libhdf5-openmpi-dev makes "hdf5" the MPI build.
 for t in "$H" "$HM"; do
@@ -52,6 +55,13 @@ with h5py.File("rec.h5", "w") as f:  # large records (1 MiB, a chunk each) with 
     f.create_dataset("label", data=np.arange(n, dtype="i8"), chunks=(4,))
 with h5py.File("c.h5", "w") as f:  # a contiguous dataset: its part is copied as rows, not chunks
     f.create_dataset("x", data=rng.standard_normal((9999, 4)))
+with h5py.File("tok.h5", "w") as f:  # token sequences (int32, 1..4096 tokens), their domain, a text column
+    n = 700
+    t = f.create_dataset("tok", (n,), dtype=h5py.vlen_dtype(np.dtype("int32")), chunks=(64,), compression="gzip")
+    t[:] = np.array([rng.integers(0, 50000, int(k), dtype=np.int32) for k in rng.integers(1, 4097, n)], dtype=object)
+    f.create_dataset("domain", data=rng.integers(0, 3, n).astype("i2"), chunks=(256,))
+    s = f.create_dataset("text", (n,), dtype=h5py.string_dtype())
+    s[:] = np.array(["row %d %s" % (i, "\u00e9" * int(rng.integers(0, 60))) for i in range(n)], dtype=object)
 PY
 # one output's files: the single file, or its shards/splits (named as h5shuf names them)
 files_of() { ls "$1" "${1%.h5}"-*.h5 2>/dev/null; }
@@ -78,6 +88,8 @@ case_() {
             b=$(cd out && for f in $(files_of "mpi$p-$name.h5"); do md5sum < "$f"; done)
             [ -n "$a" ] && [ "$a" = "$b" ] || same=0
             [ "$(files_of "out/ser-$name.h5" | wc -l)" -gt 1 ] || same=0
+        elif [ "$how" = md5one ]; then # a single output, md5-identical (vlen rows: process 0 writes it all)
+            [ "$(md5sum < "out/ser-$name.h5")" = "$(md5sum < "$o")" ] || same=0
         else
             /usr/bin/python3 "$(dirname "$0")/h5same.py" "out/ser-$name.h5" "$o" >same.txt || { same=0; cat same.txt; }
             h5diff "out/ser-$name.h5" "$o" >/dev/null || same=0
@@ -101,6 +113,14 @@ case_ direct h5same -s 6 -m 64M --index /idx rec.h5
 case_ direct-shards md5 -s 6 -m 64M --shards 3 rec.h5
 case_ direct-windows h5same -s 7 -m 64M --strategy direct --debug-pile-bound 12 a.h5:/x,/y
 case_ shards7 md5 -s 5 -m 4M -c zstd:1+shuffle --shards 7 --index /i a.h5:/x,/y
+# variable-length rows: token sequences with their domain, vlen strings (piles of about 1 MiB at -m 4M)
+case_ tok-shards md5 -s 5 -m 4M --shards 4 tok.h5:/tok,/domain
+case_ tok-single md5one -s 5 -m 4M --index /idx tok.h5:/tok,/domain,/text
+case_ tok-splits md5 -s 6 -m 4M --split train=0.9,test=0.1 --head 600 --source-index /src tok.h5:/tok,/text
+case_ tok-recurse md5one -s 7 -m 4M --debug-pile-bound 60 tok.h5:/tok,/domain
+case_ tok-direct md5 -s 8 -m 4M --strategy direct --shards 3 tok.h5:/tok,/domain,/text
+# "Two nodes": Open MPI over TCP only (no shared memory between the processes), each its own scratch
+MPIRUN_OPTS="--mca btl tcp,self" case_ tok-tcp md5 -s 9 -m 4M --shards 3 tok.h5:/tok,/domain
 
 # ---- failures -----------------------------------------------------------------------------------------
 # A corrupt chunk in the last rows: only the process whose share holds them (rank 2 of 3) fails.
@@ -126,21 +146,38 @@ else
     bad "a corrupt chunk in rank 2's share (exit $rc, ${took}s, $lines lines)"; sed 's/^/#   /' err | head -20
 fi
 
-# A refusal every process finds from the plan (variable-length rows): one line, by process 0, no abort (with
-# mpirun -q, which keeps mpirun's own report of a nonzero exit to itself, nothing else on stderr).
-/usr/bin/python3 -c '
-import h5py, numpy as np
-with h5py.File("v.h5", "w") as f:
-    t = f.create_dataset("tok", (1000,), dtype=h5py.vlen_dtype(np.dtype("int32")))
-    t[:] = np.array([np.arange(i % 50 + 1, dtype=np.int32) for i in range(1000)], dtype=object)
-' || exit 1
+# A problem every process finds from the plan (a dataset that is not there): one line, by process 0, no
+# abort (with mpirun -q, which keeps mpirun's own report of a nonzero exit to itself, nothing else).
 rm -rf tmp; mkdir -p tmp/r0 tmp/r1
-timeout 120 mpirun -q --oversubscribe -n 2 "$HM" -s 1 -t "$W/tmp/r%r" v.h5:/tok out/v.h5:/tok >/dev/null 2>err; rc=$?
-if [ $rc -ne 0 ] && [ "$(wc -l <err)" = 1 ] && grep -q '^h5shuf-mpi: rank 0: v.h5:/tok: variable-length rows' err &&
-   [ ! -e out/v.h5 ] && clean_dirs; then
-    ok "variable-length rows under P = 2: exit $rc, one line: $(cat err)"
+timeout 120 mpirun -q --oversubscribe -n 2 "$HM" -s 1 -t "$W/tmp/r%r" tok.h5:/nope out/v.h5 >/dev/null 2>err; rc=$?
+if [ $rc -ne 0 ] && [ "$(wc -l <err)" = 1 ] && grep -q '^h5shuf-mpi: rank 0: tok.h5:/nope' err && [ ! -e out/v.h5 ] &&
+   clean_dirs; then
+    ok "a dataset missing, P = 2: exit $rc, one line: $(cat err)"
 else
-    bad "variable-length rows under P = 2 (exit $rc, $(wc -l <err) lines)"; sed 's/^/#   /' err | head -10
+    bad "a dataset missing, P = 2 (exit $rc, $(wc -l <err) lines)"; sed 's/^/#   /' err | head -10
+fi
+# A corrupt chunk of token sequences in rank 2's share (4096 rows: the plan's sample of the payload reads
+# 16 blocks of 64 rows from row 0 on every 256th, so not rows 3968..4031): that process fails, one line.
+/usr/bin/python3 - <<'PY' || exit 1
+import h5py, numpy as np
+rng = np.random.default_rng(3)
+with h5py.File("badtok.h5", "w") as f:
+    t = f.create_dataset("tok", (4096,), dtype=h5py.vlen_dtype(np.dtype("int32")), chunks=(64,), compression="gzip")
+    t[:] = np.array([rng.integers(0, 50000, int(k), dtype=np.int32) for k in rng.integers(1, 17, 4096)], dtype=object)
+    f.create_dataset("domain", data=rng.integers(0, 3, 4096).astype("i2"))
+with h5py.File("badtok.h5", "r") as f:
+    info = f["tok"].id.get_chunk_info_by_coord((3968,))
+with open("badtok.h5", "r+b") as g:
+    g.seek(info.byte_offset + 4)
+    g.write(b"\xff" * 32)
+PY
+rm -rf tmp; mkdir -p tmp/r0 tmp/r1 tmp/r2
+mpi 3 -q -s 1 -m 4M -t "$W/tmp/r%r" --shards 3 badtok.h5:/tok,/domain out/badtok.h5 >/dev/null 2>err; rc=$?
+if [ $rc -ne 0 ] && [ "$(grep -c '^h5shuf-mpi: ' err)" = 1 ] && grep -q '^h5shuf-mpi: rank 2: badtok.h5:/tok: ' err &&
+   [ -z "$(ls out/badtok* 2>/dev/null)" ] && clean_dirs; then
+    ok "a corrupt chunk of token sequences in rank 2's share: exit $rc, one line: $(grep '^h5shuf-mpi' err)"
+else
+    bad "a corrupt chunk of token sequences in rank 2's share (exit $rc)"; sed 's/^/#   /' err | head -10
 fi
 
 # SIGTERM to one process while the job runs.

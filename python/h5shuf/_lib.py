@@ -57,6 +57,7 @@ class Plan(ctypes.Structure):
     _fields_ = [(name, _u64) for name in PLAN_FIELDS] + [
         ("same_filesystem", _int), ("threads", _uint), ("pipelined", _int), ("strategy", _int),
         ("direct_windows", _u64), ("direct_slots", _u64), ("direct_min_bytes", _u64), ("slab_cache_bytes", _u64),
+        ("exchanged_bytes", _u64),
     ]
 
 

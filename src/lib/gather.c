@@ -34,10 +34,10 @@
  * pool, the ids' first (pf[n]: the keys wait for them only); else it is loaded whole before the call
  * returns (a few chunks in flight, no copy of the pile's stored chunks, which only the pipelined plan
  * counts).  A vlen dataset is loaded now, its payload into arena[vslot] (one arena set per buffer set,
- * vlen.c). */
+ * vlen.c); with lengths_only, its records are not made (h5shuf__vlen_load_lengths). */
 static int load_start(const struct h5shuf_ctx *cx, const struct h5shuf_scratch *sc, const struct h5shuf_pile *p,
                       unsigned char **buf, struct h5shuf_prefetch **pf, hid_t *sets, int pipelined,
-                      struct h5shuf_varena *arena, int release_fd)
+                      struct h5shuf_varena *arena, int lengths_only, int release_fd)
 {
     const struct h5shuf_datasets *dsets = sc->dsets;
     char cause[256];
@@ -49,10 +49,10 @@ static int load_start(const struct h5shuf_ctx *cx, const struct h5shuf_scratch *
         const size_t d = k == 0 ? dsets->n : k - 1; /* the ids, then each dataset */
         const struct h5shuf_dsinfo *ds = d < dsets->n && dsets->ds[d].vlen ? &dsets->ds[d] : NULL;
         uint64_t cursor = 0;
-        if (ds)
+        if (ds && !lengths_only)
             arena[ds->vslot].n = 0;
-        if ((ds ? h5shuf__vlen_load(ds, sets[d], sets[dsets->n + 1 + ds->vslot], 0, p->rows, &cursor, buf[d],
-                                    &arena[ds->vslot])
+        if ((ds ? (lengths_only ? h5shuf__vlen_load_lengths : h5shuf__vlen_load)(
+                      ds, sets[d], sets[dsets->n + 1 + ds->vslot], 0, p->rows, &cursor, buf[d], &arena[ds->vslot])
             : pipelined ? h5shuf__prefetch_start(cx->cio, sets[d], h5shuf__buf_type(dsets, d), 0, p->rows, buf[d], pf[d])
                         : h5shuf__chunkio_read(cx->cio, sets[d], h5shuf__buf_type(dsets, d), 0, p->rows, buf[d])) < 0)
             st = h5shuf__fail(cx->err, H5SHUF_EIO, "%s: cannot read pile %llu: %s", sc->path,
@@ -78,10 +78,10 @@ static int load_finish(const struct h5shuf_ctx *cx, const struct h5shuf_scratch 
 }
 
 int h5shuf__gather_load(const struct h5shuf_ctx *cx, const struct h5shuf_scratch *sc, const struct h5shuf_pile *p,
-                        unsigned char **buf)
+                        unsigned char **buf, struct h5shuf_varena *arena)
 {
     hid_t *sets = malloc(h5shuf__pile_nsets(sc->dsets) * sizeof *sets);
-    int st = sets ? load_start(cx, sc, p, buf, NULL, sets, 0, NULL, -1)
+    int st = sets ? load_start(cx, sc, p, buf, NULL, sets, 0, arena, 1, -1)
                   : h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory");
     free(sets);
     return st;
@@ -241,7 +241,7 @@ int h5shuf__gather(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, st
     /* the scratch file's descriptor when its piles' blocks are given back (-1: its piles are kept) */
     const int release_fd = p->release && !p->load && p->sc->tf.path ? p->sc->tf.fd : -1; /* (a run's own scratch only) */
     if (st == H5SHUF_OK && p->npiles > 0 && !p->load)
-        st = load_start(cx, p->sc, &p->piles[0], b.buf[0], b.pf, b.sets, pipelined, b.arena, release_fd);
+        st = load_start(cx, p->sc, &p->piles[0], b.buf[0], b.pf, b.sets, pipelined, b.arena, 0, release_fd);
     for (size_t j = 0; j < p->npiles && st == H5SHUF_OK; j++) {
         const struct h5shuf_pile *pile = &p->piles[j];
         st = p->load ? p->load(p->load_user, j, b.buf[cur], cx->err) : load_finish(cx, p->sc, pile, b.pf, 0);
@@ -253,7 +253,7 @@ int h5shuf__gather(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, st
         int next = pipelined ? cur ^ 1 : cur;
         if (st == H5SHUF_OK && pipelined && j + 1 < p->npiles) { /* overlaps the sort and writes below */
             st = load_start(cx, p->sc, &p->piles[j + 1], b.buf[next], b.pf, b.sets, pipelined,
-                            b.arena ? b.arena + next * nv : NULL, release_fd);
+                            b.arena ? b.arena + next * nv : NULL, 0, release_fd);
             if (st == H5SHUF_OK && ahead)
                 st = load_finish(cx, p->sc, &p->piles[j + 1], b.pf, 1);
         }
@@ -271,7 +271,7 @@ int h5shuf__gather(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, st
             st = put_rows(cx, p, pile, first, b.buf[cur], b.pairs[a], b.rows, out, w);
         if (st == H5SHUF_OK && !pipelined && !p->load && j + 1 < p->npiles)
             st = load_start(cx, p->sc, &p->piles[j + 1], b.buf[next], b.pf, b.sets, pipelined,
-                            b.arena ? b.arena + next * nv : NULL, release_fd);
+                            b.arena ? b.arena + next * nv : NULL, 0, release_fd);
         first += pile->rows;
         cur = next;
         a = ahead ? (a + 1) % 3 : a;

@@ -12,6 +12,8 @@
 /* What pass 2 reads: a run of consecutive piles of a scratch (or pile) file, in key order.  Their rows,
  * sorted, are output rows [first_row, first_row + their rows) (all piles of a serial run: rows 0 .. R-1),
  * of which rows [put_first, put_end) are put into the outputs. */
+struct h5shuf_varena; /* vlen.h */
+
 struct h5shuf_pass2 {
     const struct h5shuf_scratch *sc;  /* the file and what a pile holds */
     const struct h5shuf_pile *piles;  /* piles[0 .. npiles), consecutive in key order */
@@ -26,16 +28,18 @@ struct h5shuf_pass2 {
                                        * given back once it is loaded (h5shuf__pile_release) */
     /* Several processes (DESIGN.md section 5): each pile's rows are spread over them.  NULL: load piles
      * from sc.  Else load(user, j, buf, err) fills buf (dsets->n + 1 buffers of piles[j].rows rows: each
-     * dataset's, then the ids, in increasing id) with pile j's rows from all processes; fixed-size rows
-     * only, never pipelined.  A failure is recorded in err and returned. */
+     * dataset's, then the ids, in increasing id) with pile j's rows from all processes (vlen rows as
+     * records pointing into payload the callee keeps until its next call), never pipelined.  A failure is recorded in err and returned. */
     int (*load)(void *user, size_t j, unsigned char **buf, struct h5shuf_err *err);
     void *load_user;
 };
 
-/* Load pile p of sc whole into buf (sc->dsets->n + 1 buffers of at least p->rows rows), fixed-size rows
- * only: a process's part of a pile, for a distributed pass 2 to send. */
+/* Load pile p of sc whole into buf (sc->dsets->n + 1 buffers of at least p->rows rows): a process's part
+ * of a pile, for a distributed pass 2 to send.  A vlen dataset's rows are loaded as their lengths, at the
+ * end of its buffer's p->rows rows (h5shuf__vlen_lengths), with their payload appended to arena[vslot]
+ * (sc->dsets->nvlen arenas; NULL without vlen datasets): h5shuf__vlen_point makes the records. */
 H5SHUF_INTERNAL int h5shuf__gather_load(const struct h5shuf_ctx *cx, const struct h5shuf_scratch *sc,
-                                        const struct h5shuf_pile *p, unsigned char **buf);
+                                        const struct h5shuf_pile *p, unsigned char **buf, struct h5shuf_varena *arena);
 
 /* Pass 2: for each pile, load it, sort its rows by (key, id) and put those of output rows [put_first,
  * put_end) into the output files through out and the writer w (open, its position at the first of them).

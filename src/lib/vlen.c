@@ -183,45 +183,71 @@ void h5shuf__varena_free(struct h5shuf_varena *a)
     memset(a, 0, sizeof *a);
 }
 
-herr_t h5shuf__vlen_load(const struct h5shuf_dsinfo *ds, hid_t lens, hid_t data, uint64_t start, uint64_t n,
-                         uint64_t *cursor, unsigned char *buf, struct h5shuf_varena *a)
+unsigned char *h5shuf__vlen_lengths(const struct h5shuf_dsinfo *ds, unsigned char *buf, uint64_t n)
 {
-    if (n == 0)
-        return 0;
     /* The lengths go to the end of buf; each record is then built in front of the lengths not yet used
      * (a record is at least as large as a length), so no second buffer is needed. */
-    uint64_t count = n * ds->elems;
-    unsigned char *tail = buf + n * ds->row_bytes - count * sizeof(uint64_t);
-    if (h5shuf__read_rows(lens, H5T_NATIVE_UINT64, start, n, tail) < 0)
-        return -1;
+    return buf + n * ds->row_bytes - n * ds->elems * sizeof(uint64_t);
+}
+
+uint64_t h5shuf__vlen_payload_bytes(const struct h5shuf_dsinfo *ds, unsigned char *buf, uint64_t n)
+{
+    const unsigned char *tail = h5shuf__vlen_lengths(ds, buf, n);
     uint64_t elems = 0;
-    for (uint64_t i = 0; i < count; i++) {
+    for (uint64_t i = 0; i < n * ds->elems; i++) {
         uint64_t len;
         memcpy(&len, tail + i * sizeof len, sizeof len);
         elems += len;
     }
-    uint64_t bytes = elems * ds->elem_bytes, off = a->n;
+    return elems * ds->elem_bytes;
+}
+
+void h5shuf__vlen_point(const struct h5shuf_dsinfo *ds, unsigned char *buf, uint64_t n, unsigned char *payload)
+{
+    const unsigned char *tail = h5shuf__vlen_lengths(ds, buf, n);
+    uint64_t off = 0;
+    for (uint64_t i = 0; i < n * ds->elems; i++) { /* record i is written below length i + 1: never ahead */
+        uint64_t len;
+        memcpy(&len, tail + i * sizeof len, sizeof len);
+        if (ds->vlen == H5SHUF_VLEN_SEQ) {
+            hvl_t h = {.len = (size_t)len, .p = len ? payload + off : NULL};
+            memcpy(buf + i * sizeof h, &h, sizeof h);
+        } else {
+            char *s = (char *)payload + off;
+            memcpy(buf + i * sizeof s, &s, sizeof s);
+        }
+        off += len * ds->elem_bytes;
+    }
+}
+
+herr_t h5shuf__vlen_load_lengths(const struct h5shuf_dsinfo *ds, hid_t lens, hid_t data, uint64_t start, uint64_t n,
+                                 uint64_t *cursor, unsigned char *buf, struct h5shuf_varena *a)
+{
+    if (n == 0)
+        return 0;
+    if (h5shuf__read_rows(lens, H5T_NATIVE_UINT64, start, n, h5shuf__vlen_lengths(ds, buf, n)) < 0)
+        return -1;
+    uint64_t bytes = h5shuf__vlen_payload_bytes(ds, buf, n);
     if (h5shuf__varena_reserve(a, a->n + bytes) < 0) {
         H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_RESOURCE, H5E_NOSPACE,
                  "out of memory for %llu bytes of variable-length data", (unsigned long long)bytes);
         return -1;
     }
-    if (elems && h5shuf__read_rows(data, ds->etype, *cursor, elems, a->data + a->n) < 0)
+    if (bytes && h5shuf__read_rows(data, ds->etype, *cursor, bytes / ds->elem_bytes, a->data + a->n) < 0)
         return -1;
-    for (uint64_t i = 0; i < count; i++) {
-        uint64_t len;
-        memcpy(&len, tail + i * sizeof len, sizeof len);
-        if (ds->vlen == H5SHUF_VLEN_SEQ) {
-            hvl_t h = {.len = (size_t)len, .p = len ? a->data + off : NULL};
-            memcpy(buf + i * sizeof h, &h, sizeof h);
-        } else {
-            char *s = (char *)a->data + off;
-            memcpy(buf + i * sizeof s, &s, sizeof s);
-        }
-        off += len * ds->elem_bytes;
-    }
     a->n += bytes;
-    *cursor += elems;
+    *cursor += bytes / ds->elem_bytes;
+    return 0;
+}
+
+herr_t h5shuf__vlen_load(const struct h5shuf_dsinfo *ds, hid_t lens, hid_t data, uint64_t start, uint64_t n,
+                         uint64_t *cursor, unsigned char *buf, struct h5shuf_varena *a)
+{
+    const uint64_t off = a->n;
+    if (h5shuf__vlen_load_lengths(ds, lens, data, start, n, cursor, buf, a) < 0)
+        return -1;
+    if (n)
+        h5shuf__vlen_point(ds, buf, n, a->data + off);
     return 0;
 }
 

@@ -81,6 +81,17 @@ H5SHUF_INTERNAL void h5shuf__vlen_reclaim(const struct h5shuf_dsinfo *ds, uint64
  * on, which advances) into buf (memory form) with the payload appended to arena a. */
 H5SHUF_INTERNAL herr_t h5shuf__vlen_load(const struct h5shuf_dsinfo *ds, hid_t lens, hid_t data, uint64_t start,
                                          uint64_t n, uint64_t *cursor, unsigned char *buf, struct h5shuf_varena *a);
+/* The same in two steps, for rows that travel between processes (src/mpi/dist.c) in the scratch's form:
+ * h5shuf__vlen_load_lengths reads the n rows' lengths (n * ds->elems uint64) to the end of buf's n rows
+ * (h5shuf__vlen_lengths: where they are) and appends their payload to a, without making records; then
+ * h5shuf__vlen_point makes buf's records (memory form) from those lengths and the payload at payload
+ * (not owned; it must outlive the records), h5shuf__vlen_payload_bytes says how many bytes they take. */
+H5SHUF_INTERNAL herr_t h5shuf__vlen_load_lengths(const struct h5shuf_dsinfo *ds, hid_t lens, hid_t data, uint64_t start,
+                                                 uint64_t n, uint64_t *cursor, unsigned char *buf, struct h5shuf_varena *a);
+H5SHUF_INTERNAL unsigned char *h5shuf__vlen_lengths(const struct h5shuf_dsinfo *ds, unsigned char *buf, uint64_t n);
+H5SHUF_INTERNAL uint64_t h5shuf__vlen_payload_bytes(const struct h5shuf_dsinfo *ds, unsigned char *buf, uint64_t n);
+H5SHUF_INTERNAL void h5shuf__vlen_point(const struct h5shuf_dsinfo *ds, unsigned char *buf, uint64_t n,
+                                        unsigned char *payload);
 /* Append a row (memory form) to a pile buffer: its lengths to lens, its payload to a.  < 0: no memory. */
 H5SHUF_INTERNAL int h5shuf__vlen_pile_put(const struct h5shuf_dsinfo *ds, const unsigned char *row, uint64_t *lens,
                                           struct h5shuf_varena *a);

@@ -51,9 +51,10 @@
 #include "scatter.h"
 #include "targets.h"
 #include "verify.h"
+#include "vlen.h"
 #include "writer.h"
 
-enum { TAG_ROWS = 100, TAG_BLOCK = 200, TAG_BLOCK_DATA = 201 };
+enum { TAG_ROWS = 100, TAG_PAYLOAD = 150, TAG_BLOCK = 200, TAG_BLOCK_DATA = 201 };
 
 static struct h5shuf_ctx ctx_of(h5shuf_job *job)
 {
@@ -74,7 +75,9 @@ static uint64_t cut_unit(const h5shuf_job *job)
     return h5shuf__output_cut_rows(&job->dsets, job->index_path != NULL, job->source_index_path != NULL, job->out_rows);
 }
 
-/* The output rows [a[q], b[q]) each process q puts, and (several targets) its targets [tlo, thi). */
+/* The output rows [a[q], b[q]) each process q puts, and (several targets) its targets [tlo, thi).  A
+ * single output with vlen rows is put by process 0 alone: their stored chunks hold the addresses of
+ * their payload in the file's global heap, so the file must be written as the serial run writes it. */
 static void output_ranges(const h5shuf_job *job, int P, uint64_t *a, uint64_t *b, size_t *tlo, size_t *thi)
 {
     const struct h5shuf_targets *t = &job->out;
@@ -91,6 +94,10 @@ static void output_ranges(const h5shuf_job *job, int P, uint64_t *a, uint64_t *b
             thi[q] = q == 0;
             a[q] = q == 0 ? 0 : (uint64_t)((h5shuf_u128)rows * (uint64_t)q / (uint64_t)P) / unit * unit;
             b[q] = q == P - 1 ? rows : (uint64_t)((h5shuf_u128)rows * (uint64_t)(q + 1) / (uint64_t)P) / unit * unit;
+            if (job->dsets.nvlen) /* vlen rows: their chunks hold heap addresses, so process 0 writes them all */
+                a[q] = b[q] = q == 0 ? 0 : rows;
+            if (job->dsets.nvlen && q == 0)
+                b[q] = rows;
         }
     }
 }
@@ -123,6 +130,12 @@ struct exchange {
     uint64_t send_rows;
     uint64_t *cnt, *rcnt, *off;      /* size each: rows to each process, from each, and where they go */
     unsigned char **to;              /* n + 1: where this process's own part goes */
+    /* vlen rows (nvlen of each; NULL without): the payload of the part being sent, and of the pile
+     * gathered (its records point into it until the next round), where each process's part of it starts
+     * (P * nvlen) */
+    struct h5shuf_varena *send_payload, *payload;
+    uint64_t *payload_at;
+    uint64_t sent_bytes;             /* bytes of rows, ids and payload sent to other processes */
 };
 
 static uint64_t set_bytes(const struct h5shuf_datasets *dsets, size_t d)
@@ -130,10 +143,43 @@ static uint64_t set_bytes(const struct h5shuf_datasets *dsets, size_t d)
     return d < dsets->n ? dsets->ds[d].row_bytes : sizeof(uint64_t);
 }
 
-/* Load this process's part of pile j into to[0..n] (rows of each dataset, ids). */
-static int load_part(struct exchange *x, size_t j, unsigned char **to)
+/* Load this process's part of pile j into to[0..n] (rows of each dataset, ids; vlen rows as lengths, with
+ * their payload appended to payload: h5shuf__gather_load). */
+static int load_part(struct exchange *x, size_t j, unsigned char **to, struct h5shuf_varena *payload)
 {
-    return x->sc->piles[j].rows ? h5shuf__gather_load(x->cx, x->sc, &x->sc->piles[j], to) : H5SHUF_OK;
+    return x->sc->piles[j].rows ? h5shuf__gather_load(x->cx, x->sc, &x->sc->piles[j], to, payload) : H5SHUF_OK;
+}
+
+/* Send n rows of set d of a part (buffers from) to process dst while receiving rn rows from process src
+ * into the buffers into (at their row 0).  A vlen dataset's rows go as their lengths, then their payload
+ * (from send_payload, into x->payload); their records are made once the whole pile is in. */
+static int exchange_set(struct exchange *x, size_t d, unsigned char *from, uint64_t n, int dst, unsigned char *into,
+                        uint64_t rn, int src, struct h5shuf_err *err)
+{
+    const struct h5shuf_datasets *dsets = x->sc->dsets;
+    const struct h5shuf_dsinfo *ds = d < dsets->n && dsets->ds[d].vlen ? &dsets->ds[d] : NULL;
+    if (!ds) {
+        const uint64_t rb = set_bytes(dsets, d);
+        x->sent_bytes += n * rb;
+        return h5shuf_comm_sendrecv(x->c, n ? from : NULL, n * rb, dst, rn ? into : NULL, rn * rb, src, TAG_ROWS + (int)d,
+                                    err);
+    }
+    const uint64_t lb = ds->elems * sizeof(uint64_t);
+    struct h5shuf_varena *sp = &x->send_payload[ds->vslot], *rp = &x->payload[ds->vslot];
+    int st = h5shuf_comm_sendrecv(x->c, n ? h5shuf__vlen_lengths(ds, from, n) : NULL, n * lb, dst,
+                                  rn ? h5shuf__vlen_lengths(ds, into, rn) : NULL, rn * lb, src, TAG_ROWS + (int)d, err);
+    const uint64_t rbytes = st == H5SHUF_OK && rn ? h5shuf__vlen_payload_bytes(ds, into, rn) : 0;
+    if (st == H5SHUF_OK && h5shuf__varena_reserve(rp, rp->n + rbytes) < 0)
+        st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for %llu bytes of variable-length rows",
+                          (unsigned long long)(rp->n + rbytes));
+    if (st == H5SHUF_OK) {
+        x->payload_at[(size_t)src * dsets->nvlen + ds->vslot] = rp->n;
+        st = h5shuf_comm_sendrecv(x->c, n ? sp->data : NULL, n ? sp->n : 0, dst, rbytes ? rp->data + rp->n : NULL, rbytes,
+                                  src, TAG_PAYLOAD + (int)ds->vslot, err);
+    }
+    rp->n += rbytes;
+    x->sent_bytes += n * lb + (n ? sp->n : 0);
+    return st;
 }
 
 /* One round: this process's parts of the round's piles to the processes gathering them, and (buf not
@@ -141,6 +187,7 @@ static int load_part(struct exchange *x, size_t j, unsigned char **to)
 static int exchange_round(struct exchange *x, unsigned char **buf, struct h5shuf_err *err)
 {
     const struct h5shuf_datasets *dsets = x->sc->dsets;
+    const size_t nv = dsets->nvlen;
     const int P = x->c->size, me = x->c->rank;
     const size_t t = x->round++;
     for (int q = 0; q < P; q++)
@@ -153,13 +200,17 @@ static int exchange_round(struct exchange *x, unsigned char **buf, struct h5shuf
     }
     if (st == H5SHUF_OK && total && !buf)
         st = h5shuf__fail(err, H5SHUF_EINTERNAL, "rank %d: rows sent for a pile it does not gather", me);
+    for (size_t v = 0; v < nv; v++)
+        x->payload[v].n = 0;
     unsigned char **to = x->to;
     for (int k = 0; k < P && st == H5SHUF_OK; k++) {
         const int dst = (me + k) % P, src = (me - k + P) % P;
         if (k == 0) { /* this process's own part: loaded in place */
             for (size_t d = 0; buf && d <= dsets->n; d++)
                 to[d] = buf[d] + x->off[me] * set_bytes(dsets, d);
-            st = x->cnt[me] ? load_part(x, x->plo[me] + t, to) : H5SHUF_OK;
+            for (size_t v = 0; v < nv; v++)
+                x->payload_at[(size_t)me * nv + v] = x->payload[v].n;
+            st = x->cnt[me] ? load_part(x, x->plo[me] + t, to, x->payload) : H5SHUF_OK;
             continue;
         }
         if (x->cnt[dst] > x->send_rows) {
@@ -169,15 +220,22 @@ static int exchange_round(struct exchange *x, unsigned char **buf, struct h5shuf
                 return err->status;
             x->send_rows = x->cnt[dst];
         }
+        for (size_t v = 0; v < nv; v++)
+            x->send_payload[v].n = 0;
         if (x->cnt[dst])
-            st = load_part(x, x->plo[dst] + t, x->send);
+            st = load_part(x, x->plo[dst] + t, x->send, x->send_payload);
         for (size_t d = 0; d <= dsets->n && st == H5SHUF_OK; d++) {
             const uint64_t rb = set_bytes(dsets, d);
-            st = h5shuf_comm_sendrecv(x->c, x->cnt[dst] ? x->send[d] : NULL, x->cnt[dst] * rb, dst,
-                                      x->rcnt[src] ? buf[d] + x->off[src] * rb : NULL, x->rcnt[src] * rb, src,
-                                      TAG_ROWS + (int)d, err);
+            st = exchange_set(x, d, x->send ? x->send[d] : NULL, x->cnt[dst], dst,
+                              x->rcnt[src] ? buf[d] + x->off[src] * rb : NULL, x->rcnt[src], src, err);
         }
     }
+    /* the vlen rows' records, now that their payload no longer moves */
+    for (int r = 0; r < P && st == H5SHUF_OK && buf && nv; r++)
+        for (size_t d = 0; x->rcnt[r] && d < dsets->n; d++)
+            if (dsets->ds[d].vlen)
+                h5shuf__vlen_point(&dsets->ds[d], buf[d] + x->off[r] * dsets->ds[d].row_bytes, x->rcnt[r],
+                                   x->payload[dsets->ds[d].vslot].data + x->payload_at[(size_t)r * nv + dsets->ds[d].vslot]);
     return st;
 }
 
@@ -369,25 +427,39 @@ static int pass2(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_scr
     const struct h5shuf_ctx cx = ctx_of(job);
     const int P = c->size, me = c->rank;
     uint64_t *first = calloc((size_t)P, sizeof *first);
-    struct exchange x = {c, &cx, sc, plo, phi, 0, first, NULL, 0, NULL, NULL, NULL, NULL};
+    const size_t nv = sc->dsets->nvlen;
+    struct exchange x = {.c = c, .cx = &cx, .sc = sc, .plo = plo, .phi = phi, .first = first};
+    /* one process: its piles hold every row, so they are loaded, overlapped and given back as the serial
+     * run's (no rounds) */
+    const int local = P == 1;
     size_t rounds = 0;
-    for (int q = 0; q < P; q++)
+    for (int q = 0; q < P && !local; q++)
         rounds = phi[q] - plo[q] > rounds ? phi[q] - plo[q] : rounds;
     x.cnt = calloc((size_t)P, sizeof *x.cnt);
     x.rcnt = calloc((size_t)P, sizeof *x.rcnt);
     x.off = calloc((size_t)P, sizeof *x.off);
     x.to = calloc(sc->dsets->n + 1, sizeof *x.to);
-    int st = first && x.cnt && x.rcnt && x.off && x.to ? H5SHUF_OK : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    if (nv) {
+        x.send_payload = calloc(nv, sizeof *x.send_payload);
+        x.payload = calloc(nv, sizeof *x.payload);
+        x.payload_at = calloc((size_t)P * nv, sizeof *x.payload_at);
+    }
+    int st = first && x.cnt && x.rcnt && x.off && x.to && (!nv || (x.send_payload && x.payload && x.payload_at))
+                 ? H5SHUF_OK
+                 : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     struct h5shuf_pass2 p2 = {
         .sc = sc,
         .piles = g + plo[me],
         .npiles = phi[me] - plo[me],
         .seed = job->seed,
+        .pipelined = local && h5shuf__plan_pipelined(&job->plan),
         .mem_limit_bytes = job->opts.mem_limit_bytes,
+        .band_bytes = job->band_bytes,
         .first_row = start[plo[me]],
         .put_first = a,
         .put_end = b,
-        .load = load_pile,
+        .release = local,
+        .load = local ? NULL : load_pile,
         .load_user = &x,
     };
     /* a resumed run: each process gathers from the pile holding its first row not committed, and the
@@ -421,7 +493,18 @@ static int pass2(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_scr
     st = h5shuf__targets_close(&job->out, st, &job->err);
     while (st == H5SHUF_OK && x.round < rounds)
         st = exchange_round(&x, NULL, &job->err);
+    uint64_t sent = x.sent_bytes; /* (a resumed run: this run's) */
+    if (st == H5SHUF_OK)
+        st = h5shuf_comm_sums(c, &sent, 1, &job->err);
+    job->plan.exchanged_bytes = sent;
     h5shuf__bufs_free(sc->dsets, x.send);
+    for (size_t v = 0; x.send_payload && x.payload && v < nv; v++) {
+        h5shuf__varena_free(&x.send_payload[v]);
+        h5shuf__varena_free(&x.payload[v]);
+    }
+    free(x.send_payload);
+    free(x.payload);
+    free(x.payload_at);
     free(first);
     free(x.cnt);
     free(x.rcnt);
@@ -599,17 +682,6 @@ static int commit(h5shuf_job *job, struct h5shuf_comm *c, int st)
     return st;
 }
 
-int h5shuf_dist_check(h5shuf_job *job)
-{
-    h5shuf__err_reset(&job->err);
-    for (size_t d = 0; d < job->dsets.n; d++)
-        if (job->dsets.ds[d].vlen)
-            return h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED,
-                                "%s:%s: variable-length rows are not shuffled by h5shuf-mpi yet (use h5shuf)",
-                                job->in.v[0].spec.file, job->dsets.ds[d].in_path);
-    return H5SHUF_OK;
-}
-
 /* The barrier before a process applies its PILES (checkpoint.h). */
 static int barrier(void *user, struct h5shuf_err *err)
 {
@@ -678,9 +750,7 @@ static int place_only(h5shuf_job *job)
 static int dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_dist_resume *r)
 {
     const int P = c->size;
-    int st = h5shuf_dist_check(job);
-    if (st != H5SHUF_OK)
-        return st;
+    int st = H5SHUF_OK;
     if (r->finished)
         return place_only(job);
     if ((st = h5shuf__chunkio_create(job->plan.threads, &job->cio)) != H5SHUF_OK)

@@ -39,9 +39,4 @@ struct h5shuf_dist_resume {
  * that exists (EEXIST, as h5shuf). */
 int h5shuf_dist_agree(h5shuf_job *job, struct h5shuf_comm *c, struct h5shuf_dist_resume *r);
 
-/* What a distributed run cannot do with planned job, found from the plan alone (so every process finds
- * the same, and the caller can end the job with one line, by the first process, and no abort):
- * variable-length rows, the direct path.  H5SHUF_OK, or the error (job's message). */
-int h5shuf_dist_check(h5shuf_job *job);
-
 #endif /* H5SHUF_MPI_DIST_H */

@@ -131,8 +131,6 @@ static int shuffle(struct cli_options *o, char **pos, int npos)
     h5shuf_dist_prepare(job, &g_comm);
     h5shuf_plan plan;
     int st = h5shuf_job_plan(job, &plan);
-    if (st == H5SHUF_OK && !o->plan_only)
-        st = h5shuf_dist_check(job); /* what the plan refuses here: also the same on every process */
     if (first_failed(st) < 0 && !o->plan_only) /* (collective: only once every process planned) */
         st = h5shuf_dist_agree(job, &g_comm, &g_resume);
     int failed = first_failed(st);
