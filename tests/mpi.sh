@@ -122,6 +122,23 @@ case_ tok-direct md5 -s 8 -m 4M --strategy direct --shards 3 tok.h5:/tok,/domain
 # "Two nodes": Open MPI over TCP only (no shared memory between the processes), each its own scratch
 MPIRUN_OPTS="--mca btl tcp,self" case_ tok-tcp md5 -s 9 -m 4M --shards 3 tok.h5:/tok,/domain
 
+# Progress and --json on process 0 count the rows of every process (the passes' rows are N, by h5py), and
+# the bytes pass 2 sent between processes (none at P = 1).
+n=$(/usr/bin/python3 -c 'import h5py; print(len(h5py.File("tok.h5", "r")["tok"]))')
+for p in 1 3; do
+    rm -rf tmp; mkdir -p tmp/r0 tmp/r1 tmp/r2
+    mpi "$p" -f -s 3 -m 4M --json -t "$W/tmp/r%r" --shards 4 tok.h5:/tok,/domain out/prog.h5 >prog.json 2>err
+    if /usr/bin/python3 - "$n" "$p" prog.json <<'PY'; then ok "--json at P=$p: scatter and gather $n rows (all processes'), exchanged bytes as expected"; else bad "--json at P=$p"; cat prog.json err | head -5; fi
+import json, sys
+n, p, d = int(sys.argv[1]), int(sys.argv[2]), json.load(open(sys.argv[3]))
+rows = {x["name"]: x["rows"] for x in d["passes"]}
+sent = d["exchanged_bytes"]
+print("#   passes", rows, "exchanged_bytes", sent)
+sys.exit(0 if rows.get("scatter") == n and rows.get("gather") == n and ((sent == 0) == (p == 1)) else 1)
+PY
+    rm -f out/prog*.h5
+done
+
 # ---- failures -----------------------------------------------------------------------------------------
 # A corrupt chunk in the last rows: only the process whose share holds them (rank 2 of 3) fails.
 /usr/bin/python3 - <<'PY' || exit 1

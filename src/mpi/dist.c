@@ -534,7 +534,8 @@ static int two_pass(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, c
         .seed = job->seed,
         .first_row = (uint64_t)((h5shuf_u128)N * (uint64_t)me / (uint64_t)P),
         .end_row = (uint64_t)((h5shuf_u128)N * (uint64_t)(me + 1) / (uint64_t)P),
-        .total_rows = N,
+        .total_rows = (uint64_t)((h5shuf_u128)N * (uint64_t)(me + 1) / (uint64_t)P) -
+                      (uint64_t)((h5shuf_u128)N * (uint64_t)me / (uint64_t)P), /* (its share: progress) */
         .pile_rows = job->out_rows,
         .head_bound = job->out_rows < N ? &job->head_bound : NULL,
         .plan = &job->plan,
@@ -657,6 +658,23 @@ static int select_outputs(h5shuf_job *job, struct h5shuf_comm *c)
     free(tlo);
     free(thi);
     return st;
+}
+
+void h5shuf_dist_rows(const h5shuf_job *job, const struct h5shuf_comm *c, uint64_t *first, uint64_t *end)
+{
+    const int P = c->size;
+    uint64_t *a = calloc((size_t)P, sizeof *a), *b = calloc((size_t)P, sizeof *b);
+    size_t *tlo = calloc((size_t)P, sizeof *tlo), *thi = calloc((size_t)P, sizeof *thi);
+    *first = *end = 0;
+    if (a && b && tlo && thi) {
+        output_ranges(job, P, a, b, tlo, thi);
+        *first = a[c->rank];
+        *end = b[c->rank];
+    }
+    free(a);
+    free(b);
+    free(tlo);
+    free(thi);
 }
 
 /* Make this process's outputs (or, resumed, take them back). */

@@ -39,4 +39,7 @@ struct h5shuf_dist_resume {
  * that exists (EEXIST, as h5shuf). */
 int h5shuf_dist_agree(h5shuf_job *job, struct h5shuf_comm *c, struct h5shuf_dist_resume *r);
 
+/* The output rows [*first, *end) process c->rank puts (planned job; both 0 when out of memory). */
+void h5shuf_dist_rows(const h5shuf_job *job, const struct h5shuf_comm *c, uint64_t *first, uint64_t *end);
+
 #endif /* H5SHUF_MPI_DIST_H */

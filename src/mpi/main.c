@@ -3,8 +3,8 @@
  * or `srun`), with h5shuf's options and arguments and the serial run's output bytes (dist.c).
  *
  * Every process reads the same command line, plans the same job (process 0 draws the seed when none is
- * given and sends it to the others) and runs its share.  Process 0 prints the plan, the progress (its
- * own share's), the summary and the --json report, with the run's figures summed over all processes.  A
+ * given and sends it to the others) and runs its share.  Process 0 prints the plan, the progress (the
+ * rows of all processes, allprogress.h), the summary and the --json report, with the run's figures summed over all processes.  A
  * process that fails prints one line "h5shuf-mpi: rank R: FILE:/dataset: cause" and ends the job (comm.h):
  * every process removes its scratch and temporary outputs, and mpirun exits nonzero.  --memory is each
  * process's budget; --tmpdir may hold "%r", replaced by the rank (one scratch directory per process).
@@ -23,10 +23,12 @@
 #include "../cli/options.h"
 #include "../cli/progress.h"
 #include "../cli/report.h"
+#include "allprogress.h"
 #include "comm.h"
 #include "dist.h"
 
 static struct h5shuf_comm g_comm;
+static struct h5shuf_allprogress *g_all; /* every process's progress, summed on process 0 */
 static int g_saved[2] = {-1, -1}; /* a process other than 0: its stdout and stderr while they are silenced */
 
 /* Silence stdout and stderr (the command line is every process's: only process 0 says what is wrong with
@@ -60,10 +62,16 @@ static int run_dist(h5shuf_job *job)
     return h5shuf_dist_run(job, &g_comm, &g_resume);
 }
 
-/* The progress callback: the tool's (signals, the bar on process 0), and another process's failure. */
+/* The progress callback: the tool's (signals, the bar on process 0, with every process's rows), and
+ * another process's failure. */
 static int progress(void *user, h5shuf_phase phase, uint64_t done, uint64_t total)
 {
-    int stop = interrupt_progress(user, phase, done, total);
+    uint64_t gdone, gtotal, pdone = 0, ptotal = 0;
+    int prev;
+    h5shuf_allprogress_report(g_all, (int)phase, done, total, &gdone, &gtotal, &prev, &pdone, &ptotal);
+    if (prev >= 0) /* the phase process 0 just left, with the others' last rows */
+        interrupt_progress(user, (h5shuf_phase)prev, pdone, ptotal);
+    int stop = interrupt_progress(user, phase, gdone, gtotal);
     return h5shuf_comm_poll(&g_comm) || stop;
 }
 
@@ -153,7 +161,17 @@ static int shuffle(struct cli_options *o, char **pos, int npos)
     progress_init(&prog, stderr, draw, root && (o->verbose > 1 || draw), plan.row_bytes);
     int check_st = -1;
     if (!o->plan_only) {
+        uint64_t first, end;
+        h5shuf_dist_rows(job, &g_comm, &first, &end);
+        g_all = h5shuf_allprogress_new(&g_comm, first, end);
         st = interrupt_run(job, run_dist, root ? &prog : NULL);
+        if (st == H5SHUF_OK) { /* the last phase's rows of every process */
+            int last;
+            uint64_t gdone = 0, gtotal = 0;
+            h5shuf_allprogress_end(g_all, &last, &gdone, &gtotal);
+            if (root && last >= 0)
+                progress_update(&prog, (h5shuf_phase)last, gdone, gtotal);
+        }
         progress_finish(&prog);
         if (st != H5SHUF_OK)
             end_failed(job, st); /* does not return */
@@ -167,6 +185,8 @@ static int shuffle(struct cli_options *o, char **pos, int npos)
         rc = cmd_report_run(CMD_SHUFFLE, o, job, &plan, st, check_st, pos, npos, &prog, progress_now() - t0);
     }
     h5shuf_job_free(job);
+    h5shuf_allprogress_free(g_all);
+    g_all = NULL;
     return rc;
 }
 
