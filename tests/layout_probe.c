@@ -39,7 +39,7 @@ int main(void)
     FIELD(h5shuf_plan, scratch_free_bytes), FIELD(h5shuf_plan, output_free_bytes);
     FIELD(h5shuf_plan, same_filesystem), FIELD(h5shuf_plan, threads), FIELD(h5shuf_plan, pipelined);
     FIELD(h5shuf_plan, strategy), FIELD(h5shuf_plan, direct_windows), FIELD(h5shuf_plan, direct_slots);
-    FIELD(h5shuf_plan, direct_min_bytes), FIELD(h5shuf_plan, slab_cache_bytes);
+    FIELD(h5shuf_plan, direct_min_bytes), FIELD(h5shuf_plan, slab_cache_bytes), FIELD(h5shuf_plan, exchanged_bytes);
     SIZE(h5shuf_plan);
 
     FIELD(h5shuf_mixing, window_rows), FIELD(h5shuf_mixing, first_row), FIELD(h5shuf_mixing, ninputs);

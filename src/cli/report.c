@@ -160,9 +160,10 @@ void report_json(FILE *out, const h5shuf_job *job, const h5shuf_plan *p, char *c
         }
         fprintf(out, "], \"seconds\": %.3f", seconds);
         if (p)
-            fprintf(out, ", \"restarts\": %" PRIu64 ", \"piles_split\": %" PRIu64 ", \"scratch_bytes\": %" PRIu64
-                         ", \"exchanged_bytes\": %" PRIu64,
-                    p->restarts, p->splits, p->scratch_bytes, p->exchanged_bytes);
+            fprintf(out, ", \"restarts\": %" PRIu64 ", \"piles_split\": %" PRIu64 ", \"scratch_bytes\": %" PRIu64,
+                    p->restarts, p->splits, p->scratch_bytes);
+        if (p && p->exchanged_bytes) /* h5shuf-mpi: what pass 2 sent between processes */
+            fprintf(out, ", \"exchanged_bytes\": %" PRIu64, p->exchanged_bytes);
         struct rusage ru;
         if (getrusage(RUSAGE_SELF, &ru) == 0)
             fprintf(out, ", \"peak_rss_bytes\": %lld", (long long)ru.ru_maxrss * 1024);
