@@ -119,6 +119,12 @@ case_ tok-single md5one -s 5 -m 4M --index /idx tok.h5:/tok,/domain,/text
 case_ tok-splits md5 -s 6 -m 4M --split train=0.9,test=0.1 --head 600 --source-index /src tok.h5:/tok,/text
 case_ tok-recurse md5one -s 7 -m 4M --debug-pile-bound 60 tok.h5:/tok,/domain
 case_ tok-direct md5 -s 8 -m 4M --strategy direct --shards 3 tok.h5:/tok,/domain,/text
+# Pass 2's parts sent as stored scratch chunks, and as decoded rows, whichever moves fewer bytes here:
+# both ways asked for (H5SHUF_DEBUG_SEND_ROWS), fixed-size and vlen rows, with recursion's split piles
+H5SHUF_DEBUG_SEND_ROWS=0 case_ chunks-sent md5 -s 11 -m 4M --debug-pile-bound 900 --shards 3 a.h5:/x,/y b.h5:/x,/y
+H5SHUF_DEBUG_SEND_ROWS=1 case_ rows-sent md5 -s 11 -m 4M --debug-pile-bound 900 --shards 3 a.h5:/x,/y b.h5:/x,/y
+H5SHUF_DEBUG_SEND_ROWS=0 case_ tok-chunks-sent md5 -s 12 -m 4M --shards 3 tok.h5:/tok,/domain,/text
+H5SHUF_DEBUG_SEND_ROWS=1 case_ tok-rows-sent md5 -s 12 -m 4M --shards 3 tok.h5:/tok,/domain,/text
 # "Two nodes": Open MPI over TCP only (no shared memory between the processes), each its own scratch
 MPIRUN_OPTS="--mca btl tcp,self" case_ tok-tcp md5 -s 9 -m 4M --shards 3 tok.h5:/tok,/domain
 

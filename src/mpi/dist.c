@@ -47,6 +47,7 @@
 #include "h5err.h"
 #include "job.h"
 #include "piles.h"
+#include "pilepart.h"
 #include "plan.h"
 #include "scatter.h"
 #include "targets.h"
@@ -54,7 +55,7 @@
 #include "vlen.h"
 #include "writer.h"
 
-enum { TAG_ROWS = 100, TAG_PAYLOAD = 150, TAG_BLOCK = 200, TAG_BLOCK_DATA = 201 };
+enum { TAG_ROWS = 100, TAG_PAYLOAD = 150, TAG_PART_SIZE = 180, TAG_PART = 181, TAG_BLOCK = 200, TAG_BLOCK_DATA = 201 };
 
 static struct h5shuf_ctx ctx_of(h5shuf_job *job)
 {
@@ -136,6 +137,11 @@ struct exchange {
     struct h5shuf_varena *send_payload, *payload;
     uint64_t *payload_at;
     uint64_t sent_bytes;             /* bytes of rows, ids and payload sent to other processes */
+    /* parts sent as their stored chunks (pilepart.h; else as decoded rows): the message being sent, the
+     * one received, and the codec state that decodes it */
+    int packed;
+    struct h5shuf_partmsg msg, rmsg;
+    struct h5shuf_codec_ctx codec;
 };
 
 static uint64_t set_bytes(const struct h5shuf_datasets *dsets, size_t d)
@@ -182,6 +188,37 @@ static int exchange_set(struct exchange *x, size_t d, unsigned char *from, uint6
     return st;
 }
 
+/* Send this process's part of pile j (n rows; none: nothing) to process dst as its stored chunks while
+ * receiving rn rows of process src's part of the pile it gathers into the buffers into (at their row 0;
+ * vlen payload appended to x->payload). */
+static int exchange_packed(struct exchange *x, size_t j, uint64_t n, int dst, unsigned char **into, uint64_t rn,
+                           int src, struct h5shuf_err *err)
+{
+    int st = n ? h5shuf_part_pack(x->cx, x->sc, &x->sc->piles[j], &x->msg) : H5SHUF_OK;
+    uint64_t size = n ? x->msg.n : 0, rsize = 0;
+    if (st == H5SHUF_OK)
+        st = h5shuf_comm_sendrecv(x->c, n ? &size : NULL, n ? sizeof size : 0, dst, rn ? &rsize : NULL,
+                                  rn ? sizeof rsize : 0, src, TAG_PART_SIZE, err);
+    if (st == H5SHUF_OK && rsize > x->rmsg.cap) {
+        free(x->rmsg.data);
+        x->rmsg.cap = 0;
+        if (!(x->rmsg.data = malloc(rsize)))
+            return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for %llu bytes of a pile's part",
+                                (unsigned long long)rsize);
+        x->rmsg.cap = rsize;
+    }
+    if (st == H5SHUF_OK)
+        st = h5shuf_comm_sendrecv(x->c, size ? x->msg.data : NULL, size, dst, rsize ? x->rmsg.data : NULL, rsize, src,
+                                  TAG_PART, err);
+    x->sent_bytes += size;
+    const size_t nv = x->sc->dsets->nvlen;
+    for (size_t v = 0; v < nv; v++)
+        x->payload_at[(size_t)src * nv + v] = x->payload[v].n;
+    if (st == H5SHUF_OK && rn)
+        st = h5shuf_part_unpack(x->sc, x->rmsg.data, rsize, rn, src, into, x->payload, &x->codec, err);
+    return st;
+}
+
 /* One round: this process's parts of the round's piles to the processes gathering them, and (buf not
  * NULL) the rows of its own pile of the round from every process into buf, in order of process. */
 static int exchange_round(struct exchange *x, unsigned char **buf, struct h5shuf_err *err)
@@ -211,6 +248,12 @@ static int exchange_round(struct exchange *x, unsigned char **buf, struct h5shuf
             for (size_t v = 0; v < nv; v++)
                 x->payload_at[(size_t)me * nv + v] = x->payload[v].n;
             st = x->cnt[me] ? load_part(x, x->plo[me] + t, to, x->payload) : H5SHUF_OK;
+            continue;
+        }
+        if (x->packed) {
+            for (size_t d = 0; buf && d <= dsets->n; d++)
+                to[d] = buf[d] + x->off[src] * set_bytes(dsets, d);
+            st = exchange_packed(x, x->plo[dst] + t, x->cnt[dst], dst, to, x->rcnt[src], src, err);
             continue;
         }
         if (x->cnt[dst] > x->send_rows) {
@@ -447,6 +490,21 @@ static int pass2(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_scr
     int st = first && x.cnt && x.rcnt && x.off && x.to && (!nv || (x.send_payload && x.payload && x.payload_at))
                  ? H5SHUF_OK
                  : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    /* Parts go as their stored chunks when that moves fewer bytes than the decoded rows (the scratch files'
+     * bytes, summed over the processes, against the rows, ids, vlen lengths and payload of all piles: the
+     * same answer everywhere) and every process can decode them.  H5SHUF_DEBUG_SEND_ROWS=1 or 0 (tests)
+     * asks for decoded rows or stored chunks whatever the sizes. */
+    uint64_t per_row = sizeof(uint64_t), decoded = 0;
+    for (size_t d = 0; d < sc->dsets->n; d++)
+        per_row += sc->dsets->ds[d].vlen ? sc->dsets->ds[d].elems * sizeof(uint64_t) : sc->dsets->ds[d].row_bytes;
+    for (size_t j = 0; j < sc->npiles; j++)
+        decoded += g[j].rows * per_row + g[j].bytes;
+    const char *rows_env = getenv("H5SHUF_DEBUG_SEND_ROWS");
+    const int want = rows_env && *rows_env ? *rows_env == '0' : job->plan.scratch_bytes < decoded;
+    uint64_t cannot = local || !want || h5shuf_part_packable(sc, job->plan.pile_buffer_rows) <= 0;
+    if (st == H5SHUF_OK && !local)
+        st = h5shuf_comm_max(c, &cannot, 1, &job->err);
+    x.packed = !cannot;
     struct h5shuf_pass2 p2 = {
         .sc = sc,
         .piles = g + plo[me],
@@ -505,6 +563,9 @@ static int pass2(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_scr
     free(x.send_payload);
     free(x.payload);
     free(x.payload_at);
+    free(x.msg.data);
+    free(x.rmsg.data);
+    h5shuf__codec_ctx_release(&x.codec);
     free(first);
     free(x.cnt);
     free(x.rcnt);
