@@ -28,7 +28,7 @@ H5SHUF=$BUILD/h5shuf GENDATA=$BUILD/h5shuf_gendata PY=/usr/bin/python3
 MPI=${MPI:-}
 if [ -n "$MPI" ]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    H=(mpirun --oversubscribe -n "$MPI" "$BUILD/h5shuf-mpi") TMP="$WORK/out/r%r"
+    H=(mpirun --oversubscribe --bind-to none -n "$MPI" "$BUILD/h5shuf-mpi") TMP="$WORK/out/r%r"
 else
     H=("$H5SHUF") TMP="$WORK/out"
 fi

@@ -2,7 +2,9 @@
 # bench/mpi.sh - h5shuf-mpi on one machine: P = 1, 2, 4 processes against the serial h5shuf, the single
 # output and --shards 4, interleaved in the same run after ../shared/BENCHMARKING.md (settle before each
 # command, the input re-read, medians of REPS rounds).  Each process gets -m MEMORY and a scratch
-# directory of its own; peak RSS is measured per process (/usr/bin/time around each).  docs/benchmark.md
+# directory of its own; peak RSS is measured per process (/usr/bin/time around each).  mpirun runs with
+# --bind-to none: its default binds each of 1 or 2 processes to one core, which halves a process's -j
+# threads (h5shuf-mpi warns of it), as a user with one process per node must avoid too.  docs/benchmark.md
 # ("MPI") has the results and docs/distributed.md the model they feed.
 #
 #   bash bench/mpi.sh                       1 GiB of 1 KiB float32 rows, gzip-4, 1 MiB chunks, with labels
@@ -139,7 +141,7 @@ run_one() { # procs (0: serial h5shuf) shards round
     wall=$(elapsed "$WORK/t.0"); rss=$(peak "$WORK/t.0")
   else
     for r in $(seq 0 $((p - 1))); do mkdir -p "$out/tmp$r"; done
-    /usr/bin/time -v -o "$WORK/t.all" mpirun --oversubscribe -n "$p" sh -c \
+    /usr/bin/time -v -o "$WORK/t.all" mpirun --oversubscribe --bind-to none -n "$p" sh -c \
       'io=$1; shift; exec /usr/bin/python3 "$io" "$0.io.$OMPI_COMM_WORLD_RANK" /usr/bin/time -v -o "$0.$OMPI_COMM_WORLD_RANK" "$@"' \
       "$WORK/t" "$IO" "$HM" -q --json -s "$SEED" -m "$mem" -t "$out/tmp%r" "${extra[@]}" "$spec" "$out/o.h5" \
       >"$WORK/j.json"

@@ -11,6 +11,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,22 @@ static void unsilence(int fd)
         close(g_saved[fd - 1]);
         g_saved[fd - 1] = -1;
     }
+}
+
+/* Warn (process 0, once) when the launcher bound this process to fewer CPUs than its codec threads: mpirun
+ * binds each of 1 or 2 processes to one core by default, and -j threads then share it (a run at P = 1
+ * took 2x the serial one). */
+static void warn_bound(unsigned threads)
+{
+    cpu_set_t set;
+    if (g_comm.rank != 0 || sched_getaffinity(0, sizeof set, &set) != 0)
+        return;
+    const int cpus = CPU_COUNT(&set);
+    if (cpus > 0 && (unsigned)cpus < threads)
+        fprintf(stderr, "h5shuf-mpi: warning: this process may run on %d CPU%s but has %u codec threads (-j): run "
+                        "mpirun --bind-to none, or give each process its cores (mpirun --map-by slot:PE=%u, srun "
+                        "--cpus-per-task=%u)\n",
+                cpus, cpus == 1 ? "" : "s", threads, threads, threads);
 }
 
 static struct h5shuf_dist_resume g_resume; /* what the processes agreed on resuming (h5shuf_dist_agree) */
@@ -156,6 +173,8 @@ static int shuffle(struct cli_options *o, char **pos, int npos)
     if (root && o->verbose > 1)
         fprintf(stderr, "h5shuf-mpi: %d processes, each with --memory %llu MiB and its share of the rows\n",
                 g_comm.size, (unsigned long long)(o->lib.mem_limit_bytes >> 20));
+    if (!o->plan_only && o->verbose > 0)
+        warn_bound(plan.threads);
     int draw = root && o->verbose && (o->progress_when == 1 || (o->progress_when == 0 && isatty(STDERR_FILENO)));
     struct progress prog;
     progress_init(&prog, stderr, draw, root && (o->verbose > 1 || draw), plan.row_bytes);
