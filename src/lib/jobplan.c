@@ -371,6 +371,7 @@ static int plan_piles(h5shuf_job *job, struct h5shuf_err *err)
         .debug_pile_bound_rows = job->opts.debug_pile_bound_rows,
         .threads = h5shuf__pool_threads_for(job->opts.threads),
         .no_pipeline = dsets->nvlen > 0,
+        .ranks = job->ckpt.ranks,
         .pile_rows = job->out_rows,
         .row_var = dsets->vlen_var,
         .chunk_rows = chunk_rows,

@@ -132,6 +132,8 @@ int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct
                             (unsigned long long)min_bytes, (unsigned long long)ceil_div(min_bytes, 1024));
 
     uint64_t budget2 = in->mem_limit_bytes - in->band_bytes;
+    if (!pipe && in->ranks > 1) /* a pile, and parts of one sent and received (plan.h) */
+        budget2 = (uint64_t)((h5shuf_u128)budget2 * (uint64_t)in->ranks / ((uint64_t)in->ranks + 2));
     uint64_t bound = budget2 / per_row2;
     uint64_t s = h5shuf__pile_target_for_bound(bound);
     if (in->mem_row_bytes && in->row_var > 0) {

@@ -42,6 +42,10 @@ struct h5shuf_plan_in {
     unsigned threads;         /* chunk codec threads (h5shuf_plan.threads) */
     int no_pipeline;          /* nonzero: never overlap the passes (variable-length rows: HDF5 reads them on
                                * one thread, so a second slab or pile would only cost memory) */
+    int ranks;                /* processes of a distributed run (0 or 1: one).  With more, pass 2 also holds
+                               * the part of a pile being sent and one received, about 1/ranks of a pile each
+                               * (src/mpi/dist.c): without the overlap's second pile to stand for them, a
+                               * pile then gets ranks/(ranks + 2) of pass 2's budget */
     uint64_t pile_rows;       /* rows that go into piles when fewer than rows (a head); 0: rows */
     uint64_t mem_row_bytes;   /* vlen rows only (else 0): a row's bytes in memory without its payload */
     double row_var;           /* vlen rows only: variance of a row's payload bytes */
