@@ -140,7 +140,7 @@ struct exchange {
     /* parts sent as their stored chunks (pilepart.h; else as decoded rows): the message being sent, the
      * one received, and the codec state that decodes it */
     int packed;
-    struct h5shuf_partmsg msg, rmsg;
+    struct h5shuf_varena msg, rmsg;
     struct h5shuf_codec_ctx codec;
 };
 
@@ -199,14 +199,8 @@ static int exchange_packed(struct exchange *x, size_t j, uint64_t n, int dst, un
     if (st == H5SHUF_OK)
         st = h5shuf_comm_sendrecv(x->c, n ? &size : NULL, n ? sizeof size : 0, dst, rn ? &rsize : NULL,
                                   rn ? sizeof rsize : 0, src, TAG_PART_SIZE, err);
-    if (st == H5SHUF_OK && rsize > x->rmsg.cap) {
-        free(x->rmsg.data);
-        x->rmsg.cap = 0;
-        if (!(x->rmsg.data = malloc(rsize)))
-            return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for %llu bytes of a pile's part",
-                                (unsigned long long)rsize);
-        x->rmsg.cap = rsize;
-    }
+    if (st == H5SHUF_OK && h5shuf__varena_reserve(&x->rmsg, rsize) < 0)
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for %llu bytes of a pile's part", (unsigned long long)rsize);
     if (st == H5SHUF_OK)
         st = h5shuf_comm_sendrecv(x->c, size ? x->msg.data : NULL, size, dst, rsize ? x->rmsg.data : NULL, rsize, src,
                                   TAG_PART, err);
@@ -563,8 +557,8 @@ static int pass2(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_scr
     free(x.send_payload);
     free(x.payload);
     free(x.payload_at);
-    free(x.msg.data);
-    free(x.rmsg.data);
+    h5shuf__varena_free(&x.msg);
+    h5shuf__varena_free(&x.rmsg);
     h5shuf__codec_ctx_release(&x.codec);
     free(first);
     free(x.cnt);

@@ -77,23 +77,8 @@ int h5shuf_part_packable(const struct h5shuf_scratch *sc, uint64_t chunk_rows)
     return 1;
 }
 
-static int grow(struct h5shuf_partmsg *m, uint64_t need)
-{
-    if (need <= m->cap)
-        return 0;
-    uint64_t cap = m->cap ? m->cap : 1 << 16;
-    while (cap < need)
-        cap *= 2;
-    unsigned char *d = realloc(m->data, cap);
-    if (!d)
-        return -1;
-    m->data = d;
-    m->cap = cap;
-    return 0;
-}
-
 int h5shuf_part_pack(const struct h5shuf_ctx *cx, const struct h5shuf_scratch *sc, const struct h5shuf_pile *p,
-                     struct h5shuf_partmsg *m)
+                     struct h5shuf_varena *m)
 {
     const struct h5shuf_datasets *dsets = sc->dsets;
     const size_t nsets = h5shuf__pile_nsets(dsets);
@@ -109,7 +94,8 @@ int h5shuf_part_pack(const struct h5shuf_ctx *cx, const struct h5shuf_scratch *s
         int more = h5shuf__blocks_open(&it, sets[s], set_type(dsets, s)) < 0 || !it.chunked ? -1 : 1;
         while (st == H5SHUF_OK && more > 0 && (more = h5shuf__blocks_next(&it, &b)) > 0) {
             const uint64_t at = m->n + sizeof(struct rec);
-            if (grow(m, at + b.bytes) < 0) {
+            const uint64_t need = at + b.bytes; /* (grown by doubling: a part is many chunks) */
+            if (need > m->cap && h5shuf__varena_reserve(m, need > 2 * m->cap ? need : 2 * m->cap) < 0) {
                 st = h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory for %llu bytes of a pile's part",
                                   (unsigned long long)(at + b.bytes));
                 break;
