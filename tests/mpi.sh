@@ -10,7 +10,8 @@
 # temporary file beside the outputs.  Then failures: a corrupt chunk in one process's share of the rows,
 # and SIGTERM to one process mid-run: a nonzero status within seconds, one line naming the rank and the
 # cause, nothing at the output's name and nothing in any scratch directory.
-# Usage: bash tests/mpi.sh PATH/TO/h5shuf PATH/TO/h5shuf-mpi
+# Usage: bash tests/mpi.sh PATH/TO/h5shuf PATH/TO/h5shuf-mpi   (H5SHUF_MPI_PROCS: the P of each case,
+# "1 2 3 4" unless set; the sanitizer build sets "1 3")
 set -u
 H=$1 HM=$2
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -77,7 +78,7 @@ case_() {
     local name=$1 how=$2; shift 2
     mkdir -p out
     if ! "$H" -q -f "$@" "out/ser-$name.h5" 2>err; then bad "$name: the serial run failed: $(cat err)"; return; fi
-    for p in 1 2 3 4; do
+    for p in ${H5SHUF_MPI_PROCS:-1 2 3 4}; do
         rm -rf tmp; mkdir -p tmp/r0 tmp/r1 tmp/r2 tmp/r3
         local o="out/mpi$p-$name.h5"
         if ! mpi "$p" -q -f -t "$W/tmp/r%r" "$@" "$o" >out.txt 2>err; then bad "$name P=$p: failed: $(head -3 err)"; continue; fi
