@@ -210,10 +210,10 @@ void h5shuf__vlen_point(const struct h5shuf_dsinfo *ds, unsigned char *buf, uint
         uint64_t len;
         memcpy(&len, tail + i * sizeof len, sizeof len);
         if (ds->vlen == H5SHUF_VLEN_SEQ) {
-            hvl_t h = {.len = (size_t)len, .p = len ? payload + off : NULL};
+            hvl_t h = {.len = (size_t)len, .p = len && payload ? payload + off : NULL};
             memcpy(buf + i * sizeof h, &h, sizeof h);
-        } else {
-            char *s = (char *)payload + off;
+        } else { /* (no payload at all: a corrupt pile's empty strings; a null string reads as "") */
+            char *s = payload ? (char *)payload + off : NULL;
             memcpy(buf + i * sizeof s, &s, sizeof s);
         }
         off += len * ds->elem_bytes;
@@ -246,8 +246,8 @@ herr_t h5shuf__vlen_load(const struct h5shuf_dsinfo *ds, hid_t lens, hid_t data,
     const uint64_t off = a->n;
     if (h5shuf__vlen_load_lengths(ds, lens, data, start, n, cursor, buf, a) < 0)
         return -1;
-    if (n)
-        h5shuf__vlen_point(ds, buf, n, a->data + off);
+    if (n) /* (a->data is NULL when no row has payload) */
+        h5shuf__vlen_point(ds, buf, n, a->data ? a->data + off : NULL);
     return 0;
 }
 

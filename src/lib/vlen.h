@@ -85,7 +85,7 @@ H5SHUF_INTERNAL herr_t h5shuf__vlen_load(const struct h5shuf_dsinfo *ds, hid_t l
  * h5shuf__vlen_load_lengths reads the n rows' lengths (n * ds->elems uint64) to the end of buf's n rows
  * (h5shuf__vlen_lengths: where they are) and appends their payload to a, without making records; then
  * h5shuf__vlen_point makes buf's records (memory form) from those lengths and the payload at payload
- * (not owned; it must outlive the records), h5shuf__vlen_payload_bytes says how many bytes they take. */
+ * (not owned; it must outlive the records; NULL when they have none), h5shuf__vlen_payload_bytes says how many bytes they take. */
 H5SHUF_INTERNAL herr_t h5shuf__vlen_load_lengths(const struct h5shuf_dsinfo *ds, hid_t lens, hid_t data, uint64_t start,
                                                  uint64_t n, uint64_t *cursor, unsigned char *buf, struct h5shuf_varena *a);
 H5SHUF_INTERNAL unsigned char *h5shuf__vlen_lengths(const struct h5shuf_dsinfo *ds, unsigned char *buf, uint64_t n);

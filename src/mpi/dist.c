@@ -272,7 +272,9 @@ static int exchange_round(struct exchange *x, unsigned char **buf, struct h5shuf
         for (size_t d = 0; x->rcnt[r] && d < dsets->n; d++)
             if (dsets->ds[d].vlen)
                 h5shuf__vlen_point(&dsets->ds[d], buf[d] + x->off[r] * dsets->ds[d].row_bytes, x->rcnt[r],
-                                   x->payload[dsets->ds[d].vslot].data + x->payload_at[(size_t)r * nv + dsets->ds[d].vslot]);
+                                   x->payload[dsets->ds[d].vslot].data
+                                       ? x->payload[dsets->ds[d].vslot].data + x->payload_at[(size_t)r * nv + dsets->ds[d].vslot]
+                                       : NULL);
     return st;
 }
 

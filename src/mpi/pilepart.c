@@ -155,9 +155,13 @@ int h5shuf_part_unpack(const struct h5shuf_scratch *sc, const unsigned char *msg
              * ids, or the payload */
             const struct h5shuf_dsinfo *ds = s < dsets->n && dsets->ds[s].vlen ? &dsets->ds[s] : NULL;
             const struct h5shuf_dsinfo *owner = is_payload ? payload_owner(dsets, s - dsets->n - 1) : NULL;
+            const uint64_t total = owner ? elems[owner->vslot] : rows;
+            if (r.offset >= total) { /* (a payload of no elements has no chunk either) */
+                st = h5shuf__fail(err, H5SHUF_EINTERNAL, "rank %d sent a chunk outside its part", src);
+                break;
+            }
             unsigned char *at = owner ? payload[owner->vslot].data + base[owner->vslot]
                                 : ds ? h5shuf__vlen_lengths(ds, to[s], rows) : to[s];
-            const uint64_t total = owner ? elems[owner->vslot] : rows;
             if (pl_rows[s] != r.chunk_rows) {
                 if (set_pipeline(sc, s, r.chunk_rows, total, &pl[s]) < 0 || !pl[s].direct) {
                     st = h5shuf__fail(err, H5SHUF_EINTERNAL, "rank %d sent chunks h5shuf cannot decode", src);
@@ -165,7 +169,7 @@ int h5shuf_part_unpack(const struct h5shuf_scratch *sc, const unsigned char *msg
                 }
                 pl_rows[s] = r.chunk_rows;
             }
-            if (r.offset >= total || r.offset % r.chunk_rows) {
+            if (r.offset % r.chunk_rows) {
                 st = h5shuf__fail(err, H5SHUF_EINTERNAL, "rank %d sent a chunk outside its part", src);
                 break;
             }
