@@ -95,10 +95,10 @@ static void output_ranges(const h5shuf_job *job, int P, uint64_t *a, uint64_t *b
             thi[q] = q == 0;
             a[q] = q == 0 ? 0 : (uint64_t)((h5shuf_u128)rows * (uint64_t)q / (uint64_t)P) / unit * unit;
             b[q] = q == P - 1 ? rows : (uint64_t)((h5shuf_u128)rows * (uint64_t)(q + 1) / (uint64_t)P) / unit * unit;
-            if (job->dsets.nvlen) /* vlen rows: their chunks hold heap addresses, so process 0 writes them all */
-                a[q] = b[q] = q == 0 ? 0 : rows;
-            if (job->dsets.nvlen && q == 0)
+            if (job->dsets.nvlen) { /* vlen rows: their chunks hold heap addresses, so process 0 writes them all */
+                a[q] = q == 0 ? 0 : rows;
                 b[q] = rows;
+            }
         }
     }
 }
@@ -458,6 +458,27 @@ static int assemble(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, c
 
 /* ---- the run ---------------------------------------------------------------------------------------- */
 
+/* Do the processes send their parts of the piles g of sc as stored chunks (*packed 1) or as decoded rows?
+ * Stored chunks when that moves fewer bytes (the scratch files' bytes, summed over the processes, against
+ * the rows, ids, vlen lengths and payload of all piles) and every process can decode them: the same
+ * answer everywhere.  H5SHUF_DEBUG_SEND_ROWS=1 or 0 (tests) asks for decoded rows or stored chunks
+ * whatever the sizes.  Collective. */
+static int send_stored(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_scratch *sc, const struct h5shuf_pile *g,
+                       int *packed)
+{
+    uint64_t per_row = sizeof(uint64_t), decoded = 0;
+    for (size_t d = 0; d < sc->dsets->n; d++)
+        per_row += sc->dsets->ds[d].vlen ? sc->dsets->ds[d].elems * sizeof(uint64_t) : sc->dsets->ds[d].row_bytes;
+    for (size_t j = 0; j < sc->npiles; j++)
+        decoded += g[j].rows * per_row + g[j].bytes;
+    const char *rows_env = getenv("H5SHUF_DEBUG_SEND_ROWS");
+    const int want = rows_env && *rows_env ? *rows_env == '0' : job->plan.scratch_bytes < decoded;
+    uint64_t cannot = !want || h5shuf_part_packable(sc, job->plan.pile_buffer_rows) <= 0;
+    int st = h5shuf_comm_max(c, &cannot, 1, &job->err);
+    *packed = st == H5SHUF_OK && !cannot;
+    return st;
+}
+
 /* Pass 2 of this process: its piles gathered into its output rows [a, b) (none: only its parts sent),
  * then the rounds left of the other processes'. */
 static int pass2(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_scratch *sc, const struct h5shuf_pile *g,
@@ -486,21 +507,8 @@ static int pass2(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_scr
     int st = first && x.cnt && x.rcnt && x.off && x.to && (!nv || (x.send_payload && x.payload && x.payload_at))
                  ? H5SHUF_OK
                  : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    /* Parts go as their stored chunks when that moves fewer bytes than the decoded rows (the scratch files'
-     * bytes, summed over the processes, against the rows, ids, vlen lengths and payload of all piles: the
-     * same answer everywhere) and every process can decode them.  H5SHUF_DEBUG_SEND_ROWS=1 or 0 (tests)
-     * asks for decoded rows or stored chunks whatever the sizes. */
-    uint64_t per_row = sizeof(uint64_t), decoded = 0;
-    for (size_t d = 0; d < sc->dsets->n; d++)
-        per_row += sc->dsets->ds[d].vlen ? sc->dsets->ds[d].elems * sizeof(uint64_t) : sc->dsets->ds[d].row_bytes;
-    for (size_t j = 0; j < sc->npiles; j++)
-        decoded += g[j].rows * per_row + g[j].bytes;
-    const char *rows_env = getenv("H5SHUF_DEBUG_SEND_ROWS");
-    const int want = rows_env && *rows_env ? *rows_env == '0' : job->plan.scratch_bytes < decoded;
-    uint64_t cannot = local || !want || h5shuf_part_packable(sc, job->plan.pile_buffer_rows) <= 0;
     if (st == H5SHUF_OK && !local)
-        st = h5shuf_comm_max(c, &cannot, 1, &job->err);
-    x.packed = !cannot;
+        st = send_stored(job, c, sc, g, &x.packed);
     struct h5shuf_pass2 p2 = {
         .sc = sc,
         .piles = g + plo[me],
