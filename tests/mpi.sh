@@ -146,6 +146,17 @@ PY
     rm -f out/prog*.h5
 done
 
+# Pass 2 without overlapped piles (vlen rows) also holds the parts sent and received: under MPI a pile
+# gets P/(P+2) of the budget the serial plan gives it (plan.c), so each process stays within --memory.
+pile_mib() { sed -n 's/.*a pile may use \([0-9.]*\) MiB.*/\1/p'; }
+ser=$("$H" --plan -s 1 -m 16M tok.h5:/tok out/plan.h5 | pile_mib)
+par=$(mpi 2 --plan -s 1 -m 16M tok.h5:/tok out/plan.h5 | pile_mib)
+if [ -n "$ser" ] && [ -n "$par" ] && awk -v s="$ser" -v p="$par" 'BEGIN { exit !(p < s * 0.55 && p > s * 0.45) }'; then
+    ok "vlen rows at P = 2: a pile may use $par MiB, half of the serial plan's $ser MiB"
+else
+    bad "vlen rows at P = 2: a pile may use '$par' MiB, the serial plan '$ser' MiB (want half)"
+fi
+
 # ---- failures -----------------------------------------------------------------------------------------
 # A corrupt chunk in the last rows: only the process whose share holds them (rank 2 of 3) fails.
 /usr/bin/python3 - <<'PY' || exit 1
