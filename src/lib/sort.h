@@ -12,8 +12,10 @@ struct h5shuf_keyidx {
     uint64_t idx;
 };
 
-/* Stable LSD radix sort of a[0..n) by key, 8 bits a pass, skipping passes whose byte is constant (keys
- * of one pile share their top bits).  tmp must hold n records.  Stable, so equal keys keep idx order. */
+/* Sort a[0..n) by key, stably (equal keys keep their idx order): one MSD counting pass below the bits all
+ * keys share into buckets that fit in the L2 cache, each sorted there by radix and insertion (sort.c has
+ * the sources).  Linear in n for uniform keys; correct for any keys.  tmp must hold n records; its
+ * contents are lost.  Cannot fail. */
 H5SHUF_INTERNAL void h5shuf__sort_keyidx(struct h5shuf_keyidx *a, struct h5shuf_keyidx *tmp, size_t n);
 
 #endif /* H5SHUF_SORT_H */
