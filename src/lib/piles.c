@@ -276,6 +276,7 @@ void h5shuf__pileset_free(struct h5shuf_chunkio *cio, struct h5shuf_pileset *ps)
     ps->w = NULL;
     free(ps->vchunk);
     ps->vchunk = NULL;
+    h5shuf__rowstage_free(&ps->stage);
 }
 
 int h5shuf__pileset_open(const struct h5shuf_ctx *cx, struct h5shuf_scratch *sc, struct h5shuf_range range, uint64_t m,
@@ -296,6 +297,15 @@ int h5shuf__pileset_open(const struct h5shuf_ctx *cx, struct h5shuf_scratch *sc,
     for (uint64_t k = 0; k < m; k++)
         if (!(ps->w[k].buf = h5shuf__bufs_alloc(dsets, cap, err)))
             return err->status;
+    if (!dsets->nvlen) { /* rows of fixed size: staged, written to their pile's buffer in whole lines */
+        size_t *part_bytes = malloc((dsets->n + 1) * sizeof *part_bytes);
+        for (size_t d = 0; part_bytes && d <= dsets->n; d++)
+            part_bytes[d] = h5shuf__buf_row_bytes(dsets, d);
+        int failed = !part_bytes || h5shuf__rowstage_init(&ps->stage, m, dsets->n + 1, part_bytes) < 0;
+        free(part_bytes);
+        if (failed)
+            return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for %llu piles", (unsigned long long)m);
+    }
     if (dsets->nvlen) {
         /* payload buffers: allocated at a pile's first row, each one scratch chunk */
         ps->vchunk = calloc(dsets->nvlen, sizeof *ps->vchunk);
@@ -430,8 +440,21 @@ static int payload_due(const struct h5shuf_pileset *ps, uint64_t k, int all)
     return 0;
 }
 
+/* Move every pile's staged rows into its buffer, and order those stores before the buffers are read. */
+static void stage_drain_all(struct h5shuf_pileset *ps)
+{
+    for (uint64_t k = 0; ps->stage.mem && k < ps->m; k++) {
+        const uint32_t n = ps->stage.n[k];
+        if (n) {
+            h5shuf__rowstage_drain(&ps->stage, k, ps->w[k].buf, ps->w[k].nbuf);
+            ps->w[k].nbuf += n;
+        }
+    }
+    h5shuf__rowstage_fence();
+}
+
 /* Write pile k's buffer (and whole chunks of its vlen payload, or all of it when all): create the pile
- * at its first write, else open it; close it again. */
+ * at its first write, else open it; close it again.  Its staged rows must have been drained. */
 static int pile_flush(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, uint64_t k, int all)
 {
     const struct h5shuf_datasets *dsets = ps->sc->dsets;
@@ -442,6 +465,7 @@ static int pile_flush(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, ui
     if (w->nbuf == 0 && !payload_due(ps, k, all))
         return H5SHUF_OK;
     H5SHUF_KILL_POINT();
+    h5shuf__rowstage_fence(); /* the buffer's staged rows are stored before the pool or HDF5 reads them */
     if (ps->nfl > 0) {
         int direct = 1;
         for (size_t d = 0; ps->pl_ready && d <= dsets->n; d++)
@@ -492,6 +516,14 @@ int h5shuf__pileset_append(const struct h5shuf_ctx *cx, struct h5shuf_pileset *p
 {
     const struct h5shuf_datasets *dsets = ps->sc->dsets;
     struct h5shuf_pile_writer *w = &ps->w[k];
+    if (ps->stage.mem) { /* staged; moved to the buffer when the stage or the buffer is full */
+        const uint32_t n = h5shuf__rowstage_put(&ps->stage, k, rows, id);
+        if (n < ps->stage.per && n < ps->cap - w->nbuf)
+            return H5SHUF_OK;
+        h5shuf__rowstage_drain(&ps->stage, k, w->buf, w->nbuf);
+        w->nbuf += n;
+        return w->nbuf == ps->cap ? pile_flush(cx, ps, k, 0) : H5SHUF_OK;
+    }
     for (size_t d = 0; d < dsets->n; d++) {
         const struct h5shuf_dsinfo *ds = &dsets->ds[d];
         if (ds->vlen) { /* lengths in the buffer (uint64 per element), payload in the pile's arena */
@@ -514,6 +546,7 @@ int h5shuf__pileset_append(const struct h5shuf_ctx *cx, struct h5shuf_pileset *p
 int h5shuf__pileset_finish(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, struct h5shuf_pile *out)
 {
     const struct h5shuf_datasets *dsets = ps->sc->dsets;
+    stage_drain_all(ps);
     for (uint64_t k = 0; k < ps->m; k++) {
         int st = pile_flush(cx, ps, k, 1);
         if (st != H5SHUF_OK)
@@ -603,6 +636,7 @@ int h5shuf__pileset_save(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps,
         if (st != H5SHUF_OK)
             return st;
     }
+    stage_drain_all(ps); /* a staged row is saved as a buffered one */
     struct saver *s = malloc(sizeof *s);
     XXH3_state_t *h = XXH3_createState();
     if (!s || !h) {

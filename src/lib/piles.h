@@ -10,6 +10,7 @@
 #include "ctx.h"
 #include "datasets.h"
 #include "keys.h"
+#include "rowstage.h"
 #include "spec.h"
 #include "tempfile.h"
 
@@ -104,6 +105,8 @@ struct h5shuf_pileset {
     struct h5shuf_pipeline *pl;   /* nds + 1: the pile datasets' pipelines, from the first pile made */
     int pl_ready;
     uint64_t *vchunk;      /* per vlen dataset: payload elements per scratch chunk (= its buffer) */
+    struct h5shuf_rowstage stage; /* rows of fixed size staged per pile (rowstage.h); rows staged are not
+                                   * yet counted in their pile's nbuf */
 };
 
 /* Prepare m piles of sc over range, buffering cap rows each, with spares spare buffer sets for flushes
