@@ -26,10 +26,6 @@
 #include "sort.h"
 #include "vlen.h"
 
-/* Rows ahead of the one put whose first cache line is prefetched: a pile is larger than the caches, and
- * small rows taken in key order cost a cache miss each (a fifth of a run of 16-byte rows before). */
-#define PREFETCH_AHEAD 16
-
 /* Start loading pile p into buf (n + 1 buffers): pipelined, its chunks are read now and decoded by the
  * pool, the ids' first (pf[n]: the keys wait for them only); else it is loaded whole before the call
  * returns (a few chunks in flight, no copy of the pile's stored chunks, which only the pipelined plan
@@ -116,29 +112,14 @@ static void sort_ahead_run(struct h5shuf_task *task, unsigned thread)
  * rows [p2->put_first, p2->put_end) to the output. */
 static int put_rows(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p2, const struct h5shuf_pile *p,
                     uint64_t first, unsigned char **buf, const struct h5shuf_keyidx *pairs,
-                    const unsigned char **rows, struct h5shuf_targets *out, struct h5shuf_writer *w)
+                    struct h5shuf_targets *out, struct h5shuf_writer *w)
 {
     const struct h5shuf_datasets *dsets = p2->sc->dsets;
-    const uint64_t *ids = (const uint64_t *)buf[dsets->n];
     /* a row's id is read only when the writer records it: at random in the pile, it costs a cache miss */
-    const int want_ids = w->has_index || w->has_source;
-    int st = H5SHUF_OK;
+    const uint64_t *ids = w->has_index || w->has_source ? (const uint64_t *)buf[dsets->n] : NULL;
     uint64_t from = p2->put_first > first ? p2->put_first - first : 0;
     uint64_t to = p2->put_end <= first ? 0 : p2->put_end - first < p->rows ? p2->put_end - first : p->rows;
-    for (uint64_t r = from; r < to && st == H5SHUF_OK; r++) {
-        uint64_t i = pairs[r].idx;
-        if (r + PREFETCH_AHEAD < to) { /* rows are taken in key order, at random in the pile: ask for them early */
-            const uint64_t ahead = pairs[r + PREFETCH_AHEAD].idx;
-            for (size_t d = 0; d < dsets->n; d++)
-                __builtin_prefetch(buf[d] + ahead * dsets->ds[d].row_bytes);
-            if (want_ids)
-                __builtin_prefetch(ids + ahead);
-        }
-        for (size_t d = 0; d < dsets->n; d++)
-            rows[d] = buf[d] + i * dsets->ds[d].row_bytes;
-        st = h5shuf__targets_put(cx, out, w, rows, want_ids ? ids[i] : 0);
-    }
-    return st;
+    return from < to ? h5shuf__targets_put_sorted(cx, out, w, buf, pairs + from, to - from, ids) : H5SHUF_OK;
 }
 
 /* How pass 2 overlaps its piles: not at all; loading the next pile with sorting and writing this one; or
@@ -161,12 +142,11 @@ static int overlap(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, ui
 }
 
 /* The buffers of pass 2, for the largest pile (two sets when overlapping): rows of each dataset and ids,
- * key/index arrays (a pile's records and radix scratch; a third for OVERLAP_SORT), row pointers, pile
+ * key/index arrays (a pile's records and sort scratch; a third for OVERLAP_SORT), pile
  * dataset ids, prefetches, vlen payload arenas. */
 struct pass2_bufs {
     unsigned char **buf[2];
     struct h5shuf_keyidx *pairs[3];
-    const unsigned char **rows;
     hid_t *sets;
     struct h5shuf_prefetch **pf;
     struct h5shuf_varena *arena; /* 2 * nvlen */
@@ -182,7 +162,6 @@ static int bufs_make(const struct h5shuf_ctx *cx, const struct h5shuf_datasets *
     int pairs_ok = 1;
     for (int k = 0; k < npairs; k++)
         pairs_ok &= (b->pairs[k] = malloc((most ? most : 1) * sizeof *b->pairs[k])) != NULL;
-    b->rows = calloc(dsets->n ? dsets->n : 1, sizeof *b->rows);
     b->sets = malloc(h5shuf__pile_nsets(dsets) * sizeof *b->sets);
     b->pf = calloc(dsets->n + 1, sizeof *b->pf);
     b->arena = dsets->nvlen ? calloc(2 * dsets->nvlen, sizeof *b->arena) : NULL;
@@ -190,7 +169,7 @@ static int bufs_make(const struct h5shuf_ctx *cx, const struct h5shuf_datasets *
     for (size_t d = 0; b->pf && d <= dsets->n; d++)
         if (!(b->pf[d] = h5shuf__prefetch_new()))
             st = st == H5SHUF_OK ? h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory") : st;
-    if (st == H5SHUF_OK && (!b->buf[0] || (pipelined && !b->buf[1]) || !pairs_ok || !b->rows || !b->sets ||
+    if (st == H5SHUF_OK && (!b->buf[0] || (pipelined && !b->buf[1]) || !pairs_ok || !b->sets ||
                             !b->pf || (dsets->nvlen && !b->arena)))
         st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for a pile of %llu rows", (unsigned long long)most);
     /* vlen rows: each payload buffer sized once for the largest pile's payload (pages are only touched as
@@ -214,7 +193,6 @@ static void bufs_free(const struct h5shuf_ctx *cx, const struct h5shuf_datasets 
     h5shuf__bufs_free(dsets, b->buf[1]);
     for (int k = 0; k < 3; k++)
         free(b->pairs[k]);
-    free(b->rows);
     free(b->sets);
 }
 
@@ -232,7 +210,7 @@ int h5shuf__gather(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, st
     const int mode = p->load ? OVERLAP_NONE : overlap(cx, p, most, most_bytes);
     const int pipelined = mode != OVERLAP_NONE, ahead = mode == OVERLAP_SORT, npairs = ahead ? 3 : 2;
     struct h5shuf_pool *pool = h5shuf__chunkio_pool(cx->cio);
-    struct pass2_bufs b = {{NULL, NULL}, {NULL, NULL, NULL}, NULL, NULL, NULL, NULL};
+    struct pass2_bufs b = {{NULL, NULL}, {NULL, NULL, NULL}, NULL, NULL, NULL};
     struct sort_ahead sorting = {.n = 0}; /* idle until queued */
     int st = bufs_make(cx, dsets, most, most_payload, mode, &b);
     const size_t nv = dsets->nvlen;
@@ -268,7 +246,7 @@ int h5shuf__gather(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, st
             h5shuf__pool_submit(pool, &sorting.task);
         }
         if (st == H5SHUF_OK)
-            st = put_rows(cx, p, pile, first, b.buf[cur], b.pairs[a], b.rows, out, w);
+            st = put_rows(cx, p, pile, first, b.buf[cur], b.pairs[a], out, w);
         if (st == H5SHUF_OK && !pipelined && !p->load && j + 1 < p->npiles)
             st = load_start(cx, p->sc, &p->piles[j + 1], b.buf[next], b.pf, b.sets, pipelined,
                             b.arena ? b.arena + next * nv : NULL, 0, release_fd);

@@ -575,16 +575,41 @@ static int next_target(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, st
     return st;
 }
 
-int h5shuf__targets_put(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, struct h5shuf_writer *w,
-                        const unsigned char *const *rows, uint64_t id)
+/* Start writing the open file's dirty pages back every WRITEBACK_BYTES of rows put, and at its start. */
+static void writeback(struct h5shuf_targets *t, const struct h5shuf_writer *w)
 {
-    int st = w->pos == w->end ? next_target(cx, t, w) : H5SHUF_OK;
-    if (st == H5SHUF_OK && w->pos >= t->writeback_at) { /* every WRITEBACK_BYTES of rows put, and at the start */
+    if (w->pos >= t->writeback_at) {
         const uint64_t rb = t->of->dsets->row_bytes;
         h5shuf__file_writeback(t->file);
         t->writeback_at = w->pos + (rb < WRITEBACK_BYTES ? WRITEBACK_BYTES / rb : 1);
     }
+}
+
+int h5shuf__targets_put(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, struct h5shuf_writer *w,
+                        const unsigned char *const *rows, uint64_t id)
+{
+    int st = w->pos == w->end ? next_target(cx, t, w) : H5SHUF_OK;
+    if (st == H5SHUF_OK)
+        writeback(t, w);
     return st == H5SHUF_OK ? h5shuf__writer_put(cx, w, rows, id) : st;
+}
+
+int h5shuf__targets_put_sorted(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, struct h5shuf_writer *w,
+                               unsigned char *const *base, const struct h5shuf_keyidx *pairs, uint64_t n,
+                               const uint64_t *ids)
+{
+    int st = H5SHUF_OK;
+    while (n > 0 && st == H5SHUF_OK) {
+        if (w->pos == w->end && (st = next_target(cx, t, w)) != H5SHUF_OK)
+            break;
+        writeback(t, w);
+        uint64_t m = w->end - w->pos < n ? w->end - w->pos : n;
+        m = t->writeback_at - w->pos < m ? t->writeback_at - w->pos : m;
+        st = h5shuf__writer_put_sorted(cx, w, base, pairs, m, ids);
+        pairs += m;
+        n -= m;
+    }
+    return st;
 }
 
 int h5shuf__targets_place(struct h5shuf_targets *t, int st, int force, mode_t mode, struct h5shuf_err *err)

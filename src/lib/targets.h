@@ -101,6 +101,12 @@ H5SHUF_INTERNAL int h5shuf__targets_create(const struct h5shuf_ctx *cx, struct h
  * none is open). */
 H5SHUF_INTERNAL int h5shuf__targets_put(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, struct h5shuf_writer *w,
                                         const unsigned char *const *rows, uint64_t id);
+/* Put n rows taken in the order of pairs (h5shuf__writer_put_sorted: rows at base[d] + pairs[r].idx * row
+ * bytes, ids for the index), opening the next target whenever the open one is full: the same as n calls of
+ * h5shuf__targets_put. */
+H5SHUF_INTERNAL int h5shuf__targets_put_sorted(const struct h5shuf_ctx *cx, struct h5shuf_targets *t,
+                                               struct h5shuf_writer *w, unsigned char *const *base,
+                                               const struct h5shuf_keyidx *pairs, uint64_t n, const uint64_t *ids);
 /* Close the open target; st != H5SHUF_OK discards it (emptied first).  Returns st or the first error. */
 H5SHUF_INTERNAL int h5shuf__targets_close(struct h5shuf_targets *t, int st, struct h5shuf_err *err);
 /* Move every finished target into place, all or none (h5shuf__tempfile_commit_all: with force the files

@@ -304,6 +304,92 @@ int h5shuf__writer_put(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, con
     return st;
 }
 
+/* Rows ahead of the one copied whose first cache line is prefetched: rows are taken in key order, at
+ * random in a pile larger than the caches (a cache miss each, without it). */
+#define PREFETCH_AHEAD 16
+
+/* Copy the rows src + p[j].idx * rb for j < m to dst, one after another; p holds avail >= m records, so
+ * rows past m are prefetched too. */
+static void gather_rows(unsigned char *dst, const unsigned char *src, uint64_t rb, const struct h5shuf_keyidx *p,
+                        uint64_t m, uint64_t avail)
+{
+    const uint64_t ahead = avail - m < PREFETCH_AHEAD ? avail - m : PREFETCH_AHEAD;
+    for (uint64_t j = 0; j < m; j++) {
+        if (j + PREFETCH_AHEAD < m + ahead)
+            __builtin_prefetch(src + p[j + PREFETCH_AHEAD].idx * rb);
+        h5shuf__row_copy(dst + j * rb, src + p[j].idx * rb, rb);
+    }
+}
+
+/* May rows go into every band m at a time: each has a buffer of fixed-size rows? */
+static int bands_take_runs(const struct h5shuf_writer *w)
+{
+    for (size_t d = 0; d < w->nds + 2; d++) {
+        const struct h5shuf_band *b = &w->band[d];
+        const int used = d < w->nds || (d == w->nds ? w->has_index : w->has_source);
+        if (used && (!b->buf || b->vds))
+            return 0;
+    }
+    return 1;
+}
+
+int h5shuf__writer_put_sorted(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, unsigned char *const *base,
+                              const struct h5shuf_keyidx *pairs, uint64_t n, const uint64_t *ids)
+{
+    int st = H5SHUF_OK;
+    if (!bands_take_runs(w)) { /* a band of one row, or of vlen rows: row by row */
+        const unsigned char *rows[64];
+        const unsigned char **rp = w->nds <= 64 ? rows : malloc(w->nds * sizeof *rp);
+        if (!rp)
+            return h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory");
+        for (uint64_t r = 0; r < n && st == H5SHUF_OK; r++) {
+            for (size_t d = 0; d < w->nds; d++)
+                rp[d] = base[d] + pairs[r].idx * w->band[d].row_bytes;
+            st = h5shuf__writer_put(cx, w, rp, ids ? ids[pairs[r].idx] : 0);
+        }
+        if (rp != rows)
+            free(rp);
+        return st;
+    }
+    struct h5shuf_band *ib = &w->band[w->nds], *sb = &w->band[w->nds + 1];
+    for (uint64_t i = 0; i < n && st == H5SHUF_OK;) {
+        /* a run that fills no band before its last row: the bands are written after it in the order a row
+         * at a time writes them (the output's bytes follow the order of writes) */
+        uint64_t m = n - i;
+        for (size_t d = 0; d < w->nds + 2; d++)
+            if (d < w->nds || (d == w->nds ? w->has_index : w->has_source))
+                m = w->band[d].rows - w->band[d].n < m ? w->band[d].rows - w->band[d].n : m;
+        for (size_t d = 0; d < w->nds; d++) {
+            struct h5shuf_band *b = &w->band[d];
+            gather_rows(b->buf + b->n * b->row_bytes, base[d], b->row_bytes, pairs + i, m, n - i);
+            b->n += m;
+        }
+        for (uint64_t j = 0; w->has_index && j < m; j++)
+            memcpy(ib->buf + (ib->n + j) * sizeof(uint64_t), &ids[pairs[i + j].idx], sizeof(uint64_t));
+        for (uint64_t j = 0; w->has_source && j < m; j++) {
+            const size_t f = h5shuf__input_of(w->inputs, ids[pairs[i + j].idx]);
+            const uint16_t f16 = (uint16_t)f;
+            const uint32_t f32 = (uint32_t)f;
+            if (sb->row_bytes == 2)
+                memcpy(sb->buf + (sb->n + j) * 2, &f16, 2);
+            else
+                memcpy(sb->buf + (sb->n + j) * 4, &f32, 4);
+        }
+        ib->n += w->has_index ? m : 0;
+        sb->n += w->has_source ? m : 0;
+        for (size_t d = 0; d < w->nds + 2 && st == H5SHUF_OK; d++)
+            if (w->band[d].rows && w->band[d].n == w->band[d].rows)
+                st = band_write(cx, w, d, &w->band[d], w->band[d].buf);
+        const uint64_t before = w->pos;
+        w->pos += m;
+        i += m;
+        if (st == H5SHUF_OK && w->progress_rows &&
+            (w->pos / w->progress_rows != before / w->progress_rows || w->pos == w->total))
+            st = h5shuf__progress(&cx->progress, cx->err, H5SHUF_PHASE_GATHER, w->pos, w->total);
+    }
+    return st;
+}
+
 int h5shuf__writer_check_end(const struct h5shuf_writer *w, uint64_t end, struct h5shuf_err *err)
 {
     for (size_t d = 0; d < w->nds + 2; d++)

@@ -10,6 +10,7 @@
 #include "chunkio.h"
 #include "ctx.h"
 #include "output.h"
+#include "sort.h"
 
 /* One output dataset's band: rows collected until they fill whole output chunks, then written. */
 struct h5shuf_band {
@@ -87,6 +88,13 @@ H5SHUF_INTERNAL int h5shuf__writer_retarget(struct h5shuf_writer *w, const hid_t
  * first dataset.  The open file must hold row w->pos. */
 H5SHUF_INTERNAL int h5shuf__writer_put(const struct h5shuf_ctx *cx, struct h5shuf_writer *w,
                                        const unsigned char *const *rows, uint64_t id);
+/* Append n rows taken in the order of pairs: row r of dataset d at base[d] + pairs[r].idx * its row bytes,
+ * its global input row id ids[pairs[r].idx] (ids may be NULL unless the writer has_index or has_source).
+ * The same writes as n calls of h5shuf__writer_put, in the same order (the output's bytes), with rows
+ * copied a run at a time between band writes; the open file must hold rows w->pos .. w->pos + n - 1. */
+H5SHUF_INTERNAL int h5shuf__writer_put_sorted(const struct h5shuf_ctx *cx, struct h5shuf_writer *w,
+                                              unsigned char *const *base, const struct h5shuf_keyidx *pairs,
+                                              uint64_t n, const uint64_t *ids);
 /* Write what is left in the bands, and store every band queued. */
 H5SHUF_INTERNAL int h5shuf__writer_flush(const struct h5shuf_ctx *cx, struct h5shuf_writer *w);
 /* Every band wrote up to output row end: H5SHUF_OK, else H5SHUF_EINTERNAL. */
