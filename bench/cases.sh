@@ -1,43 +1,66 @@
 #!/usr/bin/env bash
-# bench/cases.sh - the cases users have (issue 15), each against its alternative in the same run, following
-# ../shared/BENCHMARKING.md: before each timed command the old outputs are removed, `sync`, sleep SETTLE s,
-# the command's input is read again and `sync`; the commands of a case are interleaved (A B C A B C ...),
-# REPS rounds; the table gives medians and the ratios the issue sets targets for.  docs/benchmark.md has
-# the results.
+# bench/cases.sh - the cases users have (issues 15 and 28), each against its alternative or yardstick in the
+# same run, following ../shared/BENCHMARKING.md: before each timed command the old outputs are removed,
+# `sync`, sleep SETTLE s, the command's input is read again and `sync`; the commands of a case are
+# interleaved (A B C A B C ...), REPS rounds; the table gives medians and the ratios the issues set targets
+# for.  docs/benchmark.md has the results.
 #
-#   bash bench/cases.sh                          every case (about 35 minutes on 2 cores)
+#   bash bench/cases.sh                          every case (about 80 minutes on 2 cores, plus making the
+#                                                data the first time: about 10 GiB in WORK)
 #   CASES="xy raw" REPS=1 SETTLE=2 bash bench/cases.sh    a quick look
+#   SMALL=1 REPS=1 SETTLE=1 WORK=/tmp/c bash bench/cases.sh   a smoke test of the harness (every file about
+#                                                16 MiB, in WORK/data-small; a minute or two; times mean nothing)
 #   OLD=/path/to/old/h5shuf bash bench/cases.sh  also time an older build on the same commands (of the cases
 #                                                OLD_CASES, default all), and check that both write the same
 #                                                bytes (md5)
 #
-# The cases (data made by bench/cases.py into WORK, kept and reused):
+# The cases (data made by bench/cases.py into WORK, kept and reused; -m 128M unless said otherwise):
 #   xy      1 GiB gzip-4 /data (1 KiB rows, 1 MiB chunks) with /label int64 (chunks of 65536): /data alone,
-#           /data,/label together, and `h5repack -f GZIP=4` of the file
-#   raw     the same uncompressed: /data,/label at -m 128M and at -m 2G (the data fits), and the in-memory
-#           h5py + numpy permutation (bench/cases.py perm)
+#           /data,/label together (X+y), and `h5repack -f GZIP=4` of the file
+#   floor   the CPU floor of xy's file: bench/cpufloor.c ($BUILD/h5shuf_cpufloor) reads every stored chunk of
+#           /data and /label (H5Dread_chunk), inflates it and deflates it again at its level (4) with
+#           libdeflate on all cores, and writes nothing; against xy's X+y (run here too when xy is not in
+#           CASES)
+#   raw     the same as xy uncompressed: /data,/label at -m 128M and at -m 2G (the data fits), the in-memory
+#           h5py + numpy permutation (bench/cases.py perm), and bench/seqcopy.py (one sequential h5py
+#           read+write copy of /data and /label: X+y-128M is set against two of them)
 #   small   1 GiB of 16-byte rows (64M x 4 float32), uncompressed, at -m 128M, and the in-memory permutation
+#   rowsizes  1 GiB of 8-, 64- and 256-byte rows (2, 16, 64 float32 a row, 1 MiB chunks), uncompressed, at
+#           -m 128M and -m 2G and the in-memory permutation; the 64-byte rows also gzip-4, at -m 128M and 2G
+#   tokens  2 GiB of int32 token ids (2^29) as vlen rows /tokens (h5py.vlen_dtype(np.int32), lengths 1..4096
+#           of mean 1024, about 524000 rows, chunks of 1024 rows, TOKENS_FILTER none by default: gzip4
+#           compresses only the chunks' heap ids, HDF5 keeps the tokens in the global heap) at -m 1G (about 3
+#           piles) and the in-memory permutation of the rows
 #   images  40000 (64, 64, 3) uint8 images + int64 labels, gzip-4, in the chunks h5py picks by itself
 #           ((2500, 4, 8, 1): they split rows) with -j 2 and -j 1, and in chunks of whole rows (64, 64, 64, 3)
 #   many    FILES inputs (default 5000) of ROWS_PER_FILE rows (default 64) of /data 1 KiB + /label, under
 #           `ulimit -n 1024` at -m 32M, and one file of the same rows at -m 32M
-# Every output is checked once (bench/cases.py check: the contract's order, by numpy's Philox; the
-# permutation's: default_rng's), and every later round's output has the checked output's md5.
+# Every output is checked once (bench/cases.py check: the contract's order, by numpy's Philox, vlen rows
+# token for token; the permutation's: default_rng's; seqcopy's: the input's order), and every later round's
+# output has the checked output's md5.  h5repack's output is not checked, and the floor writes none: it
+# fails unless every chunk inflates to its chunk's size.
 #
-# Settings: CASES, REPS=3, SETTLE=25, SEED=1, WORK=/tmp/h5shuf-cases, BUILD=build (NO_BUILD=1: not rebuilt),
-# H5SHUF (default $BUILD/h5shuf), OLD, FILES, ROWS_PER_FILE, RESULTS=bench/results/cases-<UTC time>.
+# Settings: CASES (default every case above), REPS=3, SETTLE=25, SEED=1, WORK=/tmp/h5shuf-cases, BUILD=build
+# (NO_BUILD=1: not rebuilt), H5SHUF (default $BUILD/h5shuf), CPUFLOOR (default $BUILD/h5shuf_cpufloor), OLD,
+# OLD_CASES, FILES, ROWS_PER_FILE, TOKENS_FILTER=none (or gzip4), SMALL=1 (every file about 16 MiB: xy,
+# raw, small and rowsizes 16 MiB, tokens 2^22 ids, images 1000, FILES default 100),
+# RESULTS=bench/results/cases-<UTC time>.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 PY=/usr/bin/python3
 cases_py=$root/bench/cases.py
 die() { echo "cases.sh: $*" >&2; exit 1; }
 
-CASES=${CASES:-"xy raw small images many"}
+CASES=${CASES:-"xy floor raw small rowsizes tokens images many"}
 REPS=${REPS:-3}
 SETTLE=${SETTLE:-25}
 SEED=${SEED:-1}
 WORK=${WORK:-/tmp/h5shuf-cases}
+SMALL=${SMALL:-0}
+export SMALL # read by bench/cases.py gen
+[ "$SMALL" = 1 ] && FILES=${FILES:-100}
 FILES=${FILES:-5000}
+TOKENS_FILTER=${TOKENS_FILTER:-none}
 ROWS_PER_FILE=${ROWS_PER_FILE:-64}
 OLD=${OLD:-}
 OLD_CASES=${OLD_CASES:-$CASES}
@@ -48,13 +71,15 @@ if [ "${NO_BUILD:-0}" != 1 ]; then
   H5SHUF_BUILD_DIR=$BUILD bash "$root/scripts/build.sh" >/dev/null
 fi
 H5SHUF=${H5SHUF:-$BUILD/h5shuf}
-for t in "$H5SHUF" /usr/bin/time h5repack "$PY" ${OLD:+"$OLD"}; do
+CPUFLOOR=${CPUFLOOR:-$BUILD/h5shuf_cpufloor}
+has() { [[ " $CASES " == *" $1 "* ]]; }
+for t in "$H5SHUF" /usr/bin/time h5repack "$PY" ${OLD:+"$OLD"} $(has floor && echo "$CPUFLOOR"); do
   command -v "$t" >/dev/null || die "$t not found"
 done
 data=$WORK/data out=$WORK/out
+[ "$SMALL" = 1 ] && data=$WORK/data-small # never mixed with the full-size data
 mkdir -p "$data" "$(dirname "$RESULTS")"
 trap 'rm -rf "$out"' EXIT
-has() { [[ " $CASES " == *" $1 "* ]]; }
 
 # --- data, made once
 gen() { # path what args...
@@ -63,9 +88,15 @@ gen() { # path what args...
   echo "== generating $(basename "$path")"
   $PY "$cases_py" gen "$@"
 }
-has xy && gen "$data/xy-gzip4.h5" xy "$data/xy-gzip4.h5" gzip4
+{ has xy || has floor; } && gen "$data/xy-gzip4.h5" xy "$data/xy-gzip4.h5" gzip4
 has raw && gen "$data/xy-none.h5" xy "$data/xy-none.h5" none
 has small && gen "$data/small16.h5" small "$data/small16.h5"
+ROW_SIZES="8:2 64:16 256:64" # row bytes:float32 columns
+if has rowsizes; then
+  for rc in $ROW_SIZES; do gen "$data/rows${rc%%:*}.h5" rows "$data/rows${rc%%:*}.h5" "${rc#*:}" none; done
+  gen "$data/rows64-gzip4.h5" rows "$data/rows64-gzip4.h5" 16 gzip4
+fi
+has tokens && gen "$data/tokens-$TOKENS_FILTER.h5" tokens "$data/tokens-$TOKENS_FILTER.h5" "$TOKENS_FILTER"
 has images && gen "$data/img-auto.h5" images "$data/img-auto.h5" auto
 has images && gen "$data/img-rows.h5" images "$data/img-rows.h5" rows
 many=$data/many-$FILES-$ROWS_PER_FILE
@@ -73,10 +104,11 @@ has many && gen "$many/one.h5" many "$many" "$FILES" "$ROWS_PER_FILE"
 
 # --- one timed command
 {
-  echo "# h5shuf cases (issue 15), $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "# h5shuf cases (issues 15, 28), $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo
   echo "- machine: $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB RAM, $(uname -sr); $("$H5SHUF" --version 2>&1 | head -1)${OLD:+; OLD = $OLD}"
   echo "- protocol (BENCHMARKING.md): remove outputs, sync, sleep ${SETTLE} s, read the input, sync, then time; commands of a case interleaved, ${REPS} rounds; medians"
+  if [ "$SMALL" = 1 ]; then echo "- **SMALL=1: every file about 16 MiB, a smoke test of the harness: the times mean nothing**"; fi
 } >"$RESULTS.header"
 printf '#case\tcommand\trep\twall_s\tpeak_rss_kib\n' >"$RESULTS.tsv"
 cat "$RESULTS.header"
@@ -89,7 +121,9 @@ settle() { # inputs to read
   sync
 }
 seconds() { awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; printf "%.2f", s }' <<<"$1"; }
-# timed CASE NAME INPUT OUTPUT CHECK -- COMMAND...: CHECK is "oracle DSETS", "perm DSETS" or "-" (h5repack: none)
+# timed CASE NAME INPUT OUTPUT CHECK REP -- COMMAND...: CHECK is "oracle DSETS", "perm DSETS", "same DSETS"
+# (the input's order) or "-" (h5repack: none); OUTPUT "-": the command writes nothing (the CPU floor, which
+# checks itself: its last line of output is shown)
 timed() {
   local case=$1 name=$2 input=$3 output=$4 check=$5 rep=$6; shift 7
   settle "$input"
@@ -102,14 +136,19 @@ timed() {
   wall=$(seconds "$elapsed")
   # the output's bytes: checked against the oracle the first time a command writes them; later rounds (and
   # the old build's run of the same command) must write the same bytes
-  local key="$case/${name#old:}" sum
-  sum=$(md5sum <"$output" | cut -d' ' -f1)
-  if [ "$check" = - ]; then
+  local key="$case/${name#old:}" sum=""
+  [ "$output" = - ] || sum=$(md5sum <"$output" | cut -d' ' -f1)
+  if [ "$output" = - ]; then
+    verdict="(writes nothing) $(tail -1 "$WORK/cmd.out")"
+  elif [ "$check" = - ]; then
     verdict="(not checked: a copy, not byte-reproducible)"
   elif [ -z "${md5_seen[$key]:-}" ]; then
+    # shellcheck disable=SC2086  # ${check#* } is the list of datasets
     case $check in
       oracle*) verdict=$($PY "$cases_py" check "$input" "$output" "$SEED" ${check#oracle }) || { echo "$verdict"; die "$case $name: output failed its check"; } ;;
       perm*) verdict=$($PY "$cases_py" check-perm "$input" "$output" "$SEED" ${check#perm }) || { echo "$verdict"; die "$case $name: output failed its check"; } ;;
+      same*) verdict=$($PY "$cases_py" check-same "$input" "$output" "$SEED" ${check#same }) || { echo "$verdict"; die "$case $name: output failed its check"; } ;;
+      *) die "$case $name: unknown check $check" ;;
     esac
     md5_seen[$key]=$sum
   elif [ "${md5_seen[$key]}" != "$sum" ]; then
@@ -118,7 +157,7 @@ timed() {
     verdict="same bytes as the checked output"
   fi
   printf '%s\t%s\t%s\t%s\t%s\n' "$case" "$name" "$rep" "$wall" "$rss" >>"$RESULTS.tsv"
-  printf '%-7s %-14s round %d: %7.2f s %6d MiB  %s\n' "$case" "$name" "$rep" "$wall" $((rss / 1024)) "$verdict"
+  printf '%-8s %-15s round %d: %7.2f s %6d MiB  %s\n' "$case" "$name" "$rep" "$wall" $((rss / 1024)) "$verdict"
 }
 # shuf CASE NAME INPUT OUTPUT CHECK REP -- ARGS...: h5shuf (and the old build, when OLD is set)
 shuf() {
@@ -137,16 +176,41 @@ for rep in $(seq 1 "$REPS"); do
     shuf xy X+y "$in" "$out/o.h5" "oracle data label" "$rep" -- -m 128M "$in:/data,/label" "$out/o.h5"
     timed xy h5repack "$in" "$out/o.h5" - "$rep" -- h5repack -f GZIP=4 "$in" "$out/o.h5"
   fi
+  if has floor; then
+    in=$data/xy-gzip4.h5
+    # the ratio's numerator is xy's X+y: timed here, as case xy, when xy is not run
+    has xy || shuf xy X+y "$in" "$out/o.h5" "oracle data label" "$rep" -- -m 128M "$in:/data,/label" "$out/o.h5"
+    timed floor floor "$in" - - "$rep" -- "$CPUFLOOR" "$in" /data /label
+  fi
   if has raw; then
     in=$data/xy-none.h5
     shuf raw X+y-128M "$in" "$out/o.h5" "oracle data label" "$rep" -- -m 128M "$in:/data,/label" "$out/o.h5"
     shuf raw X+y-2G "$in" "$out/o.h5" "oracle data label" "$rep" -- -m 2G "$in:/data,/label" "$out/o.h5"
     timed raw in-memory "$in" "$out/o.h5" "perm data label" "$rep" -- $PY "$cases_py" perm "$in" "$out/o.h5" "$SEED" data label
+    timed raw seqcopy "$in" "$out/o.h5" "same data label" "$rep" -- $PY "$root/bench/seqcopy.py" "$in" "$out/o.h5" /data /label
   fi
   if has small; then
     in=$data/small16.h5
     shuf small 16B-128M "$in" "$out/o.h5" "oracle data" "$rep" -- -m 128M "$in:/data" "$out/o.h5"
     timed small in-memory "$in" "$out/o.h5" "perm data" "$rep" -- $PY "$cases_py" perm "$in" "$out/o.h5" "$SEED" data
+  fi
+  if has rowsizes; then
+    for rc in $ROW_SIZES; do
+      b=${rc%%:*} in=$data/rows${rc%%:*}.h5
+      shuf rowsizes "${b}B-128M" "$in" "$out/o.h5" "oracle data" "$rep" -- -m 128M "$in:/data" "$out/o.h5"
+      shuf rowsizes "${b}B-2G" "$in" "$out/o.h5" "oracle data" "$rep" -- -m 2G "$in:/data" "$out/o.h5"
+      timed rowsizes "${b}B-in-memory" "$in" "$out/o.h5" "perm data" "$rep" -- $PY "$cases_py" perm "$in" "$out/o.h5" "$SEED" data
+      if [ "$b" = 64 ]; then
+        in=$data/rows64-gzip4.h5
+        shuf rowsizes 64B-gzip4-128M "$in" "$out/o.h5" "oracle data" "$rep" -- -m 128M "$in:/data" "$out/o.h5"
+        shuf rowsizes 64B-gzip4-2G "$in" "$out/o.h5" "oracle data" "$rep" -- -m 2G "$in:/data" "$out/o.h5"
+      fi
+    done
+  fi
+  if has tokens; then
+    in=$data/tokens-$TOKENS_FILTER.h5
+    shuf tokens tok-1G "$in" "$out/o.h5" "oracle tokens" "$rep" -- -m 1G "$in:/tokens" "$out/o.h5"
+    timed tokens in-memory "$in" "$out/o.h5" "perm tokens" "$rep" -- $PY "$cases_py" perm "$in" "$out/o.h5" "$SEED" tokens
   fi
   if has images; then
     in=$data/img-auto.h5
