@@ -275,7 +275,7 @@ RATIOS = [
     ("rowsizes", "64B-128M", "64B-in-memory", 0.3, "64-byte rows -m 128M / in-memory permutation"),
     ("rowsizes", "256B-128M", "256B-in-memory", None, "256-byte rows -m 128M / in-memory permutation"),
     ("tokens", "tok-1G", "in-memory", 0.5, "vlen int32 tokens -m 1G / in-memory permutation"),
-    ("images", "auto-j2", "rows-j2", 1.2, "h5py auto chunks / whole-row chunks"),
+    ("images", "auto-j2", "rows-j2", 1.1, "h5py auto chunks / whole-row chunks"),
     ("images", "auto-j2", "auto-j1", 1.0, "auto chunks -j 2 / -j 1"),
     ("many", None, "one-file", 2.0, "many inputs / one file of the same rows"),
 ]

@@ -37,7 +37,8 @@
 #           `ulimit -n 1024` at -m 32M, and one file of the same rows at -m 32M
 # Every output is checked once (bench/cases.py check: the contract's order, by numpy's Philox, vlen rows
 # token for token; the permutation's: default_rng's; seqcopy's: the input's order), and every later round's
-# output has the checked output's md5.  h5repack's output is not checked, and the floor writes none: it
+# output has the checked output's md5; every h5shuf output of one input and datasets has the same md5
+# whatever its budget and threads (-m 128M and 2G, -j 1 and 2).  h5repack's output is not checked, and the floor writes none: it
 # fails unless every chunk inflates to its chunk's size.
 #
 # Settings: CASES (default every case above), REPS=3, SETTLE=25, SEED=1, WORK=/tmp/h5shuf-cases, BUILD=build
@@ -113,7 +114,8 @@ has many && gen "$many/one.h5" many "$many" "$FILES" "$ROWS_PER_FILE"
 printf '#case\tcommand\trep\twall_s\tpeak_rss_kib\n' >"$RESULTS.tsv"
 cat "$RESULTS.header"
 
-declare -A md5_seen
+declare -A md5_seen md5_ident
+ident="" # set by shuf: the input and datasets whose h5shuf outputs must all be the same bytes
 settle() { # inputs to read
   rm -rf "$out"; mkdir -p "$out"
   sync; sleep "$SETTLE"
@@ -156,16 +158,28 @@ timed() {
   else
     verdict="same bytes as the checked output"
   fi
+  # h5shuf's outputs of one input and datasets are the same bytes whatever the budget and threads
+  if [ -n "$ident" ] && [ -n "$sum" ]; then
+    if [ -z "${md5_ident[$ident]:-}" ]; then
+      md5_ident[$ident]="$sum $name"
+    elif [ "${md5_ident[$ident]%% *}" != "$sum" ]; then
+      die "$case $name round $rep: md5 $sum differs from ${md5_ident[$ident]#* }'s ${md5_ident[$ident]%% *} (same input and datasets)"
+    elif [ "${md5_ident[$ident]#* }" != "$name" ]; then
+      verdict="$verdict; same bytes as ${md5_ident[$ident]#* }"
+    fi
+  fi
   printf '%s\t%s\t%s\t%s\t%s\n' "$case" "$name" "$rep" "$wall" "$rss" >>"$RESULTS.tsv"
   printf '%-8s %-15s round %d: %7.2f s %6d MiB  %s\n' "$case" "$name" "$rep" "$wall" $((rss / 1024)) "$verdict"
 }
 # shuf CASE NAME INPUT OUTPUT CHECK REP -- ARGS...: h5shuf (and the old build, when OLD is set)
 shuf() {
   local case=$1 name=$2 input=$3 output=$4 check=$5 rep=$6; shift 7
+  ident="$input|$check"
   timed "$case" "$name" "$input" "$output" "$check" "$rep" -- "$H5SHUF" -q -s "$SEED" -t "$out" "$@"
   if [ -n "$OLD" ] && [[ " $OLD_CASES " == *" $case "* ]]; then
     timed "$case" "old:$name" "$input" "$output" "$check" "$rep" -- "$OLD" -q -s "$SEED" -t "$out" "$@"
   fi
+  ident=""
 }
 
 echo "== runs (SETTLE=$SETTLE s before each)"
