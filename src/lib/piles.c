@@ -511,19 +511,24 @@ static int pile_flush(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, ui
     return st;
 }
 
-int h5shuf__pileset_append(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, uint64_t k, const unsigned char *const *rows,
-                           uint64_t id)
+/* Pile k's stage holds c rows: move them to its buffer when the stage or the buffer is full, and flush a
+ * full buffer. */
+static int stage_check(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, uint64_t k, uint32_t c)
+{
+    struct h5shuf_pile_writer *w = &ps->w[k];
+    if (c < ps->stage.per && c < ps->cap - w->nbuf)
+        return H5SHUF_OK;
+    h5shuf__rowstage_drain(&ps->stage, k, w->buf, w->nbuf);
+    w->nbuf += c;
+    return w->nbuf == ps->cap ? pile_flush(cx, ps, k, 0) : H5SHUF_OK;
+}
+
+/* Append one row (one pointer per dataset) with global id to pile k, rows not staged. */
+static int append_one(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, uint64_t k, const unsigned char *const *rows,
+                      uint64_t id)
 {
     const struct h5shuf_datasets *dsets = ps->sc->dsets;
     struct h5shuf_pile_writer *w = &ps->w[k];
-    if (ps->stage.mem) { /* staged; moved to the buffer when the stage or the buffer is full */
-        const uint32_t n = h5shuf__rowstage_put(&ps->stage, k, rows, id);
-        if (n < ps->stage.per && n < ps->cap - w->nbuf)
-            return H5SHUF_OK;
-        h5shuf__rowstage_drain(&ps->stage, k, w->buf, w->nbuf);
-        w->nbuf += n;
-        return w->nbuf == ps->cap ? pile_flush(cx, ps, k, 0) : H5SHUF_OK;
-    }
     for (size_t d = 0; d < dsets->n; d++) {
         const struct h5shuf_dsinfo *ds = &dsets->ds[d];
         if (ds->vlen) { /* lengths in the buffer (uint64 per element), payload in the pile's arena */
@@ -541,6 +546,35 @@ int h5shuf__pileset_append(const struct h5shuf_ctx *cx, struct h5shuf_pileset *p
     if (++w->nbuf == ps->cap || payload_due(ps, k, 0))
         return pile_flush(cx, ps, k, 0);
     return H5SHUF_OK;
+}
+
+int h5shuf__pileset_append_rows(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, const uint64_t *ks,
+                                const unsigned char *const *base, uint64_t r0, uint64_t n, const uint64_t *ids,
+                                uint64_t first)
+{
+    const struct h5shuf_datasets *dsets = ps->sc->dsets;
+    int st = H5SHUF_OK;
+    if (ps->stage.mem) { /* staged; moved to the buffer when the stage or the buffer is full */
+        for (uint64_t j = 0; j < n && st == H5SHUF_OK; j++)
+            if (ks[j] != H5SHUF_PILE_NONE)
+                st = stage_check(cx, ps, ks[j],
+                                 h5shuf__rowstage_put(&ps->stage, ks[j], base, r0 + j, ids ? ids[j] : first + j));
+        return st;
+    }
+    const unsigned char *rows[64];
+    const unsigned char **rp = dsets->n <= 64 ? rows : malloc(dsets->n * sizeof *rp);
+    if (!rp)
+        return h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory");
+    for (uint64_t j = 0; j < n && st == H5SHUF_OK; j++) {
+        if (ks[j] == H5SHUF_PILE_NONE)
+            continue;
+        for (size_t d = 0; d < dsets->n; d++)
+            rp[d] = base[d] + (r0 + j) * h5shuf__buf_row_bytes(dsets, d);
+        st = append_one(cx, ps, ks[j], rp, ids ? ids[j] : first + j);
+    }
+    if (rp != rows)
+        free(rp);
+    return st;
 }
 
 int h5shuf__pileset_finish(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, struct h5shuf_pile *out)

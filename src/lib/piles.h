@@ -114,9 +114,14 @@ struct h5shuf_pileset {
  * reserved, buffers allocated, groups made at their first flush.  Free with h5shuf__pileset_free. */
 H5SHUF_INTERNAL int h5shuf__pileset_open(const struct h5shuf_ctx *cx, struct h5shuf_scratch *sc, struct h5shuf_range range,
                                          uint64_t m, uint64_t cap, size_t spares, struct h5shuf_pileset *ps);
-/* Append one row (one pointer per dataset) with global id to pile k; flushes a full buffer. */
-H5SHUF_INTERNAL int h5shuf__pileset_append(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, uint64_t k,
-                                           const unsigned char *const *rows, uint64_t id);
+/* ks[j] for a row that goes to no pile (beyond a head's bound). */
+#define H5SHUF_PILE_NONE UINT64_MAX
+/* Append rows r0 + j, j < n, to piles ks[j] (H5SHUF_PILE_NONE: skipped): row r of dataset d at
+ * base[d] + r * its row bytes (a vlen dataset's: its hvl_t or char * record), global id ids[j] (ids NULL:
+ * first + j).  Rows reach each pile in the order given; full buffers are flushed. */
+H5SHUF_INTERNAL int h5shuf__pileset_append_rows(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, const uint64_t *ks,
+                                                const unsigned char *const *base, uint64_t r0, uint64_t n,
+                                                const uint64_t *ids, uint64_t first);
 /* Flush every buffer, close the datasets, and record the piles (in key order) in out[0..m). */
 H5SHUF_INTERNAL int h5shuf__pileset_finish(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps,
                                            struct h5shuf_pile *out);

@@ -35,16 +35,17 @@ struct h5shuf_rowstage {
 H5SHUF_INTERNAL int h5shuf__rowstage_init(struct h5shuf_rowstage *st, uint64_t m, size_t nparts, const size_t *part_bytes);
 H5SHUF_INTERNAL void h5shuf__rowstage_free(struct h5shuf_rowstage *st);
 
-/* Stage a row of pile k, its parts at parts[0 .. nparts - 1) and its id (the last part, 8 bytes).
- * Returns the rows now staged for pile k (at most st->per: the caller drains at its limit). */
-static inline uint32_t h5shuf__rowstage_put(struct h5shuf_rowstage *st, uint64_t k, const unsigned char *const *parts,
-                                            uint64_t id)
+/* Stage row r of pile k: its part p at base[p] + r * part_bytes[p] for p < nparts - 1, and its id (the
+ * last part, 8 bytes).  Returns the rows now staged for pile k (at most st->per: the caller drains at its
+ * limit). */
+static inline uint32_t h5shuf__rowstage_put(struct h5shuf_rowstage *st, uint64_t k, const unsigned char *const *base,
+                                            uint64_t r, uint64_t id)
 {
     const uint32_t i = st->n[k];
     unsigned char *at = st->mem + k * st->pile_bytes;
     const size_t last = st->nparts - 1;
     for (size_t p = 0; p < last; p++)
-        h5shuf__row_copy(at + st->off[p] + i * st->part_bytes[p], parts[p], st->part_bytes[p]);
+        h5shuf__row_copy(at + st->off[p] + i * st->part_bytes[p], base[p] + r * st->part_bytes[p], st->part_bytes[p]);
     memcpy(at + st->off[last] + i * sizeof id, &id, sizeof id);
     return st->n[k] = i + 1;
 }

@@ -23,6 +23,7 @@
 #include "h5err.h"
 #include "inputs.h"
 #include "keyparts.h"
+#include "keys.h"
 #include "piles.h"
 #include "plan.h"
 #include "scatter.h"
@@ -34,6 +35,9 @@
 /* Restarts of pass 1 before giving up (each at least doubles M). */
 #define RESTARTS_MAX 20
 
+/* Rows whose piles are found before they are appended: 32 KiB of pile numbers, in the L1 cache. */
+#define SCATTER_BLOCK_ROWS 4096
+
 /* Append n rows of the slab, with ids ids[0..n) (NULL: first + r), to their piles in ps (a head's rows
  * only); keys[r] is row r's key when keys is not NULL (computed here otherwise).  Every
  * H5SHUF_SCAN_STEP_ROWS rows, reports done + r rows of phase (a slab of tiny rows is tens of millions). */
@@ -41,29 +45,32 @@ static int scatter_rows(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *
                         struct h5shuf_slab *sl, const uint64_t *ids, uint64_t first, const uint64_t *keys, uint64_t n,
                         h5shuf_phase phase, uint64_t done)
 {
-    const struct h5shuf_datasets *dsets = ps->sc->dsets;
-    const unsigned char *rows[64];
-    const unsigned char **rp = dsets->n <= 64 ? rows : malloc(dsets->n * sizeof *rp);
-    if (!rp)
-        return h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory");
+    uint64_t ks[SCATTER_BLOCK_ROWS];
     int st = H5SHUF_OK;
     const struct h5shuf_keyidx *bound = p->head_bound;
-    for (uint64_t r = 0; r < n && st == H5SHUF_OK; r++) {
-        if ((r + 1) % H5SHUF_SCAN_STEP_ROWS == 0 &&
-            (st = h5shuf__progress(&cx->progress, cx->err, phase, done + r, p->total_rows)) != H5SHUF_OK)
+    for (uint64_t r0 = 0; r0 < n && st == H5SHUF_OK; r0 += SCATTER_BLOCK_ROWS) {
+        const uint64_t m = n - r0 < SCATTER_BLOCK_ROWS ? n - r0 : SCATTER_BLOCK_ROWS;
+        if (r0 / H5SHUF_SCAN_STEP_ROWS != (r0 + m) / H5SHUF_SCAN_STEP_ROWS &&
+            (st = h5shuf__progress(&cx->progress, cx->err, phase, done + r0, p->total_rows)) != H5SHUF_OK)
             break;
-        const uint64_t id = ids ? ids[r] : first + r;
-        uint64_t key = keys ? keys[r] : h5shuf_key(p->seed, id);
-        /* a head keeps the rows up to its bound (key, id) only */
-        if (bound && (key > bound->key || (key == bound->key && id > bound->idx)))
-            continue;
-        uint64_t k = h5shuf__range_part(ps->range, ps->m, key);
-        for (size_t d = 0; d < dsets->n; d++)
-            rp[d] = sl->buf[d] + r * dsets->ds[d].row_bytes;
-        st = h5shuf__pileset_append(cx, ps, k, rp, id);
+        if (!keys)
+            h5shuf__keys(p->seed, ids ? ids + r0 : NULL, first + r0, m, ks);
+        const uint64_t *key_of = keys ? keys + r0 : ks; /* (ks[j] is replaced by row j's pile below) */
+        for (uint64_t j = 0; j < m; j++) {
+            const uint64_t key = key_of[j];
+            /* a head keeps the rows up to its bound (key, id) only */
+            if (bound) {
+                const uint64_t id = ids ? ids[r0 + j] : first + r0 + j;
+                if (key > bound->key || (key == bound->key && id > bound->idx)) {
+                    ks[j] = H5SHUF_PILE_NONE;
+                    continue;
+                }
+            }
+            ks[j] = h5shuf__range_part(ps->range, ps->m, key);
+        }
+        st = h5shuf__pileset_append_rows(cx, ps, ks, (const unsigned char *const *)sl->buf, r0, m,
+                                         ids ? ids + r0 : NULL, first + r0);
     }
-    if (rp != rows)
-        free(rp);
     return st;
 }
 
