@@ -6,6 +6,7 @@
  * arithmetic against the contract's (K * M) >> 64 and against its own boundaries.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "keys.h"
@@ -63,6 +64,28 @@ static void test_keys_many_rows(void)
         }
     h5shuf__keys(42, NULL, 5, 1, keys);
     CU_ASSERT_EQUAL(keys[0], 0xfc8f015cf1f8f3efULL); /* numpy's value, as above */
+}
+
+/* Every count from 0 to 40 (vector blocks of 8 rows and every remainder after them), at offsets into the
+ * ids, gives h5shuf_key's values and writes nothing past n. */
+static void test_keys_every_remainder(void)
+{
+    static uint64_t ids[64], keys[64];
+    for (uint64_t r = 0; r < 64; r++)
+        ids[r] = r * 0x9E3779B97F4A7C15ULL + (r & 1 ? ~0ULL : 7);
+    for (uint64_t n = 0; n <= 40; n++)
+        for (uint64_t off = 0; off < 3; off++) {
+            for (uint64_t r = 0; r < 64; r++)
+                keys[r] = 0x5a5a;
+            h5shuf__keys(77, ids + off, 0, n, keys);
+            for (uint64_t r = 0; r < n; r++)
+                CU_ASSERT_EQUAL_FATAL(keys[r], h5shuf_key(77, ids[off + r]));
+            CU_ASSERT_EQUAL(keys[n], 0x5a5a);
+            h5shuf__keys(78, NULL, UINT64_C(1) << 63 | off, n, keys);
+            for (uint64_t r = 0; r < n; r++)
+                CU_ASSERT_EQUAL_FATAL(keys[r], h5shuf_key(78, (UINT64_C(1) << 63 | off) + r));
+        }
+    printf("  (keys computed %u rows at a time on this processor)\n", h5shuf__keys_lanes());
 }
 
 /* Consecutive seeds must not give shifted streams: no key of seed s+1 among the first keys of seed s. */
@@ -143,6 +166,7 @@ int main(void)
         {"philox4x64-10 known-answer vectors", test_philox_kat},
         {"h5shuf_key matches numpy Philox", test_key_vectors},
         {"keys of many rows at once are h5shuf_key's", test_keys_many_rows},
+        {"keys of 0..40 rows (vector blocks and remainders) are h5shuf_key's", test_keys_every_remainder},
         {"nearby seeds give unrelated keys", test_nearby_seeds_unrelated},
         {"top byte of keys uniform (chi-square)", test_key_top_byte_uniform},
         {"top-level pile is (K*M)>>64", test_top_level_pile_is_contract},

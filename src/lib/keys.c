@@ -7,6 +7,8 @@
  * included, so nearby seeds give unrelated streams.  The round constants and the known-answer vectors
  * in tests/test_keys.c are Random123's; numpy.random.Philox implements the same function.
  */
+#include <stdlib.h>
+
 #include "keys.h"
 
 #define PHILOX_M0 UINT64_C(0xD2E7470EE14C6C93)
@@ -78,7 +80,8 @@ static inline uint64_t philox_last_word(struct philox_ctr c, uint64_t k0)
     return hi1 ^ c.c1 ^ k0;
 }
 
-void h5shuf__keys(uint64_t seed, const uint64_t *ids, uint64_t first, uint64_t n, uint64_t *keys)
+/* The keys of rows [0, n) two at a time, with the scalar multiplier. */
+static void keys_scalar(uint64_t seed, const uint64_t *ids, uint64_t first, uint64_t n, uint64_t *keys)
 {
     uint64_t r = 0;
     /* Two rows a round: one row's rounds are a chain of dependent multiplications, two chains overlap
@@ -99,6 +102,108 @@ void h5shuf__keys(uint64_t seed, const uint64_t *ids, uint64_t first, uint64_t n
     }
     if (r < n)
         keys[r] = h5shuf_key(seed, ids ? ids[r] : first + r);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* Eight rows at a time in AVX-512 lanes, on processors that have AVX-512F (checked at run time): a
+ * 64 x 64-bit product is made of four 32 x 32-bit products (vpmuludq) with their carries, as in Hacker's
+ * Delight 8-2 (mulhu).  The same Philox4x64-10, word for
+ * word: 128M keys of a run of 16-byte rows were a fifth of its CPU time with the scalar multiplier; 7.3
+ * ns a key against 10.7 (this project's VMs). */
+#include <immintrin.h>
+#define KEYS_LANES 8
+#define KEYS_BLOCKS 4 /* blocks of lanes in flight: 1, 2, 3, 4 measured 11, 9, 7.5, 7.3 ns a key (scalar 10.7) */
+#define TARGET_AVX512 __attribute__((target("avx512f")))
+
+/* The 128-bit product x * m in each lane, as its high and low words, m = m_hi * 2^32 + m_lo (each lane's
+ * m_lo, m_hi < 2^32): four 32 x 32-bit products (vpmuludq) and their carries.  The low word from the same
+ * products is cheaper than vpmullq (three of the multiplier's micro-ops). */
+TARGET_AVX512 static inline __m512i mulhilo_u64(__m512i x, __m512i m_lo, __m512i m_hi, __m512i *lo)
+{
+    const __m512i low32 = _mm512_set1_epi64(0xffffffff);
+    const __m512i x_hi = _mm512_srli_epi64(x, 32);
+    const __m512i p00 = _mm512_mul_epu32(x, m_lo), p01 = _mm512_mul_epu32(x, m_hi);
+    const __m512i p10 = _mm512_mul_epu32(x_hi, m_lo), p11 = _mm512_mul_epu32(x_hi, m_hi);
+    const __m512i t = _mm512_add_epi64(p10, _mm512_srli_epi64(p00, 32));           /* < 2^64 */
+    const __m512i u = _mm512_add_epi64(p01, _mm512_and_si512(t, low32));          /* < 2^64 */
+    *lo = _mm512_add_epi64(p00, _mm512_slli_epi64(_mm512_add_epi64(p01, p10), 32)); /* mod 2^64 */
+    return _mm512_add_epi64(_mm512_add_epi64(p11, _mm512_srli_epi64(t, 32)), _mm512_srli_epi64(u, 32));
+}
+
+/* One Philox round of the eight counters in c[0..3] with round key (k0, k1), as philox_round. */
+TARGET_AVX512 static inline void philox_round8(__m512i *c, uint64_t k0, uint64_t k1, __m512i m0_lo, __m512i m0_hi,
+                                               __m512i m1_lo, __m512i m1_hi)
+{
+    __m512i lo0, lo1;
+    const __m512i hi0 = mulhilo_u64(c[0], m0_lo, m0_hi, &lo0), hi1 = mulhilo_u64(c[2], m1_lo, m1_hi, &lo1);
+    c[0] = _mm512_xor_si512(_mm512_xor_si512(hi1, c[1]), _mm512_set1_epi64((long long)k0));
+    c[1] = lo1;
+    c[2] = _mm512_xor_si512(_mm512_xor_si512(hi0, c[3]), _mm512_set1_epi64((long long)k1));
+    c[3] = lo0;
+}
+
+/* keys_scalar's values for rows [0, n - n % (8 * KEYS_BLOCKS)), KEYS_BLOCKS blocks of eight lanes at a
+ * time, whose chains of dependent products overlap; returns how many rows it did. */
+TARGET_AVX512 static uint64_t keys_avx512(uint64_t seed, const uint64_t *ids, uint64_t first, uint64_t n, uint64_t *keys)
+{
+    const __m512i m0_lo = _mm512_set1_epi64((long long)(PHILOX_M0 & 0xffffffff));
+    const __m512i m0_hi = _mm512_set1_epi64((long long)(PHILOX_M0 >> 32));
+    const __m512i m1_lo = _mm512_set1_epi64((long long)(PHILOX_M1 & 0xffffffff));
+    const __m512i m1_hi = _mm512_set1_epi64((long long)(PHILOX_M1 >> 32));
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    uint64_t r = 0;
+    for (; r + KEYS_BLOCKS * KEYS_LANES <= n; r += KEYS_BLOCKS * KEYS_LANES) {
+        __m512i c[KEYS_BLOCKS][4];
+        for (int h = 0; h < KEYS_BLOCKS; h++) {
+            const uint64_t at = r + (uint64_t)h * KEYS_LANES;
+            const __m512i i = ids ? _mm512_loadu_si512((const void *)(ids + at))
+                                  : _mm512_add_epi64(_mm512_set1_epi64((long long)(first + at)), lane);
+            /* round 1 of counter (i, 0, 0, 0) with key (seed, 0), as philox_first_round */
+            c[h][0] = _mm512_set1_epi64((long long)seed);
+            c[h][1] = _mm512_setzero_si512();
+            c[h][2] = mulhilo_u64(i, m0_lo, m0_hi, &c[h][3]);
+        }
+        uint64_t k0 = seed, k1 = 0;
+        for (int round = 2; round <= 9; round++) {
+            k0 += PHILOX_W0;
+            k1 += PHILOX_W1;
+            for (int h = 0; h < KEYS_BLOCKS; h++)
+                philox_round8(c[h], k0, k1, m0_lo, m0_hi, m1_lo, m1_hi);
+        }
+        k0 += PHILOX_W0; /* round 10's word 0, as philox_last_word */
+        for (int h = 0; h < KEYS_BLOCKS; h++) {
+            __m512i unused;
+            const __m512i out = _mm512_xor_si512(_mm512_xor_si512(mulhilo_u64(c[h][2], m1_lo, m1_hi, &unused), c[h][1]),
+                                                 _mm512_set1_epi64((long long)k0));
+            _mm512_storeu_si512((void *)(keys + r + (uint64_t)h * KEYS_LANES), out);
+        }
+    }
+    return r;
+}
+
+static int have_avx512(void)
+{
+    return __builtin_cpu_supports("avx512f");
+}
+#endif
+
+unsigned h5shuf__keys_lanes(void)
+{
+#ifdef KEYS_LANES
+    if (have_avx512() && !getenv("H5SHUF_DEBUG_NO_SIMD"))
+        return KEYS_LANES;
+#endif
+    return 1;
+}
+
+void h5shuf__keys(uint64_t seed, const uint64_t *ids, uint64_t first, uint64_t n, uint64_t *keys)
+{
+    uint64_t r = 0;
+#ifdef KEYS_LANES
+    if (n >= KEYS_BLOCKS * KEYS_LANES && h5shuf__keys_lanes() == KEYS_LANES)
+        r = keys_avx512(seed, ids, first, n, keys);
+#endif
+    keys_scalar(seed, ids ? ids + r : NULL, first + r, n - r, keys + r);
 }
 
 h5shuf_u128 h5shuf__range_cut(struct h5shuf_range r, uint64_t m, uint64_t j)
