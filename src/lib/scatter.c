@@ -89,15 +89,32 @@ static int piles_reserve(struct h5shuf_scratch *sc, size_t n, struct h5shuf_err 
     return H5SHUF_OK;
 }
 
-/* Scatter the slabs into ps, reading slab k + 1 (pipelined: decoding it on the pool) while slab k is
- * scattered (DESIGN.md section 4). */
+/* The keys of a slab's rows (ids first + r), computed by a pool thread ahead of the slab's scatter. */
+struct keys_ahead {
+    struct h5shuf_task task; /* first: the pool hands back this pointer */
+    uint64_t seed, first, n;
+    uint64_t *keys;
+};
+
+static void keys_ahead_run(struct h5shuf_task *task, unsigned thread)
+{
+    (void)thread;
+    const struct keys_ahead *a = (const struct keys_ahead *)task;
+    h5shuf__keys(a->seed, NULL, a->first, a->n, a->keys);
+}
+
+/* Scatter the slabs into ps, reading slab k + 1 (pipelined: decoding it on the pool, and computing its
+ * rows' keys there after its chunks) while slab k is scattered (DESIGN.md section 4).  The job's thread,
+ * which scatters, was the longer of the two: its half of the keys was 13% of its pass 1 (16-byte rows). */
 static int scatter_slabs(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_pileset *ps,
                          struct h5shuf_slab *sl, struct h5shuf_prefetch **pf, int pipelined, struct h5shuf_chunk_cache *cache)
 {
     const struct h5shuf_datasets *dsets = ps->sc->dsets;
+    struct h5shuf_pool *pool = h5shuf__chunkio_pool(cx->cio);
     const uint64_t from = p->restore ? p->start_row : p->first_row; /* a resumed pass 1 goes on from its checkpoint */
     uint64_t done = from - p->first_row;
     int cur = 0, st = H5SHUF_OK;
+    struct keys_ahead ahead[2] = {{.n = 0}, {.n = 0}}; /* per slab buffer: idle until submitted */
     struct h5shuf_slab_pos pos = {.f = SIZE_MAX};
     int more = h5shuf__slab_next(p->inputs, from, p->end_row, p->plan->slab_rows, &pos);
     if (more)
@@ -107,14 +124,25 @@ static int scatter_slabs(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 
         int next_more = h5shuf__slab_next(p->inputs, from, p->end_row, p->plan->slab_rows, &next);
         int to = pipelined ? cur ^ 1 : cur;
         st = h5shuf__slab_finish(cx, p->inputs, dsets, &pos, pf);
-        if (st == H5SHUF_OK && pipelined && next_more)
+        if (st == H5SHUF_OK && pipelined && next_more) {
             st = h5shuf__slab_start(cx, p->inputs, dsets, &next, &sl[to], pf, pipelined, cache);
+            if (st == H5SHUF_OK) { /* the slab's id buffer holds its rows' keys (its ids are first + r) */
+                ahead[to] = (struct keys_ahead){.seed = p->seed, .first = p->inputs->v[next.f].first_row + next.start,
+                                                .n = next.n, .keys = (uint64_t *)sl[to].buf[dsets->n]};
+                ahead[to].task.run = keys_ahead_run;
+                h5shuf__pool_submit(pool, &ahead[to].task);
+            }
+        }
         if (st != H5SHUF_OK)
             break;
-        /* the slab's id buffer holds its rows' keys, computed on the pool (ids are first + r) */
         uint64_t *keys = (uint64_t *)sl[cur].buf[dsets->n];
         uint64_t first = p->inputs->v[pos.f].first_row + pos.start;
-        h5shuf__keys_in_parts(h5shuf__chunkio_pool(cx->cio), p->seed, NULL, first, pos.n, keys, NULL);
+        if (ahead[cur].task.submitted) {
+            h5shuf__pool_wait(pool, &ahead[cur].task);
+            ahead[cur].task.submitted = 0;
+        } else { /* the first slab, or not pipelined: on the pool's threads and this one */
+            h5shuf__keys_in_parts(pool, p->seed, NULL, first, pos.n, keys, NULL);
+        }
         st = scatter_rows(cx, p, ps, &sl[cur], NULL, first, keys, pos.n, H5SHUF_PHASE_SCATTER, done);
         h5shuf__slab_release(dsets, &sl[cur]);
         done += pos.n;
@@ -128,6 +156,8 @@ static int scatter_slabs(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 
         more = next_more;
         cur = to;
     }
+    for (int k = 0; k < 2; k++) /* after an error: never free what a task still writes */
+        h5shuf__pool_wait(pool, &ahead[k].task);
     return st;
 }
 
