@@ -52,9 +52,11 @@ uint64_t h5shuf__plan_pass2_row_bytes(uint64_t row_bytes, int pipelined)
 
 uint64_t h5shuf__plan_slab_bytes(const h5shuf_plan *plan)
 {
-    /* pipelined: the slab being scattered, the next one, and its stored chunks (+1/16) */
-    uint64_t b = plan->slab_rows * plan->row_bytes;
-    return (h5shuf__plan_pipelined(plan) ? 2 * b + b + b / 16 : b) + plan->slab_cache_bytes;
+    /* pipelined: the slab being scattered, the next one, and its stored chunks (+1/16); each slab also
+     * holds its rows' keys (8 bytes a row, in its id buffer: 21 MB beyond the plan for 8-byte rows at
+     * -m 128M until they were counted) */
+    uint64_t b = plan->slab_rows * plan->row_bytes, k = plan->slab_rows * (uint64_t)sizeof(uint64_t);
+    return (h5shuf__plan_pipelined(plan) ? 2 * (b + k) + b + b / 16 : b + k) + plan->slab_cache_bytes;
 }
 
 uint64_t h5shuf__pile_overhead(uint64_t ndatasets)
@@ -170,7 +172,7 @@ int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct
     uint64_t slab_bytes = in->mem_limit_bytes / 4 / (pipe ? 3 : 1); /* pipelined: about 3 copies */
     if (slab_bytes > H5SHUF_SLAB_BYTES_MAX)
         slab_bytes = H5SHUF_SLAB_BYTES_MAX;
-    uint64_t slab = in->row_bytes ? slab_bytes / in->row_bytes : slab_bytes;
+    uint64_t slab = slab_bytes / (in->row_bytes + sizeof(uint64_t)); /* a row and its key */
     if (slab >= align)
         slab -= slab % align;
     if (slab > in->rows)

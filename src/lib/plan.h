@@ -112,7 +112,8 @@ struct h5shuf_direct_plan {
 H5SHUF_INTERNAL int h5shuf__plan_direct(const struct h5shuf_direct_in *in, struct h5shuf_direct_plan *out,
                                         struct h5shuf_err *err);
 
-/* Bytes of pass 1's slab buffers under the plan (all copies when pipelined), and its chunk cache. */
+/* Bytes of pass 1's slab buffers under the plan (all copies when pipelined, each with its rows' keys),
+ * and its chunk cache. */
 H5SHUF_INTERNAL uint64_t h5shuf__plan_slab_bytes(const h5shuf_plan *plan);
 
 /* Spare pile buffer sets of pass 1 under the plan (H5SHUF_SPARE_PILE_BUFFERS per thread, none with one). */
