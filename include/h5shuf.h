@@ -269,7 +269,12 @@ H5SHUF_API void h5shuf_job_free(h5shuf_job *job);
  * the first ":/".  Inputs are concatenated along axis 0 in the order added.  An input without paths uses
  * the paths of the first input; if the first input has none, its datasets are discovered when the job
  * runs (every dataset whose dim 0 is the common N; other objects are copied to the output unchanged).
- * Returns H5SHUF_OK, or H5SHUF_EINVAL for a malformed spec (see h5shuf_errmsg).
+ * A weight "@W" at the end (W > 0 in decimal, at most 18 digits after the point, ceil(W) < 65536) makes
+ * the input contribute floor(W) copies of each of its n rows plus exactly round(frac(W) x n) more (half
+ * up), chosen uniformly without replacement from the seed: "a.h5:/tok@0.25" is an exact 25% sample,
+ * "@2.5" every row twice and half of them a third time; every copy is its own row of the permutation
+ * (docs/algorithm.md, "Mixtures").  Returns H5SHUF_OK, or H5SHUF_EINVAL for a malformed spec or weight
+ * (see h5shuf_errmsg).
  */
 H5SHUF_API int h5shuf_job_add_input(h5shuf_job *job, const char *spec);
 

@@ -120,6 +120,9 @@ case_ tok-single md5one -s 5 -m 4M --index /idx tok.h5:/tok,/domain,/text
 case_ tok-splits md5 -s 6 -m 4M --split train=0.9,test=0.1 --head 600 --source-index /src tok.h5:/tok,/text
 case_ tok-recurse md5one -s 7 -m 4M --debug-pile-bound 60 tok.h5:/tok,/domain
 case_ tok-direct md5 -s 8 -m 4M --strategy direct --shards 3 tok.h5:/tok,/domain,/text
+# weights (issue 29): copies and exact samples, the same on every process count
+case_ weights md5 -s 13 -m 16M --shards 3 --source-index /src --index /idx a.h5:/x,/y@2.5 b.h5:/x,/y@0.25
+case_ tok-weights md5one -s 14 -m 4M tok.h5:/tok,/domain@1.5 tok.h5:/tok,/domain@0.3
 # Pass 2's parts sent as stored scratch chunks, and as decoded rows, whichever moves fewer bytes here:
 # both ways asked for (H5SHUF_DEBUG_SEND_ROWS), fixed-size and vlen rows, with recursion's split piles
 H5SHUF_DEBUG_SEND_ROWS=0 case_ chunks-sent md5 -s 11 -m 4M --debug-pile-bound 900 --shards 3 a.h5:/x,/y b.h5:/x,/y

@@ -217,6 +217,20 @@ def case_against_cli(d):
                     ["-s", 8, "--strategy", "direct", "--check"])
     check("strategy direct: the report says direct and check ok", r["plan"]["strategy"] == "direct" and
           r["check"] == "ok", "%r" % r["plan"]["strategy"])
+    # weights (docs/algorithm.md, "Mixtures"): (spec, weight) pairs and a {spec: weight} dict are the CLI's "@W"
+    dw = os.path.join(d, "weights")
+    os.makedirs(dw)
+    h5shuf.shuffle([(a + ":/x,/y", 2.5), (b, 0.25)], os.path.join(dw, "pairs.h5"), seed=4)
+    h5shuf.shuffle({a + ":/x,/y": "2.5", b: 1 / 4}, os.path.join(dw, "dict.h5"), seed=4)
+    cli("-s", 4, a + ":/x,/y@2.5", b + "@0.25", os.path.join(dw, "cli.h5"))
+    check("weights: pairs and a dict write the CLI's @W bytes",
+          same_bytes(os.path.join(dw, "pairs.h5"), os.path.join(dw, "cli.h5")) and
+          same_bytes(os.path.join(dw, "dict.h5"), os.path.join(dw, "cli.h5")))
+    try:
+        h5shuf.shuffle([(a, 0)], os.path.join(dw, "zero.h5"), seed=4)
+        check("weights: a weight of 0 raises InvalidArgumentError", False, "no error")
+    except h5shuf.InvalidArgumentError as e:
+        check("weights: a weight of 0 raises InvalidArgumentError", "above 0" in str(e), str(e))
 
 
 def case_plan(d):

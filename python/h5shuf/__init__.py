@@ -51,7 +51,10 @@ def shuffle(inputs, output, *, seed=None, memory="1G", compression=None, shards=
             progress=None, **options):
     """Shuffle the rows of the inputs into output, as `h5shuf [OPTIONS] INPUT... OUTPUT` does.
 
-    inputs: a spec or a list of specs ("in.h5", "in.h5:/X,/y"), concatenated along axis 0 in order.
+    inputs: a spec or a list of specs ("in.h5", "in.h5:/X,/y"), concatenated along axis 0 in order; a
+        weight as "in.h5:/X@2.5", or inputs given as (spec, weight) pairs or a {spec: weight} dict: floor(w)
+        copies of each row and exactly round(frac(w) * n) more, drawn from the seed (docs/algorithm.md,
+        "Mixtures").
     output: the output spec ("out.h5", "out.h5:/images,/labels"), written under a temporary name and
         renamed into place on success.
     seed: the permutation's seed, 0 .. 2**64-1 (None: random, returned in the report's "seed").

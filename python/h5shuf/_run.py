@@ -13,6 +13,7 @@ re-raised once the run has cleaned up.
 """
 
 import ctypes
+import decimal
 import os
 import resource
 import signal
@@ -49,10 +50,26 @@ def _size(memory):
     return out.value
 
 
+def _weight_text(w):
+    """A weight as the spec's "@W" takes it: decimal digits, no exponent ("2.5", "0.25", "3")."""
+    if isinstance(w, str):
+        return w
+    if isinstance(w, bool) or not isinstance(w, (int, float, decimal.Decimal)):
+        raise errors.InvalidArgumentError("a weight is a number, not %r" % (w,))
+    d = decimal.Decimal(repr(w)) if isinstance(w, float) else decimal.Decimal(w)
+    if not d.is_finite() or d <= 0:
+        raise errors.InvalidArgumentError("a weight must be a finite number above 0, not %r" % (w,))
+    return format(d.normalize(), "f")
+
+
 def _specs(inputs):
+    """The input specs: a spec, a list of specs or of (spec, weight) pairs, or a {spec: weight} dict."""
     if isinstance(inputs, (str, bytes, os.PathLike)):
         inputs = [inputs]
-    specs = [os.fsdecode(x) for x in inputs]
+    if isinstance(inputs, dict):
+        inputs = list(inputs.items())
+    specs = [os.fsdecode(x[0]) + "@" + _weight_text(x[1]) if isinstance(x, tuple) else os.fsdecode(x)
+             for x in inputs]
     if not specs:
         raise errors.InvalidArgumentError("no input")
     return specs

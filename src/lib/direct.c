@@ -23,6 +23,7 @@
 #include "error.h"
 #include "fault.h"
 #include "h5err.h"
+#include "slabs.h"
 #include "vlen.h"
 
 /* ---- which datasets are held ----------------------------------------------------------------------- */
@@ -97,8 +98,7 @@ static int read_held(const struct h5shuf_ctx *cx, const struct h5shuf_direct *p,
             const hid_t *src = h5shuf__input_dsets(in, dsets, f, cx->err);
             if (!src)
                 return cx->err->status;
-            if ((ds->vlen ? h5shuf__vlen_read(ds, src[d], 0, in->v[f].rows, dsets->vlen_read_limit, at)
-                          : h5shuf__chunkio_read(cx->cio, src[d], ds->ftype, 0, in->v[f].rows, at)) < 0)
+            if (h5shuf__input_rows_read(cx->cio, in, f, ds, src[d], dsets->vlen_read_limit, 0, in->v[f].rows, at) < 0)
                 return h5shuf__fail(cx->err, H5SHUF_EIO, "%s: cannot read its %llu rows: %s",
                                     h5shuf__where(in, dsets, f, d, where, sizeof where),
                                     (unsigned long long)in->v[f].rows, h5shuf__hdf5_cause(cause, sizeof cause));
@@ -179,7 +179,7 @@ static int row_fail(const struct h5shuf_ctx *cx, const struct h5shuf_direct *p, 
 static int row_start(const struct h5shuf_ctx *cx, const struct h5shuf_direct *p, struct slot *sl, uint64_t id)
 {
     const size_t f = h5shuf__input_of(p->inputs, id);
-    const uint64_t row = id - p->inputs->v[f].first_row;
+    const uint64_t row = h5shuf__input_file_row(p->inputs, f, id - p->inputs->v[f].first_row);
     const hid_t *src = h5shuf__input_dsets(p->inputs, p->dsets, f, cx->err); /* (read now: closed at will) */
     sl->id = id;
     if (!src)

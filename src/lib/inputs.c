@@ -32,6 +32,7 @@
 #include "h5err.h"
 #include "inmap.h"
 #include "inputs.h"
+#include "sample.h"
 #include "vlen.h"
 
 /* Chunk cache of an input dataset: one band of chunks (all chunks of one chunk-row along dim 0), so a
@@ -281,7 +282,7 @@ static int open_input(struct h5shuf_inputs *in, size_t f, struct h5shuf_datasets
         if (st != H5SHUF_OK)
             return st;
         if (d == 0)
-            inp->rows = rows;
+            inp->rows = inp->file_rows = rows;
         else if (rows != inp->rows)
             return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s: %s has %llu rows but %s has %llu", inp->spec.file,
                                 paths->paths[d], (unsigned long long)rows, paths->paths[0],
@@ -370,6 +371,33 @@ static int scan_input(struct h5shuf_inputs *in, size_t f, struct h5shuf_datasets
     return H5SHUF_OK;
 }
 
+/* Input f's rows when it is the sampled copy of a weighted input: round(share x its file's rows), the same
+ * whatever the seed (which rows, drawn by h5shuf__inputs_draw, depend on it). */
+static void sample_rows(struct h5shuf_input *inp)
+{
+    if (inp->frac_den)
+        inp->rows = h5shuf__sample_size(inp->file_rows, inp->frac_num, inp->frac_den);
+}
+
+int h5shuf__inputs_draw(struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets, uint64_t seed,
+                        struct h5shuf_err *err)
+{
+    char where[512];
+    for (size_t f = 0; f < in->n; f++) {
+        struct h5shuf_input *inp = &in->v[f];
+        if (!inp->frac_den)
+            continue;
+        if (inp->sample)
+            h5shuf__sample_free(inp->sample);
+        else if (!(inp->sample = calloc(1, sizeof *inp->sample)))
+            return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+        if (H5SHUF_FAULT() || h5shuf__sample_make(inp->sample, seed, inp->src, inp->file_rows, inp->rows) != 0)
+            return h5shuf__fail(err, H5SHUF_ENOMEM, "%s: out of memory for the sample of its weight (%llu rows)",
+                                h5shuf__where(in, dsets, f, 0, where, sizeof where), (unsigned long long)inp->file_rows);
+    }
+    return H5SHUF_OK;
+}
+
 /* h5shuf__inputs_open, every file opened with fapl. */
 static int inputs_open(struct h5shuf_inputs *in, const struct h5shuf_spec *out_spec, struct h5shuf_datasets *dsets,
                        hid_t fapl, struct h5shuf_err *err)
@@ -409,6 +437,7 @@ static int inputs_open(struct h5shuf_inputs *in, const struct h5shuf_spec *out_s
             return st;
         if (f > 0)
             close_input(&in->v[f], dsets->n);
+        sample_rows(&in->v[f]);
         in->v[f].first_row = in->rows;
         if (in->rows + in->v[f].rows < in->rows)
             return h5shuf__fail(err, H5SHUF_EINVAL, "%s: too many rows", h5shuf__where(in, dsets, f, 0, where, sizeof where));
@@ -476,9 +505,9 @@ static int reopen_datasets(const struct h5shuf_inputs *in, const struct h5shuf_d
         if (inp->dset[d] < 0 || dim0_of(inp->dset[d], &rows, cause) < 0)
             return h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot open: %s", inp->spec.file, path,
                                 inp->dset[d] < 0 ? h5shuf__hdf5_cause(cause, sizeof cause) : cause);
-        if (rows != inp->rows)
+        if (rows != inp->file_rows)
             return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s:%s: changed while h5shuf ran (%llu rows, %llu before)",
-                                inp->spec.file, path, (unsigned long long)rows, (unsigned long long)inp->rows);
+                                inp->spec.file, path, (unsigned long long)rows, (unsigned long long)inp->file_rows);
     }
     h5shuf__vlen_limit_cache(dsets, inp->file);
     return H5SHUF_OK;
@@ -579,6 +608,10 @@ void h5shuf__inputs_free(struct h5shuf_inputs *in)
     for (size_t f = 0; f < in->n; f++) {
         h5shuf__spec_clear(&in->v[f].spec);
         free(in->v[f].open_path);
+        free(in->v[f].weight);
+        if (in->v[f].sample)
+            h5shuf__sample_free(in->v[f].sample);
+        free(in->v[f].sample);
     }
     free(in->v);
     for (size_t k = 0; k < in->nextra; k++)
@@ -601,7 +634,53 @@ size_t h5shuf__input_of(const struct h5shuf_inputs *in, uint64_t id)
     return lo;
 }
 
-int h5shuf__inputs_append(struct h5shuf_inputs *in, const char *spec, struct h5shuf_err *err)
+uint64_t h5shuf__input_file_row(const struct h5shuf_inputs *in, size_t f, uint64_t r)
+{
+    return in->v[f].sample ? h5shuf__sample_select(in->v[f].sample, r) : r;
+}
+
+/* The weight after the last '@' of text, when it is one (digits, with at most one point among them): q
+ * whole copies (saturated above 100000) and the fraction num / den, *at the '@'.  1 when it is one, 0
+ * when text has none, -1 when its fraction has more than 18 digits that matter. */
+static int parse_weight(const char *text, size_t *at, uint64_t *q, uint64_t *num, uint64_t *den)
+{
+    const char *a = strrchr(text, '@');
+    if (!a || !a[1])
+        return 0;
+    const char *p = a + 1;
+    uint64_t whole = 0, n = 0, d = 1;
+    int digits = 0, point = 0;
+    for (; *p; p++) {
+        if (*p == '.' && !point) {
+            point = 1;
+            continue;
+        }
+        if (*p < '0' || *p > '9')
+            return 0;
+        digits++;
+        if (!point) {
+            if (whole > 100000)
+                whole = 100001; /* refused below */
+            else
+                whole = whole * 10 + (uint64_t)(*p - '0');
+        } else if (d < 1000000000000000000ULL) {
+            n = n * 10 + (uint64_t)(*p - '0');
+            d *= 10;
+        } else if (*p != '0') {
+            return -1; /* more than 18 digits after the point */
+        }
+    }
+    if (!digits)
+        return 0;
+    *at = (size_t)(a - text);
+    *q = whole;
+    *num = n;
+    *den = d;
+    return 1;
+}
+
+/* Append one entry: copy c of input src, parsed from text[0 .. len). */
+static int append_entry(struct h5shuf_inputs *in, const char *text, size_t len, uint32_t c, struct h5shuf_err *err)
 {
     struct h5shuf_input *v = realloc(in->v, (in->n + 1) * sizeof *v);
     if (!v)
@@ -611,8 +690,52 @@ int h5shuf__inputs_append(struct h5shuf_inputs *in, const char *spec, struct h5s
     memset(inp, 0, sizeof *inp);
     inp->file = H5I_INVALID_HID;
     inp->fd = -1;
-    int st = h5shuf__spec_parse(spec, &inp->spec, err);
+    inp->src = in->nsrc;
+    inp->copy = c;
+    char *t = strndup(text, len);
+    if (!t)
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    int st = h5shuf__spec_parse(t, &inp->spec, err);
+    free(t);
     if (st == H5SHUF_OK)
         in->n++;
     return st;
+}
+
+int h5shuf__inputs_append(struct h5shuf_inputs *in, const char *spec, struct h5shuf_err *err)
+{
+    if (!spec || !*spec)
+        return h5shuf__fail(err, H5SHUF_EINVAL, "empty file name");
+    size_t at = strlen(spec);
+    uint64_t q = 1, num = 0, den = 0;
+    int w = parse_weight(spec, &at, &q, &num, &den);
+    if (w < 0)
+        return h5shuf__fail(err, H5SHUF_EINVAL, "%s: a weight has at most 18 digits after the point", spec);
+    if (w > 0 && num == 0)
+        den = 0;
+    if (w > 0 && q == 0 && den == 0)
+        return h5shuf__fail(err, H5SHUF_EINVAL, "%s: the weight must be more than 0", spec);
+    if (w > 0 && q + (den != 0) > 65535)
+        return h5shuf__fail(err, H5SHUF_EINVAL, "%s: a weight makes at most 65535 copies", spec);
+    const size_t first = in->n;
+    const uint32_t copies = (uint32_t)(q + (den != 0));
+    int st = H5SHUF_OK;
+    for (uint32_t c = 0; c < copies && st == H5SHUF_OK; c++)
+        st = append_entry(in, spec, at, c, err);
+    if (st == H5SHUF_OK && den) {
+        in->v[in->n - 1].frac_num = num;
+        in->v[in->n - 1].frac_den = den;
+    }
+    if (st == H5SHUF_OK && w > 0 && !(in->v[first].weight = strdup(spec + at + 1)))
+        st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    if (st != H5SHUF_OK) { /* none of its entries stays */
+        for (size_t f = first; f < in->n; f++) {
+            h5shuf__spec_clear(&in->v[f].spec);
+            free(in->v[f].weight);
+        }
+        in->n = first;
+        return st;
+    }
+    in->nsrc++;
+    return H5SHUF_OK;
 }

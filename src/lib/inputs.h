@@ -24,6 +24,7 @@
 #include "spec.h"
 
 struct h5shuf_inmap;    /* inmap.h */
+struct h5shuf_sample;   /* sample.h */
 struct h5shuf_pipeline; /* codec.h */
 
 /* One input file. */
@@ -33,8 +34,18 @@ struct h5shuf_input {
                               * scatter time); spec.file stays as given, for provenance and messages */
     hid_t file;              /* open for reading, else H5I_INVALID_HID (the first input: from
                               * inputs_open to inputs_close; another: h5shuf__input_dsets) */
-    uint64_t rows;           /* dims[0] of its datasets */
+    uint64_t rows;           /* its rows in the permutation: dims[0] of its datasets (file_rows), or the
+                              * rows of its sample */
+    uint64_t file_rows;      /* dims[0] of its datasets */
     uint64_t first_row;      /* global id of its first row */
+    /* Weights (docs/algorithm.md, "Mixtures"): an input given as SPEC@W is added as ceil(W) entries of
+     * this list, copies 0 .. ceil(W)-1 of input src; the last one holds only a sample of its rows when W
+     * is not whole. */
+    size_t src;              /* the input as given (0-based, command-line order) */
+    uint32_t copy;           /* which copy of it */
+    char *weight;            /* copy 0 of a weighted input: the weight as given ("2.5"), else NULL; owned */
+    uint64_t frac_num, frac_den; /* the sampled copy: its share num / den of the rows; den 0 otherwise */
+    struct h5shuf_sample *sample; /* the sampled copy: which rows it holds (h5shuf__inputs_draw); owned */
     int own_chunks;          /* a dataset's chunk dim 0 differs from the first input's */
     hid_t *dset;             /* one open dataset per shuffled dataset while file is open, else
                               * H5I_INVALID_HID each (NULL before inputs_open) */
@@ -71,6 +82,7 @@ struct h5shuf_inputs {
                          * (external storage, virtual datasets); else they are refused */
     char *external;     /* after it: the first such dataset read ("FILE:PATH: its rows are read from ..."),
                          * for a warning; owned; NULL when none */
+    size_t nsrc;        /* the inputs as given (entries of v are copies of them: src) */
 };
 
 /* The path an input is opened by. */
@@ -79,7 +91,9 @@ static inline const char *h5shuf__input_path(const struct h5shuf_input *in)
     return in->open_path ? in->open_path : in->spec.file;
 }
 
-/* Append input spec (parsed; nothing opened).  H5SHUF_OK, H5SHUF_ENOMEM or H5SHUF_EINVAL (in err). */
+/* Append input spec (parsed; nothing opened): "FILE[:/path,...][@W]", W a weight > 0 in decimal (at most
+ * 18 digits after the point, copies below 65536): ceil(W) entries, as above.  A file whose name ends in
+ * "@" and digits is named with "@1" after it.  H5SHUF_OK, H5SHUF_ENOMEM or H5SHUF_EINVAL (in err). */
 H5SHUF_INTERNAL int h5shuf__inputs_append(struct h5shuf_inputs *in, const char *spec, struct h5shuf_err *err);
 
 /* Open each input read-only in turn, discover (whole-file mode) or find the datasets, check them against
@@ -89,6 +103,10 @@ H5SHUF_INTERNAL int h5shuf__inputs_append(struct h5shuf_inputs *in, const char *
  * process out of file descriptors is told so ("too many open files (ulimit -n is N)"). */
 H5SHUF_INTERNAL int h5shuf__inputs_open(struct h5shuf_inputs *in, const struct h5shuf_spec *out_spec,
                                         struct h5shuf_datasets *dsets, struct h5shuf_err *err);
+/* Draw the samples of the weighted inputs' sampled copies for seed (sample.h), after inputs_open, before
+ * any of their rows is read (again for another seed).  H5SHUF_OK, or H5SHUF_ENOMEM naming the input. */
+H5SHUF_INTERNAL int h5shuf__inputs_draw(struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets, uint64_t seed,
+                                        struct h5shuf_err *err);
 /* The open datasets of input f (dsets->n of them, in the order of dsets), for reading its rows: opened
  * now when input f is not open, the input read least recently closed when H5SHUF_INPUTS_OPEN_MAX others
  * are open.  Valid until the next call for another input, or inputs_close; hold no read of them across
@@ -117,6 +135,8 @@ H5SHUF_INTERNAL void h5shuf__inputs_free(struct h5shuf_inputs *in);
 
 /* The input (0-based) holding global row id. */
 H5SHUF_INTERNAL size_t h5shuf__input_of(const struct h5shuf_inputs *in, uint64_t id);
+/* The row of input f's datasets in the file that its row r (< in->v[f].rows) is. */
+H5SHUF_INTERNAL uint64_t h5shuf__input_file_row(const struct h5shuf_inputs *in, size_t f, uint64_t r);
 
 /* "file:/path" of dataset d of input f (just "file" when d is past the datasets), written into buf of
  * cap bytes, for messages. */

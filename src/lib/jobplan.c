@@ -70,13 +70,17 @@ static int gather_setup(h5shuf_job *job)
     int st = h5shuf__pilefile_open(pfile, &job->pf, err);
     const struct h5shuf_pilefile *pf = job->pf;
     for (size_t f = 0; st == H5SHUF_OK && f < pf->ninputs; f++) {
+        if (!pf->specs[f][0] && f > 0) /* a further copy of a weighted input: made by its first's "@W" */
+            continue;
+        const size_t first = job->in.n;
         st = h5shuf__inputs_append(&job->in, pf->specs[f], err);
         if (st != H5SHUF_OK && st != H5SHUF_ENOMEM) {
             err->status = H5SHUF_OK; /* say where the bad spec came from */
             st = h5shuf__fail(err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: input spec '%s'", pfile, pf->specs[f]);
         }
-        if (st == H5SHUF_OK && !(job->in.v[job->in.n - 1].open_path = strdup(pf->files[f])))
-            st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+        for (size_t k = first; st == H5SHUF_OK && k < job->in.n; k++)
+            if (!(job->in.v[k].open_path = strdup(pf->files[f])))
+                st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     }
     if (st != H5SHUF_OK)
         return st;
@@ -249,7 +253,7 @@ static int warn_same_inputs(h5shuf_job *job)
             continue;
         }
         const struct h5shuf_spec *a = input_paths(in, ids[first].f), *b = input_paths(in, ids[k].f);
-        int same = a->npaths == b->npaths;
+        int same = a->npaths == b->npaths && in->v[ids[first].f].src != in->v[ids[k].f].src; /* (a weight's copies are meant) */
         for (size_t d = 0; same && d < a->npaths; d++)
             same = strcmp(a->paths[d], b->paths[d]) == 0;
         if (same)
@@ -693,6 +697,8 @@ int h5shuf__job_make_plan(h5shuf_job *job)
         st = h5shuf__ckpt_plan_find(job);
     if (st == H5SHUF_OK)
         st = draw_seed(job);
+    if (st == H5SHUF_OK) /* which rows the weighted inputs' samples hold (their counts do not depend on it) */
+        st = h5shuf__inputs_draw(&job->in, &job->dsets, job->seed, &job->err);
     const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};
     if (st == H5SHUF_OK && job->out_rows < job->in.rows)
         st = h5shuf__head_bound(job->seed, job->in.rows, job->out_rows, job->opts.mem_limit_bytes, &job->head_bound,

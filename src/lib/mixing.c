@@ -65,20 +65,25 @@ double h5shuf__chi2_upper(double chi2, uint64_t df)
 static void window_stats(const struct h5shuf_inputs *in, const struct h5shuf_keyidx *pairs, uint64_t w,
                          uint64_t first_row, uint64_t *counts, double *expected, h5shuf_mixing *m)
 {
-    memset(counts, 0, in->n * sizeof *counts);
+    /* per input as given: a weighted input's copies count together, its rows the weighted ones */
+    memset(counts, 0, in->nsrc * sizeof *counts);
     for (uint64_t r = 0; r < w; r++)
-        counts[h5shuf__input_of(in, pairs[r].idx)]++;
+        counts[in->v[h5shuf__input_of(in, pairs[r].idx)].src]++;
     m->window_rows = w;
     m->first_row = first_row;
-    m->ninputs = in->n;
+    m->ninputs = in->nsrc;
     m->counts = counts;
     m->expected = expected;
     m->chi2 = 0;
     m->df = 0;
     uint64_t used = 0;
-    for (size_t f = 0; f < in->n; f++) {
-        expected[f] = in->rows ? (double)w * (double)in->v[f].rows / (double)in->rows : 0;
-        if (in->v[f].rows == 0)
+    memset(expected, 0, in->nsrc * sizeof *expected);
+    for (size_t f = 0; f < in->n; f++)
+        expected[in->v[f].src] += (double)in->v[f].rows;
+    for (size_t f = 0; f < in->nsrc; f++) {
+        const double rows = expected[f];
+        expected[f] = in->rows ? (double)w * rows / (double)in->rows : 0;
+        if (rows == 0)
             continue;
         used++;
         double diff = (double)counts[f] - expected[f];
@@ -114,7 +119,7 @@ int h5shuf__mixing(const struct h5shuf_inputs *in, uint64_t seed, uint64_t out_r
         return st;
     }
     window_stats(in, heap, w, 0, counts, expected, first);
-    window_stats(in, heap + w, w, out_rows - w, counts + in->n, expected + in->n, last);
+    window_stats(in, heap + w, w, out_rows - w, counts + in->nsrc, expected + in->nsrc, last);
     free(heap);
     return H5SHUF_OK;
 }

@@ -337,7 +337,7 @@ static int indexes_make(const struct h5shuf_outfile *of, hid_t out, const char *
     if (of->index_path)
         st = index_make(out, ofile, of->index_path, H5T_STD_U64LE, rows, all, "index", &out_dsets[n], err);
     if (st == H5SHUF_OK && of->source_index_path)
-        st = index_make(out, ofile, of->source_index_path, h5shuf__source_type(of->inputs->n), rows, all,
+        st = index_make(out, ofile, of->source_index_path, h5shuf__source_type(of->inputs->nsrc), rows, all,
                         "source index", &out_dsets[n + 1], err);
     return st;
 }

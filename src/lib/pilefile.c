@@ -210,13 +210,17 @@ static int renumber(struct h5shuf_scratch *sc, struct h5shuf_err *err)
     return H5SHUF_OK;
 }
 
-/* The spec of input f as given ("FILE" or "FILE:/a,/b"): in whole-file mode the first input's paths were
+/* The spec of input f as given ("FILE" or "FILE:/a,/b", with "@W" when weighted; "" for a weighted
+ * input's copies after its first): in whole-file mode the first input's paths were
  * discovered, not given, and a gather discovers them again.  Caller frees. */
 static char *spec_text(const struct h5shuf_inputs *in, size_t f)
 {
     const struct h5shuf_spec *s = &in->v[f].spec;
+    const char *w = in->v[f].weight;
+    if (in->v[f].copy > 0) /* a weighted input's further copy: its first's "@W" makes it again */
+        return strdup("");
     size_t npaths = f == 0 && in->whole_file ? 0 : s->npaths;
-    size_t len = strlen(s->file) + 1;
+    size_t len = strlen(s->file) + 1 + (w ? strlen(w) + 1 : 0);
     for (size_t k = 0; k < npaths; k++)
         len += strlen(s->paths[k]) + 1;
     char *t = malloc(len);
@@ -225,6 +229,8 @@ static char *spec_text(const struct h5shuf_inputs *in, size_t f)
     char *p = t + sprintf(t, "%s", s->file);
     for (size_t k = 0; k < npaths; k++)
         p += sprintf(p, "%c%s", k ? ',' : ':', s->paths[k]);
+    if (w)
+        sprintf(p, "@%s", w);
     return t;
 }
 

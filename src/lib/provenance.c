@@ -13,13 +13,13 @@
 #include "h5err.h"
 #include "provenance.h"
 
-/* "FILE:/a,/b" of every input, one a line (caller frees); NULL when out of memory. */
+/* "FILE:/a,/b" (with "@W" when weighted) of every input, one a line (caller frees); NULL when out of memory. */
 static char *inputs_text(const struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets)
 {
     size_t len = 1;
     for (size_t f = 0; f < in->n; f++) { /* (each input's own paths: they may differ from the first's) */
         const struct h5shuf_spec *paths = in->v[f].spec.npaths ? &in->v[f].spec : &in->v[0].spec;
-        len += strlen(in->v[f].spec.file) + 2;
+        len += strlen(in->v[f].spec.file) + 2 + (in->v[f].weight ? strlen(in->v[f].weight) + 1 : 0);
         for (size_t d = 0; d < dsets->n; d++)
             len += strlen(paths->paths[d]) + 1;
     }
@@ -29,9 +29,13 @@ static char *inputs_text(const struct h5shuf_inputs *in, const struct h5shuf_dat
     char *p = text;
     for (size_t f = 0; f < in->n; f++) {
         const struct h5shuf_spec *paths = in->v[f].spec.npaths ? &in->v[f].spec : &in->v[0].spec;
+        if (in->v[f].copy > 0) /* a weighted input once, with its weight */
+            continue;
         p += sprintf(p, "%s%s", f ? "\n" : "", in->v[f].spec.file);
         for (size_t d = 0; d < dsets->n; d++)
             p += sprintf(p, "%c%s", d ? ',' : ':', paths->paths[d]);
+        if (in->v[f].weight)
+            p += sprintf(p, "@%s", in->v[f].weight);
     }
     return text;
 }

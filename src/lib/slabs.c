@@ -10,6 +10,7 @@
 #include "h5err.h"
 #include "inmap.h"
 #include "plan.h"
+#include "sample.h"
 #include "slabs.h"
 #include "vlen.h"
 
@@ -118,10 +119,70 @@ static herr_t read_cached(struct h5shuf_chunkio *cio, struct h5shuf_chunk_cache 
     return 0;
 }
 
+/* Bytes of an input's file rows read at a time for a sampled copy's rows (h5shuf__input_rows_read). */
+#define SAMPLED_PIECE_BYTES ((uint64_t)4 << 20)
+
+static herr_t read_file_rows(struct h5shuf_chunkio *cio, const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t vlen_limit,
+                             uint64_t start, uint64_t n, unsigned char *buf)
+{
+    return ds->vlen ? h5shuf__vlen_read(ds, dset, start, n, vlen_limit, buf)
+                    : h5shuf__chunkio_read(cio, dset, ds->ftype, start, n, buf);
+}
+
+herr_t h5shuf__input_rows_read(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *in, size_t f,
+                               const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t vlen_limit, uint64_t start,
+                               uint64_t n, unsigned char *buf)
+{
+    const struct h5shuf_sample *s = in->v[f].sample;
+    if (!s)
+        return read_file_rows(cio, ds, dset, vlen_limit, start, n, buf);
+    if (n == 0)
+        return 0;
+    const uint64_t rb = ds->row_bytes, a = h5shuf__sample_select(s, start),
+                   z = h5shuf__sample_select(s, start + n - 1) + 1;
+    uint64_t piece = SAMPLED_PIECE_BYTES / rb ? SAMPLED_PIECE_BYTES / rb : 1;
+    if (piece > z - a)
+        piece = z - a;
+    unsigned char *tmp = H5SHUF_FAULT() ? NULL : calloc(piece, rb); /* vlen: zeroed records, safe to reclaim */
+    if (!tmp) {
+        H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_RESOURCE, H5E_NOSPACE,
+                 "out of memory for %llu rows", (unsigned long long)piece);
+        return -1;
+    }
+    herr_t r = 0;
+    uint64_t out = 0;
+    for (uint64_t p = a; p < z && r == 0; p += piece) {
+        const uint64_t k = z - p < piece ? z - p : piece;
+        if ((r = read_file_rows(cio, ds, dset, vlen_limit, p, k, tmp)) < 0)
+            break;
+        for (uint64_t j = 0; j < k; j++) {
+            if (h5shuf__sample_has(s, p + j))
+                memcpy(buf + out++ * rb, tmp + j * rb, rb);
+            else if (ds->vlen) /* a row the sample leaves out: what HDF5 allocated for it */
+                h5shuf__vlen_reclaim(ds, 1, tmp + j * rb);
+        }
+        memset(tmp, 0, k * rb); /* (vlen: the records kept are buf's now) */
+    }
+    if (r < 0 && ds->vlen)
+        h5shuf__vlen_reclaim(ds, piece, tmp);
+    free(tmp);
+    return r;
+}
+
 int h5shuf__slab_start(const struct h5shuf_ctx *cx, const struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets,
                        const struct h5shuf_slab_pos *pos, struct h5shuf_slab *sl, struct h5shuf_prefetch **pf,
                        int pipelined, struct h5shuf_chunk_cache *cache)
 {
+    if (in->v[pos->f].sample) { /* a weighted input's sampled copy: its rows read now, in pieces */
+        const hid_t *src = h5shuf__input_dsets(in, dsets, pos->f, cx->err);
+        if (!src)
+            return cx->err->status;
+        for (size_t d = 0; d < dsets->n; d++)
+            if (h5shuf__input_rows_read(cx->cio, in, pos->f, &dsets->ds[d], src[d], dsets->vlen_read_limit, pos->start,
+                                        pos->n, sl->buf[d]) < 0)
+                return slab_fail(in, dsets, pos, d, cx->err);
+        return H5SHUF_OK;
+    }
     const struct h5shuf_inmap *map = cx->cio ? h5shuf__input_map(in, pos->f) : NULL;
     if (map) { /* mapped when scanned: its stored bytes read with pread(), no HDF5 open */
         int fd = h5shuf__input_fd(in, dsets, pos->f, cx->err);
@@ -129,7 +190,7 @@ int h5shuf__slab_start(const struct h5shuf_ctx *cx, const struct h5shuf_inputs *
             return cx->err->status;
         for (size_t d = 0; d < dsets->n; d++) {
             struct h5shuf_stored sto;
-            h5shuf__inmap_stored(map, d, fd, &in->map_pl[d], dsets->ds[d].row_bytes, in->v[pos->f].rows,
+            h5shuf__inmap_stored(map, d, fd, &in->map_pl[d], dsets->ds[d].row_bytes, in->v[pos->f].file_rows,
                                  &sto);
             if ((pipelined ? h5shuf__prefetch_start_stored(cx->cio, &sto, pos->start, pos->n, sl->buf[d], pf[d])
                            : h5shuf__chunkio_read_stored(cx->cio, &sto, pos->start, pos->n, sl->buf[d])) < 0)
@@ -146,7 +207,7 @@ int h5shuf__slab_start(const struct h5shuf_ctx *cx, const struct h5shuf_inputs *
         /* vlen rows: read now, into HDF5's allocations (h5shuf__slab_release frees them) */
         if ((ds->vlen ? h5shuf__vlen_read(ds, src[d], pos->start, pos->n, dsets->vlen_read_limit, sl->buf[d])
              : cache && cache[d].buf
-                 ? read_cached(cx->cio, &cache[d], pos->f, src[d], ds, in->v[pos->f].rows, pos->start, pos->n,
+                 ? read_cached(cx->cio, &cache[d], pos->f, src[d], ds, in->v[pos->f].file_rows, pos->start, pos->n,
                                sl->buf[d], to)
                  : read_rows(cx->cio, src[d], ds->ftype, pos->start, pos->n, sl->buf[d], to)) < 0)
             return slab_fail(in, dsets, pos, d, cx->err);

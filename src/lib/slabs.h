@@ -34,6 +34,14 @@ struct h5shuf_chunk_cache {
     uint64_t first, rows;
 };
 
+/* Read rows [start, start + n) of input f (its rows in the permutation) of dataset ds, open as dset, into
+ * buf (n rows; vlen rows into HDF5's allocations, as h5shuf__vlen_read): the file's rows, or a sampled
+ * copy's (inputs.h), read in pieces of SAMPLED_PIECE_BYTES (4 MiB) of the file's rows and kept when
+ * the sample has them.  Returns 0, or < 0 with the cause on HDF5's error stack. */
+H5SHUF_INTERNAL herr_t h5shuf__input_rows_read(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *in, size_t f,
+                                               const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t vlen_limit,
+                                               uint64_t start, uint64_t n, unsigned char *buf);
+
 /* Make sl's buffers for rows rows of each dataset and the ids (vlen datasets' zeroed).  H5SHUF_OK, or the
  * status recorded in err (out of memory). */
 H5SHUF_INTERNAL int h5shuf__slab_alloc(const struct h5shuf_datasets *dsets, struct h5shuf_slab *sl, uint64_t rows,

@@ -28,6 +28,7 @@
 #include "inputs.h"
 #include "piles.h"
 #include "plan.h"
+#include "slabs.h"
 #include "vlen.h"
 
 struct sums {
@@ -57,10 +58,12 @@ struct hashed {
     uint64_t done, total;
 };
 
-/* Hash rows [0, rows) of dsets[0..nds) in slabs into per[d] and *tuple.  When pairs is not NULL, also
+/* Hash rows [0, rows) of dsets[0..nds) (input f of from's, when from is not NULL: its rows in the
+ * permutation, h5shuf__input_rows_read) in slabs into per[d] and *tuple.  When pairs is not NULL, also
  * the (id, tuple) pairs: ids are first_id + r on the input side, the index on the output side (ord).
  * Progress goes to *hp every H5SHUF_SCAN_STEP_ROWS rows and after each slab (H5SHUF_ECANCELED). */
-static int hash_rows(struct h5shuf_chunkio *cio, const struct h5shuf_datasets *dss, const hid_t *dsets, uint64_t rows,
+static int hash_rows(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *from, size_t f,
+                     const struct h5shuf_datasets *dss, const hid_t *dsets, uint64_t rows,
                      uint64_t slab, struct sums *per, struct sums *tuple, const char *file, const char *const *paths,
                      struct sums *pairs, uint64_t first_id, uint64_t all_rows, struct order *ord, struct hashed *hp,
                      struct h5shuf_err *err)
@@ -74,8 +77,9 @@ static int hash_rows(struct h5shuf_chunkio *cio, const struct h5shuf_datasets *d
         uint64_t n = rows - start < slab ? rows - start : slab;
         size_t nread = 0;
         for (size_t d = 0; d < dss->n && st == H5SHUF_OK; d++, nread = d)
-            if ((dss->ds[d].vlen ? h5shuf__vlen_read(&dss->ds[d], dsets[d], start, n, dss->vlen_read_limit, buf[d])
-                                 : h5shuf__chunkio_read(cio, dsets[d], dss->ds[d].ftype, start, n, buf[d])) < 0)
+            if ((from ? h5shuf__input_rows_read(cio, from, f, &dss->ds[d], dsets[d], dss->vlen_read_limit, start, n, buf[d])
+                 : dss->ds[d].vlen ? h5shuf__vlen_read(&dss->ds[d], dsets[d], start, n, dss->vlen_read_limit, buf[d])
+                                   : h5shuf__chunkio_read(cio, dsets[d], dss->ds[d].ftype, start, n, buf[d])) < 0)
                 st = h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot read rows %llu..%llu: %s", file, paths[d],
                                   (unsigned long long)start, (unsigned long long)(start + n - 1),
                                   h5shuf__hdf5_cause(cause, sizeof cause));
@@ -267,7 +271,7 @@ static int hash_inputs(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *i
             dsets[d] = src[d];
             paths[d] = names->paths[d];
         }
-        st = hash_rows(cio, dss, dsets, inp->rows, slab, sums, &sums[dss->n], inp->spec.file, paths, &sums[dss->n + 1],
+        st = hash_rows(cio, in, f, dss, dsets, inp->rows, slab, sums, &sums[dss->n], inp->spec.file, paths, &sums[dss->n + 1],
                        inp->first_row, in->rows, NULL, hp, err);
     }
     free(dsets);
@@ -330,7 +334,24 @@ static int open_file(const char *path, const char *out, hid_t *file, struct h5sh
     return st;
 }
 
-int h5shuf__verify_file(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *inputs,
+/* The samples of the weighted inputs' sampled copies, drawn from the output's seed when the run that
+ * made it did not draw them (h5shuf verify). */
+static int draw_samples(struct h5shuf_inputs *in, const struct h5shuf_datasets *dss, hid_t file, const char *outf,
+                        struct h5shuf_err *err)
+{
+    int drawn = 1;
+    for (size_t f = 0; f < in->n; f++)
+        drawn &= !in->v[f].frac_den || in->v[f].sample != NULL;
+    uint64_t seed;
+    if (drawn)
+        return H5SHUF_OK;
+    if (!read_seed(file, &seed))
+        return h5shuf__fail(err, H5SHUF_EMISMATCH,
+                            "%s: has no h5shuf_seed, which the samples of the weighted inputs are drawn from", outf);
+    return h5shuf__inputs_draw(in, dss, seed, err);
+}
+
+int h5shuf__verify_file(struct h5shuf_chunkio *cio, struct h5shuf_inputs *inputs,
                         const struct h5shuf_datasets *dss, const char *path, const char *outf, uint64_t mem,
                         const struct h5shuf_progress *progress, struct h5shuf_err *err)
 {
@@ -359,6 +380,8 @@ int h5shuf__verify_file(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *
     if (st == H5SHUF_OK)
         st = open_output(dss, rows, outf, file, dsets, err);
     if (st == H5SHUF_OK)
+        st = draw_samples(inputs, dss, file, outf, err);
+    if (st == H5SHUF_OK)
         st = hash_inputs(cio, inputs, dss, slab, in, &hp, err);
     if (st == H5SHUF_OK && (index_path = output_index(file, rows, &ord.seed)) != NULL) {
         ord.path = index_path;
@@ -367,7 +390,7 @@ int h5shuf__verify_file(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *
     if (st == H5SHUF_OK) {
         for (size_t d = 0; d < dss->n; d++)
             paths[d] = dss->ds[d].out_path;
-        st = hash_rows(cio, dss, dsets, rows, slab, out, &out[dss->n], outf, paths,
+        st = hash_rows(cio, NULL, 0, dss, dsets, rows, slab, out, &out[dss->n], outf, paths,
                        ord.index >= 0 ? &out[dss->n + 1] : NULL, 0, rows, ord.index >= 0 ? &ord : NULL, &hp, err);
     }
     if (st == H5SHUF_OK)

@@ -126,7 +126,7 @@ int h5shuf__writer_init(struct h5shuf_writer *w, const struct h5shuf_outfile *of
         } else { /* the source index, chunked like the index */
             if (!w->has_source)
                 continue;
-            int wide = of->inputs->n > UINT16_MAX;
+            int wide = of->inputs->nsrc > UINT16_MAX;
             b->ftype = wide ? H5T_NATIVE_UINT32 : H5T_NATIVE_UINT16;
             b->path = of->source_index_path;
             b->row_bytes = wide ? sizeof(uint32_t) : sizeof(uint16_t);
@@ -293,7 +293,7 @@ int h5shuf__writer_put(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, con
     if (st == H5SHUF_OK && w->has_index)
         st = band_put(cx, w, w->nds, &id);
     if (st == H5SHUF_OK && w->has_source) {
-        size_t f = h5shuf__input_of(w->inputs, id);
+        size_t f = w->inputs->v[h5shuf__input_of(w->inputs, id)].src;
         uint16_t f16 = (uint16_t)f;
         uint32_t f32 = (uint32_t)f;
         st = band_put(cx, w, w->nds + 1, w->band[w->nds + 1].row_bytes == 2 ? (const void *)&f16 : &f32);
@@ -367,7 +367,7 @@ int h5shuf__writer_put_sorted(const struct h5shuf_ctx *cx, struct h5shuf_writer 
         for (uint64_t j = 0; w->has_index && j < m; j++)
             memcpy(ib->buf + (ib->n + j) * sizeof(uint64_t), &ids[pairs[i + j].idx], sizeof(uint64_t));
         for (uint64_t j = 0; w->has_source && j < m; j++) {
-            const size_t f = h5shuf__input_of(w->inputs, ids[pairs[i + j].idx]);
+            const size_t f = w->inputs->v[h5shuf__input_of(w->inputs, ids[pairs[i + j].idx])].src;
             const uint16_t f16 = (uint16_t)f;
             const uint32_t f32 = (uint32_t)f;
             if (sb->row_bytes == 2)
