@@ -134,8 +134,8 @@ typedef struct h5shuf_options {
      * at level 1, or nothing for "none". */
     const char *scratch_compression;
     /* Threads that (de)compress chunks, the calling thread included; 0: the number of online CPUs.  Only
-     * pipelines of shuffle, deflate, zstd, lzf, bitshuffle and fletcher32 on chunks of whole rows run in
-     * parallel (others go through HDF5, on one core).  The output bytes are the same for every value. */
+     * pipelines of shuffle, deflate, zstd, lzf, lzo, bitshuffle and fletcher32 on chunks of whole rows run
+     * in parallel (others go through HDF5, on one core).  The output bytes are the same for every value. */
     unsigned threads;
     /* When not NULL: the path of a dataset (N,) in the output, source_index[r] = the input (0-based, in the
      * order added) that output row r came from; uint16 when there are at most 65535 inputs, else uint32.
@@ -421,8 +421,8 @@ H5SHUF_API const char *h5shuf_errmsg(const h5shuf_job *job);
 H5SHUF_API const char *h5shuf_strerror(int status);
 /* Register filters h5shuf builds in with the HDF5 library of this process, so that the program's own HDF5
  * calls read and write them without plugins, replacing any of those ids registered or loaded before:
- * zstd (32015) alone, or every one: zstd, h5py's LZF (32000) and bitshuffle (32008, with LZ4 or zstd;
- * docs/filters.md).  h5shuf_run does it itself.  Idempotent.  Returns H5SHUF_OK or H5SHUF_EHDF5. */
+ * zstd (32015) alone, or every one: zstd, h5py's LZF (32000), PyTables' LZO (305) and bitshuffle (32008,
+ * with LZ4 or zstd; docs/filters.md).  h5shuf_run does it itself.  Idempotent.  Returns H5SHUF_OK or H5SHUF_EHDF5. */
 H5SHUF_API int h5shuf_register_zstd(void);
 H5SHUF_API int h5shuf_register_filters(void);
 

@@ -5,15 +5,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# liblzf-dev, liblz4-dev: the codecs of the built-in lzf and bitshuffle filters.  The third line: the tests'
-# independent writers and readers (python3-hdf5plugin; bitshuffle, the reference plugin) and the HDF5
-# filter plugins users have (lz4, bzip2, blosc), which Debian installs in the directory its HDF5 searches
-# by default (/usr/lib/<triplet>/hdf5/serial/plugins), so they work with no HDF5_PLUGIN_PATH.  python3-tqdm:
-# the Python package's progress bar (tests/python_api.py draws it; python3-torch is optional: the
-# DataLoader test runs when it is installed).  openmpi-bin, libopenmpi-dev: h5shuf-mpi, the distributed
-# run (built when CMake finds MPI).
+# liblzf-dev, liblzo2-dev, liblz4-dev: the codecs of the built-in lzf, lzo (PyTables') and bitshuffle
+# filters (python3-tables, PyTables built with LZO, is the tests' independent LZO writer and reader).  The
+# third line: the tests' independent writers and readers (python3-hdf5plugin; bitshuffle, the reference
+# plugin) and the HDF5 filter plugins users have (lz4, bzip2, blosc), which Debian installs in the directory
+# its HDF5 searches by default (/usr/lib/<triplet>/hdf5/serial/plugins), so they work with no
+# HDF5_PLUGIN_PATH.  python3-tqdm: the Python package's progress bar (tests/python_api.py draws it;
+# python3-torch is optional: the DataLoader test runs when it is installed).  openmpi-bin, libopenmpi-dev:
+# h5shuf-mpi, the distributed run (built when CMake finds MPI).
 packages=(build-essential cmake pkg-config libhdf5-dev hdf5-tools libzstd-dev libxxhash-dev libdeflate-dev zlib1g-dev libcunit1-dev
-          liblzf-dev liblz4-dev python3-h5py python3-numpy time strace python3-netcdf4 python3-tables netcdf-bin
+          liblzf-dev liblzo2-dev liblz4-dev python3-h5py python3-numpy time strace python3-netcdf4 python3-tables netcdf-bin
           python3-hdf5plugin bitshuffle hdf5-filter-plugin hdf5-filter-plugin-blosc-serial hdf5-filter-plugin-zfp-serial
           python3-tqdm openmpi-bin libopenmpi-dev)
 missing=()

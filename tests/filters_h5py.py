@@ -3,13 +3,17 @@
 
 usage: /usr/bin/python3 tests/filters_h5py.py MODE PATH/TO/h5shuf PLUGIN_DIR
   MODE lzf         h5py writes compression="lzf" (its own built-in filter, 32000)
+  MODE lzo         PyTables writes complib="lzo" (its own built-in filter, 305: a Table, a CArray, an
+                   EArray; with and without shuffle and fletcher32; chunks that compress and chunks
+                   that do not) and reads h5shuf's output back; h5py reads it through our plugin
   MODE bitshuffle  Debian's bitshuffle 0.3.5 plugin (the reference implementation, 32008) writes through
                    h5py with hdf5plugin.Bitshuffle()'s options, LZ4 and none; zstd mode through our plugin
   MODE plugins     Debian's HDF5 filter plugins (lz4 32004, bzip2 307, blosc 32001) write through h5py
                    with hdf5plugin's options, from HDF5's default plugin directory
 
-In every mode h5shuf runs with no HDF5_PLUGIN_PATH in its environment (env -u); for lzf and bitshuffle
-also with HDF5_PLUGIN_PRELOAD=:: (every plugin off), so the filters used are the ones built into h5shuf.
+In every mode h5shuf runs with no HDF5_PLUGIN_PATH in its environment (env -u); for lzf, lzo and
+bitshuffle also with HDF5_PLUGIN_PRELOAD=:: (every plugin off), so the filters used are the ones built
+into h5shuf.
 The output, read back by the independent reader (h5py's lzf, Debian's bitshuffle plugin), must be the
 input's rows in the contract's order (numpy's Philox, as tests/oracle_h5py.py computes it), for -j 1 and
 -j 2 (byte-identical files), with the input's filters kept (-c keep, the default).  A mode whose
@@ -18,6 +22,7 @@ independent writer is not installed exits 77 (skipped) and says why.  The last l
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -177,6 +182,197 @@ print('ok')
         check("lzf: h5py's own lzf reads what our plugin wrote", np.array_equal(f["a"][...], (np.arange(20000) // 9).astype("<i4")))
 
 
+def mode_lzo(h5shuf, plugin_dir, w):
+    import hashlib
+    import json
+
+    try:
+        import tables
+    except ImportError:
+        print("SKIP lzo: python3-tables (PyTables) is not installed: no independent LZO writer and reader")
+        return SKIP
+    if not tables.which_lib_version("lzo"):
+        print("SKIP lzo: this PyTables was built without LZO: no independent LZO writer and reader")
+        return SKIP
+
+    rng = np.random.default_rng(8)
+    n = 6007  # not a multiple of any chunk's rows: partial last chunks
+    desc = np.dtype([("id", "<i8"), ("name", "S8"), ("pos", "<f4", (3,)), ("flag", "u1")])
+    table = np.zeros(n, dtype=desc)
+    table["id"] = np.arange(n) * 7
+    table["name"] = [("r%d" % (i % 300)).encode() for i in range(n)]
+    table["pos"] = values(rng, "<f4", (n, 3))
+    table["flag"] = np.arange(n) % 3
+    half = values(rng, "<i4", (n, 16))
+    half[n // 2:] = rng.integers(-2**31, 2**31 - 1, (n - n // 2, 16), dtype=np.int64).astype("<i4")
+    want = {
+        "table": table,                                              # a Table, lzo + shuffle (PyTables' default)
+        "smooth": values(rng, "<i2", (n, 5)),                        # a CArray, lzo without shuffle
+        "half": half,                                                # an EArray: its later chunks do not compress
+        "noise": rng.integers(0, 256, (n, 24), dtype=np.uint8),      # a CArray no chunk of which compresses
+        "sum": values(rng, "<f8", (n,)),                             # a CArray, shuffle + lzo + fletcher32
+    }
+    fl = {
+        "table": tables.Filters(complevel=5, complib="lzo"),
+        "smooth": tables.Filters(complevel=1, complib="lzo", shuffle=False),
+        "half": tables.Filters(complevel=9, complib="lzo", shuffle=False),
+        "noise": tables.Filters(complevel=3, complib="lzo"),
+        "sum": tables.Filters(complevel=5, complib="lzo", fletcher32=True),
+    }
+    chunks = {"table": (500,), "smooth": (700, 5), "half": (256, 16), "noise": (1000, 24), "sum": (999,)}
+
+    def write(path, data):
+        """The datasets with PyTables, each in the chunk shape given (the last chunk partial)."""
+        with tables.open_file(path, "w") as h:
+            h.create_table("/", "table", description=desc, filters=fl["table"], chunkshape=chunks["table"],
+                           expectedrows=n).append(data["table"])
+            e = h.create_earray("/", "half", atom=tables.Int32Atom(), shape=(0, 16), filters=fl["half"],
+                                chunkshape=chunks["half"])
+            e.append(data["half"])
+            for name, atom in (("smooth", tables.Int16Atom()), ("noise", tables.UInt8Atom()),
+                               ("sum", tables.Float64Atom())):
+                c = h.create_carray("/", name, atom=atom, shape=data[name].shape, filters=fl[name],
+                                    chunkshape=chunks[name])
+                c[:] = data[name]
+
+    path = os.path.join(w, "lzo.h5")
+    write(path, want)
+    with h5py.File(path, "r") as f:
+        fin = {name: filters_of(f[name]) for name in want}
+        check("lzo: PyTables wrote filter 305 with [level, VERSION x 10, kind] (Table 0, EArray 2, CArray 4)",
+              fin["table"][-1][0] == 305 and fin["table"][-1][1][0] == 5 and fin["table"][-1][1][2] == 0
+              and fin["half"][-1][1][2] == 2 and fin["smooth"][-1][1][2] == 4, fin)
+        # (noise's last chunk, 7 rows and zero padding, compresses)
+        check("lzo: PyTables stored the incompressible chunks with lzo skipped, the others compressed",
+              masked_chunks(f["noise"]) == f["noise"].id.get_num_chunks() - 1 and 0 < masked_chunks(f["half"])
+              < f["half"].id.get_num_chunks() and masked_chunks(f["smooth"]) == 0,
+              [(k, masked_chunks(f[k]), f[k].id.get_num_chunks()) for k in want])
+
+    # -j and -m: one file; the budgets give one pass in memory and two passes over several piles
+    runs = [("-j", "1"), ("-j", "2"), ("-j", "2", "-m", "3M"), ("-j", "1", "-m", "1500K"), ("-j", "2", "-m", "64M")]
+    outs = []
+    for k, extra in enumerate(runs):
+        out = os.path.join(w, "lzo-out%d.h5" % k)
+        rc, err = shuffle(h5shuf, ["-s", "11", "--index", "/index"] + list(extra) + [path, out], True)
+        if check("lzo: h5shuf %s, every plugin off" % " ".join(extra), rc == 0, err):
+            outs.append(out)
+    if not outs:
+        return 0
+    md5 = {hashlib.md5(open(o, "rb").read()).hexdigest() for o in outs}
+    check("lzo: one md5 for every -j and -m (%d runs)" % len(outs), len(md5) == 1, md5)
+    o = order(11, n)
+    out = outs[0]
+
+    # PyTables reads the output back in a fresh process, as a user would (its own LZO, no plugin)
+    code = r"""
+import sys, json, tables
+res = {}
+with tables.open_file(sys.argv[1]) as h:
+    for node in h.walk_nodes("/", "Leaf"):
+        shape = [int(c) for c in node.chunkshape or ()]
+        res[node._v_pathname] = [node.read().tobytes().hex(), repr(node.filters), shape]
+print(json.dumps(res))
+"""
+    env = {k: v for k, v in os.environ.items() if k != "HDF5_PLUGIN_PATH"}
+    r = subprocess.run([sys.executable, "-c", code, out], env=env, capture_output=True, text=True)
+    if check("lzo: PyTables opens h5shuf's output", r.returncode == 0, r.stderr[-500:]):
+        got = json.loads(r.stdout)
+        with tables.open_file(path) as h:
+            for name, a in want.items():
+                node = h.get_node("/" + name)
+                check("lzo: /%s read by PyTables is the input permuted in the contract's order" % name,
+                      bytes.fromhex(got["/" + name][0]) == np.ascontiguousarray(a[o]).tobytes())
+                check("lzo: /%s: PyTables sees the input's filters (%s)" % (name, node.filters),
+                      got["/" + name][1] == repr(node.filters), got["/" + name][1])
+                check("lzo: /%s keeps its chunk shape" % name, got["/" + name][2] == list(node.chunkshape))
+        index = np.frombuffer(bytes.fromhex(got["/index"][0]), "<u8")
+        check("lzo: --index is the input row of each output row", np.array_equal(index, o))
+        check("lzo: the table's id column is the input's ids in the order of --index",
+              np.array_equal(np.frombuffer(bytes.fromhex(got["/table"][0]), desc)["id"], table["id"][index]))
+
+    # the filters as stored: id, flags, cd_values; incompressible chunks still skipped; and every chunk
+    # byte for byte what PyTables writes for the same rows (LZO1X-1 of the same liblzo2)
+    ref = os.path.join(w, "lzo-pytables.h5")
+    write(ref, {name: a[o] for name, a in want.items()})
+    with h5py.File(path, "r") as fi, h5py.File(out, "r") as fo, h5py.File(ref, "r") as fr:
+        for name in want:
+            fout = filters_of(fo[name])
+            check("lzo: /%s keeps filter 305 with the input's cd_values %s" % (name, fin[name]), fout == fin[name],
+                  fout)
+            dcpl = fo[name].id.get_create_plist()
+            check("lzo: /%s: the filter is named 'lzo' and optional, as PyTables stores it" % name,
+                  [(f[3], f[1]) for f in (dcpl.get_filter(i) for i in range(dcpl.get_nfilters())) if f[0] == 305]
+                  == [(b"lzo", 1)])
+            a, b = fo[name].id, fr[name].id
+            same = a.get_num_chunks() == b.get_num_chunks()
+            for i in range(a.get_num_chunks() if same else 0):
+                ca, cb = a.get_chunk_info(i), b.get_chunk_info(i)
+                same = same and ca.filter_mask == cb.filter_mask and a.read_direct_chunk(ca.chunk_offset) == \
+                    b.read_direct_chunk(ca.chunk_offset)
+            check("lzo: /%s: h5shuf's chunks and filter masks are PyTables', byte for byte" % name, same)
+        check("lzo: h5shuf stores the incompressible chunks with lzo skipped, compresses the others",
+              masked_chunks(fo["noise"]) == fo["noise"].id.get_num_chunks() - 1 and masked_chunks(fo["table"]) == 0
+              and fo["table"].id.get_storage_size() < fo["table"].size * desc.itemsize / 2)
+
+    # h5py (which has no LZO of its own) reads both files through our plugin, and writes LZO that
+    # PyTables reads: the filter's in-process path, HDF5's, against PyTables
+    code = r"""
+import sys, json, h5py, numpy as np
+res = {}
+for p in sys.argv[1:3]:
+    with h5py.File(p, "r") as f:
+        res[p] = {k: f[k][...].tobytes().hex() for k in ("smooth", "half", "sum")}
+with h5py.File(sys.argv[3], "w") as f:
+    f.create_dataset("a", data=(np.arange(50000) // 7).astype("<i4"), chunks=(4096,), compression=305,
+                     compression_opts=(5, 11, 4))
+    f.create_dataset("r", data=np.random.default_rng(1).integers(0, 255, 9000, dtype=np.uint8), chunks=(3000,),
+                     compression=305, compression_opts=(5, 11, 4))
+print(json.dumps(res))
+"""
+    ours = os.path.join(w, "lzo-h5py.h5")
+    r = subprocess.run([sys.executable, "-c", code, path, out, ours], capture_output=True, text=True,
+                       env=dict(env, HDF5_PLUGIN_PATH=plugin_dir))
+    if check("lzo: h5py reads PyTables' and h5shuf's LZO through our plugin (libh5shuf_lzo.so)", r.returncode == 0,
+             r.stderr[-400:]):
+        got = json.loads(r.stdout)
+        check("lzo: h5py reads PyTables' file as written, and h5shuf's output as the input permuted",
+              all(bytes.fromhex(got[path][k]) == want[k].tobytes()
+                  and bytes.fromhex(got[out][k]) == np.ascontiguousarray(want[k][o]).tobytes()
+                  for k in ("smooth", "half", "sum")))
+        code = r"""
+import sys, tables, numpy as np
+with tables.open_file(sys.argv[1]) as h:
+    assert np.array_equal(h.root.a[:], (np.arange(50000) // 7).astype("<i4"))
+    assert np.array_equal(h.root.r[:], np.random.default_rng(1).integers(0, 255, 9000, dtype=np.uint8))
+print("ok")
+"""
+        r = subprocess.run([sys.executable, "-c", code, ours], capture_output=True, text=True, env=env)
+        with h5py.File(ours, "r") as f:
+            masks = masked_chunks(f["a"]), masked_chunks(f["r"])
+        check("lzo: PyTables reads what our plugin wrote through h5py (incompressible chunks skipped)",
+              r.stdout.strip() == "ok" and masks == (0, 3), (r.stderr[-400:], masks))
+
+    # a corrupt chunk: one line naming the file and the dataset, exit 1, nothing left behind
+    bad = os.path.join(w, "lzo-bad.h5")
+    shutil.copyfile(path, bad)
+    with h5py.File(bad, "r+") as f:
+        d = f["smooth"].id
+        off = d.get_chunk_info(2).chunk_offset
+        raw = d.read_direct_chunk(off)[1]
+        d.write_direct_chunk(off, raw[: len(raw) // 2], filter_mask=0)  # cut: the stream runs out
+    for way, extra in (("-j 2", ["-j", "2"]), ("-j 1", ["-j", "1"])):
+        outdir = os.path.join(w, "bad-out-%s" % extra[1])
+        os.makedirs(outdir)
+        rc, err = shuffle(h5shuf, ["-s", "1"] + extra + [bad + ":/smooth", os.path.join(outdir, "o.h5")], True)
+        lines = err.splitlines()
+        check("lzo: a corrupt LZO chunk is refused (%s): exit 1, one line naming file, dataset and cause" % way,
+              rc == 1 and len(lines) == 1 and lines[0].startswith("h5shuf: ") and bad in lines[0]
+              and ":/smooth: " in lines[0] and ": lzo: " in lines[0].split(":/smooth: ", 1)[-1]
+              and "corrupt" in lines[0], (rc, err))
+        check("lzo: nothing left behind by the refused run (%s)" % way, os.listdir(outdir) == [], os.listdir(outdir))
+    return 0
+
+
 def mode_bitshuffle(h5shuf, plugin_dir, w):
     default_dir = h5py.h5pl.get(0).decode() if h5py.h5pl.size() else ""
     ref = os.path.join(default_dir, "libh5bshuf.so")
@@ -278,7 +474,7 @@ def mode_plugins(h5shuf, plugin_dir, w):
 def main():
     mode, h5shuf, plugin_dir = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
     with tempfile.TemporaryDirectory(prefix="h5shuf-filters-") as w:
-        fn = {"lzf": mode_lzf, "bitshuffle": mode_bitshuffle, "plugins": mode_plugins}[mode]
+        fn = {"lzf": mode_lzf, "lzo": mode_lzo, "bitshuffle": mode_bitshuffle, "plugins": mode_plugins}[mode]
         rc = fn(h5shuf, plugin_dir, w)
     if rc == SKIP and FAILED == 0 and PASSED == 0:
         return SKIP

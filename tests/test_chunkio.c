@@ -4,7 +4,7 @@
  * partial chunks, skipped filters and unallocated chunks; pipelines it cannot run fall back to HDF5;
  * and a whole shuffle is byte-identical for every thread count.  Whole chunks of large rows, which go
  * straight between the caller's rows and the stored bytes, match HDF5 for every kind of pipeline (one
- * codec, shuffle + codec, fletcher32 first or last, lzf skipped, three codec steps) with the caller's
+ * codec, shuffle + codec, fletcher32 first or last, lzf or lzo skipped, three codec steps) with the caller's
  * buffers exactly the rows' size, never written past nor, on the way out, written at all; moving one
  * chunk holds one raw buffer and only the stage buffers its pipeline needs; and a chunk that decodes to
  * more or fewer bytes than its rows is a clean error.
@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "filter_lzf.h"
+#include "filter_lzo.h"
 #include "filter_zstd.h"
 #include "filters.h"
 #include "chunkio.h"
@@ -273,6 +274,9 @@ static const struct wpipe wpipes[] = {
     {"lzf+fletcher32", 2, {H5SHUF_FILTER_LZF, H5Z_FILTER_FLETCHER32}, 0},            /* lzf skipped: sum of the rows */
     {"shuffle+lzf+fletcher32", 3, {H5Z_FILTER_SHUFFLE, H5SHUF_FILTER_LZF, H5Z_FILTER_FLETCHER32}, 1},
     {"shuffle+deflate+zstd", 3, {H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE, H5SHUF_FILTER_ZSTD}, 2},
+    {"lzo", 1, {H5SHUF_FILTER_LZO}, 0},
+    {"lzo+fletcher32", 2, {H5SHUF_FILTER_LZO, H5Z_FILTER_FLETCHER32}, 0},            /* lzo skipped: sum of the rows */
+    {"shuffle+lzo+fletcher32", 3, {H5Z_FILTER_SHUFFLE, H5SHUF_FILTER_LZO, H5Z_FILTER_FLETCHER32}, 1},
 };
 
 /* Whether pipeline p deflates: its chunks' bytes are then libdeflate's, not zlib's as HDF5 writes them, and
@@ -318,6 +322,11 @@ static hid_t wpipe_dcpl(const struct wpipe *p, int rank, const hsize_t *cdims)
         case H5SHUF_FILTER_LZF:
             H5Pset_filter(dcpl, H5SHUF_FILTER_LZF, H5Z_FLAG_OPTIONAL, 0, NULL); /* as h5py sets it */
             break;
+        case H5SHUF_FILTER_LZO: {
+            const unsigned cd[3] = {5, 27, 0}; /* as PyTables sets it: level, Table VERSION 2.7, Table */
+            H5Pset_filter(dcpl, H5SHUF_FILTER_LZO, H5Z_FLAG_OPTIONAL, 3, cd);
+            break;
+        }
         default:
             H5Pset_fletcher32(dcpl);
         }
@@ -405,8 +414,8 @@ static void test_whole_chunks_match_hdf5(void)
                 fprintf(stderr, "pipeline %s, chunks of %llu rows: chunks differ from HDF5's\n", p->name,
                         (unsigned long long)cr);
             CU_ASSERT(same);
-            /* the random rows: lzf skipped (and a fletcher32 after it sums the caller's rows) */
-            CU_ASSERT(!has(p, H5SHUF_FILTER_LZF) ? skipped == 0 : cr > 1 || skipped > 0);
+            /* the random rows: lzf or lzo skipped (and a fletcher32 after it sums the caller's rows) */
+            CU_ASSERT(!has(p, H5SHUF_FILTER_LZF) && !has(p, H5SHUF_FILTER_LZO) ? skipped == 0 : cr > 1 || skipped > 0);
             /* in: H5Dread is the oracle */
             CU_ASSERT(H5Dread(dh, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, want) >= 0);
             CU_ASSERT(memcmp(want, x, all) == 0);
@@ -658,8 +667,8 @@ static void test_split_groups(void)
         x[b] = b < all / 2 ? (unsigned char)(b / 9 % 11) : (unsigned char)tu_splitmix64(&st);
     struct h5shuf_chunkio *cio;
     CU_ASSERT_FATAL(h5shuf__chunkio_create(2, &cio) == H5SHUF_OK);
-    /* a codec last; fletcher32 last to decode; lzf skipped on the random half, then fletcher32 */
-    static const size_t which[] = {3, 5, 7};
+    /* a codec last; fletcher32 last to decode; lzf or lzo skipped on the random half, then fletcher32 */
+    static const size_t which[] = {3, 5, 7, 11};
     for (size_t i = 0; i < sizeof which / sizeof *which; i++) {
         const struct wpipe *p = &wpipes[which[i]];
         char fa[32], fb[32], fs[32];
@@ -783,7 +792,7 @@ static void test_whole_chunk_wrong_size(void)
     hid_t f = H5Fcreate(tu_path(dir, "bad.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     struct h5shuf_chunkio *cio;
     CU_ASSERT_FATAL(h5shuf__chunkio_create(2, &cio) == H5SHUF_OK);
-    static const size_t which[] = {0, 1, 2, 3}; /* deflate, zstd, lzf, shuffle+deflate */
+    static const size_t which[] = {0, 1, 2, 3, 10}; /* deflate, zstd, lzf, shuffle+deflate, lzo */
     static const int wider[] = {16, -16};
     for (size_t w = 0; w < sizeof which / sizeof *which; w++)
         for (size_t k = 0; k < 2; k++) {

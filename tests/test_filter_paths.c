@@ -1,10 +1,11 @@
 /*
- * test_filter_paths.c - lzf (32000) and bitshuffle (32008) on chunkio's threaded path: the chunks the
- * pool encodes are byte for byte the ones HDF5 stores through the registered filters (with the same
- * filter mask: an lzf chunk that does not shrink is stored with lzf skipped), what the pool decodes
- * equals H5Dread's, for partial last chunks and unaligned row ranges; bitshuffle with blocks too small for
- * the stage buffers falls back to HDF5; a corrupt chunk is a clean error; and a whole shuffle of such
- * inputs is byte-identical for every thread count and in the contract's order.
+ * test_filter_paths.c - lzf (32000), lzo (305) and bitshuffle (32008) on chunkio's threaded path: the
+ * chunks the pool encodes are byte for byte the ones HDF5 stores through the registered filters (with the
+ * same filter mask: an lzf or lzo chunk that does not shrink is stored with the filter skipped), what the
+ * pool decodes equals H5Dread's, for partial last chunks and unaligned row ranges; bitshuffle with blocks
+ * too small for the stage buffers, and lzo after another codec, fall back to HDF5; a corrupt chunk is a
+ * clean error; and a whole shuffle of such inputs is byte-identical for every thread count and in the
+ * contract's order.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "filter_bshuf.h"
 #include "filters.h"
 #include "filter_lzf.h"
+#include "filter_lzo.h"
 #include "chunkio.h"
 #include "h5err.h"
 #include "testutil.h"
@@ -21,20 +23,23 @@
 #define COLS 12u
 #define CHUNK_ROWS 64u
 
-/* Pipelines under test: lzf (optional, as h5py sets it) or bitshuffle (cd 3..5), with shuffle before and
- * fletcher32 after when asked. */
+/* Pipelines under test: lzf (optional, as h5py sets it), lzo (optional, PyTables' cd_values) or
+ * bitshuffle (cd 3..5), with shuffle before and fletcher32 after when asked. */
 struct pipe {
     const char *name;
     int lzf, bshuf, shuffle, fletcher32;
     unsigned block, compression;
+    int lzo;
 };
 static const struct pipe pipes[] = {
-    {"lzf", 1, 0, 0, 0, 0, 0},
-    {"shuffle+lzf+fletcher32", 1, 0, 1, 1, 0, 0},
-    {"bitshuffle", 0, 1, 0, 0, 0, 0},
-    {"bitshuffle:lz4", 0, 1, 0, 0, 0, 2},
-    {"bitshuffle:lz4 block 64", 0, 1, 0, 0, 64, 2},
-    {"bitshuffle:zstd+fletcher32", 0, 1, 0, 1, 0, 3},
+    {"lzf", 1, 0, 0, 0, 0, 0, 0},
+    {"shuffle+lzf+fletcher32", 1, 0, 1, 1, 0, 0, 0},
+    {"bitshuffle", 0, 1, 0, 0, 0, 0, 0},
+    {"bitshuffle:lz4", 0, 1, 0, 0, 0, 2, 0},
+    {"bitshuffle:lz4 block 64", 0, 1, 0, 0, 64, 2, 0},
+    {"bitshuffle:zstd+fletcher32", 0, 1, 0, 1, 0, 3, 0},
+    {"lzo", 0, 0, 0, 0, 0, 0, 1},
+    {"shuffle+lzo+fletcher32", 0, 0, 1, 1, 0, 0, 1},
 };
 
 /* Rows of int32: the first half smooth (compresses), the second half random (lzf cannot shrink it). */
@@ -56,6 +61,10 @@ static hid_t make_dset(hid_t file, const char *name, const struct pipe *p, hsize
         H5Pset_shuffle(dcpl);
     if (p->lzf)
         H5Pset_filter(dcpl, H5SHUF_FILTER_LZF, H5Z_FLAG_OPTIONAL, 0, NULL);
+    if (p->lzo) {
+        const unsigned cd[3] = {5, 11, 4}; /* PyTables' CArray: level 5, VERSION 1.1, CArray */
+        H5Pset_filter(dcpl, H5SHUF_FILTER_LZO, H5Z_FLAG_OPTIONAL, 3, cd);
+    }
     if (p->bshuf) {
         unsigned cd[3] = {p->block, p->compression, 1};
         H5Pset_filter(dcpl, H5SHUF_FILTER_BSHUF, H5Z_FLAG_OPTIONAL, p->compression == 3 ? 3 : 2, cd);
@@ -107,7 +116,7 @@ static void test_encodings_match_hdf5(void)
         if (!same)
             fprintf(stderr, "pipeline %s: chunks differ from HDF5's\n", p->name);
         CU_ASSERT(same);
-        CU_ASSERT(p->lzf ? skipped > 0 : skipped == 0); /* the random half does not shrink */
+        CU_ASSERT(p->lzf || p->lzo ? skipped > 0 : skipped == 0); /* the random half does not shrink */
         H5Dclose(dh);
         H5Dclose(dour);
     }
@@ -151,8 +160,9 @@ static void test_decode_matches_hdf5(void)
     free(dir);
 }
 
-/* Blocks of 8 elements: LZ4's per-block margin outgrows the stage buffers, so HDF5 runs the filter;
- * lzf set mandatory is still run by the pool (and fails cleanly on a chunk that does not shrink). */
+/* Blocks of 8 elements: LZ4's per-block margin outgrows the stage buffers, so HDF5 runs the filter; so
+ * does lzo after another codec (LZO1X-1 writes up to its worst case of that codec's output, unchecked);
+ * lzf and lzo set mandatory are still run by the pool (and fail cleanly on a chunk that does not shrink). */
 static void test_fallback_and_mandatory(void)
 {
     char *dir = tu_mkdtemp();
@@ -172,30 +182,50 @@ static void test_fallback_and_mandatory(void)
     d = H5Dcreate2(f, "default", H5T_STD_I32LE, tspace, H5P_DEFAULT, tdcpl, H5P_DEFAULT);
     CU_ASSERT(h5shuf__pipeline_probe(d, H5T_STD_I32LE, &pl) == 0 && pl.direct);
     H5Dclose(d);
+    const unsigned lcd[3] = {5, 11, 4};
+    hid_t ldcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(ldcpl, 2, tcdims);
+    H5Pset_deflate(ldcpl, 1);
+    H5Pset_filter(ldcpl, H5SHUF_FILTER_LZO, H5Z_FLAG_OPTIONAL, 3, lcd);
+    d = H5Dcreate2(f, "deflate+lzo", H5T_STD_I32LE, tspace, H5P_DEFAULT, ldcpl, H5P_DEFAULT);
+    CU_ASSERT(h5shuf__pipeline_probe(d, H5T_STD_I32LE, &pl) == 0 && !pl.direct);
+    H5Dclose(d);
+    H5Pclose(ldcpl);
     H5Sclose(tspace);
     H5Pclose(tdcpl);
 
     hsize_t dims[2] = {0, COLS}, maxdims[2] = {H5S_UNLIMITED, COLS}, cdims[2] = {CHUNK_ROWS, COLS};
-    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), space = H5Screate_simple(2, dims, maxdims);
-    H5Pset_chunk(dcpl, 2, cdims);
-    H5Pset_filter(dcpl, H5SHUF_FILTER_LZF, H5Z_FLAG_MANDATORY, 0, NULL);
-    d = H5Dcreate2(f, "mandatory", H5T_STD_I32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    CU_ASSERT(h5shuf__pipeline_probe(d, H5T_STD_I32LE, &pl) == 0 && pl.direct);
+
+    hid_t space = H5Screate_simple(2, dims, maxdims);
+    int32_t *x = values();
     struct h5shuf_chunkio *cio;
     CU_ASSERT_FATAL(h5shuf__chunkio_create(2, &cio) == H5SHUF_OK);
-    int32_t *x = values();
-    CU_ASSERT(h5shuf__chunkio_write(cio, d, H5T_STD_I32LE, 0, 2 * CHUNK_ROWS, x, 1) >= 0); /* compresses */
-    H5E_BEGIN_TRY
-    {
-        CU_ASSERT(h5shuf__chunkio_write(cio, d, H5T_STD_I32LE, 8 * CHUNK_ROWS, CHUNK_ROWS, x + 8 * CHUNK_ROWS * COLS, 1) < 0);
+    for (int k = 0; k < 2; k++) {
+        hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        H5Pset_chunk(dcpl, 2, cdims);
+        if (k == 0)
+            H5Pset_filter(dcpl, H5SHUF_FILTER_LZF, H5Z_FLAG_MANDATORY, 0, NULL);
+        else
+            H5Pset_filter(dcpl, H5SHUF_FILTER_LZO, H5Z_FLAG_MANDATORY, 3, lcd);
+        d = H5Dcreate2(f, k ? "mandatory-lzo" : "mandatory", H5T_STD_I32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        CU_ASSERT(h5shuf__pipeline_probe(d, H5T_STD_I32LE, &pl) == 0 && pl.direct);
+        CU_ASSERT(h5shuf__chunkio_write(cio, d, H5T_STD_I32LE, 0, 2 * CHUNK_ROWS, x, 1) >= 0); /* compresses */
+        H5E_BEGIN_TRY
+        {
+            const int32_t *rnd = x + 8 * CHUNK_ROWS * COLS; /* random rows: no gain */
+            CU_ASSERT(h5shuf__chunkio_write(cio, d, H5T_STD_I32LE, 8 * CHUNK_ROWS, CHUNK_ROWS, rnd, 1) < 0);
+        }
+        H5E_END_TRY;
+        char cause[256];
+        h5shuf__hdf5_cause(cause, sizeof cause);
+        CU_ASSERT(strstr(cause, "mandatory") != NULL);
+        H5Eclear2(H5E_DEFAULT);
+        H5Dclose(d);
+        H5Pclose(dcpl);
     }
-    H5E_END_TRY;
-    H5Eclear2(H5E_DEFAULT);
     h5shuf__chunkio_free(cio);
     free(x);
-    H5Dclose(d);
     H5Sclose(space);
-    H5Pclose(dcpl);
     H5Fclose(f);
     tu_rmtree(dir);
     free(dir);
@@ -209,8 +239,9 @@ static void test_corrupt_chunks(void)
     int32_t *x = values(), *got = malloc(ROWS * COLS * sizeof *got);
     struct h5shuf_chunkio *cio;
     CU_ASSERT_FATAL(h5shuf__chunkio_create(2, &cio) == H5SHUF_OK);
-    const struct pipe *cases[] = {&pipes[0], &pipes[3]};
-    for (size_t i = 0; i < 2; i++) {
+    const struct pipe *cases[] = {&pipes[0], &pipes[3], &pipes[6]};
+    static const char *const names[] = {"lzf", "bitshuffle", "lzo"};
+    for (size_t i = 0; i < 3; i++) {
         hid_t d = make_dset(f, cases[i]->name, cases[i], ROWS);
         H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x);
         H5Dclose(d);
@@ -231,8 +262,8 @@ static void test_corrupt_chunks(void)
         H5E_END_TRY;
         char cause[256];
         h5shuf__hdf5_cause(cause, sizeof cause);
-        CU_ASSERT(strstr(cause, i == 0 ? "lzf" : "bitshuffle") != NULL);
-        if (!strstr(cause, i == 0 ? "lzf" : "bitshuffle"))
+        CU_ASSERT(strstr(cause, names[i]) != NULL && strstr(cause, "corrupt") != NULL);
+        if (!strstr(cause, names[i]))
             fprintf(stderr, "cause: %s\n", cause);
         free(raw);
         H5Dclose(d);
@@ -245,8 +276,8 @@ static void test_corrupt_chunks(void)
     free(dir);
 }
 
-/* A whole shuffle of lzf and bitshuffle inputs ("-c keep"): the same file for 1, 2 and 3 threads, the
- * rows in the reference order, the filters kept. */
+/* A whole shuffle of lzf, bitshuffle and lzo inputs ("-c keep"): the same file for 1, 2 and 3 threads,
+ * the rows in the reference order, the filters kept (lzo's cd_values as PyTables wrote them). */
 static void test_threads_same_bytes(void)
 {
     char *dir = tu_mkdtemp();
@@ -254,10 +285,13 @@ static void test_threads_same_bytes(void)
     int32_t *x = values();
     hid_t f = H5Fcreate(in, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     hid_t a = make_dset(f, "a", &pipes[1], ROWS), b = make_dset(f, "b", &pipes[3], ROWS);
+    hid_t c = make_dset(f, "c", &pipes[7], ROWS);
     CU_ASSERT(H5Dwrite(a, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
     CU_ASSERT(H5Dwrite(b, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+    CU_ASSERT(H5Dwrite(c, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
     H5Dclose(a);
     H5Dclose(b);
+    H5Dclose(c);
     H5Fclose(f);
     const char *inputs[] = {in};
     char msg[512], name[32];
@@ -277,15 +311,26 @@ static void test_threads_same_bytes(void)
     }
     int32_t *want = malloc(ROWS * COLS * sizeof *want);
     tu_reference(99, x, ROWS, COLS * sizeof *x, want);
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 3; k++) {
         uint64_t rows, row_bytes;
-        int32_t *got = tu_read(tu_path(dir, "out3.h5"), k ? "/b" : "/a", &rows, &row_bytes);
+        int32_t *got = tu_read(tu_path(dir, "out3.h5"), k == 2 ? "/c" : k ? "/b" : "/a", &rows, &row_bytes);
         CU_ASSERT(got && rows == ROWS && row_bytes == COLS * 4 && memcmp(got, want, ROWS * COLS * 4) == 0);
         free(got);
     }
     hid_t o = H5Fopen(tu_path(dir, "out2.h5"), H5F_ACC_RDONLY, H5P_DEFAULT);
     hid_t d = H5Dopen2(o, "/b", H5P_DEFAULT), dcpl = H5Dget_create_plist(d);
     CU_ASSERT(H5Pget_filter_by_id2(dcpl, H5SHUF_FILTER_BSHUF, NULL, NULL, NULL, 0, NULL, NULL) >= 0);
+    H5Pclose(dcpl);
+    H5Dclose(d);
+    d = H5Dopen2(o, "/c", H5P_DEFAULT);
+    dcpl = H5Dget_create_plist(d);
+    unsigned flags = 0, cd[8] = {0};
+    size_t ncd = 8;
+    char fname[16] = "";
+    CU_ASSERT(H5Pget_filter_by_id2(dcpl, H5SHUF_FILTER_LZO, &flags, &ncd, cd, sizeof fname, fname, NULL) >= 0);
+    /* PyTables' values and name, which PyTables reads the filter by */
+    CU_ASSERT(ncd == 3 && cd[0] == 5 && cd[1] == 11 && cd[2] == 4 && (flags & H5Z_FLAG_OPTIONAL));
+    CU_ASSERT_STRING_EQUAL(fname, "lzo");
     H5Pclose(dcpl);
     H5Dclose(d);
     H5Fclose(o);
@@ -301,8 +346,8 @@ int main(void)
     static const struct tu_test tests[] = {
         {"encoded chunks and masks are HDF5's", test_encodings_match_hdf5},
         {"decoded rows equal H5Dread's", test_decode_matches_hdf5},
-        {"tiny bitshuffle blocks fall back; mandatory lzf fails cleanly", test_fallback_and_mandatory},
-        {"corrupt lzf and bitshuffle chunks: clean errors", test_corrupt_chunks},
+        {"fallbacks to HDF5; mandatory lzf and lzo fail cleanly", test_fallback_and_mandatory},
+        {"corrupt lzf, bitshuffle and lzo chunks: clean errors", test_corrupt_chunks},
         {"output byte-identical for 1, 2, 3 threads, in the reference order", test_threads_same_bytes},
         {NULL, NULL},
     };

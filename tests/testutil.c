@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <lzf.h>
+#include <lzo1x.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -162,6 +163,10 @@ static size_t decode_chunk(hid_t dcpl, const unsigned char *raw, size_t n, uint3
         } else if (id == 32000) { /* lzf */
             unsigned got = lzf_decompress(a, (unsigned)len, b, (unsigned)(cap + 64));
             ok = got > 0;
+            len = got;
+        } else if (id == 305) { /* lzo: LZO1X, as PyTables decodes it */
+            lzo_uint got = cap + 64;
+            ok = lzo_init() == LZO_E_OK && lzo1x_decompress_safe(a, len, b, &got, NULL) == LZO_E_OK;
             len = got;
         } else {
             ok = 0;

@@ -40,7 +40,7 @@ unsigned char *tu_raw_chunk(hid_t d, hsize_t row, hsize_t *n, uint32_t *mask);
 /* The stored chunks of chunked datasets a and b (same shape and filters): 1 when both hold the same chunks
  * (offsets, filter masks) and each pair decodes to the same bytes, edge chunks whole, by this file's own
  * decoder (zlib's inflate, HDF5's shuffle and fletcher32 as H5Zshuffle.c and H5checksum.c define them,
- * zstd, lzf: independent of h5shuf's codec); the stored bytes of a pipeline without deflate must be equal
+ * zstd, lzf, lzo: independent of h5shuf's codec); the stored bytes of a pipeline without deflate must be equal
  * too (only deflate's encoder may differ: libdeflate's is not zlib's).  Prints the first difference. */
 int tu_same_chunks(hid_t a, hid_t b);
 

@@ -6,16 +6,16 @@
  * The encodings are the filters' own: shuffle and fletcher32 as HDF5 defines them (H5Zshuffle.c,
  * H5checksum.c), zstd as our filter 32015 writes it (one frame per chunk, ZSTD_compress at the level in
  * cd_values[0]), deflate as a zlib stream (RFC 1950) made by libdeflate at the level in cd_values[0],
- * which any zlib reads, lzf and bitshuffle as filter_lzf.c and filter_bshuf.c make them (an lzf chunk
- * that does not shrink is stored with lzf skipped in its filter mask, as HDF5 does for an optional
- * filter that fails).  A chunk's bytes depend on its rows and the pipeline only, never on the thread
- * that runs it.  A partial last chunk is stored whole, its unused rows zero.
+ * which any zlib reads, lzf, lzo and bitshuffle as filter_lzf.c, filter_lzo.c and filter_bshuf.c make
+ * them (an lzf or lzo chunk that does not shrink is stored with that filter skipped in its filter mask,
+ * as HDF5 does for an optional filter that fails).  A chunk's bytes depend on its rows and the pipeline
+ * only, never on the thread that runs it.  A partial last chunk is stored whole, its unused rows zero.
  *
  * Buffers: a chunk whose task covers it whole decodes its last step straight into the caller's rows and
- * encodes its first step straight from them, so a single codec (deflate, zstd, lzf) needs no buffer but
- * the task's raw one.  Steps in between, a partial chunk, and a fletcher32 that would append to or strip
- * the rows themselves go through stage buffers, which each thread makes itself when a task it runs needs
- * them (one for shuffle+deflate, at most two) and keeps for the next; they only grow.
+ * encodes its first step straight from them, so a single codec (deflate, zstd, lzf, lzo) needs no buffer
+ * but the task's raw one.  Steps in between, a partial chunk, and a fletcher32 that would append to or
+ * strip the rows themselves go through stage buffers, which each thread makes itself when a task it runs
+ * needs them (one for shuffle+deflate, at most two) and keeps for the next; they only grow.
  */
 #include <libdeflate.h>
 #include <stdio.h>
@@ -27,6 +27,7 @@
 #include "fault.h"
 #include "filter_bshuf.h"
 #include "filter_lzf.h"
+#include "filter_lzo.h"
 #include "filter_zstd.h"
 
 /* ---- the filters ----------------------------------------------------------------------------------- */
@@ -232,8 +233,8 @@ static void block_copy(const struct h5shuf_codec_chunk *t, unsigned char *chunk,
 }
 
 /* How a filter step ended: its output in the step's output buffer (STEP_OUT), in its input (STEP_IN:
- * fletcher32 only adds or removes its checksum), skipped (STEP_SKIPPED: lzf could not shrink the chunk and
- * the filter is optional), or failed (STEP_ERROR, with a message in err). */
+ * fletcher32 only adds or removes its checksum), skipped (STEP_SKIPPED: lzf or lzo could not shrink the
+ * chunk and the filter is optional), or failed (STEP_ERROR, with a message in err). */
 enum step { STEP_ERROR = -1, STEP_OUT, STEP_IN, STEP_SKIPPED };
 
 /* Stage buffer s of the thread running t, at least cap bytes.  Made or grown here, by that thread (no
@@ -313,6 +314,16 @@ static enum step decode_step(const struct h5shuf_pipeline_filter *f, struct h5sh
             snprintf(err, errcap, "lzf: %s",
                      r == H5SHUF_LZF_E2BIG ? "chunk decompresses to more than its size (corrupt chunk)"
                                            : "invalid data for LZF decompression (corrupt chunk)");
+            return STEP_ERROR;
+        }
+        *n = got;
+        return STEP_OUT;
+    }
+    case H5SHUF_FILTER_LZO: {
+        size_t got;
+        int r = h5shuf_lzo_decode(in, *n, out, cap, &got);
+        if (r != H5SHUF_LZO_OK) {
+            snprintf(err, errcap, "lzo: %s", h5shuf_lzo_strerror(r));
             return STEP_ERROR;
         }
         *n = got;
@@ -459,6 +470,28 @@ static enum step encode_step(const struct h5shuf_pipeline_filter *f, struct h5sh
         *n = got;
         return STEP_OUT;
     }
+    case H5SHUF_FILTER_LZO: {
+        if (!c->lzo_work && !(c->lzo_work = malloc(H5SHUF_LZO_WORK_BYTES))) {
+            snprintf(err, errcap, "lzo: out of memory");
+            return STEP_ERROR;
+        }
+        /* out has room for LZO's worst case: the pipeline puts only shuffle and fletcher32 before lzo */
+        size_t got = 0;
+        int r = h5shuf_lzo_encode(in, *n, out, cap - 4, c->lzo_work, &got);
+        if (r == H5SHUF_LZO_NOGAIN) { /* PyTables' rule: only a shorter stream is kept */
+            if (!(f->flags & H5Z_FLAG_OPTIONAL)) {
+                snprintf(err, errcap, "lzo: the chunk does not compress and the filter is mandatory");
+                return STEP_ERROR;
+            }
+            return STEP_SKIPPED; /* stored as it is, as HDF5 stores it when an optional filter fails */
+        }
+        if (r != H5SHUF_LZO_OK) {
+            snprintf(err, errcap, "lzo: %s", h5shuf_lzo_strerror(r));
+            return STEP_ERROR;
+        }
+        *n = got;
+        return STEP_OUT;
+    }
     case H5SHUF_FILTER_BSHUF: {
         struct h5shuf_bshuf_params bp;
         size_t got = 0;
@@ -531,7 +564,7 @@ int h5shuf__codec_encode(struct h5shuf_codec_chunk *t, struct h5shuf_codec_ctx *
             if (!(out = stage(t, c, s, cap)))
                 return -1;
         } else if (in == t->user) {
-            /* every filter before it was an lzf that could not shrink the rows: give the checksum room */
+            /* every filter before it was an lzf or lzo that could not shrink the rows: room for the sum */
             unsigned char *to = i < last ? stage(t, c, s, cap) : t->raw;
             if (!to)
                 return -1;
@@ -551,7 +584,7 @@ int h5shuf__codec_encode(struct h5shuf_codec_chunk *t, struct h5shuf_codec_ctx *
                 s ^= 1;
         }
     }
-    if (in != t->raw) /* the last codec was an lzf that could not shrink the chunk */
+    if (in != t->raw) /* the last codec was an lzf or lzo that could not shrink the chunk */
         memcpy(t->raw, in, n);
     t->raw_n = n;
     return 0;
@@ -695,6 +728,13 @@ void h5shuf__pipeline_of(hid_t dcpl, int rank, const hsize_t *dims, hid_t ftype,
         case H5Z_FILTER_FLETCHER32:
         case H5SHUF_FILTER_LZF:
             break;
+        case H5SHUF_FILTER_LZO:
+            /* LZO1X-1 writes up to its worst case without checking the end of its output: that fits the
+             * stage buffers for a chunk (shuffled, or with a checksum), not after another codec, whose
+             * output may be larger; such a pipeline (no writer makes one) is left to HDF5 */
+            for (int k = 0; k < i; k++)
+                ok = ok && (pl->f[k].id == H5Z_FILTER_SHUFFLE || pl->f[k].id == H5Z_FILTER_FLETCHER32);
+            break;
         case H5SHUF_FILTER_BSHUF: {
             struct h5shuf_bshuf_params bp;
             ok = h5shuf_bshuf_params_from_cd(pl->f[i].ncd, cd, &bp) == H5SHUF_BSHUF_OK;
@@ -730,6 +770,7 @@ void h5shuf__codec_ctx_release(struct h5shuf_codec_ctx *c)
     ZSTD_freeDCtx(c->zd);
     libdeflate_free_compressor(c->dc);
     libdeflate_free_decompressor(c->dd);
+    free(c->lzo_work);
     free(c->stage[0]);
     free(c->stage[1]);
     free(c->group);

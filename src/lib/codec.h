@@ -30,10 +30,10 @@ struct h5shuf_pipeline {
     size_t chunk_bytes;      /* bytes of a whole chunk before filtering: type_bytes * prod(cdims) */
     int nfilters;
     struct h5shuf_pipeline_filter {
-        H5Z_filter_t id;     /* shuffle, deflate, fletcher32, 32015 (zstd), 32000 (lzf) or 32008 (bitshuffle) */
+        H5Z_filter_t id;     /* shuffle, deflate, fletcher32, 32015 (zstd), 32000 (lzf), 305 (lzo), 32008 (bitshuffle) */
         int level;           /* deflate, zstd */
         size_t elem_size;    /* shuffle */
-        unsigned flags;      /* H5Z_FLAG_OPTIONAL: a chunk lzf cannot shrink is stored with the filter skipped */
+        unsigned flags;      /* H5Z_FLAG_OPTIONAL: a chunk lzf or lzo cannot shrink is stored with the filter skipped */
         size_t ncd;          /* the filter's parameters as stored (bitshuffle), at most 8 */
         unsigned cd[8];
     } f[H5SHUF_PIPELINE_MAX];
@@ -57,6 +57,7 @@ struct h5shuf_codec_ctx {
     struct libdeflate_compressor *dc;
     int dc_level;
     struct libdeflate_decompressor *dd;
+    void *lzo_work; /* LZO1X-1's dictionary, H5SHUF_LZO_WORK_BYTES */
     unsigned char *stage[2];
     size_t stage_cap[2];
     unsigned char *group; /* a group's chunks (h5shuf__codec_encode_group, _decode_group), group_cap bytes */

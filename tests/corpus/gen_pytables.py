@@ -6,7 +6,11 @@ FIELD_k_NAME/FILL, EXTDIM, PYTABLES_FORMAT_VERSION; user attributes, some pickle
   /tokens (N,) of int32 sequences, an Array /classes (not a record), a group /meta with attributes.
 - pytables-blosc: an EArray /X (N, 16) float32 blosc:lz4 with shuffle and a Table /t blosc:zstd (filter
   32001, which PyTables brings and plain HDF5 has not).  Blosc is not among h5shuf's filters (DESIGN.md:
-  zstd, lzf, bitshuffle) and h5shuf runs without HDF5 plugins, so refusing it cleanly is allowed.
+  zstd, lzf, lzo, bitshuffle) and h5shuf runs without HDF5 plugins, so refusing it cleanly is allowed.
+- pytables-lzo: LZO (filter 305, which PyTables brings and plain HDF5 has not; h5shuf builds it in): a
+  Table /events (int64, S12, float64, uint8[4]) lzo 5 with shuffle, an EArray /X (N, 16) float32 lzo 1
+  without shuffle, a CArray /noise (N, 32) uint8 of random bytes (its chunks do not compress: stored with
+  lzo skipped) and a CArray /y (N,) int16 lzo + fletcher32.  Only when PyTables was built with LZO.
 
 The PyTables-level check opens the output with tables.open_file, reads every leaf and compares it
 (the records in the contract's order) and every attribute, the system ones included.
@@ -75,6 +79,39 @@ def _blosc(d):
     return {"name": "pytables-blosc", "file": path, "records": ["/X", "/t"], "refusal_ok": True}
 
 
+def _lzo(d):
+    path = os.path.join(d, "pytables-lzo.h5")
+    rng = np.random.default_rng(23)
+    n = 700
+    lzo = tables.Filters(complevel=5, complib="lzo")  # PyTables' default: shuffle on
+    with tables.open_file(path, "w", title="lzo") as h:
+        desc = np.dtype([("id", "<i8"), ("tag", "S12"), ("value", "<f8"), ("hist", "u1", (4,))])
+        t = h.create_table("/", "events", description=desc, title="Events", filters=lzo, expectedrows=n,
+                           chunkshape=(128,))
+        rows = np.zeros(n, dtype=desc)
+        rows["id"] = np.arange(n) * 5
+        rows["tag"] = [("ev-%d" % (i % 40)).encode() for i in range(n)]
+        rows["value"] = np.cumsum(rng.standard_normal(n))
+        rows["hist"] = rng.integers(0, 4, (n, 4))
+        t.append(rows)
+        t.attrs.detector = "lzo-test"
+        e = h.create_earray("/", "X", atom=tables.Float32Atom(), shape=(0, 16), title="features",
+                            filters=tables.Filters(complevel=1, complib="lzo", shuffle=False), chunkshape=(100, 16))
+        e.append(np.repeat(np.arange(n, dtype=np.float32)[:, None] // 3, 16, axis=1))
+        c = h.create_carray("/", "noise", atom=tables.UInt8Atom(), shape=(n, 32), title="noise",
+                            filters=tables.Filters(complevel=9, complib="lzo"), chunkshape=(64, 32))
+        c[:] = rng.integers(0, 256, (n, 32), dtype=np.uint8)
+        y = h.create_carray("/", "y", atom=tables.Int16Atom(), shape=(n,), title="labels",
+                            filters=tables.Filters(complevel=5, complib="lzo", fletcher32=True), chunkshape=(256,))
+        y[:] = (np.arange(n) % 10).astype(np.int16)
+    return {"name": "pytables-lzo", "file": path, "records": ["/events", "/X", "/noise", "/y"]}
+
+
 def generate(d):
-    """Write the PyTables corpus into directory d; return its cases."""
-    return [dict(c, writer="pytables", kind="pytables") for c in (_zlib(d), _blosc(d))]
+    """Write the PyTables corpus into directory d; return its cases (pytables-lzo when PyTables has LZO)."""
+    cases = [_zlib(d), _blosc(d)]
+    if tables.which_lib_version("lzo"):
+        cases.append(_lzo(d))
+    else:
+        print("# pytables-lzo not generated: this PyTables was built without LZO", flush=True)
+    return [dict(c, writer="pytables", kind="pytables") for c in cases]

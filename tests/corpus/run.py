@@ -20,7 +20,8 @@ time coordinate, decided by the dimension scales, not by lengths).  Then, for ea
      attributes (h5shuf_*, and history, which may record the run if it keeps the input's), `ncdump -hs`
      likewise (storage: chunks, deflate, shuffle, endianness, fill mode), and netCDF4-python reads every
      variable (records and the time coordinate in the one order, the others equal), dimension and
-     attribute; PyTables: tables.open_file reads the output, every leaf and every attribute (CLASS,
+     attribute; PyTables: tables.open_file reads the output, every leaf, its filters as PyTables reads them
+     (by name: an LZO stored under another name reads as no compression) and every attribute (CLASS,
      VERSION, TITLE, NROWS... and the user's) is equal, the records in the order;
  (e) a run h5shuf refuses exits nonzero (not by a signal) with one line on stderr, "h5shuf: ...", naming
      the input file, and leaves nothing in the output's directory.  A refusal is itself a failure ("not
@@ -383,6 +384,9 @@ def check_pytables(tag, case, inp, out, perm, whole):
                     diffs.append("%s attribute %s: %s, input %s" % (path, n, compare.short(getattr(ao, n)),
                                                                    compare.short(getattr(ai, n))))
             if isinstance(node, tables.Leaf):
+                if repr(node.filters) != repr(other.filters):  # PyTables finds its filters by their names
+                    diffs.append("%s filters as PyTables reads them: %s, input %s"
+                                 % (path, other.filters, node.filters))
                 a, b = node.read(), other.read()
                 if path in case["records"]:
                     a = [a[k] for k in perm] if isinstance(a, list) else a[perm]

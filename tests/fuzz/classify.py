@@ -127,7 +127,7 @@ def main():
     if a.inputs and not a.fuzzer:
         ap.error("INPUTs need --fuzzer")
     names = {os.path.basename(a.fuzzer)} if a.fuzzer else set()
-    names |= {"fuzz_file", "fuzz_parse", "fuzz_zstd", "fuzz_lzf", "fuzz_bshuf", "replay_file"}
+    names |= {"fuzz_file", "fuzz_parse", "fuzz_zstd", "fuzz_lzf", "fuzz_lzo", "fuzz_bshuf", "replay_file"}
     reports = [(p, open(p, errors="replace").read()) for p in a.log]
     # (the slow unwinder for leaks: libhdf5 has no frame pointers, the fast one stops at its first frame)
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:symbolize=1:fast_unwind_on_malloc=0:malloc_context_size=40:"
