@@ -203,6 +203,19 @@ typedef struct h5shuf_options {
      * (the journal records the boot).  Syncing costs the disk's time to write the scratch file: a third of
      * a run on uncompressed data here (docs/benchmark.md). */
     int checkpoint_sync;
+    /* A mixture of named domains (docs/guide.md, "Mixtures"): "NAME=P[,NAME=P...]" (names of letters,
+     * digits, '_', '-' and '.'; proportions decimal >= 0, at most 9 digits after the point, normalised by
+     * their sum), every input added as "NAME=SPEC" for one of the names (several inputs may share one;
+     * none may carry a weight "@W" of its own).  The plan opens the inputs, gives domain NAME exactly its
+     * share of the output's rows (largest remainders: the rows add up) spread over its inputs in
+     * proportion to their rows, and turns each input's rows into its weight; h5shuf_job_mix_text says what
+     * it chose.  The output: mix_rows rows when mix_rows_set, else the most the proportions allow without
+     * repeating a row.  A domain that needs more rows than its inputs have is refused (H5SHUF_EINVAL)
+     * unless allow_repeat.  NULL (default): no mixture. */
+    const char *mix;
+    uint64_t mix_rows;
+    int mix_rows_set;
+    int allow_repeat;
 } h5shuf_options;
 
 /* The plan of a job (DESIGN.md section 3), filled by h5shuf_job_plan() and kept up to date by a run. */
@@ -269,7 +282,7 @@ H5SHUF_API void h5shuf_job_free(h5shuf_job *job);
  * the first ":/".  Inputs are concatenated along axis 0 in the order added.  An input without paths uses
  * the paths of the first input; if the first input has none, its datasets are discovered when the job
  * runs (every dataset whose dim 0 is the common N; other objects are copied to the output unchanged).
- * A weight "@W" at the end (W > 0 in decimal, at most 18 digits after the point, ceil(W) < 65536) makes
+ * A weight "@W" at the end (W >= 0 in decimal, at most 18 digits after the point, ceil(W) < 65536) makes
  * the input contribute floor(W) copies of each of its n rows plus exactly round(frac(W) x n) more (half
  * up), chosen uniformly without replacement from the seed: "a.h5:/tok@0.25" is an exact 25% sample,
  * "@2.5" every row twice and half of them a third time; every copy is its own row of the permutation
@@ -277,6 +290,11 @@ H5SHUF_API void h5shuf_job_free(h5shuf_job *job);
  * (see h5shuf_errmsg).
  */
 H5SHUF_API int h5shuf_job_add_input(h5shuf_job *job, const char *spec);
+
+/* After h5shuf_job_plan with a mixture (h5shuf_options.mix): what the plan chose, a line per domain
+ * ("NAME: P of R rows = T rows, from I inputs of H rows") and per input ("  FILE: n rows, weight W: c
+ * rows"), lines ended by '\n'; "" without a mixture.  Owned by the job, valid until it is freed. */
+H5SHUF_API const char *h5shuf_job_mix_text(const h5shuf_job *job);
 
 /* Set the output, "FILE.h5" or "FILE.h5:/path[,/path...]" (paths default to the input paths; when given
  * there must be one per shuffled dataset).  Returns H5SHUF_OK or H5SHUF_EINVAL. */

@@ -27,6 +27,10 @@ int main(void)
     FIELD(h5shuf_options, checkpoint_seconds);
     FIELD(h5shuf_options, resume);
     FIELD(h5shuf_options, checkpoint_sync);
+    FIELD(h5shuf_options, mix);
+    FIELD(h5shuf_options, mix_rows);
+    FIELD(h5shuf_options, mix_rows_set);
+    FIELD(h5shuf_options, allow_repeat);
     SIZE(h5shuf_options);
 
     FIELD(h5shuf_plan, rows), FIELD(h5shuf_plan, row_bytes), FIELD(h5shuf_plan, total_bytes);

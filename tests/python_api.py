@@ -226,11 +226,17 @@ def case_against_cli(d):
     check("weights: pairs and a dict write the CLI's @W bytes",
           same_bytes(os.path.join(dw, "pairs.h5"), os.path.join(dw, "cli.h5")) and
           same_bytes(os.path.join(dw, "dict.h5"), os.path.join(dw, "cli.h5")))
+    h5shuf.shuffle(["one=" + a + ":/x,/y", "two=" + b], os.path.join(dw, "mix.h5"), seed=4, mix={"one": 0.75, "two": 0.25},
+                   rows=300, allow_repeat=True)
+    cli("-s", 4, "--mix", "one=0.75,two=0.25", "--rows", 300, "--allow-repeat", "one=" + a + ":/x,/y", "two=" + b,
+        os.path.join(dw, "mix-cli.h5"))
+    check("mix: a dict of shares, rows and allow_repeat write the CLI's --mix bytes",
+          same_bytes(os.path.join(dw, "mix.h5"), os.path.join(dw, "mix-cli.h5")))
     try:
-        h5shuf.shuffle([(a, 0)], os.path.join(dw, "zero.h5"), seed=4)
-        check("weights: a weight of 0 raises InvalidArgumentError", False, "no error")
+        h5shuf.shuffle([(a, -1)], os.path.join(dw, "negative.h5"), seed=4)
+        check("weights: a negative weight raises InvalidArgumentError", False, "no error")
     except h5shuf.InvalidArgumentError as e:
-        check("weights: a weight of 0 raises InvalidArgumentError", "above 0" in str(e), str(e))
+        check("weights: a negative weight raises InvalidArgumentError", "0 or more" in str(e), str(e))
 
 
 def case_plan(d):

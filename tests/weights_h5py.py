@@ -17,8 +17,12 @@ numpy's Philox as in oracle_h5py.py.  Checked:
   - variable-length rows (h5py vlen int32) sampled, and the whole-file form (FILE@W);
   - copies land independently: the positions of a row's two copies (W = 2) binned 4 x 4 over the
     output, chi-square against the exact expectation for two distinct uniform positions, at 0.001;
+  - --mix over three domains of token sequences: each domain exactly its share of the rows (largest
+    remainders, computed here), spread over its files by their rows, shards' concatenation; --plan prints
+    the weights; too few rows refused unless --allow-repeat;
   - killed (SIGKILL) and resumed: the uninterrupted run's bytes;
-  - bad weights refused with one line: @0, 19 digits after the point, 65536 copies; "x@2.h5" is a file.
+  - @0 takes no row and keeps the inputs' numbers; bad weights refused with one line: 19 digits after the
+    point, 65536 copies; "x@2.h5" is a file.
 Each check prints PASS or FAIL; the last line is "N passed, M failed"; exit 0 only when nothing failed.
 """
 
@@ -256,17 +260,97 @@ def case_resume(tmp):
     check("weights: killed (exit %s) and resumed, the uninterrupted run's bytes" % p.returncode, md5(out) == md5(ref))
 
 
+def largest_remainder(total, weights):
+    """Hamilton's apportionment: floor shares, then one more to the largest remainders (ties: earlier)."""
+    s = sum(weights)
+    base = [total * w // s for w in weights]
+    rem = [total * w % s for w in weights]
+    for j in sorted(range(len(weights)), key=lambda j: (-rem[j], j))[:total - sum(base)]:
+        base[j] += 1
+    return base
+
+
+def case_mix(tmp):
+    """--mix over three domains of token sequences (vlen int32), two or three files each."""
+    doms = {"web": [3000, 1700, 900], "code": [800, 1300], "books": [450, 260]}
+    ins, files, dom_of = [], {}, {}
+    base = 0
+    for d, sizes in doms.items():
+        for k, n in enumerate(sizes):
+            p = os.path.join(tmp, "%s%d.h5" % (d, k))
+            with h5py.File(p, "w") as h:
+                ids = np.arange(base, base + n, dtype="<i8")
+                h["id"] = ids
+                t = h.create_dataset("tok", (n,), dtype=h5py.vlen_dtype(np.dtype("<i4")))
+                for i in range(n):
+                    t[i] = np.full(int(ids[i]) % 5 + 1, int(ids[i]), dtype="<i4")
+            files[p] = (base, n)
+            dom_of.update({i: d for i in range(base, base + n)})
+            ins.append("%s=%s" % (d, p))
+            base += n
+    share = {"web": 7, "code": 2, "books": 1}  # 0.7, 0.2, 0.1
+    have = {d: sum(s) for d, s in doms.items()}
+    # the default rows: the most the shares allow without a repeat
+    rows = min(have[d] * 10 // share[d] for d in doms)
+    while any(t > have[d] for t, d in zip(largest_remainder(rows, [share[d] for d in doms]), doms)):
+        rows -= 1
+    out = os.path.join(tmp, "mix.h5")
+    mixarg = "web=0.7,code=0.2,books=0.1"
+    plan, err = O.run([O.H5SHUF, "--plan", "-s", 3, "--mix", mixarg] + ins + [out])
+    O.shuf("-q", "-s", 3, "--mix", mixarg, "--shards", 4, *ins, out)
+    ids = []
+    for s in range(4):
+        with h5py.File(os.path.join(tmp, "mix-%05d-of-00004.h5" % s), "r") as h:
+            x = h["id"][()]
+            t = h["tok"]
+            ok = all(np.array_equal(t[i], np.full(int(x[i]) % 5 + 1, int(x[i]), dtype="<i4")) for i in range(len(x)))
+            check("--mix: shard %d: token sequences aligned with their ids" % s, ok)
+            ids.append(x)
+    ids = np.concatenate(ids)
+    targets = largest_remainder(rows, [share[d] for d in doms])
+    got = {d: sum(1 for i in ids.tolist() if dom_of[i] == d) for d in doms}
+    check("--mix (default rows %d): each domain exactly its largest-remainder share %s" % (rows, targets),
+          len(ids) == rows and [got[d] for d in doms] == targets, "%s" % got)
+    for d, t in zip(doms, targets):  # the domain's rows over its files, by their rows
+        per = largest_remainder(t, doms[d])
+        fs = [p for p in files if os.path.basename(p).startswith(d)]
+        cnt = [int(((ids >= files[p][0]) & (ids < files[p][0] + files[p][1])).sum()) for p in fs]
+        check("--mix: %s's %d rows over its files by their rows: %s" % (d, t, per), cnt == per, str(cnt))
+    text = err + plan
+    check("--plan prints each domain's rows and each input's weight",
+          "mix: web: 0.700000 of %d rows = %d rows" % (rows, targets[0]) in text and "weight" in text, text[-600:])
+    p = subprocess.run([O.H5SHUF, "-q", "-s", "3", "--mix", mixarg, "--rows", str(2 * rows)] + ins + [out + "2"],
+                       capture_output=True)
+    e = p.stderr.decode().splitlines()
+    check("--mix --rows past a domain's rows: refused in one line naming it", p.returncode != 0 and e and
+          "needs" in e[0] and "--allow-repeat" in e[0], e)
+    O.shuf("-q", "-s", 3, "--mix", mixarg, "--rows", 2 * rows, "--allow-repeat", *ins, out + "3")
+    with h5py.File(out + "3", "r") as h:
+        x = h["id"][()]
+        got = [sum(1 for i in x.tolist() if dom_of[i] == d) for d in doms]
+        check("--mix --allow-repeat --rows %d: exact shares %s" % (2 * rows, got),
+              got == largest_remainder(2 * rows, [share[d] for d in doms]))
+        c = np.bincount(x - 0, minlength=base)
+        check("--mix --allow-repeat: a repeated domain's rows each 1 or 2 times (books: 2 or 3)",
+              set(c[[i for i in range(base) if dom_of[i] == "code"]].tolist()) <= {1, 2})
+
+
 def case_refused(tmp):
     a = os.path.join(tmp, "r.h5")
     with h5py.File(a, "w") as h:
         h["x"] = np.arange(10, dtype="<i8")
     out = os.path.join(tmp, "ro.h5")
-    for w, why in (("0", "more than 0"), ("0.0", "more than 0"), ("1." + "0" * 18 + "1", "18 digits"),
-                   ("65536", "65535 copies")):
+    for w, why in (("1." + "0" * 18 + "1", "18 digits"), ("65536", "65535 copies")):
         p = subprocess.run([O.H5SHUF, "-q", "%s:/x@%s" % (a, w), out], capture_output=True)
         err = p.stderr.decode().strip().splitlines()  # (then the usage hint of every bad argument)
         check("weights: @%s refused with one line naming the input (%s)" % (w, why),
               p.returncode != 0 and err and why in err[0] and a in err[0] and not os.path.exists(out), err)
+    zero = os.path.join(tmp, "zero.h5")
+    O.shuf("-q", "-s", 1, "--source-index", "/src", "%s:/x@2" % a, "%s:/x@0" % a, "%s:/x@0.5" % a, zero)
+    with h5py.File(zero, "r") as h:
+        src = h["src"][()]
+        check("weights: @0 takes no row and the input after it keeps its number",
+              len(src) == 25 and sorted(set(src.tolist())) == [0, 2] and (src == 2).sum() == 5, str(src))
     odd = os.path.join(tmp, "odd@2.h5")
     with h5py.File(odd, "w") as h:
         h["x"] = np.arange(10, dtype="<i8")
@@ -286,6 +370,7 @@ def main():
         O.run_case("vlen rows and whole files", case_vlen_and_whole_file, tmp)
         O.run_case("copies independent", case_independent_copies, tmp)
         O.run_case("resume", case_resume, tmp)
+        O.run_case("mix", case_mix, tmp)
         O.run_case("refused", case_refused, tmp)
     print("%d passed, %d failed" % (O.PASSED, O.FAILED), flush=True)
     return 0 if O.FAILED == 0 else 1

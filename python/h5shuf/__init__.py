@@ -44,7 +44,10 @@ _OPTIONS_DOC = """
     default window), resume (continue the interrupted run of the same call from its last checkpoint: the
     output is the uninterrupted run's, byte for byte), checkpoint (work a kill may cost at most: a size
     such as "1G", or (size, seconds); "off": no checkpoints; default ("1G", 60)), checkpoint_sync (sync every
-    checkpoint to the disk, so that it survives a crash of the machine too, not only a kill)."""
+    checkpoint to the disk, so that it survives a crash of the machine too, not only a kill), mix (a mixture
+    of domains, "web=0.7,code=0.3" or {"web": 0.7, "code": 0.3}, every input then "web=in.h5:/tok": each
+    domain exactly its share of the rows), rows (the rows of a mix; default: the most it allows without
+    repeating a row), allow_repeat (let a mix repeat a domain's rows)."""
 
 
 def shuffle(inputs, output, *, seed=None, memory="1G", compression=None, shards=None, index=None, threads=0,

@@ -39,7 +39,8 @@ class Options(ctypes.Structure):
         ("source_index_path", _str), ("shards", _u64), ("split", _str), ("head_rows", _u64), ("head_set", _int),
         ("drop_references", _int), ("allow_lossy", _int), ("check", _int), ("strategy", _int),
         ("allow_external", _int), ("checkpoint_bytes", _u64), ("checkpoint_seconds", ctypes.c_double),
-        ("resume", _int), ("checkpoint_sync", _int),
+        ("resume", _int), ("checkpoint_sync", _int), ("mix", _str), ("mix_rows", _u64), ("mix_rows_set", _int),
+        ("allow_repeat", _int),
     ]
 
 
@@ -77,6 +78,7 @@ _FUNCTIONS = {
     "h5shuf_job_create": (_JOB, [ctypes.POINTER(Options)]),
     "h5shuf_job_free": (None, [_JOB]),
     "h5shuf_job_add_input": (_int, [_JOB, _str]),
+    "h5shuf_job_mix_text": (_str, [_JOB]),
     "h5shuf_job_set_output": (_int, [_JOB, _str]),
     "h5shuf_job_set_piles": (_int, [_JOB, _str]),
     "h5shuf_job_plan": (_int, [_JOB, ctypes.POINTER(Plan)]),

@@ -25,7 +25,7 @@ from . import _lib, _progress, errors
 
 OPTION_NAMES = ("chunk_rows", "scratch_compression", "tmpdir", "on_oversize", "strategy", "split", "head",
                 "source_index", "check", "force", "drop_references", "allow_lossy", "allow_external",
-                "mixing_window", "resume", "checkpoint", "checkpoint_sync")
+                "mixing_window", "resume", "checkpoint", "checkpoint_sync", "mix", "rows", "allow_repeat")
 
 
 class H5shufWarning(UserWarning):
@@ -57,8 +57,8 @@ def _weight_text(w):
     if isinstance(w, bool) or not isinstance(w, (int, float, decimal.Decimal)):
         raise errors.InvalidArgumentError("a weight is a number, not %r" % (w,))
     d = decimal.Decimal(repr(w)) if isinstance(w, float) else decimal.Decimal(w)
-    if not d.is_finite() or d <= 0:
-        raise errors.InvalidArgumentError("a weight must be a finite number above 0, not %r" % (w,))
+    if not d.is_finite() or d < 0:
+        raise errors.InvalidArgumentError("a weight must be a finite number, 0 or more, not %r" % (w,))
     return format(d.normalize(), "f")
 
 
@@ -109,7 +109,14 @@ def _options(seed, memory, compression, shards, index, threads, extra):
     if extra.get("head") is not None:
         o.head_rows, o.head_set = int(extra["head"]), 1
     o.source_index_path = _bytes(extra.get("source_index"))
-    for flag in ("check", "force", "drop_references", "allow_lossy", "allow_external", "resume", "checkpoint_sync"):
+    mix = extra.get("mix")
+    if isinstance(mix, dict):  # {"web": 0.7, "code": 0.3}
+        mix = ",".join("%s=%s" % (name, _weight_text(p)) for name, p in mix.items())
+    o.mix = _bytes(mix)
+    if extra.get("rows") is not None:
+        o.mix_rows, o.mix_rows_set = int(extra["rows"]), 1
+    for flag in ("check", "force", "drop_references", "allow_lossy", "allow_external", "resume", "checkpoint_sync",
+                 "allow_repeat"):
         setattr(o, flag, 1 if extra.get(flag) else 0)
     checkpoint = extra.get("checkpoint")
     if checkpoint is not None:  # a size ("1G", bytes), (size, seconds), or "off"/False

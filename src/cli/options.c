@@ -33,7 +33,7 @@ enum {
     OPT_ON_OVERSIZE = 256, OPT_PLAN, OPT_DEBUG_PILE_BOUND, OPT_CHUNK_ROWS, OPT_SCRATCH, OPT_FILTER, OPT_PROGRESS,
     OPT_JSON, OPT_CHECK, OPT_DEBUG_NO_SPACE_CHECK, OPT_INDEX, OPT_SOURCE_INDEX, OPT_SHARDS, OPT_SPLIT,
     OPT_MIXING_WINDOW, OPT_DROP_REFERENCES, OPT_ALLOW_LOSSY, OPT_ALLOW_EXTERNAL, OPT_STRATEGY, OPT_RESUME,
-    OPT_CHECKPOINT
+    OPT_CHECKPOINT, OPT_MIX, OPT_ROWS, OPT_ALLOW_REPEAT
 };
 
 struct cli_opt {
@@ -66,6 +66,9 @@ static const struct cli_opt table[] = {
     {"source-index", OPT_SOURCE_INDEX, required_argument, IN_RUNS},
     {"shards", OPT_SHARDS, required_argument, IN_RUNS},
     {"split", OPT_SPLIT, required_argument, IN_RUNS},
+    {"mix", OPT_MIX, required_argument, IN_SHUFFLE | IN_SCATTER},
+    {"rows", OPT_ROWS, required_argument, IN_SHUFFLE | IN_SCATTER},
+    {"allow-repeat", OPT_ALLOW_REPEAT, no_argument, IN_SHUFFLE | IN_SCATTER},
     {"head", 'n', required_argument, IN_RUNS},
     {"mixing-window", OPT_MIXING_WINDOW, required_argument, IN_RUNS},
     {"resume", OPT_RESUME, no_argument, IN_RUNS},
@@ -337,6 +340,13 @@ static int apply(int key, const char *arg, struct cli_options *o, struct repack_
             return cli_usage_error("invalid --shards '%s' (1 to 1000000)", arg);
         break;
     case OPT_SPLIT: lib->split = arg; break;
+    case OPT_MIX: lib->mix = arg; break;
+    case OPT_ROWS:
+        if (parse_u64(arg, &lib->mix_rows) != 0)
+            return cli_usage_error("invalid --rows '%s' (a number of rows)", arg);
+        lib->mix_rows_set = 1;
+        break;
+    case OPT_ALLOW_REPEAT: lib->allow_repeat = 1; break;
     case 'n':
         if (parse_u64(arg, &lib->head_rows) != 0)
             return cli_usage_error("invalid --head '%s' (a number of rows)", arg);

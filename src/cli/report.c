@@ -6,6 +6,7 @@
 #include "report.h"
 
 #include <inttypes.h>
+#include <string.h>
 #include <sys/resource.h>
 
 static double mib(uint64_t b)
@@ -25,6 +26,10 @@ void report_plan_text(FILE *out, const h5shuf_job *job, const h5shuf_plan *p)
     fprintf(out, "h5shuf: strategy %s\n", h5shuf_job_strategy_why(job));
     if (*h5shuf_job_resume_text(job))
         fprintf(out, "h5shuf: %s\n", h5shuf_job_resume_text(job));
+    for (const char *line = h5shuf_job_mix_text(job), *end; *line; line = end + 1) { /* --mix: what it chose */
+        end = strchr(line, '\n');
+        fprintf(out, "h5shuf: %.*s\n", (int)(end - line), line);
+    }
     if (p->strategy == H5SHUF_STRATEGY_DIRECT) {
         fprintf(out, "h5shuf: %" PRIu64 " window%s of keys, %" PRIu64 " row%s in flight, %u codec threads\n",
                 p->direct_windows, p->direct_windows == 1 ? "" : "s", p->direct_slots, p->direct_slots == 1 ? "" : "s",

@@ -713,8 +713,9 @@ int h5shuf__inputs_append(struct h5shuf_inputs *in, const char *spec, struct h5s
         return h5shuf__fail(err, H5SHUF_EINVAL, "%s: a weight has at most 18 digits after the point", spec);
     if (w > 0 && num == 0)
         den = 0;
-    if (w > 0 && q == 0 && den == 0)
-        return h5shuf__fail(err, H5SHUF_EINVAL, "%s: the weight must be more than 0", spec);
+    const int zero = w > 0 && q == 0 && den == 0; /* @0: one copy holding a sample of no rows */
+    if (zero)
+        den = 1;
     if (w > 0 && q + (den != 0) > 65535)
         return h5shuf__fail(err, H5SHUF_EINVAL, "%s: a weight makes at most 65535 copies", spec);
     const size_t first = in->n;

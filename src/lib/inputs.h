@@ -44,7 +44,8 @@ struct h5shuf_input {
     size_t src;              /* the input as given (0-based, command-line order) */
     uint32_t copy;           /* which copy of it */
     char *weight;            /* copy 0 of a weighted input: the weight as given ("2.5"), else NULL; owned */
-    uint64_t frac_num, frac_den; /* the sampled copy: its share num / den of the rows; den 0 otherwise */
+    uint64_t frac_num, frac_den; /* the sampled copy: its share num / den of the rows (0 / 1: weight 0);
+                                  * den 0 otherwise */
     struct h5shuf_sample *sample; /* the sampled copy: which rows it holds (h5shuf__inputs_draw); owned */
     int own_chunks;          /* a dataset's chunk dim 0 differs from the first input's */
     hid_t *dset;             /* one open dataset per shuffled dataset while file is open, else
@@ -91,8 +92,9 @@ static inline const char *h5shuf__input_path(const struct h5shuf_input *in)
     return in->open_path ? in->open_path : in->spec.file;
 }
 
-/* Append input spec (parsed; nothing opened): "FILE[:/path,...][@W]", W a weight > 0 in decimal (at most
- * 18 digits after the point, copies below 65536): ceil(W) entries, as above.  A file whose name ends in
+/* Append input spec (parsed; nothing opened): "FILE[:/path,...][@W]", W a weight >= 0 in decimal (at most
+ * 18 digits after the point, copies below 65536): ceil(W) entries, as above (W = 0: one entry holding a
+ * sample of no rows, so that the inputs after it keep their numbers).  A file whose name ends in
  * "@" and digits is named with "@1" after it.  H5SHUF_OK, H5SHUF_ENOMEM or H5SHUF_EINVAL (in err). */
 H5SHUF_INTERNAL int h5shuf__inputs_append(struct h5shuf_inputs *in, const char *spec, struct h5shuf_err *err);
 

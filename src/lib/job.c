@@ -89,7 +89,8 @@ h5shuf_job *h5shuf_job_create(const h5shuf_options *opts)
                 {&job->opts.scratch_compression, &job->scratch_compression},
                 {&job->opts.index_path, &job->index_path},
                 {&job->opts.source_index_path, &job->source_index_path},
-                {&job->opts.split, &job->split}};
+                {&job->opts.split, &job->split},
+                {&job->opts.mix, &job->mix}};
     for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
         if (*strs[i].from && !(*strs[i].to = strdup(*strs[i].from))) {
             h5shuf_job_free(job);
@@ -116,6 +117,13 @@ void h5shuf_job_free(h5shuf_job *job)
     free(job->index_path);
     free(job->source_index_path);
     free(job->split);
+    free(job->mix);
+    h5shuf__mixture_free(&job->mixture);
+    for (size_t k = 0; k < job->nmix; k++)
+        free(job->mix_spec[k]);
+    free(job->mix_spec);
+    free(job->mix_tag);
+    free(job->mix_text);
     free(job->mixing_counts);
     free(job->direct_rows.held);
     h5shuf__targets_free(&job->out);
@@ -182,7 +190,14 @@ int h5shuf_job_add_input(h5shuf_job *job, const char *spec)
     h5shuf__err_reset(&job->err);
     if (job->planned)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is already planned");
+    if (job->mix)
+        return h5shuf__job_mix_add(job, spec);
     return h5shuf__inputs_append(&job->in, spec, &job->err);
+}
+
+const char *h5shuf_job_mix_text(const h5shuf_job *job)
+{
+    return job && job->mix_text ? job->mix_text : "";
 }
 
 int h5shuf_job_set_output(h5shuf_job *job, const char *spec)

@@ -13,6 +13,7 @@
 #include "direct.h"
 #include "error.h"
 #include "inputs.h"
+#include "mixture.h"
 #include "output.h"
 #include "resume.h"
 #include "sort.h"
@@ -60,7 +61,14 @@ struct h5shuf_ckpt {
 /* A job (the public opaque type). */
 struct h5shuf_job {
     h5shuf_options opts;           /* the caller's, its strings pointing at the copies below */
-    char *tmpdir, *compression, *chunk_shape, *scratch_compression, *index_path, *source_index_path, *split;
+    char *tmpdir, *compression, *chunk_shape, *scratch_compression, *index_path, *source_index_path, *split, *mix;
+    /* A mixture (opts.mix; jobmix.c): its domains, each input's domain and spec as added (without the
+     * "NAME="), nmix of them, and what the plan chose (h5shuf_job_mix_text; NULL before). */
+    struct h5shuf_mixture mixture;
+    size_t *mix_tag;
+    char **mix_spec;
+    size_t nmix;
+    char *mix_text;
     struct h5shuf_err err;
     enum h5shuf_mode mode;         /* set when planned, from piles_path and the inputs */
     char *piles_path;              /* h5shuf_job_set_piles: the pile file a scatter writes or a gather reads */
@@ -101,6 +109,14 @@ struct h5shuf_job {
 /* Plan the job (jobplan.c): everything h5shuf_job_plan does, without its quieting of HDF5's error printing
  * (the caller's).  H5SHUF_OK and job->planned set, or the first error in job->err. */
 H5SHUF_INTERNAL int h5shuf__job_make_plan(h5shuf_job *job);
+
+/* Add input spec "NAME=SPEC" of a job with a mixture: SPEC to the inputs, NAME to the job's (jobmix.c).
+ * H5SHUF_OK, or H5SHUF_EINVAL / H5SHUF_ENOMEM in job->err (no mixture's name, a weight of its own). */
+H5SHUF_INTERNAL int h5shuf__job_mix_add(h5shuf_job *job, const char *spec);
+/* With a mixture, before the inputs are opened for the run: open them to count their rows, compute their
+ * weights (mixture.h), and add them again with those weights; the job's mix_text says what it chose.  A
+ * gather's inputs carry the weights its scatter chose.  H5SHUF_OK or an error in job->err. */
+H5SHUF_INTERNAL int h5shuf__job_mix_plan(h5shuf_job *job);
 
 /* The run's scratch file (run.c): reserved in the job's scratch directory, its name made known to signal
  * handlers (h5shuf_job_temp_file 1) and the files made reported (H5SHUF_PHASE_CREATE), then created.

@@ -678,6 +678,8 @@ int h5shuf__job_make_plan(h5shuf_job *job)
         st = check_options(job);
     if (st == H5SHUF_OK)
         st = parse_filters(job);
+    if (st == H5SHUF_OK && job->mode != H5SHUF_MODE_GATHER)
+        st = h5shuf__job_mix_plan(job);
     job->in.allow_external = job->opts.allow_external;
     job->dsets.vlen_read_limit = h5shuf__vlen_read_limit(job->opts.mem_limit_bytes);
     if (st == H5SHUF_OK)
