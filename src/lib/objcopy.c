@@ -75,6 +75,55 @@ static void group_order(hid_t g, unsigned *links, unsigned *attrs)
     H5Eclear2(H5E_DEFAULT);
 }
 
+herr_t h5shuf__make_parents(hid_t out, const char *path)
+{
+    char *buf = strdup(path);
+    if (!buf)
+        return -1;
+    herr_t r = 0;
+    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+    H5Pset_obj_track_times(gcpl, 0);
+    for (char *p = strchr(buf + 1, '/'); p && r >= 0; p = strchr(p + 1, '/')) {
+        *p = '\0';
+        if (H5Lexists(out, buf, H5P_DEFAULT) <= 0) {
+            hid_t g = H5Gcreate2(out, buf, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+            r = g < 0 ? -1 : H5Gclose(g);
+        }
+        *p = '/';
+    }
+    H5Pclose(gcpl);
+    free(buf);
+    return r;
+}
+
+/* Dataset mode: the groups on the way to path (an output dataset's, or a copied scale's) are in every
+ * output (h5shuf__make_parents), so a reference to the input's group at one of those paths is kept, made
+ * to the output's.  A group counts only when every link on its way is a hard link: a path through a soft
+ * link names another object in the input than the group the output has there. */
+static int map_parents(struct h5shuf_objcopy *oc, hid_t file, const char *path, struct h5shuf_err *err)
+{
+    char *buf = strdup(path);
+    if (!buf)
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    int st = H5SHUF_OK;
+    for (char *p = strchr(buf + 1, '/'); p && st == H5SHUF_OK; p = strchr(p + 1, '/')) {
+        *p = '\0';
+        H5L_info_t li;
+        H5O_info_t oi;
+        int group = H5Lexists(file, buf, H5P_DEFAULT) > 0 && H5Lget_info(file, buf, &li, H5P_DEFAULT) >= 0 &&
+                    li.type == H5L_TYPE_HARD && H5Oget_info_by_name(file, buf, &oi, H5P_DEFAULT) >= 0 &&
+                    oi.type == H5O_TYPE_GROUP;
+        H5Eclear2(H5E_DEFAULT);
+        if (group)
+            st = h5shuf__refmap_add(&oc->map, oi.addr, buf, 0, err);
+        *p = '/';
+        if (!group)
+            break; /* (nothing further down is on a path of hard links either) */
+    }
+    free(buf);
+    return st;
+}
+
 /* A dataset to be copied as it is (name at loc, path in the input file): refused when its rows are in
  * another file, unless oc->allow_external (then the first is named in oc->external). */
 static int check_copied_storage(struct h5shuf_objcopy *oc, hid_t loc, const char *name, const char *file,
@@ -348,6 +397,10 @@ int h5shuf__objcopy_plan(struct h5shuf_objcopy *oc, const struct h5shuf_input *f
                 e->d = d;
             st = err->status;
         }
+        for (size_t d = 0; d < dsets->n && st == H5SHUF_OK; d++)
+            st = map_parents(oc, first->file, dsets->ds[d].out_path, err);
+        for (size_t k = 0; k < nextra && st == H5SHUF_OK; k++)
+            st = map_parents(oc, first->file, extra[k], err);
         for (size_t k = 0; k < nextra && st == H5SHUF_OK; k++) {
             H5O_info_t oi;
             if (H5Oget_info_by_name(first->file, extra[k], &oi, H5P_DEFAULT) < 0)
@@ -424,7 +477,9 @@ int h5shuf__objcopy_make(const struct h5shuf_obj *e, const struct h5shuf_input *
         }
         cpl = H5Pcreate(H5P_OBJECT_COPY);
         H5Pset_copy_object(cpl, H5O_COPY_WITHOUT_ATTR_FLAG);
-        r = H5SHUF_FAULT() ? -1 : H5Ocopy(first->file, e->path, out, e->path, cpl, lcpl);
+        /* (dataset mode: a scale's group may be on no shuffled dataset's way) */
+        r = H5SHUF_FAULT() || h5shuf__make_parents(out, e->path) < 0 ? -1
+                                                                     : H5Ocopy(first->file, e->path, out, e->path, cpl, lcpl);
         break;
     case H5SHUF_OBJ_SOFT:
         r = H5SHUF_FAULT() ? -1 : H5Lcreate_soft(e->value, out, e->path, lcpl, H5P_DEFAULT);

@@ -78,6 +78,11 @@ H5SHUF_INTERNAL int h5shuf__objcopy_attrs(const struct h5shuf_obj *e, const char
                                           const struct h5shuf_input *first, hid_t out, const char *ofile,
                                           struct h5shuf_rewrite *rw, struct h5shuf_err *err);
 
+/* Create the groups missing on the way to path in the open file out, without timestamps
+ * (H5Pset_create_intermediate_group would give them the default, clock-stamped properties).  < 0 on an
+ * HDF5 error (its stack says why). */
+H5SHUF_INTERNAL herr_t h5shuf__make_parents(hid_t out, const char *path);
+
 H5SHUF_INTERNAL void h5shuf__objcopy_free(struct h5shuf_objcopy *oc);
 
 #endif /* H5SHUF_OBJCOPY_H */
