@@ -25,6 +25,7 @@
 #include "fault.h"
 #include "h5err.h"
 #include "objcopy.h"
+#include "rows.h" /* h5shuf__read_rows */
 #include "vlenbound.h" /* h5shuf__vlen_bound_whole */
 
 /* An attribute over this many bytes does not fit a compact object header (64 KiB, less the header's
@@ -317,6 +318,36 @@ static int copy_ref_data(const char *path, const struct h5shuf_input *first, hid
     return st;
 }
 
+/* Bytes of rows a check of a dataset of references reads at a time. */
+#define REF_ROWS_CHECK_BYTES (UINT64_C(4) << 20)
+
+/* The rows of shuffled dataset ds (open as dset in the first input), whose type holds references: each
+ * reference checked as the writer will rewrite it (writer.c), so that a reference the output cannot hold
+ * is refused (or noted for --drop-references) before any output is made. */
+static int check_ref_rows(const struct h5shuf_input *first, const struct h5shuf_dsinfo *ds, hid_t dset,
+                          const struct h5shuf_rewrite *rw0, struct h5shuf_err *err)
+{
+    char cause[256], where[600];
+    snprintf(where, sizeof where, "%s:%s", first->spec.file, ds->in_path);
+    struct h5shuf_rewrite rw = *rw0; /* one for the dataset: --drop-references notes it once, with a count */
+    rw.where = where;
+    const uint64_t rows = first->rows;
+    const uint64_t block = ds->row_bytes < REF_ROWS_CHECK_BYTES ? REF_ROWS_CHECK_BYTES / ds->row_bytes : 1;
+    const size_t elems = (size_t)(ds->row_bytes / H5Tget_size(ds->ftype));
+    unsigned char *buf = H5SHUF_FAULT() ? NULL : malloc((size_t)((rows < block ? (rows ? rows : 1) : block) * ds->row_bytes));
+    int st = buf ? H5SHUF_OK : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for %s's rows", where);
+    for (uint64_t start = 0; start < rows && st == H5SHUF_OK; start += block) {
+        const uint64_t n = rows - start < block ? rows - start : block;
+        st = h5shuf__read_rows(dset, ds->ftype, start, n, buf) < 0
+                 ? h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot read rows %llu..%llu: %s", where,
+                                (unsigned long long)start, (unsigned long long)(start + n - 1),
+                                h5shuf__hdf5_cause(cause, sizeof cause))
+                 : h5shuf__refs_rewrite(&rw, ds->ftype, buf, (size_t)n * elems, err);
+    }
+    free(buf);
+    return st;
+}
+
 /* Look at entry e's object in the input: do its attributes (or data) hold references (checked now), and
  * does the output need the 1.8 format for its attributes? */
 static int inspect(struct h5shuf_objcopy *oc, struct h5shuf_obj *e, const struct h5shuf_input *first,
@@ -415,10 +446,13 @@ int h5shuf__objcopy_plan(struct h5shuf_objcopy *oc, const struct h5shuf_input *f
     }
     if (root >= 0)
         H5Gclose(root);
-    struct h5shuf_rewrite rw = {&oc->map, first->file, H5I_INVALID_HID, drop, NULL, 0, &oc->drops};
+    struct h5shuf_rewrite rw = {.map = &oc->map, .src = first->file, .out = H5I_INVALID_HID, .drop = drop, .drops = &oc->drops};
     for (size_t i = 0; i < oc->n && st == H5SHUF_OK; i++)
         if (oc->v[i].kind <= H5SHUF_OBJ_SHUFFLED)
             st = inspect(oc, &oc->v[i], first, &rw, err);
+    for (size_t d = 0; d < dsets->n && st == H5SHUF_OK; d++) /* rows of references */
+        if (h5shuf__type_has_refs(dsets->ds[d].ftype))
+            st = check_ref_rows(first, &dsets->ds[d], first->dset[d], &rw, err);
     return st;
 }
 

@@ -335,7 +335,7 @@ int h5shuf__output_create(const struct h5shuf_outfile *of, hid_t out, const char
     const struct h5shuf_objcopy *oc = of->objects;
     const struct h5shuf_input *first = &of->inputs->v[0];
     int st = H5SHUF_OK;
-    struct h5shuf_rewrite rw = {&oc->map, first->file, out, of->drop_references, NULL, 0, NULL};
+    struct h5shuf_rewrite rw = {.map = &oc->map, .src = first->file, .out = out, .drop = of->drop_references};
     h5shuf__vlen_limit_cache(dsets, out);
     /* The objects in the input's order; the attributes that hold references once every object exists. */
     for (size_t i = 0; i < oc->n && st == H5SHUF_OK; i++) {
