@@ -63,6 +63,15 @@ with h5py.File("tok.h5", "w") as f:  # token sequences (int32, 1..4096 tokens), 
     f.create_dataset("domain", data=rng.integers(0, 3, n).astype("i2"), chunks=(256,))
     s = f.create_dataset("text", (n,), dtype=h5py.string_dtype())
     s[:] = np.array(["row %d %s" % (i, "\u00e9" * int(rng.integers(0, 60))) for i in range(n)], dtype=object)
+with h5py.File("refs.h5", "w") as f:  # rows of references: object ones, region ones into a copied table
+    n = 3000
+    x = f.create_dataset("x", data=rng.standard_normal((n, 32)), chunks=(256, 32))
+    g = f.create_group("g")
+    tab = g.create_dataset("tab", data=np.arange(20).reshape(5, 4))
+    targets = [f.ref, g.ref, x.ref, tab.ref]
+    f.create_dataset("r", data=np.array([targets[i % 4] for i in range(n)], dtype=h5py.ref_dtype), chunks=(256,))
+    regs = [tab.regionref[k % 5, 0:k % 4 + 1] for k in range(20)]
+    f.create_dataset("reg", data=np.array([regs[i % 20] for i in range(n)], dtype=h5py.regionref_dtype), chunks=(256,))
 PY
 # one output's files: the single file, or its shards/splits (named as h5shuf names them)
 files_of() { ls "$1" "${1%.h5}"-*.h5 2>/dev/null; }
@@ -123,6 +132,9 @@ case_ tok-direct md5 -s 8 -m 4M --strategy direct --shards 3 tok.h5:/tok,/domain
 # weights (issue 29): copies and exact samples, the same on every process count
 case_ weights md5 -s 13 -m 16M --shards 3 --source-index /src --index /idx a.h5:/x,/y@2.5 b.h5:/x,/y@0.25
 case_ tok-weights md5one -s 14 -m 4M tok.h5:/tok,/domain@1.5 tok.h5:/tok,/domain@0.3
+# rows of references: their chunks hold the output's addresses (process 0 writes a single output)
+case_ refs-single md5one -s 5 -m 4M --check refs.h5
+case_ refs-shards md5 -s 5 -m 4M --shards 3 refs.h5
 # Pass 2's parts sent as stored scratch chunks, and as decoded rows, whichever moves fewer bytes here:
 # both ways asked for (H5SHUF_DEBUG_SEND_ROWS), fixed-size and vlen rows, with recursion's split piles
 H5SHUF_DEBUG_SEND_ROWS=0 case_ chunks-sent md5 -s 11 -m 4M --debug-pile-bound 900 --shards 3 a.h5:/x,/y b.h5:/x,/y

@@ -16,6 +16,9 @@ the object they point at.
   references        object references in attributes and in a dataset rewritten to the output's objects;
                     a region reference into a shuffled dataset refused, then written null with
                     --drop-references (with a warning)
+  group-references  references to /, a group and a dataset kept in whole-file mode; in dataset mode to / and
+                    the groups on the way to an output dataset (a scale in a group of its own copied with
+                    its group), one to a group on no output path refused
   lossy             a ZFP (32013) input: refused by default, naming the file, the dataset, the filter and
                     -c; -c gzip keeps the decoded values exactly; --allow-lossy warns and records
                     h5shuf_lossy; --check with it fails and leaves nothing at the final path
@@ -258,6 +261,37 @@ def group_references(h5shuf, d):
     rc, err = run(h5shuf, ["-q", "-s", "6", src + ":/x,/y", out2])
     refused("group references: dataset mode: a reference to /test_group (not in the output) is refused, naming it",
             rc, err, src, outdir, r"1D_object_references.*refers to /test_group, which is not in the output")
+    # Dataset mode: the groups on the way to an output dataset are in the output, so references to them are
+    # kept (and to a group on no output path refused); a scale in a group of its own is copied with its group.
+    src3 = os.path.join(d, "nested.h5")
+    with h5py.File(src3, "w") as f:
+        g = f.create_group("g")
+        h = g.create_group("h")
+        other = f.create_group("other")
+        z = h.create_dataset("z", data=np.arange(n * 2).reshape(n, 2))
+        z.attrs["groups"] = np.array([f.ref, g.ref, h.ref, z.ref], dtype=h5py.ref_dtype)
+        c = f.create_group("dims").create_dataset("c", data=np.array([1.0, 2.0]))
+        c.make_scale("channel")
+        z.dims[1].attach_scale(c)
+        w = h.create_dataset("w", data=np.arange(n))
+        w.attrs["elsewhere"] = other.ref
+    out3 = os.path.join(outdir, "nested.h5")
+    rc, err = run(h5shuf, ["-q", "-s", "6", src3 + ":/g/h/z", out3])
+    if check("group references: dataset mode, references to /, /g, /g/h (on the output's path) and the dataset "
+             "run (exit 0)", rc == 0, err):
+        with h5py.File(src3, "r") as fi, h5py.File(out3, "r") as fo:
+            got = [fo[r].name for r in fo["g/h/z"].attrs["groups"]]
+            check("group references: dataset mode: each reference points at the output's object of its path",
+                  got == ["/", "/g", "/g/h", "/g/h/z"], got)
+            check("group references: dataset mode: the rows are shuffled in the contract's order",
+                  np.array_equal(fo["g/h/z"][()], fi["g/h/z"][()][perm]))
+            check("group references: dataset mode: the scale in a group of its own (/dims/c) is copied, attached",
+                  np.array_equal(fo["dims/c"][()], fi["dims/c"][()]) and fo["g/h/z"].dims[1][0].name == "/dims/c")
+    if os.path.exists(out3):
+        os.unlink(out3)
+    rc, err = run(h5shuf, ["-q", "-s", "6", src3 + ":/g/h/w", out3])
+    refused("group references: dataset mode: a reference to a group on no output path (/other) is refused",
+            rc, err, src3, outdir, r"/g/h/w: attribute elsewhere: refers to /other, which is not in the output")
 
 
 def provenance(h5shuf, d):

@@ -269,6 +269,13 @@ static int warn_same_inputs(h5shuf_job *job)
 static int plan_objects(h5shuf_job *job)
 {
     const struct h5shuf_input *first = &job->in.v[0];
+    char where[600];
+    for (size_t d = 0; job->in.n > 1 && d < job->dsets.n; d++) /* (the reference map is the first input's) */
+        if (h5shuf__type_has_refs(job->dsets.ds[d].ftype))
+            return h5shuf__fail(&job->err, H5SHUF_EUNSUPPORTED,
+                                "%s: rows of references from more than one input file are not supported yet (each "
+                                "file's references name its own objects): shuffle each file on its own",
+                                h5shuf__where(&job->in, &job->dsets, 1, d, where, sizeof where));
     int st = h5shuf__objcopy_plan(&job->objects, first, &job->dsets, job->in.whole_file,
                                   (const char *const *)job->in.extra, job->in.nextra, job->opts.drop_references,
                                   job->opts.allow_external, &job->err);

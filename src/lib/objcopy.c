@@ -25,6 +25,7 @@
 #include "fault.h"
 #include "h5err.h"
 #include "objcopy.h"
+#include "rows.h" /* h5shuf__read_rows */
 #include "vlenbound.h" /* h5shuf__vlen_bound_whole */
 
 /* An attribute over this many bytes does not fit a compact object header (64 KiB, less the header's
@@ -73,6 +74,55 @@ static void group_order(hid_t g, unsigned *links, unsigned *attrs)
         H5Pclose(gcpl);
     }
     H5Eclear2(H5E_DEFAULT);
+}
+
+herr_t h5shuf__make_parents(hid_t out, const char *path)
+{
+    char *buf = strdup(path);
+    if (!buf)
+        return -1;
+    herr_t r = 0;
+    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+    H5Pset_obj_track_times(gcpl, 0);
+    for (char *p = strchr(buf + 1, '/'); p && r >= 0; p = strchr(p + 1, '/')) {
+        *p = '\0';
+        if (H5Lexists(out, buf, H5P_DEFAULT) <= 0) {
+            hid_t g = H5Gcreate2(out, buf, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+            r = g < 0 ? -1 : H5Gclose(g);
+        }
+        *p = '/';
+    }
+    H5Pclose(gcpl);
+    free(buf);
+    return r;
+}
+
+/* Dataset mode: the groups on the way to path (an output dataset's, or a copied scale's) are in every
+ * output (h5shuf__make_parents), so a reference to the input's group at one of those paths is kept, made
+ * to the output's.  A group counts only when every link on its way is a hard link: a path through a soft
+ * link names another object in the input than the group the output has there. */
+static int map_parents(struct h5shuf_objcopy *oc, hid_t file, const char *path, struct h5shuf_err *err)
+{
+    char *buf = strdup(path);
+    if (!buf)
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    int st = H5SHUF_OK;
+    for (char *p = strchr(buf + 1, '/'); p && st == H5SHUF_OK; p = strchr(p + 1, '/')) {
+        *p = '\0';
+        H5L_info_t li;
+        H5O_info_t oi;
+        int group = H5Lexists(file, buf, H5P_DEFAULT) > 0 && H5Lget_info(file, buf, &li, H5P_DEFAULT) >= 0 &&
+                    li.type == H5L_TYPE_HARD && H5Oget_info_by_name(file, buf, &oi, H5P_DEFAULT) >= 0 &&
+                    oi.type == H5O_TYPE_GROUP;
+        H5Eclear2(H5E_DEFAULT);
+        if (group)
+            st = h5shuf__refmap_add(&oc->map, oi.addr, buf, 0, err);
+        *p = '/';
+        if (!group)
+            break; /* (nothing further down is on a path of hard links either) */
+    }
+    free(buf);
+    return st;
 }
 
 /* A dataset to be copied as it is (name at loc, path in the input file): refused when its rows are in
@@ -268,6 +318,36 @@ static int copy_ref_data(const char *path, const struct h5shuf_input *first, hid
     return st;
 }
 
+/* Bytes of rows a check of a dataset of references reads at a time. */
+#define REF_ROWS_CHECK_BYTES (UINT64_C(4) << 20)
+
+/* The rows of shuffled dataset ds (open as dset in the first input), whose type holds references: each
+ * reference checked as the writer will rewrite it (writer.c), so that a reference the output cannot hold
+ * is refused (or noted for --drop-references) before any output is made. */
+static int check_ref_rows(const struct h5shuf_input *first, const struct h5shuf_dsinfo *ds, hid_t dset,
+                          const struct h5shuf_rewrite *rw0, struct h5shuf_err *err)
+{
+    char cause[256], where[600];
+    snprintf(where, sizeof where, "%s:%s", first->spec.file, ds->in_path);
+    struct h5shuf_rewrite rw = *rw0; /* one for the dataset: --drop-references notes it once, with a count */
+    rw.where = where;
+    const uint64_t rows = first->rows;
+    const uint64_t block = ds->row_bytes < REF_ROWS_CHECK_BYTES ? REF_ROWS_CHECK_BYTES / ds->row_bytes : 1;
+    const size_t elems = (size_t)(ds->row_bytes / H5Tget_size(ds->ftype));
+    unsigned char *buf = H5SHUF_FAULT() ? NULL : malloc((size_t)((rows < block ? (rows ? rows : 1) : block) * ds->row_bytes));
+    int st = buf ? H5SHUF_OK : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for %s's rows", where);
+    for (uint64_t start = 0; start < rows && st == H5SHUF_OK; start += block) {
+        const uint64_t n = rows - start < block ? rows - start : block;
+        st = h5shuf__read_rows(dset, ds->ftype, start, n, buf) < 0
+                 ? h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot read rows %llu..%llu: %s", where,
+                                (unsigned long long)start, (unsigned long long)(start + n - 1),
+                                h5shuf__hdf5_cause(cause, sizeof cause))
+                 : h5shuf__refs_rewrite(&rw, ds->ftype, buf, (size_t)n * elems, err);
+    }
+    free(buf);
+    return st;
+}
+
 /* Look at entry e's object in the input: do its attributes (or data) hold references (checked now), and
  * does the output need the 1.8 format for its attributes? */
 static int inspect(struct h5shuf_objcopy *oc, struct h5shuf_obj *e, const struct h5shuf_input *first,
@@ -348,6 +428,10 @@ int h5shuf__objcopy_plan(struct h5shuf_objcopy *oc, const struct h5shuf_input *f
                 e->d = d;
             st = err->status;
         }
+        for (size_t d = 0; d < dsets->n && st == H5SHUF_OK; d++)
+            st = map_parents(oc, first->file, dsets->ds[d].out_path, err);
+        for (size_t k = 0; k < nextra && st == H5SHUF_OK; k++)
+            st = map_parents(oc, first->file, extra[k], err);
         for (size_t k = 0; k < nextra && st == H5SHUF_OK; k++) {
             H5O_info_t oi;
             if (H5Oget_info_by_name(first->file, extra[k], &oi, H5P_DEFAULT) < 0)
@@ -362,10 +446,13 @@ int h5shuf__objcopy_plan(struct h5shuf_objcopy *oc, const struct h5shuf_input *f
     }
     if (root >= 0)
         H5Gclose(root);
-    struct h5shuf_rewrite rw = {&oc->map, first->file, H5I_INVALID_HID, drop, NULL, 0, &oc->drops};
+    struct h5shuf_rewrite rw = {.map = &oc->map, .src = first->file, .out = H5I_INVALID_HID, .drop = drop, .drops = &oc->drops};
     for (size_t i = 0; i < oc->n && st == H5SHUF_OK; i++)
         if (oc->v[i].kind <= H5SHUF_OBJ_SHUFFLED)
             st = inspect(oc, &oc->v[i], first, &rw, err);
+    for (size_t d = 0; d < dsets->n && st == H5SHUF_OK; d++) /* rows of references */
+        if (h5shuf__type_has_refs(dsets->ds[d].ftype))
+            st = check_ref_rows(first, &dsets->ds[d], first->dset[d], &rw, err);
     return st;
 }
 
@@ -424,7 +511,9 @@ int h5shuf__objcopy_make(const struct h5shuf_obj *e, const struct h5shuf_input *
         }
         cpl = H5Pcreate(H5P_OBJECT_COPY);
         H5Pset_copy_object(cpl, H5O_COPY_WITHOUT_ATTR_FLAG);
-        r = H5SHUF_FAULT() ? -1 : H5Ocopy(first->file, e->path, out, e->path, cpl, lcpl);
+        /* (dataset mode: a scale's group may be on no shuffled dataset's way) */
+        r = H5SHUF_FAULT() || h5shuf__make_parents(out, e->path) < 0 ? -1
+                                                                     : H5Ocopy(first->file, e->path, out, e->path, cpl, lcpl);
         break;
     case H5SHUF_OBJ_SOFT:
         r = H5SHUF_FAULT() ? -1 : H5Lcreate_soft(e->value, out, e->path, lcpl, H5P_DEFAULT);

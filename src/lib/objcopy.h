@@ -56,9 +56,10 @@ struct h5shuf_objcopy {
 
 /* Plan the output's objects from the first input (open) and the shuffled datasets: the whole file
  * (whole_file), or the shuffled datasets and the scales extra[0..nextra) (dataset mode).  Every
- * reference the output's attributes and copied datasets hold is checked here: one to an object the
- * output does not hold is H5SHUF_EUNSUPPORTED naming it, unless drop (then it is written null, and
- * oc->drops notes where).  A copied dataset whose rows are in another file (external storage, a virtual
+ * reference the output's attributes and copied datasets hold, and every one the first input's rows of a
+ * shuffled dataset of references hold, is checked here: one to an object the output does not hold (or a
+ * region of a shuffled dataset) is H5SHUF_EUNSUPPORTED naming it, unless drop (then it is written null,
+ * and oc->drops notes where).  A copied dataset whose rows are in another file (external storage, a virtual
  * dataset) is refused as an input's is (h5shuf__check_storage), unless allow_external (then oc->external
  * names the first).  Free with h5shuf__objcopy_free. */
 H5SHUF_INTERNAL int h5shuf__objcopy_plan(struct h5shuf_objcopy *oc, const struct h5shuf_input *first,
@@ -77,6 +78,11 @@ H5SHUF_INTERNAL int h5shuf__objcopy_make(const struct h5shuf_obj *e, const struc
 H5SHUF_INTERNAL int h5shuf__objcopy_attrs(const struct h5shuf_obj *e, const char *out_path,
                                           const struct h5shuf_input *first, hid_t out, const char *ofile,
                                           struct h5shuf_rewrite *rw, struct h5shuf_err *err);
+
+/* Create the groups missing on the way to path in the open file out, without timestamps
+ * (H5Pset_create_intermediate_group would give them the default, clock-stamped properties).  < 0 on an
+ * HDF5 error (its stack says why). */
+H5SHUF_INTERNAL herr_t h5shuf__make_parents(hid_t out, const char *path);
 
 H5SHUF_INTERNAL void h5shuf__objcopy_free(struct h5shuf_objcopy *oc);
 

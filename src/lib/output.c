@@ -214,29 +214,6 @@ int h5shuf__output_plan(struct h5shuf_datasets *dsets, uint64_t rows, const stru
     return H5SHUF_OK;
 }
 
-/* Create the missing groups on the way to path, without timestamps (H5Pset_create_intermediate_group
- * would give them the default, clock-stamped properties). */
-static herr_t make_parents(hid_t out, const char *path)
-{
-    char *buf = strdup(path);
-    if (!buf)
-        return -1;
-    herr_t r = 0;
-    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
-    H5Pset_obj_track_times(gcpl, 0);
-    for (char *p = strchr(buf + 1, '/'); p && r >= 0; p = strchr(p + 1, '/')) {
-        *p = '\0';
-        if (H5Lexists(out, buf, H5P_DEFAULT) <= 0) {
-            hid_t g = H5Gcreate2(out, buf, H5P_DEFAULT, gcpl, H5P_DEFAULT);
-            r = g < 0 ? -1 : H5Gclose(g);
-        }
-        *p = '/';
-    }
-    H5Pclose(gcpl);
-    free(buf);
-    return r;
-}
-
 hid_t h5shuf__source_type(size_t ninputs)
 {
     return ninputs > UINT16_MAX ? H5T_STD_U32LE : H5T_STD_U16LE;
@@ -253,7 +230,7 @@ static hid_t index_create(hid_t out, const char *path, hid_t ftype, hsize_t n, h
     hid_t space = H5Screate_simple(1, &n, &maxn);
     if (dcpl >= 0 && space >= 0 && H5Pset_chunk(dcpl, 1, &chunk) >= 0 && H5Pset_shuffle(dcpl) >= 0 &&
         H5Pset_deflate(dcpl, 4) >= 0 && H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0 &&
-        H5Pset_obj_track_times(dcpl, 0) >= 0 && make_parents(out, path) >= 0 && !H5SHUF_FAULT())
+        H5Pset_obj_track_times(dcpl, 0) >= 0 && h5shuf__make_parents(out, path) >= 0 && !H5SHUF_FAULT())
         dset = H5Dcreate2(out, path, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     if (space >= 0)
         H5Sclose(space);
@@ -283,7 +260,7 @@ static int dataset_create(const struct h5shuf_dsinfo *ds, uint64_t rows, uint64_
     hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
     /* Bands cover whole chunks, which HDF5 writes without caching; no cache needed. */
     H5Pset_chunk_cache(dapl, 521, 0, 1.0);
-    *dset = space >= 0 && make_parents(out, ds->out_path) >= 0
+    *dset = space >= 0 && h5shuf__make_parents(out, ds->out_path) >= 0
                 ? (H5SHUF_FAULT() ? H5I_INVALID_HID
                                   : H5Dcreate2(out, ds->out_path, ds->ftype, space, H5P_DEFAULT, ds->out_dcpl, dapl))
                 : H5I_INVALID_HID;
@@ -358,7 +335,7 @@ int h5shuf__output_create(const struct h5shuf_outfile *of, hid_t out, const char
     const struct h5shuf_objcopy *oc = of->objects;
     const struct h5shuf_input *first = &of->inputs->v[0];
     int st = H5SHUF_OK;
-    struct h5shuf_rewrite rw = {&oc->map, first->file, out, of->drop_references, NULL, 0, NULL};
+    struct h5shuf_rewrite rw = {.map = &oc->map, .src = first->file, .out = out, .drop = of->drop_references};
     h5shuf__vlen_limit_cache(dsets, out);
     /* The objects in the input's order; the attributes that hold references once every object exists. */
     for (size_t i = 0; i < oc->n && st == H5SHUF_OK; i++) {

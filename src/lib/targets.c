@@ -569,7 +569,7 @@ static int next_target(const struct h5shuf_ctx *cx, struct h5shuf_targets *t, st
         const uint64_t next = tg->first + ((w->pos - tg->first) / t->unit_rows + 1) * t->unit_rows;
         end = next < end ? next : end;
     }
-    if (st == H5SHUF_OK && h5shuf__writer_retarget(w, t->dsets, tg->first, end, tg->path) < 0)
+    if (st == H5SHUF_OK && h5shuf__writer_retarget(w, t->file, t->dsets, tg->first, end, tg->path) < 0)
         st = h5shuf__fail(cx->err, H5SHUF_EHDF5, "%s: cannot read its datasets' filters: %s", tg->path,
                           h5shuf__hdf5_cause(cause, sizeof cause));
     return st;

@@ -12,6 +12,9 @@
  * index must be sorted by (K(seed, id), id), strictly (so its ids are distinct, hence a permutation when
  * they are all below N), and the multiset of (id, row tuple) pairs must be the inputs' (so output row r
  * is input row index[r]).  Together that is exactly the contract's order.
+ *
+ * A row of references is hashed by what its references point at (refcanon.c): their bytes are addresses
+ * in their own file, and h5shuf makes each one anew for the output.
  */
 #include <stdlib.h>
 #include <unistd.h>
@@ -28,6 +31,7 @@
 #include "inputs.h"
 #include "piles.h"
 #include "plan.h"
+#include "refcanon.h"
 #include "slabs.h"
 #include "vlen.h"
 
@@ -66,7 +70,7 @@ static int hash_rows(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *fro
                      const struct h5shuf_datasets *dss, const hid_t *dsets, uint64_t rows,
                      uint64_t slab, struct sums *per, struct sums *tuple, const char *file, const char *const *paths,
                      struct sums *pairs, uint64_t first_id, uint64_t all_rows, struct order *ord, struct hashed *hp,
-                     struct h5shuf_err *err)
+                     struct h5shuf_refcanon *rc, struct h5shuf_err *err)
 {
     char cause[256];
     unsigned char **buf = h5shuf__bufs_alloc(dss, slab, err);
@@ -83,6 +87,13 @@ static int hash_rows(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *fro
                 st = h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot read rows %llu..%llu: %s", file, paths[d],
                                   (unsigned long long)start, (unsigned long long)(start + n - 1),
                                   h5shuf__hdf5_cause(cause, sizeof cause));
+        for (size_t d = 0; rc && d < dss->n && st == H5SHUF_OK; d++) /* references: by what they point at */
+            if (!dss->ds[d].vlen && h5shuf__type_has_refs(dss->ds[d].ftype)) {
+                char where[600];
+                snprintf(where, sizeof where, "%s:%s", file, paths[d]);
+                st = h5shuf__refcanon_rows(rc, dss->ds[d].ftype, buf[d],
+                                           (size_t)(n * (dss->ds[d].row_bytes / H5Tget_size(dss->ds[d].ftype))), where, err);
+            }
         const uint64_t *ids = (const uint64_t *)buf[dss->n];
         if (st == H5SHUF_OK && ord && h5shuf__chunkio_read(cio, ord->index, H5T_NATIVE_UINT64, start, n, buf[dss->n]) < 0)
             st = h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot read the index: %s", file, ord->path,
@@ -252,9 +263,10 @@ static char *output_index(hid_t file, uint64_t rows, uint64_t *seed)
 }
 
 /* The sums of every input's rows: per dataset in sums[0..n), row tuples in sums[n], (id, tuple) pairs in
- * sums[n + 1]. */
+ * sums[n + 1]; rows of references through rc (NULL: none). */
 static int hash_inputs(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *in, const struct h5shuf_datasets *dss,
-                       uint64_t slab, struct sums *sums, struct hashed *hp, struct h5shuf_err *err)
+                       uint64_t slab, struct sums *sums, struct hashed *hp, struct h5shuf_refcanon *rc,
+                       struct h5shuf_err *err)
 {
     hid_t *dsets = malloc(dss->n * sizeof *dsets);
     const char **paths = malloc(dss->n * sizeof *paths);
@@ -271,8 +283,10 @@ static int hash_inputs(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *i
             dsets[d] = src[d];
             paths[d] = names->paths[d];
         }
-        st = hash_rows(cio, in, f, dss, dsets, inp->rows, slab, sums, &sums[dss->n], inp->spec.file, paths, &sums[dss->n + 1],
-                       inp->first_row, in->rows, NULL, hp, err);
+        if (rc && (st = h5shuf__refcanon_input(rc, inp->file, src, err)) != H5SHUF_OK)
+            break;
+        st = hash_rows(cio, in, f, dss, dsets, inp->rows, slab, sums, &sums[dss->n], inp->spec.file, paths,
+                       &sums[dss->n + 1], inp->first_row, in->rows, NULL, hp, rc, err);
     }
     free(dsets);
     free(paths);
@@ -368,6 +382,7 @@ int h5shuf__verify_file(struct h5shuf_chunkio *cio, struct h5shuf_inputs *inputs
     const char **paths = malloc(dss->n * sizeof *paths);
     hid_t file = H5I_INVALID_HID;
     struct hashed hp = {progress, 0, 2 * rows};
+    struct h5shuf_refcanon canon, *rc = NULL; /* rows of references: hashed by what they point at */
     int st = H5SHUF_OK;
     for (size_t d = 0; dsets && d < dss->n; d++)
         dsets[d] = H5I_INVALID_HID;
@@ -379,10 +394,13 @@ int h5shuf__verify_file(struct h5shuf_chunkio *cio, struct h5shuf_inputs *inputs
         st = open_file(path, outf, &file, err);
     if (st == H5SHUF_OK)
         st = open_output(dss, rows, outf, file, dsets, err);
+    for (size_t d = 0; st == H5SHUF_OK && !rc && d < dss->n; d++)
+        if (!dss->ds[d].vlen && h5shuf__type_has_refs(dss->ds[d].ftype))
+            st = h5shuf__refcanon_open(rc = &canon, file, dss, outf, err);
     if (st == H5SHUF_OK)
         st = draw_samples(inputs, dss, file, outf, err);
     if (st == H5SHUF_OK)
-        st = hash_inputs(cio, inputs, dss, slab, in, &hp, err);
+        st = hash_inputs(cio, inputs, dss, slab, in, &hp, rc, err);
     if (st == H5SHUF_OK && (index_path = output_index(file, rows, &ord.seed)) != NULL) {
         ord.path = index_path;
         ord.index = H5Dopen2(file, index_path, H5P_DEFAULT);
@@ -390,13 +408,17 @@ int h5shuf__verify_file(struct h5shuf_chunkio *cio, struct h5shuf_inputs *inputs
     if (st == H5SHUF_OK) {
         for (size_t d = 0; d < dss->n; d++)
             paths[d] = dss->ds[d].out_path;
+        if (rc)
+            h5shuf__refcanon_output(rc, file);
         st = hash_rows(cio, NULL, 0, dss, dsets, rows, slab, out, &out[dss->n], outf, paths,
-                       ord.index >= 0 ? &out[dss->n + 1] : NULL, 0, rows, ord.index >= 0 ? &ord : NULL, &hp, err);
+                       ord.index >= 0 ? &out[dss->n + 1] : NULL, 0, rows, ord.index >= 0 ? &ord : NULL, &hp, rc, err);
     }
     if (st == H5SHUF_OK)
         st = compare(dss, rows, outf, in, out, &ord, index_path, err);
     if (ord.index >= 0)
         H5Dclose(ord.index);
+    if (rc)
+        h5shuf__refcanon_free(rc);
     free(index_path);
     for (size_t d = 0; dsets && d < dss->n; d++)
         if (dsets[d] >= 0)

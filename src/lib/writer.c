@@ -73,10 +73,12 @@ uint64_t h5shuf__writer_bytes(const struct h5shuf_datasets *dsets, uint64_t rows
     uint64_t bytes = 0;
     for (size_t d = 0; d < dsets->n; d++) {
         uint64_t n = h5shuf__band_rows(&dsets->ds[d], dsets->row_bytes, rows);
-        if (n == 1 && !dsets->ds[d].vlen) /* written from the caller's row */
+        const int refs = dsets->ds[d].vlen ? 0 : h5shuf__type_ref_kinds(dsets->ds[d].ftype);
+        if (n == 1 && !dsets->ds[d].vlen && !refs) /* written from the caller's row */
             continue;
         h5shuf_u128 b = (h5shuf_u128)n * dsets->ds[d].plan_row_bytes;
-        if (band_doubled(n, dsets->ds[d].row_bytes, dsets->ds[d].out_chunk_rows, dsets->ds[d].vlen, threads))
+        if (band_doubled(n, dsets->ds[d].row_bytes, dsets->ds[d].out_chunk_rows,
+                         dsets->ds[d].vlen || (refs & H5SHUF_REFS_REGION), threads))
             b *= 2;
         bytes = b > UINT64_MAX - bytes ? UINT64_MAX : bytes + (uint64_t)b;
     }
@@ -111,6 +113,11 @@ int h5shuf__writer_init(struct h5shuf_writer *w, const struct h5shuf_outfile *of
             b->path = dsets->ds[d].out_path;
             b->row_bytes = dsets->ds[d].row_bytes;
             b->rows = h5shuf__band_rows(&dsets->ds[d], dsets->row_bytes, total);
+            b->refs = dsets->ds[d].vlen ? 0 : h5shuf__type_ref_kinds(b->ftype);
+            if (b->refs && !of->objects)
+                return h5shuf__fail(err, H5SHUF_EINTERNAL, "%s: references to rewrite, and no reference map", b->path);
+            if (b->refs)
+                b->ref_elems = (size_t)(b->row_bytes / H5Tget_size(b->ftype));
             if (dsets->ds[d].vlen) {
                 b->vds = &dsets->ds[d];
                 if (!(b->va = calloc(1, sizeof *b->va)))
@@ -132,22 +139,29 @@ int h5shuf__writer_init(struct h5shuf_writer *w, const struct h5shuf_outfile *of
             b->row_bytes = wide ? sizeof(uint32_t) : sizeof(uint16_t);
             b->rows = index_band_rows(total);
         }
-        if (b->rows == 1 && !b->vds) /* a band of one row is written from the row itself */
+        if (b->rows == 1 && !b->vds && !b->refs) /* a band of one row is written from the row itself */
             continue;
         uint64_t chunk_rows = d < dsets->n ? dsets->ds[d].out_chunk_rows : H5SHUF_INDEX_CHUNK_ROWS;
-        int doubled = band_doubled(b->rows, b->row_bytes, chunk_rows, b->vds != NULL, threads);
+        /* (region references make heap objects in the file as the band is written: HDF5 writes it) */
+        int doubled = band_doubled(b->rows, b->row_bytes, chunk_rows, b->vds || (b->refs & H5SHUF_REFS_REGION), threads);
         for (int s = 0; s < 1 + doubled; s++)
             if (!(b->set[s] = H5SHUF_FAULT() ? NULL : malloc((b->rows ? b->rows : 1) * b->row_bytes)))
                 return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for an output band of %llu rows",
                                     (unsigned long long)b->rows);
         b->buf = b->set[0];
     }
+    if (of->objects) /* the first input's references (the only input's: jobplan.c) */
+        w->rw = (struct h5shuf_rewrite){.map = &of->objects->map, .src = of->inputs->v[0].file,
+                                        .out = H5I_INVALID_HID, .drop = of->drop_references, .made = &w->made};
     return H5SHUF_OK;
 }
 
-int h5shuf__writer_retarget(struct h5shuf_writer *w, const hid_t *dsets, uint64_t origin, uint64_t end, const char *name)
+int h5shuf__writer_retarget(struct h5shuf_writer *w, hid_t file, const hid_t *dsets, uint64_t origin, uint64_t end,
+                            const char *name)
 {
     int r = 0;
+    w->rw.out = file;
+    h5shuf__addrmap_clear(&w->made); /* (another file: its objects at other addresses) */
     for (size_t d = 0; d < w->nds + 2; d++) {
         struct h5shuf_band *b = &w->band[d];
         b->dset = dsets[d];
@@ -232,6 +246,19 @@ static int band_queue(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, stru
     return b->pend[b->cur].active ? store_through(cx, w, b->pend[b->cur].seq) : H5SHUF_OK;
 }
 
+/* Rewrite the references of b's rows (in its buffer) for the open file.  A region reference is a heap
+ * object made in the file: every band queued before is stored first, as a run without threads (no band
+ * queued) would have written it. */
+static int band_refs(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, struct h5shuf_band *b)
+{
+    char where[600];
+    int st = b->refs & H5SHUF_REFS_REGION ? store_through(cx, w, UINT64_MAX) : H5SHUF_OK;
+    snprintf(where, sizeof where, "%s:%s", w->name, b->path);
+    struct h5shuf_rewrite rw = w->rw;
+    rw.where = where;
+    return st == H5SHUF_OK ? h5shuf__refs_rewrite(&rw, b->ftype, b->buf, (size_t)b->n * b->ref_elems, cx->err) : st;
+}
+
 /* Write the band's rows, held in rows (its buffer, or the one row put). */
 static int band_write(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, size_t d, struct h5shuf_band *b,
                       unsigned char *rows)
@@ -239,7 +266,9 @@ static int band_write(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, size
     H5SHUF_KILL_POINT();
     char cause[256];
     uint64_t start = b->next_row - b->origin;
-    int st = H5SHUF_OK;
+    int st = b->refs ? band_refs(cx, w, b) : H5SHUF_OK; /* (a band of references always has its buffer) */
+    if (st != H5SHUF_OK)
+        return st;
     if (b->async && rows == b->buf && start % b->pl.chunk_rows == 0)
         st = band_queue(cx, w, b, start);
     else if ((st = store_through(cx, w, UINT64_MAX)) != H5SHUF_OK) /* HDF5's writes come after the queued ones */
@@ -415,5 +444,6 @@ void h5shuf__writer_free(struct h5shuf_writer *w)
             free(w->band[d].va);
         }
     free(w->band);
+    h5shuf__addrmap_free(&w->made);
     memset(w, 0, sizeof *w);
 }

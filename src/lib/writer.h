@@ -10,6 +10,7 @@
 #include "chunkio.h"
 #include "ctx.h"
 #include "output.h"
+#include "refmap.h"
 #include "sort.h"
 
 /* One output dataset's band: rows collected until they fill whole output chunks, then written. */
@@ -24,6 +25,9 @@ struct h5shuf_band {
     uint64_t next_row;     /* output row of buf's first row (in the whole output order) */
     uint64_t origin;       /* output row of the open file's row 0: writes go to next_row - origin */
     const struct h5shuf_dsinfo *vds; /* the dataset when its rows are variable-length, else NULL */
+    int refs;              /* its rows hold references (H5SHUF_REFS_OBJECT, _REGION: refmap.h), rewritten
+                            * for the open file in buf before each write; such a band always has a buf */
+    size_t ref_elems;      /* then: elements of ftype in a row */
     struct h5shuf_varena *va;        /* then: the band's payload (buf holds offsets into it) */
     /* Double buffering (a band of fixed-size rows of at most H5SHUF_BAND_BYTES_MAX, with codec threads):
      * a full band's chunks are queued for encoding in the pool and the rows go on into the other buffer;
@@ -59,6 +63,8 @@ struct h5shuf_writer {
     uint64_t progress_rows;    /* 0: progress after each band of the first dataset; else after every
                                 * progress_rows rows put (the direct path, whose first dataset may be a
                                 * small one written once per 65536 rows) */
+    struct h5shuf_rewrite rw;  /* rows of references: rewritten from the first input to the open file */
+    struct h5shuf_addrmap made; /* the object references made in the open file (emptied at a retarget) */
 };
 
 /* Band rows of one output dataset: a multiple of its chunk rows (one chunk at least) near its share of
@@ -74,15 +80,20 @@ H5SHUF_INTERNAL uint64_t h5shuf__writer_bytes(const struct h5shuf_datasets *dset
 /* Bands for of's datasets, its index and source index when it has them, for an output order of total
  * rows, the next row put being output row first_row; no file yet (h5shuf__writer_retarget).  threads:
  * the codec threads (h5shuf__chunkio_threads); with more than one, bands are double-buffered as
- * h5shuf__writer_bytes counts them.  Free with h5shuf__writer_free, also after a failure. */
+ * h5shuf__writer_bytes counts them.  A dataset whose rows hold references has them rewritten to the
+ * open file's objects as every band of it is written (of->objects' map; the first input's references,
+ * checked at plan time: h5shuf__objcopy_plan): object references by a lookup per object and file, region
+ * references each made anew (H5Rcreate, a heap object in the file) after every band queued before is
+ * stored, so the file's sequence of writes does not depend on the threads.  Free with
+ * h5shuf__writer_free, also after a failure. */
 H5SHUF_INTERNAL int h5shuf__writer_init(struct h5shuf_writer *w, const struct h5shuf_outfile *of, uint64_t first_row,
                                         uint64_t total, unsigned threads, struct h5shuf_err *err);
-/* Point the bands at an open file's datasets dsets[0..nds+2) (as h5shuf__output_create made them), whose
- * row 0 is output row origin and which ends before output row end; name is the file's, for messages.
- * Every band must have been flushed (h5shuf__writer_flush).  < 0 when a dataset's pipeline cannot be
- * read (cause on HDF5's stack). */
-H5SHUF_INTERNAL int h5shuf__writer_retarget(struct h5shuf_writer *w, const hid_t *dsets, uint64_t origin, uint64_t end,
-                                            const char *name);
+/* Point the bands at an open file's datasets dsets[0..nds+2) (as h5shuf__output_create made them, in
+ * file, whose objects references are made to), whose row 0 is output row origin and which ends before
+ * output row end; name is the file's, for messages.  Every band must have been flushed
+ * (h5shuf__writer_flush).  < 0 when a dataset's pipeline cannot be read (cause on HDF5's stack). */
+H5SHUF_INTERNAL int h5shuf__writer_retarget(struct h5shuf_writer *w, hid_t file, const hid_t *dsets, uint64_t origin,
+                                            uint64_t end, const char *name);
 /* Append one row (one pointer per dataset) and its global input row id (used only when the writer
  * has_index or has_source); writes a band when it is full and reports progress after each band of the
  * first dataset.  The open file must hold row w->pos. */

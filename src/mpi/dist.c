@@ -76,9 +76,19 @@ static uint64_t cut_unit(const h5shuf_job *job)
     return h5shuf__output_cut_rows(&job->dsets, job->index_path != NULL, job->source_index_path != NULL, job->out_rows);
 }
 
+/* Do the stored chunks of some dataset's rows hold addresses in the output file: vlen rows (of their
+ * payload in the global heap), rows of references (of their targets, made for the file: writer.c)? */
+static int rows_hold_addresses(const h5shuf_job *job)
+{
+    for (size_t d = 0; d < job->dsets.n; d++)
+        if (job->dsets.ds[d].vlen || h5shuf__type_has_refs(job->dsets.ds[d].ftype))
+            return 1;
+    return 0;
+}
+
 /* The output rows [a[q], b[q]) each process q puts, and (several targets) its targets [tlo, thi).  A
- * single output with vlen rows is put by process 0 alone: their stored chunks hold the addresses of
- * their payload in the file's global heap, so the file must be written as the serial run writes it. */
+ * single output whose rows hold addresses in it (rows_hold_addresses) is put by process 0 alone, so the
+ * file is written as the serial run writes it. */
 static void output_ranges(const h5shuf_job *job, int P, uint64_t *a, uint64_t *b, size_t *tlo, size_t *thi)
 {
     const struct h5shuf_targets *t = &job->out;
@@ -95,7 +105,7 @@ static void output_ranges(const h5shuf_job *job, int P, uint64_t *a, uint64_t *b
             thi[q] = q == 0;
             a[q] = q == 0 ? 0 : (uint64_t)((h5shuf_u128)rows * (uint64_t)q / (uint64_t)P) / unit * unit;
             b[q] = q == P - 1 ? rows : (uint64_t)((h5shuf_u128)rows * (uint64_t)(q + 1) / (uint64_t)P) / unit * unit;
-            if (job->dsets.nvlen) { /* vlen rows: their chunks hold heap addresses, so process 0 writes them all */
+            if (rows_hold_addresses(job)) { /* their chunks hold the file's addresses: process 0 writes them all */
                 a[q] = q == 0 ? 0 : rows;
                 b[q] = rows;
             }
