@@ -139,8 +139,10 @@ typedef struct h5shuf_options {
     unsigned threads;
     /* When not NULL: the path of a dataset (N,) in the output, source_index[r] = the input (0-based, in the
      * order added) that output row r came from; uint16 when there are at most 65535 inputs, else uint32.
-     * Allowed with one input too (all zeros), so scripts need not special-case it.  Root attribute
-     * h5shuf_source_index holds its path. */
+     * Allowed with one input too (all zeros), so scripts need not special-case it.  With weights (an input
+     * "SPEC@W" other than @1) a compound {input, copy (uint16: which copy of its input row, the sample
+     * last), row (uint64: the row of that input)} instead.  Root attribute h5shuf_source_index holds its
+     * path. */
     const char *source_index_path;
     /* Output shards: 0 writes one output file; K >= 1 writes K files, named from the output's file name
      * (h5shuf_job_output_file).  Shard s holds output rows [floor(s*R/K), floor((s+1)*R/K)) of the R output

@@ -137,7 +137,10 @@ def case_counts_and_paths(tmp):
             check("weights %s: /y aligned with /x" % name,
                   np.array_equal(y, np.stack([x * 2, x * 3], axis=1).astype("<f4")))
             check("weights %s: --index is the oracle's order" % name, np.array_equal(h["idx"][()], order))
-            check("weights %s: --source-index is each row's input" % name, np.array_equal(h["src"][()], src[order]))
+            s = h["src"][()]
+            check("weights %s: --source-index is each row's (input, copy, input row)" % name,
+                  s.dtype.names == ("input", "copy", "row") and np.array_equal(s["input"], src[order]) and
+                  np.array_equal(s["copy"], copy[order]) and np.array_equal(s["row"], irow[order]), str(s.dtype))
     sums = {md5(p) for p in outs.values()}
     check("weights: every strategy, budget and thread count gives the same bytes", len(sums) == 1, str(outs))
     # exact copy counts, from the output alone
@@ -348,7 +351,7 @@ def case_refused(tmp):
     zero = os.path.join(tmp, "zero.h5")
     O.shuf("-q", "-s", 1, "--source-index", "/src", "%s:/x@2" % a, "%s:/x@0" % a, "%s:/x@0.5" % a, zero)
     with h5py.File(zero, "r") as h:
-        src = h["src"][()]
+        src = h["src"][()]["input"]
         check("weights: @0 takes no row and the input after it keeps its number",
               len(src) == 25 and sorted(set(src.tolist())) == [0, 2] and (src == 2).sum() == 5, str(src))
     odd = os.path.join(tmp, "odd@2.h5")

@@ -59,6 +59,7 @@ static void usage(FILE *to)
           "                          row (rows numbered over all inputs); verify then checks the order\n"
           "      --source-index PATH  also write dataset PATH (N,) uint16 (uint32 past 65535 inputs):\n"
           "                          the input file (0-based, command-line order) of each output row\n"
+          "                          (with weights: a compound of input, copy and the input's row)\n"
           "      --shards K          write K files OUT-00000-of-0000K.h5 ... (or replace {shard} and\n"
           "                          {shards} in OUTPUT's name); shard s holds output rows\n"
           "                          floor(s*N/K) .. floor((s+1)*N/K)-1\n"

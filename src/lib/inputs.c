@@ -398,12 +398,27 @@ int h5shuf__inputs_draw(struct h5shuf_inputs *in, const struct h5shuf_datasets *
     return H5SHUF_OK;
 }
 
+/* The source index's datatype with weights: a packed compound of "input" (uint16, or uint32 past 65535
+ * inputs), "copy" (uint16) and "row" (uint64: the input's row), little-endian.  < 0 on failure. */
+static hid_t source_type(size_t nsrc)
+{
+    const size_t isz = nsrc > UINT16_MAX ? 4 : 2;
+    hid_t t = H5Tcreate(H5T_COMPOUND, isz + 2 + 8);
+    if (t >= 0 && (H5Tinsert(t, "input", 0, isz == 4 ? H5T_STD_U32LE : H5T_STD_U16LE) < 0 ||
+                   H5Tinsert(t, "copy", isz, H5T_STD_U16LE) < 0 || H5Tinsert(t, "row", isz + 2, H5T_STD_U64LE) < 0)) {
+        H5Tclose(t);
+        return -1;
+    }
+    return t;
+}
+
 /* h5shuf__inputs_open, every file opened with fapl. */
 static int inputs_open(struct h5shuf_inputs *in, const struct h5shuf_spec *out_spec, struct h5shuf_datasets *dsets,
                        hid_t fapl, struct h5shuf_err *err)
 {
     int st;
     char where[512];
+    in->source_type = H5I_INVALID_HID;
     in->open = malloc(H5SHUF_INPUTS_OPEN_MAX * sizeof *in->open);
     if (!in->open)
         return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
@@ -444,6 +459,11 @@ static int inputs_open(struct h5shuf_inputs *in, const struct h5shuf_spec *out_s
         in->rows += in->v[f].rows;
     }
     h5shuf__vlen_limit_cache(dsets, first->file);
+    in->weighted = in->n != in->nsrc;
+    for (size_t f = 0; f < in->n; f++)
+        in->weighted |= in->v[f].frac_den != 0;
+    if (in->weighted && (in->source_type = source_type(in->nsrc)) < 0)
+        return h5shuf__fail(err, H5SHUF_EHDF5, "cannot make the source index's datatype");
     if (dsets->nvlen && (st = estimate_vlen(in, dsets, err)) != H5SHUF_OK)
         return st;
     for (size_t d = 0; d < dsets->n; d++) {
@@ -599,6 +619,9 @@ void h5shuf__inputs_close(struct h5shuf_inputs *in, struct h5shuf_datasets *dset
     }
     free(in->open);
     in->open = NULL;
+    if (in->source_type > 0) /* (0: never opened) */
+        H5Tclose(in->source_type);
+    in->source_type = H5I_INVALID_HID;
     free(in->map_pl);
     in->map_pl = NULL;
 }

@@ -84,6 +84,9 @@ struct h5shuf_inputs {
     char *external;     /* after it: the first such dataset read ("FILE:PATH: its rows are read from ..."),
                          * for a warning; owned; NULL when none */
     size_t nsrc;        /* the inputs as given (entries of v are copies of them: src) */
+    int weighted;       /* set by inputs_open: an input has a weight other than 1 (copies or a sample) */
+    hid_t source_type;  /* weighted: the source index's file datatype (output.h h5shuf__source_type),
+                         * made by inputs_open, closed by inputs_close; else H5I_INVALID_HID */
 };
 
 /* The path an input is opened by. */

@@ -214,9 +214,25 @@ int h5shuf__output_plan(struct h5shuf_datasets *dsets, uint64_t rows, const stru
     return H5SHUF_OK;
 }
 
-hid_t h5shuf__source_type(size_t ninputs)
+hid_t h5shuf__source_type(const struct h5shuf_inputs *in)
 {
-    return ninputs > UINT16_MAX ? H5T_STD_U32LE : H5T_STD_U16LE;
+    if (in->weighted)
+        return in->source_type;
+    return in->nsrc > UINT16_MAX ? H5T_STD_U32LE : H5T_STD_U16LE;
+}
+
+void h5shuf__source_row(const struct h5shuf_inputs *in, uint64_t id, unsigned char *out, size_t bytes)
+{
+    const size_t f = h5shuf__input_of(in, id);
+    const uint32_t src = (uint32_t)in->v[f].src;
+    const size_t isz = bytes == 2 || bytes == 12 ? 2 : 4; /* (bytes: 2, 4, or 12, 14 with weights) */
+    const uint16_t s16 = (uint16_t)src, copy = (uint16_t)in->v[f].copy;
+    memcpy(out, isz == 2 ? (const void *)&s16 : &src, isz);
+    if (bytes > 4) {
+        const uint64_t row = h5shuf__input_file_row(in, f, id - in->v[f].first_row);
+        memcpy(out + isz, &copy, 2);
+        memcpy(out + isz + 2, &row, 8);
+    }
 }
 
 /* Create an index-like dataset (n,) of type ftype at path: chunks of at most H5SHUF_INDEX_CHUNK_ROWS
@@ -314,7 +330,7 @@ static int indexes_make(const struct h5shuf_outfile *of, hid_t out, const char *
     if (of->index_path)
         st = index_make(out, ofile, of->index_path, H5T_STD_U64LE, rows, all, "index", &out_dsets[n], err);
     if (st == H5SHUF_OK && of->source_index_path)
-        st = index_make(out, ofile, of->source_index_path, h5shuf__source_type(of->inputs->nsrc), rows, all,
+        st = index_make(out, ofile, of->source_index_path, h5shuf__source_type(of->inputs), rows, all,
                         "source index", &out_dsets[n + 1], err);
     return st;
 }

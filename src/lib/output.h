@@ -45,8 +45,13 @@ H5SHUF_INTERNAL int h5shuf__output_create(const struct h5shuf_outfile *of, hid_t
 H5SHUF_INTERNAL int h5shuf__output_create_part(const struct h5shuf_outfile *of, hid_t out, const char *ofile, uint64_t rows,
                                                uint64_t all_rows, hid_t *out_dsets, struct h5shuf_err *err);
 
-/* The file datatype of the source index: uint16 for at most 65535 inputs, else uint32 (little-endian). */
-H5SHUF_INTERNAL hid_t h5shuf__source_type(size_t ninputs);
+/* The file datatype of the source index: uint16 for at most 65535 inputs (as given), else uint32
+ * (little-endian); with weights (in->weighted) a packed compound of "input" (that), "copy" (uint16: which
+ * copy of its input row, 0-based, the sample last) and "row" (uint64: the row of its input), in's to
+ * keep.  Also the band's memory type: the bytes are the file's on a little-endian machine. */
+H5SHUF_INTERNAL hid_t h5shuf__source_type(const struct h5shuf_inputs *in);
+/* The source index entry of global row id: bytes (H5Tget_size of h5shuf__source_type) bytes at out. */
+H5SHUF_INTERNAL void h5shuf__source_row(const struct h5shuf_inputs *in, uint64_t id, unsigned char *out, size_t bytes);
 /* The rows a cut of the output must be a multiple of, so that no chunk is split between its parts: the
  * least common multiple of every output row dataset's chunk rows (an unchunked one: 1; the index and the
  * source index, when index / source are set: H5SHUF_INDEX_CHUNK_ROWS or all rows), at most rows. */

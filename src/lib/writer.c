@@ -133,10 +133,9 @@ int h5shuf__writer_init(struct h5shuf_writer *w, const struct h5shuf_outfile *of
         } else { /* the source index, chunked like the index */
             if (!w->has_source)
                 continue;
-            int wide = of->inputs->nsrc > UINT16_MAX;
-            b->ftype = wide ? H5T_NATIVE_UINT32 : H5T_NATIVE_UINT16;
+            b->ftype = h5shuf__source_type(of->inputs);
             b->path = of->source_index_path;
-            b->row_bytes = wide ? sizeof(uint32_t) : sizeof(uint16_t);
+            b->row_bytes = H5Tget_size(b->ftype);
             b->rows = index_band_rows(total);
         }
         if (b->rows == 1 && !b->vds && !b->refs) /* a band of one row is written from the row itself */
@@ -322,10 +321,9 @@ int h5shuf__writer_put(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, con
     if (st == H5SHUF_OK && w->has_index)
         st = band_put(cx, w, w->nds, &id);
     if (st == H5SHUF_OK && w->has_source) {
-        size_t f = w->inputs->v[h5shuf__input_of(w->inputs, id)].src;
-        uint16_t f16 = (uint16_t)f;
-        uint32_t f32 = (uint32_t)f;
-        st = band_put(cx, w, w->nds + 1, w->band[w->nds + 1].row_bytes == 2 ? (const void *)&f16 : &f32);
+        unsigned char src[16];
+        h5shuf__source_row(w->inputs, id, src, w->band[w->nds + 1].row_bytes);
+        st = band_put(cx, w, w->nds + 1, src);
     }
     w->pos++;
     if (st == H5SHUF_OK && w->progress_rows && (w->pos % w->progress_rows == 0 || w->pos == w->total))
@@ -395,15 +393,8 @@ int h5shuf__writer_put_sorted(const struct h5shuf_ctx *cx, struct h5shuf_writer 
         }
         for (uint64_t j = 0; w->has_index && j < m; j++)
             memcpy(ib->buf + (ib->n + j) * sizeof(uint64_t), &ids[pairs[i + j].idx], sizeof(uint64_t));
-        for (uint64_t j = 0; w->has_source && j < m; j++) {
-            const size_t f = w->inputs->v[h5shuf__input_of(w->inputs, ids[pairs[i + j].idx])].src;
-            const uint16_t f16 = (uint16_t)f;
-            const uint32_t f32 = (uint32_t)f;
-            if (sb->row_bytes == 2)
-                memcpy(sb->buf + (sb->n + j) * 2, &f16, 2);
-            else
-                memcpy(sb->buf + (sb->n + j) * 4, &f32, 4);
-        }
+        for (uint64_t j = 0; w->has_source && j < m; j++)
+            h5shuf__source_row(w->inputs, ids[pairs[i + j].idx], sb->buf + (sb->n + j) * sb->row_bytes, sb->row_bytes);
         ib->n += w->has_index ? m : 0;
         sb->n += w->has_source ? m : 0;
         for (size_t d = 0; d < w->nds + 2 && st == H5SHUF_OK; d++)

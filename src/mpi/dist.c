@@ -306,7 +306,7 @@ static const char *row_dataset_path(const h5shuf_job *job, size_t d)
 
 static hid_t row_dataset_type(const h5shuf_job *job, size_t d)
 {
-    return d < job->dsets.n ? job->dsets.ds[d].ftype : d == job->dsets.n ? H5T_STD_U64LE : h5shuf__source_type(job->in.nsrc);
+    return d < job->dsets.n ? job->dsets.ds[d].ftype : d == job->dsets.n ? H5T_STD_U64LE : h5shuf__source_type(&job->in);
 }
 
 /* Open the row datasets of file (named name) into dsets[0..n+2) (invalid where there is none). */
