@@ -267,6 +267,15 @@ def case_piles(d):
     sub = list(h5shuf.PileReader(piles, "y", 500))
     check("PileReader of one dataset (named without its '/')", list(sub[0]) == ["y"] and
           np.array_equal(np.concatenate([g["y"] for g in sub]), want["/y"]))
+    # weighted inputs (copies and a sample): the pile file's rows in the gather's order
+    wp, wo = os.path.join(d, "wpiles.h5"), os.path.join(d, "wout.h5")
+    cli("scatter", "-s", 5, "--debug-pile-bound", 300, src + "@1.5", src + "@0.25", wp)
+    cli("gather", wp, wo)
+    with h5py.File(wo, "r") as f:
+        wx = f["x"][()]
+    got = list(h5shuf.PileReader(wp, ["/x"], 100))
+    check("PileReader over weighted inputs (@1.5, @0.25): the gathered rows (%d)" % len(wx),
+          len(wx) == 1500 + 750 + 375 and orc.same_array(np.concatenate([g["/x"] for g in got]), wx)[0])
 
 
 def case_pile_errors(d):

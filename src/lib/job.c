@@ -185,21 +185,6 @@ const char *h5shuf_job_dataset(const h5shuf_job *job, size_t index)
     return job->planned && index < job->dsets.n ? job->dsets.ds[index].in_path : NULL;
 }
 
-int h5shuf_job_add_input(h5shuf_job *job, const char *spec)
-{
-    h5shuf__err_reset(&job->err);
-    if (job->planned)
-        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is already planned");
-    if (job->mix)
-        return h5shuf__job_mix_add(job, spec);
-    return h5shuf__inputs_append(&job->in, spec, &job->err);
-}
-
-const char *h5shuf_job_mix_text(const h5shuf_job *job)
-{
-    return job && job->mix_text ? job->mix_text : "";
-}
-
 int h5shuf_job_set_output(h5shuf_job *job, const char *spec)
 {
     h5shuf__err_reset(&job->err);
@@ -244,4 +229,14 @@ int h5shuf_job_mixing(h5shuf_job *job, uint64_t window_rows, h5shuf_mixing *firs
     const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};
     return h5shuf__mixing(&job->in, job->seed, job->out_rows, bound, window_rows, &job->mixing_counts, first, last,
                           &progress, &job->err);
+}
+
+int h5shuf_job_mixing_windows(h5shuf_job *job, uint64_t window_rows, h5shuf_mixing_windows *out)
+{
+    h5shuf__err_reset(&job->err);
+    if (!job->planned)
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is not planned");
+    const struct h5shuf_keyidx *bound = job->out_rows < job->in.rows ? &job->head_bound : NULL;
+    const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};
+    return h5shuf__mixing_windows(&job->in, job->seed, job->out_rows, bound, window_rows, out, &progress, &job->err);
 }

@@ -110,9 +110,6 @@ struct h5shuf_job {
  * (the caller's).  H5SHUF_OK and job->planned set, or the first error in job->err. */
 H5SHUF_INTERNAL int h5shuf__job_make_plan(h5shuf_job *job);
 
-/* Add input spec "NAME=SPEC" of a job with a mixture: SPEC to the inputs, NAME to the job's (jobmix.c).
- * H5SHUF_OK, or H5SHUF_EINVAL / H5SHUF_ENOMEM in job->err (no mixture's name, a weight of its own). */
-H5SHUF_INTERNAL int h5shuf__job_mix_add(h5shuf_job *job, const char *spec);
 /* With a mixture, before the inputs are opened for the run: open them to count their rows, compute their
  * weights (mixture.h), and add them again with those weights; the job's mix_text says what it chose.  A
  * gather's inputs carry the weights its scatter chose.  H5SHUF_OK or an error in job->err. */

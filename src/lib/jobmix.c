@@ -1,7 +1,8 @@
 /*
- * jobmix.c - a job's mixture (--mix): its inputs tagged with their domains as they are added, and, when
- * the job is planned, their rows counted and turned into weights (mixture.h) with which they are added
- * again.  Part of the orchestrator (job.h); the arithmetic is mixture.c's.
+ * jobmix.c - a job's inputs as they are added (h5shuf_job_add_input) and its mixture (--mix): with one,
+ * each input is tagged with its domain, and when the job is planned their rows are counted and turned into
+ * weights (mixture.h) with which they are added again.  Part of the orchestrator, above job.c (job.h);
+ * the arithmetic is mixture.c's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,8 @@
 #include "mixture.h"
 #include "vlen.h"
 
-int h5shuf__job_mix_add(h5shuf_job *job, const char *spec)
+/* Add "NAME=SPEC" of a job with a mixture: SPEC to the inputs, NAME to the job's. */
+static int mix_add(h5shuf_job *job, const char *spec)
 {
     struct h5shuf_err *err = &job->err;
     int st = H5SHUF_OK;
@@ -42,6 +44,21 @@ int h5shuf__job_mix_add(h5shuf_job *job, const char *spec)
         return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     tag[job->nmix++] = t;
     return H5SHUF_OK;
+}
+
+int h5shuf_job_add_input(h5shuf_job *job, const char *spec)
+{
+    h5shuf__err_reset(&job->err);
+    if (job->planned)
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is already planned");
+    if (job->mix)
+        return mix_add(job, spec);
+    return h5shuf__inputs_append(&job->in, spec, &job->err);
+}
+
+const char *h5shuf_job_mix_text(const h5shuf_job *job)
+{
+    return job && job->mix_text ? job->mix_text : "";
 }
 
 /* What the plan chose, as h5shuf_job_mix_text gives it (caller frees); NULL when out of memory. */
@@ -84,7 +101,7 @@ int h5shuf__job_mix_plan(h5shuf_job *job)
     if (!job->mix)
         return H5SHUF_OK;
     struct h5shuf_err *err = &job->err;
-    if (job->nmix != job->in.nsrc) /* (every input came through h5shuf__job_mix_add) */
+    if (job->nmix != job->in.nsrc) /* (every input came through mix_add) */
         return h5shuf__fail(err, H5SHUF_EINVAL, "--mix: every input is NAME=SPEC");
     job->in.allow_external = job->opts.allow_external;
     job->dsets.vlen_read_limit = h5shuf__vlen_read_limit(job->opts.mem_limit_bytes);
