@@ -434,6 +434,31 @@ typedef struct h5shuf_mixing {
  * planned) or H5SHUF_ENOMEM. */
 H5SHUF_API int h5shuf_job_mixing(h5shuf_job *job, uint64_t window_rows, h5shuf_mixing *first, h5shuf_mixing *last);
 
+/* The mixing of the inputs in every window of the output: the output cut into K = ceil(R / W) windows at
+ * fixed keys (window j holds the rows whose key lies in the j-th of K equal key ranges: consecutive output
+ * rows, about W of them, the number varying as a binomial), each window's rows of each input compared by
+ * Pearson's chi-square with the input's share of the output (its weighted rows / N, the target
+ * proportion of a --mix).  Under a uniform shuffle the windows' statistics add up to a chi-square of
+ * K x df degrees of freedom, and a window's p-value is below 0.001 in about K / 1000 windows. */
+typedef struct h5shuf_mixing_windows {
+    uint64_t window_rows;    /* R / K: the rows a window holds on average (W doubled until the counts fit 64 MiB) */
+    uint64_t windows;        /* K */
+    uint64_t rows_min, rows_max; /* the fewest and the most rows of a window */
+    double chi2;             /* the sum of the windows' statistics */
+    uint64_t df;             /* its degrees of freedom: (inputs with rows - 1) x windows with rows */
+    double p_value;          /* P(X >= chi2), X ~ chi-square(df) (Wilson-Hilferty's normal approximation past
+                              * 1000 degrees of freedom) */
+    double worst_chi2;       /* the largest window statistic */
+    uint64_t worst_first_row, worst_rows; /* that window: its first output row and its rows */
+    double worst_p_value;    /* its p-value; times K (at most 1) is the Bonferroni bound for the worst of K */
+    uint64_t below_001;      /* windows whose p-value is below 0.001 (expected: K / 1000) */
+} h5shuf_mixing_windows;
+
+/* The mixing of every window of about window_rows rows (0: the default, min(R, 10000)) of a planned job
+ * into *out.  Streams the N keys once (no data read), counting 8 bytes per window and input.  Returns
+ * H5SHUF_OK, H5SHUF_EINVAL (not planned), H5SHUF_ENOMEM or H5SHUF_ECANCELED. */
+H5SHUF_API int h5shuf_job_mixing_windows(h5shuf_job *job, uint64_t window_rows, h5shuf_mixing_windows *out);
+
 /* The last error's one-line message ("FILE:/dataset: what is wrong"), or "" when there was none.
  * Owned by the job; valid until the next call on it. */
 H5SHUF_API const char *h5shuf_errmsg(const h5shuf_job *job);

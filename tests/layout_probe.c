@@ -50,5 +50,11 @@ int main(void)
     FIELD(h5shuf_mixing, counts), FIELD(h5shuf_mixing, expected), FIELD(h5shuf_mixing, chi2);
     FIELD(h5shuf_mixing, df), FIELD(h5shuf_mixing, p_value);
     SIZE(h5shuf_mixing);
+    FIELD(h5shuf_mixing_windows, window_rows), FIELD(h5shuf_mixing_windows, windows);
+    FIELD(h5shuf_mixing_windows, rows_min), FIELD(h5shuf_mixing_windows, rows_max), FIELD(h5shuf_mixing_windows, chi2);
+    FIELD(h5shuf_mixing_windows, df), FIELD(h5shuf_mixing_windows, p_value), FIELD(h5shuf_mixing_windows, worst_chi2);
+    FIELD(h5shuf_mixing_windows, worst_first_row), FIELD(h5shuf_mixing_windows, worst_rows);
+    FIELD(h5shuf_mixing_windows, worst_p_value), FIELD(h5shuf_mixing_windows, below_001);
+    SIZE(h5shuf_mixing_windows);
     return 0;
 }

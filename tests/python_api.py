@@ -91,7 +91,8 @@ def write_inputs(d):
 
 def case_layout(d):
     out = subprocess.run([A.probe], stdout=subprocess.PIPE, check=True).stdout.decode().split("\n")
-    mirrors = {"h5shuf_options": _lib.Options, "h5shuf_plan": _lib.Plan, "h5shuf_mixing": _lib.Mixing}
+    mirrors = {"h5shuf_options": _lib.Options, "h5shuf_plan": _lib.Plan, "h5shuf_mixing": _lib.Mixing,
+               "h5shuf_mixing_windows": _lib.MixingWindows}
     seen = {name: [] for name in mirrors}
     bad = []
     for line in filter(None, out):
@@ -111,7 +112,7 @@ def case_layout(d):
     for struct, cls in mirrors.items():
         if [f[0] for f in cls._fields_] != seen[struct]:
             bad.append("%s: fields %s, the probe's %s" % (struct, [f[0] for f in cls._fields_], seen[struct]))
-    check("ctypes mirrors of h5shuf_options, h5shuf_plan, h5shuf_mixing: the C compiler's offsets and sizes",
+    check("ctypes mirrors of h5shuf_options, h5shuf_plan, h5shuf_mixing(_windows): the C compiler's offsets and sizes",
           not bad and all(seen.values()), "; ".join(bad))
 
 

@@ -20,6 +20,8 @@ numpy's Philox as in oracle_h5py.py.  Checked:
   - --mix over three domains of token sequences: each domain exactly its share of the rows (largest
     remainders, computed here), spread over its files by their rows, shards' concatenation; --plan prints
     the weights; too few rows refused unless --allow-repeat;
+  - the mixing of every window (--json) against the windows counted from the output's index and source
+    index;
   - killed (SIGKILL) and resumed: the uninterrupted run's bytes;
   - @0 takes no row and keeps the inputs' numbers; bad weights refused with one line: 19 digits after the
     point, 65536 copies; "x@2.h5" is a file.
@@ -338,6 +340,44 @@ def case_mix(tmp):
               set(c[[i for i in range(base) if dom_of[i] == "code"]].tolist()) <= {1, 2})
 
 
+def case_windows(tmp):
+    """The mixing of every window (--json's mixing_windows) against a count from the output itself: its
+    index gives each row's key, K(seed, i), and so its window floor(key K / 2^64); its source index the
+    input; chi-square per window with each input's weighted share."""
+    a = make(tmp, "wa.h5", 3000, 0)
+    b = make(tmp, "wb.h5", 1000, 10000)
+    out = os.path.join(tmp, "win.h5")
+    text, _ = O.run([O.H5SHUF, "--json", "-s", 21, "--mixing-window", 250, "--index", "/idx", "--source-index", "/src",
+                     a + ":/x@1.5", b + ":/x@0.75", out])
+    import json
+    rep = json.loads(text)["mixing_windows"]
+    with h5py.File(out, "r") as h:
+        idx, src = h["idx"][()], h["src"][()]["input"]
+    n = len(idx)
+    k = -(-n // 250)
+    keys = O.keys_np(21, 0, n)[idx]
+    win = np.array([(int(x) * k) >> 64 for x in keys])
+    share = np.array([4500, 750]) / n
+    chi, worst, below, rows = 0.0, (-1, 0), 0, []
+    for j in range(k):
+        c = np.bincount(src[win == j], minlength=2)
+        m = c.sum()
+        rows.append(m)
+        x = float(((c - m * share) ** 2 / (m * share)).sum()) if m else 0.0
+        chi += x
+        p = math.erfc(math.sqrt(x / 2)) if m else 1.0  # df 1: P(X >= x) = erfc(sqrt(x / 2))
+        below += p < 0.001
+        if x > worst[0]:
+            worst = (x, int(np.argmax(win == j)))
+    ok = (rep["windows"] == k and rep["rows_min"] == min(rows) and rep["rows_max"] == max(rows) and
+          abs(rep["chi2"] - chi) < 1e-5 * max(chi, 1) and rep["df"] == sum(1 for m in rows if m) and
+          rep["below_001"] == below and rep["worst_first_row"] == worst[1] and abs(rep["worst_chi2"] - worst[0]) < 1e-5 * max(worst[0], 1))
+    check("mixing of every window: %d windows, chi-square %.1f (df %d, p %.3g), as counted from the output"
+          % (k, chi, rep["df"], rep["p_value"]), ok, "%s vs chi %s below %s worst %s" % (rep, chi, below, worst))
+    check("mixing of every window: a uniform shuffle is not flagged (p > 0.001 over all windows)",
+          rep["p_value"] > 0.001, str(rep))
+
+
 def case_refused(tmp):
     a = os.path.join(tmp, "r.h5")
     with h5py.File(a, "w") as h:
@@ -374,6 +414,7 @@ def main():
         O.run_case("copies independent", case_independent_copies, tmp)
         O.run_case("resume", case_resume, tmp)
         O.run_case("mix", case_mix, tmp)
+        O.run_case("windows", case_windows, tmp)
         O.run_case("refused", case_refused, tmp)
     print("%d passed, %d failed" % (O.PASSED, O.FAILED), flush=True)
     return 0 if O.FAILED == 0 else 1

@@ -71,6 +71,15 @@ class Mixing(ctypes.Structure):
     ]
 
 
+class MixingWindows(ctypes.Structure):
+    """h5shuf_mixing_windows."""
+    _fields_ = [
+        ("window_rows", _u64), ("windows", _u64), ("rows_min", _u64), ("rows_max", _u64), ("chi2", ctypes.c_double),
+        ("df", _u64), ("p_value", ctypes.c_double), ("worst_chi2", ctypes.c_double), ("worst_first_row", _u64),
+        ("worst_rows", _u64), ("worst_p_value", ctypes.c_double), ("below_001", _u64),
+    ]
+
+
 _JOB = ctypes.c_void_p
 # name: (restype, argtypes)
 _FUNCTIONS = {
@@ -92,6 +101,7 @@ _FUNCTIONS = {
     "h5shuf_job_dataset": (_str, [_JOB, ctypes.c_size_t]),
     "h5shuf_job_output_file": (_str, [_JOB, ctypes.c_size_t, ctypes.POINTER(_u64), ctypes.POINTER(_u64)]),
     "h5shuf_job_mixing": (_int, [_JOB, _u64, ctypes.POINTER(Mixing), ctypes.POINTER(Mixing)]),
+    "h5shuf_job_mixing_windows": (_int, [_JOB, _u64, ctypes.POINTER(MixingWindows)]),
     "h5shuf_errmsg": (_str, [_JOB]),
     "h5shuf_strerror": (_str, [_int]),
     "h5shuf_register_filters": (_int, []),

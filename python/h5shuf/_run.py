@@ -253,6 +253,12 @@ def _mixing(job, window):
     return out
 
 
+def _mixing_windows(job, window):
+    m = _lib.MixingWindows()
+    job.check(job.lib.h5shuf_job_mixing_windows(job.job, window, ctypes.byref(m)))
+    return {name: getattr(m, name) for name, _ in _lib.MixingWindows._fields_}
+
+
 def _report(job, p, inputs, output, mixing, cb, seconds, check):
     """The dict the tool's --json prints for this job (cb None: a plan, no passes)."""
     L = job.lib
@@ -268,7 +274,7 @@ def _report(job, p, inputs, output, mixing, cb, seconds, check):
         k += 1
     r["outputs"] = outputs
     if mixing is not None:
-        r["mixing"] = mixing
+        r["mixing"], r["mixing_windows"] = mixing
     if cb is not None:
         r["passes"] = cb.passes.records
         r["seconds"] = round(seconds, 3)
@@ -312,7 +318,8 @@ def execute(kind, inputs, output, piles, options, progress, mixing_window, plan_
         for text in job.listed(L.h5shuf_job_warning):
             warnings.warn(text, H5shufWarning, stacklevel=3)
         shown = [piles] if kind == "gather" else inputs
-        mixing = _mixing(job, mixing_window) if mixing_window is not None and len(shown) > 1 else None
+        mixing = (_mixing(job, mixing_window), _mixing_windows(job, mixing_window)) \
+            if mixing_window is not None and len(shown) > 1 else None
         return _report(job, p, shown, piles if kind == "scatter" else output, mixing,
                        None if plan_only else cb, time.monotonic() - t0, options.check)
 

@@ -128,19 +128,24 @@ int cmd_report_run(enum cli_command cmd, const struct cli_options *o, h5shuf_job
     }
     /* The mixing report: with several inputs and -v (or --mixing-window), from the keys alone. */
     h5shuf_mixing mix[2];
+    h5shuf_mixing_windows windows;
     int have_mix = 0, mix_st = -1;
     if ((st == H5SHUF_OK || (o->plan_only && h5shuf_job_output_file(job, 0, NULL, NULL))) && ninputs > 1 &&
         (o->verbose > 1 || o->mixing_window) &&
-        (mix_st = h5shuf_job_mixing(job, o->mixing_window, &mix[0], &mix[1])) == H5SHUF_OK) {
+        (mix_st = h5shuf_job_mixing(job, o->mixing_window, &mix[0], &mix[1])) == H5SHUF_OK &&
+        (mix_st = h5shuf_job_mixing_windows(job, o->mixing_window, &windows)) == H5SHUF_OK) {
         have_mix = 1;
-        if (!o->json && o->verbose)
+        if (!o->json && o->verbose) {
             report_mixing_text(o->plan_only ? stdout : stderr, pos, mix);
+            report_windows_text(o->plan_only ? stdout : stderr, &windows);
+        }
     } else if (mix_st == H5SHUF_ECANCELED && interrupt_signal()) { /* the report's scan of keys, interrupted */
         rc = 128 + interrupt_signal();
     }
     if (o->json)
         report_json(stdout, job, st == H5SHUF_OK || o->plan_only ? plan : NULL, pos, ninputs, pos[npos - 1],
-                    o->plan_only ? NULL : prog, seconds, st, h5shuf_errmsg(job), check_st, have_mix ? mix : NULL);
+                    o->plan_only ? NULL : prog, seconds, st, h5shuf_errmsg(job), check_st, have_mix ? mix : NULL,
+                    have_mix ? &windows : NULL);
     return rc;
 }
 

@@ -64,6 +64,20 @@ void report_outputs_text(FILE *out, const h5shuf_job *job)
                 h5shuf_job_output_file(job, k, NULL, NULL), first, first + rows - (rows > 0), rows);
 }
 
+void report_windows_text(FILE *out, const h5shuf_mixing_windows *m)
+{
+    fprintf(out,
+            "h5shuf: mixing, every window of about %" PRIu64 " rows (%" PRIu64 " windows of %" PRIu64 "..%" PRIu64
+            " rows): chi-square %.1f, df %" PRIu64 ", p %.4g; windows with p < 0.001: %" PRIu64 " (%.1f expected)\n",
+            m->window_rows, m->windows, m->rows_min, m->rows_max, m->chi2, m->df, m->p_value, m->below_001,
+            (double)m->windows / 1000);
+    fprintf(out, "h5shuf:   the worst window: rows %" PRIu64 "..%" PRIu64 ", chi-square %.2f, p %.4g (x %" PRIu64
+                 " windows: %.4g)\n",
+            m->worst_first_row, m->worst_first_row + m->worst_rows - (m->worst_rows > 0), m->worst_chi2,
+            m->worst_p_value, m->windows,
+            m->worst_p_value * (double)m->windows < 1 ? m->worst_p_value * (double)m->windows : 1.0);
+}
+
 void report_mixing_text(FILE *out, char *const *inputs, const h5shuf_mixing *mix)
 {
     for (int w = 0; w < 2; w++) {
@@ -94,7 +108,7 @@ static void json_string(FILE *out, const char *s)
 
 void report_json(FILE *out, const h5shuf_job *job, const h5shuf_plan *p, char *const *inputs, int ninputs,
                  const char *output, const struct progress *prog, double seconds, int status, const char *errmsg,
-                 int check_status, const h5shuf_mixing *mixing)
+                 int check_status, const h5shuf_mixing *mixing, const h5shuf_mixing_windows *windows)
 {
     fprintf(out, "{\"h5shuf_version\": ");
     json_string(out, h5shuf_version());
@@ -156,6 +170,15 @@ void report_json(FILE *out, const h5shuf_job *job, const h5shuf_plan *p, char *c
         }
         fprintf(out, "]");
     }
+    if (windows)
+        fprintf(out,
+                ", \"mixing_windows\": {\"window_rows\": %" PRIu64 ", \"windows\": %" PRIu64 ", \"rows_min\": %" PRIu64
+                ", \"rows_max\": %" PRIu64 ", \"chi2\": %.6g, \"df\": %" PRIu64 ", \"p_value\": %.6g, \"worst_chi2\": %.6g"
+                ", \"worst_first_row\": %" PRIu64 ", \"worst_rows\": %" PRIu64 ", \"worst_p_value\": %.6g, \"below_001\": %" PRIu64
+                "}",
+                windows->window_rows, windows->windows, windows->rows_min, windows->rows_max, windows->chi2, windows->df,
+                windows->p_value, windows->worst_chi2, windows->worst_first_row, windows->worst_rows,
+                windows->worst_p_value, windows->below_001);
     if (prog) {
         fprintf(out, ", \"passes\": [");
         for (int i = 0; i < prog->npasses; i++) {

@@ -15,12 +15,14 @@ void report_plan_text(FILE *out, const h5shuf_job *job, const h5shuf_plan *p);
  * line; prog may be NULL (plan only); status/errmsg: the result. */
 void report_json(FILE *out, const h5shuf_job *job, const h5shuf_plan *p, char *const *inputs, int ninputs,
                  const char *output, const struct progress *prog, double seconds, int status, const char *errmsg,
-                 int check_status, const h5shuf_mixing *mixing);
+                 int check_status, const h5shuf_mixing *mixing, const h5shuf_mixing_windows *windows);
 
 /* The output files with their row ranges, when there are several (shards, splits). */
 void report_outputs_text(FILE *out, const h5shuf_job *job);
 
 /* The mixing report of mix[0] (first window) and mix[1] (last window); inputs as on the command line. */
 void report_mixing_text(FILE *out, char *const *inputs, const h5shuf_mixing *mix);
+/* The mixing of every window (h5shuf_mixing_windows): two lines. */
+void report_windows_text(FILE *out, const h5shuf_mixing_windows *m);
 
 #endif

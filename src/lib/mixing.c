@@ -6,6 +6,9 @@
  * distribution, Q(df/2, x/2), the regularised upper incomplete gamma function (Press, Teukolsky,
  * Vetterling, Flannery, "Numerical Recipes", 3rd ed., section 6.2: series for x < a + 1, Lentz's
  * continued fraction otherwise).
+ *
+ * Every window (h5shuf__mixing_windows): the output cut at K fixed keys, so that each window is a run of
+ * consecutive output rows, its rows counted per input in one scan of the keys.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 #include "error.h"
 #include "fault.h"
 #include "head.h"
+#include "keys.h"
 #include "mixing.h"
 
 #define DEFAULT_WINDOW_ROWS UINT64_C(10000)
@@ -122,4 +126,107 @@ int h5shuf__mixing(const struct h5shuf_inputs *in, uint64_t seed, uint64_t out_r
     window_stats(in, heap + w, w, out_rows - w, counts + in->nsrc, expected + in->nsrc, last);
     free(heap);
     return H5SHUF_OK;
+}
+
+/* P(X >= x) for X ~ chi-square(df): Q(df/2, x/2), or past 1000 degrees of freedom Wilson and Hilferty's
+ * normal approximation of (X/df)^(1/3) (Johnson, Kotz and Balakrishnan, "Continuous Univariate
+ * Distributions" vol. 1, 2nd ed., 18.5). */
+static double chi2_tail(double x, uint64_t df)
+{
+    if (df <= 1000)
+        return h5shuf__chi2_upper(x, df);
+    const double v = 2.0 / (9.0 * (double)df), z = (cbrt(x / (double)df) - (1 - v)) / sqrt(v);
+    return 0.5 * erfc(z / sqrt(2.0));
+}
+
+/* Counts counts[j * ns + s] of each window j and input s over the rows of in with their keys. */
+static int count_windows(const struct h5shuf_inputs *in, uint64_t seed, const struct h5shuf_keyidx *bound,
+                         struct h5shuf_range range, uint64_t k, uint64_t *counts, const struct h5shuf_progress *progress,
+                         struct h5shuf_err *err)
+{
+    const size_t ns = in->nsrc;
+    uint64_t keys[1024], done = 0;
+    for (size_t f = 0; f < in->n; f++) {
+        const uint64_t end = in->v[f].first_row + in->v[f].rows, src = in->v[f].src;
+        for (uint64_t first = in->v[f].first_row; first < end; first += 1024) {
+            const uint64_t n = end - first < 1024 ? end - first : 1024;
+            h5shuf__keys(seed, NULL, first, n, keys);
+            for (uint64_t r = 0; r < n; r++) {
+                if (bound && (keys[r] > bound->key || (keys[r] == bound->key && first + r > bound->idx)))
+                    continue;
+                counts[h5shuf__range_part(range, k, keys[r]) * ns + src]++;
+            }
+            done += n;
+            if (done % H5SHUF_SCAN_STEP_ROWS < n || done == in->rows) {
+                int st = h5shuf__progress(progress, err, H5SHUF_PHASE_SELECT, done, in->rows);
+                if (st != H5SHUF_OK)
+                    return st;
+            }
+        }
+    }
+    return H5SHUF_OK;
+}
+
+int h5shuf__mixing_windows(const struct h5shuf_inputs *in, uint64_t seed, uint64_t out_rows,
+                           const struct h5shuf_keyidx *bound, uint64_t window_rows, h5shuf_mixing_windows *out,
+                           const struct h5shuf_progress *progress, struct h5shuf_err *err)
+{
+    memset(out, 0, sizeof *out);
+    uint64_t w = window_rows ? window_rows : DEFAULT_WINDOW_ROWS;
+    if (w > out_rows)
+        w = out_rows;
+    if (w == 0)
+        return H5SHUF_OK;
+    const size_t ns = in->nsrc ? in->nsrc : 1;
+    uint64_t k = out_rows / w + (out_rows % w != 0);
+    while (k > 1 && k > (UINT64_C(64) << 20) / sizeof(uint64_t) / ns) { /* the counts within 64 MiB */
+        w *= 2;
+        k = out_rows / w + (out_rows % w != 0);
+    }
+    uint64_t *counts = H5SHUF_FAULT() ? NULL : calloc(k * ns, sizeof *counts);
+    double *share = calloc(ns, sizeof *share);
+    int st = counts && share ? H5SHUF_OK : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for %llu windows",
+                                                        (unsigned long long)k);
+    const struct h5shuf_range range = {0, bound ? (h5shuf_u128)bound->key + 1 : (h5shuf_u128)1 << 64};
+    if (st == H5SHUF_OK)
+        st = count_windows(in, seed, bound, range, k, counts, progress, err);
+    uint64_t used = 0;
+    for (size_t f = 0; st == H5SHUF_OK && f < in->n; f++)
+        share[in->v[f].src] += in->rows ? (double)in->v[f].rows / (double)in->rows : 0;
+    for (size_t s = 0; st == H5SHUF_OK && s < ns; s++)
+        used += share[s] > 0;
+    const uint64_t df = used ? used - 1 : 0;
+    *out = (h5shuf_mixing_windows){.window_rows = out_rows / k, .windows = k, .rows_min = UINT64_MAX,
+                                   .worst_chi2 = -1, .worst_p_value = 1};
+    uint64_t row = 0;
+    for (uint64_t j = 0; st == H5SHUF_OK && j < k; j++) {
+        const uint64_t *c = counts + j * ns;
+        uint64_t n = 0;
+        for (size_t s = 0; s < ns; s++)
+            n += c[s];
+        double chi2 = 0;
+        for (size_t s = 0; s < ns; s++)
+            if (share[s] > 0) {
+                const double e = (double)n * share[s], d = (double)c[s] - e;
+                chi2 += n ? d * d / e : 0;
+            }
+        const double p = n ? h5shuf__chi2_upper(chi2, df) : 1;
+        out->rows_min = n < out->rows_min ? n : out->rows_min;
+        out->rows_max = n > out->rows_max ? n : out->rows_max;
+        out->chi2 += chi2;
+        out->df += n ? df : 0;
+        out->below_001 += p < 0.001;
+        if (chi2 > out->worst_chi2) {
+            out->worst_chi2 = chi2;
+            out->worst_first_row = row;
+            out->worst_rows = n;
+            out->worst_p_value = p;
+        }
+        row += n;
+    }
+    if (st == H5SHUF_OK)
+        out->p_value = out->df ? chi2_tail(out->chi2, out->df) : 1;
+    free(counts);
+    free(share);
+    return st;
 }

@@ -21,4 +21,12 @@ H5SHUF_INTERNAL int h5shuf__mixing(const struct h5shuf_inputs *in, uint64_t seed
                                    h5shuf_mixing *first, h5shuf_mixing *last, const struct h5shuf_progress *progress,
                                    struct h5shuf_err *err);
 
+/* The mixing of every window of about window_rows rows (h5shuf_mixing_windows, h5shuf.h) of an output order
+ * of out_rows rows (a head: bound, else NULL), from the keys of seed: one scan of the N keys (progress:
+ * H5SHUF_PHASE_SELECT).  H5SHUF_OK, H5SHUF_ENOMEM or H5SHUF_ECANCELED. */
+H5SHUF_INTERNAL int h5shuf__mixing_windows(const struct h5shuf_inputs *in, uint64_t seed, uint64_t out_rows,
+                                           const struct h5shuf_keyidx *bound, uint64_t window_rows,
+                                           h5shuf_mixing_windows *out, const struct h5shuf_progress *progress,
+                                           struct h5shuf_err *err);
+
 #endif /* H5SHUF_MIXING_H */
