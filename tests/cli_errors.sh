@@ -191,7 +191,7 @@ if [ "$have_h5py" = 1 ]; then
     pyfile "$IN/grp.h5" "    f.create_group('g').create_dataset('x', data=np.arange(10))
     f['x'] = np.arange(10)" &&
     pyfile "$IN/vlen.h5" "    f.create_dataset('s', (10,), dtype=h5.vlen_dtype(h5.string_dtype('utf-8')))
-    f.create_dataset('v', (10,), dtype=np.dtype([('a', np.int32), ('b', h5.vlen_dtype(np.dtype('int32')))]))" &&
+    f.create_dataset('v', (10,), dtype=np.dtype([('a', h5.ref_dtype), ('b', h5.vlen_dtype(np.dtype('int32')))]))" &&
     pyfile "$IN/scalar.h5" "    f['s'] = np.int64(5)" &&
     pyfile "$IN/a.h5" "    f['x'] = np.arange(30, dtype=np.int32).reshape(10, 3)" &&
     pyfile "$IN/b.h5" "    f['x'] = np.arange(40, dtype=np.int32).reshape(10, 4)" &&
@@ -236,7 +236,7 @@ if [ "$have_h5py" = 1 ]; then
         grp.h5 /g -- grp.h5:/g "$O/o.h5"
     expect "6a vlen sequence of variable-length strings (nested)" 1 "$O/o.h5" 'nested variable-length' \
         vlen.h5 /s -- vlen.h5:/s "$O/o.h5"
-    expect "6b compound with a variable-length member" 1 "$O/o.h5" 'inside a compound' \
+    expect "6b references in a compound with a variable-length member" 1 "$O/o.h5" 'references inside a compound' \
         vlen.h5 /v -- vlen.h5:/v "$O/o.h5"
     expect "6c whole-file form on a file of nested variable-length datasets" 1 "$O/o.h5" 'variable-length' \
         vlen.h5 -- vlen.h5 "$O/o.h5"

@@ -22,6 +22,10 @@ void h5shuf__datasets_free(struct h5shuf_datasets *dsets)
             H5Tclose(ds->mtype);
         if (ds->etype >= 0)
             H5Tclose(ds->etype);
+        if (ds->ltype >= 0)
+            H5Tclose(ds->ltype);
+        free(ds->slot);
+        free(ds->run);
         free(ds->in_path);
         free(ds->out_path);
     }

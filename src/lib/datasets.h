@@ -10,8 +10,21 @@
 #include "error.h"
 
 /* How a dataset's rows are held (vlen.c): fixed-size records, or HDF5's memory form of variable-length
- * sequences (hvl_t) or strings (char *). */
-enum { H5SHUF_FIXED = 0, H5SHUF_VLEN_SEQ = 1, H5SHUF_VLEN_STR = 2 };
+ * sequences (hvl_t) or strings (char *), or of compound or array elements with such members (vlenrec.c:
+ * HDF5's memory record, an hvl_t or char * at each variable-length member). */
+enum { H5SHUF_FIXED = 0, H5SHUF_VLEN_SEQ = 1, H5SHUF_VLEN_STR = 2, H5SHUF_VLEN_REC = 3 };
+
+/* A variable-length member of an H5SHUF_VLEN_REC element (vlenrec.c): where its hvl_t or char * is in
+ * the element's memory record (bytes), whether it is a string, and the bytes of one of its payload
+ * elements (a sequence's base type size; 1 for a string). */
+struct h5shuf_vslot {
+    uint64_t off, base;
+    int str;
+};
+/* A run of fixed-size bytes of an H5SHUF_VLEN_REC element's memory record: offset and bytes. */
+struct h5shuf_vrun {
+    uint64_t off, len;
+};
 
 /* What describes a shuffled dataset, from the first input. */
 struct h5shuf_dsinfo {
@@ -33,8 +46,17 @@ struct h5shuf_dsinfo {
     hid_t mtype;                   /* memory type of reads and writes: vlen of the file base type, or the
                                     * variable string type; H5I_INVALID_HID for fixed rows */
     hid_t etype;                   /* payload element type in the scratch: the base type, or uint8 */
-    uint64_t elems;                /* vlen elements per row: prod(dims[1:]) */
+    uint64_t elems;                /* vlen elements per row: prod(dims[1:]) (H5SHUF_VLEN_REC: that times
+                                    * nslot, one per variable-length member of each element) */
     uint64_t elem_bytes;           /* bytes of one payload element: base type size, or 1 */
+    /* H5SHUF_VLEN_REC only (vlenrec.c; else NULL, 0 and H5I_INVALID_HID): */
+    struct h5shuf_vslot *slot;     /* nslot variable-length members of one element, in type order */
+    size_t nslot;
+    struct h5shuf_vrun *run;       /* nrun runs of its fixed-size members' bytes, in type order */
+    size_t nrun;
+    uint64_t rec_bytes;            /* bytes of one element's memory record: H5Tget_size(mtype) */
+    uint64_t fixed_bytes;          /* bytes of its fixed-size members: the sum of run[].len */
+    hid_t ltype;                   /* its lengths' type in a pile: uint64 array of nslot */
     uint64_t mean_bytes;           /* estimated payload bytes per row (h5shuf__vlen_estimate) */
     uint64_t plan_row_bytes;       /* bytes per row the plan counts: row_bytes, plus for vlen rows the
                                     * payload estimate and a per-element allowance */
@@ -64,10 +86,14 @@ H5SHUF_INTERNAL void h5shuf__datasets_free(struct h5shuf_datasets *dsets);
 
 /* Row buffers: buffer d < n holds rows of dataset d as they are in memory (the file datatype's bytes, or
  * a vlen dataset's records), buffer n the rows' global ids (uint64).  The file type of buffer d in a
- * pile: a vlen dataset's pile dataset holds its elements' lengths (vlen.c). */
+ * pile: a vlen dataset's pile dataset holds its elements' lengths (vlen.c), an H5SHUF_VLEN_REC
+ * dataset's as an array of its members' lengths per element (vlenrec.c). */
 static inline hid_t h5shuf__buf_type(const struct h5shuf_datasets *dsets, size_t d)
 {
-    return d < dsets->n && !dsets->ds[d].vlen ? dsets->ds[d].ftype : H5T_NATIVE_UINT64;
+    if (d >= dsets->n)
+        return H5T_NATIVE_UINT64;
+    const struct h5shuf_dsinfo *ds = &dsets->ds[d];
+    return !ds->vlen ? ds->ftype : ds->vlen == H5SHUF_VLEN_REC ? ds->ltype : H5T_NATIVE_UINT64;
 }
 static inline uint64_t h5shuf__buf_row_bytes(const struct h5shuf_datasets *dsets, size_t d)
 {

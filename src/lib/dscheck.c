@@ -10,6 +10,7 @@
 #include "fault.h"
 #include "h5err.h"
 #include "vlen.h"
+#include "vlenrec.h" /* h5shuf__type_has_var */
 
 /* Check that every link on path exists, so a missing dataset gets "no such dataset" and not HDF5's
  * error.  Returns 1 when it exists, 0 when not, -1 on a broken file. */
@@ -48,13 +49,13 @@ static int path_exists(hid_t file, const char *path)
 static const char *type_unsupported(hid_t t)
 {
     H5T_class_t c = H5Tget_class(t);
+    const char *why = h5shuf__vlen_unsupported(t);
+    if (why)
+        return why;
     /* References move as their raw bytes, rewritten on the way out (writer.c): where a row has them at fixed
      * places, not inside variable-length sequences */
     if ((c == H5T_REFERENCE || H5Tdetect_class(t, H5T_REFERENCE) > 0) && (c == H5T_VLEN || H5Tdetect_class(t, H5T_VLEN) > 0))
         return "variable-length sequences of references";
-    const char *why = h5shuf__vlen_unsupported(t);
-    if (why)
-        return why;
     if (H5Tget_size(t) == 0)
         return "datatype of size 0";
     return NULL;
@@ -124,9 +125,12 @@ int h5shuf__read_shape(hid_t dset, const char *file, const char *path, struct h5
     if ((st = check_chunks(dset, sh, file, path, err)) != H5SHUF_OK)
         goto out;
     H5T_class_t tclass = H5Tget_class(sh->ftype);
-    sh->is_vlen = tclass == H5T_VLEN || (tclass == H5T_STRING && H5Tis_variable_str(sh->ftype) > 0);
-    /* a vlen row's record in memory is HDF5's: hvl_t or char * per element (vlen.c) */
-    sh->row_bytes = !sh->is_vlen ? H5Tget_size(sh->ftype) : tclass == H5T_VLEN ? sizeof(hvl_t) : sizeof(char *);
+    sh->is_vlen = h5shuf__type_has_var(sh->ftype);
+    /* a vlen row's record in memory is HDF5's: hvl_t or char * per element (vlen.c), a compound's or an
+     * array's the size of H5Dget_type's type, whose vlen members are in memory form (vlenrec.c) */
+    sh->row_bytes = !sh->is_vlen || (tclass != H5T_VLEN && tclass != H5T_STRING) ? H5Tget_size(sh->ftype)
+                    : tclass == H5T_VLEN                                       ? sizeof(hvl_t)
+                                                                               : sizeof(char *);
     for (int k = 1; k < sh->rank; k++) {
         if (sh->dims[k] != 0 && sh->row_bytes > UINT64_MAX / sh->dims[k]) {
             st = h5shuf__fail(err, H5SHUF_EUNSUPPORTED, "%s:%s: row size overflows 64 bits", file, path);

@@ -13,6 +13,7 @@
 
 #include "fault.h"
 #include "inmap.h"
+#include "vlenrec.h" /* h5shuf__type_has_var */
 
 int h5shuf__inmap_begin(struct h5shuf_inmap_build *b, size_t nds, const struct stat *st, hsize_t userblock)
 {
@@ -95,8 +96,7 @@ uint64_t h5shuf__inmap_add(struct h5shuf_inmap_build *b, hid_t dset, hid_t dcpl,
     if (!b->ok)
         return 0;
     H5D_layout_t layout = dcpl >= 0 ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
-    int vlen = H5Tdetect_class(ftype, H5T_VLEN) != 0 ||
-               (H5Tget_class(ftype) == H5T_STRING && H5Tis_variable_str(ftype) != 0);
+    int vlen = h5shuf__type_has_var(ftype) != 0;
     b->ok = !vlen && rows > 0 && row_bytes > 0 && b->nds < b->want &&
             (layout == H5D_CONTIGUOUS ? add_contiguous(b, dset, dcpl, rows, row_bytes)
              : layout == H5D_CHUNKED  ? add_chunked(b, dset, dcpl, ftype, rank, dims, ref)

@@ -244,7 +244,7 @@ static int name_datasets(const struct h5shuf_spec *first, size_t named, const st
     dsets->n = first->npaths;
     for (size_t d = 0; d < dsets->n; d++) {
         struct h5shuf_dsinfo *ds = &dsets->ds[d];
-        ds->ftype = ds->dcpl = ds->out_dcpl = ds->mtype = ds->etype = H5I_INVALID_HID;
+        ds->ftype = ds->dcpl = ds->out_dcpl = ds->mtype = ds->etype = ds->ltype = H5I_INVALID_HID;
     }
     for (size_t d = 0; d < dsets->n; d++) {
         dsets->ds[d].in_path = xstrdup(first->paths[d]);

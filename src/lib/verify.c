@@ -108,6 +108,11 @@ static int hash_rows(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *fro
                 if (ds->vlen) { /* the elements' payloads, each with its length */
                     XXH3_128bits_reset_withSeed(xs, d + 1);
                     for (uint64_t e = 0; e < ds->elems; e++) {
+                        if (ds->vlen == H5SHUF_VLEN_REC && e % ds->nslot == 0) { /* an element's fixed members */
+                            const unsigned char *rec = buf[d] + r * rb + e / ds->nslot * ds->rec_bytes;
+                            for (size_t k = 0; k < ds->nrun; k++)
+                                XXH3_128bits_update(xs, rec + ds->run[k].off, ds->run[k].len);
+                        }
                         uint64_t bytes;
                         const void *p = h5shuf__vlen_elem(ds, buf[d] + r * rb, e, &bytes);
                         XXH3_128bits_update(xs, &bytes, sizeof bytes);

@@ -27,6 +27,7 @@
 #include "rows.h"
 #include "vlen.h"
 #include "vlenbound.h"
+#include "vlenrec.h"
 
 /* Bytes the plan allows per vlen element beside its payload (the record, HDF5's allocation header). */
 #define ELEM_ALLOWANCE 16
@@ -35,54 +36,56 @@
 /* Metadata cache of a file with vlen datasets (their global heap), most bytes. */
 #define VLEN_MDC_BYTES (2u << 20)
 
-/* Does t hold variable-length data anywhere? */
-static int has_var(hid_t t)
+/* Why t, which holds variable-length data, cannot be moved (NULL when it can): a sequence of
+ * variable-length data anywhere in it. */
+static const char *nested(hid_t t)
 {
     H5T_class_t c = H5Tget_class(t);
-    int r = 0;
-    if (c == H5T_VLEN)
-        return 1;
-    if (c == H5T_STRING)
-        return H5Tis_variable_str(t) > 0;
-    if (c == H5T_COMPOUND) {
+    const char *why = NULL;
+    if (c == H5T_VLEN) {
+        hid_t s = H5Tget_super(t);
+        if (s < 0 || h5shuf__type_has_var(s))
+            why = "variable-length sequence of variable-length data (nested variable-length datatypes)";
+        if (s >= 0)
+            H5Tclose(s);
+    } else if (c == H5T_COMPOUND) {
         int n = H5Tget_nmembers(t);
-        for (int i = 0; i < n && !r; i++) {
+        for (int i = 0; i < n && !why; i++) {
             hid_t m = H5Tget_member_type(t, (unsigned)i);
-            r = m >= 0 && has_var(m);
+            why = m < 0 ? "compound datatype HDF5 cannot describe" : nested(m);
             if (m >= 0)
                 H5Tclose(m);
         }
     } else if (c == H5T_ARRAY) {
         hid_t s = H5Tget_super(t);
-        r = s >= 0 && has_var(s);
+        why = s < 0 ? "array datatype HDF5 cannot describe" : nested(s);
         if (s >= 0)
             H5Tclose(s);
     }
-    return r;
+    return why;
 }
 
 const char *h5shuf__vlen_unsupported(hid_t t)
 {
     H5T_class_t c = H5Tget_class(t);
-    if (c == H5T_VLEN) {
-        hid_t s = H5Tget_super(t);
-        int nested = s < 0 || has_var(s);
-        if (s >= 0)
-            H5Tclose(s);
-        return nested ? "variable-length sequence of variable-length data (nested variable-length datatypes)" : NULL;
-    }
-    if (c == H5T_STRING)
+    if (c == H5T_STRING || !h5shuf__type_has_var(t))
         return NULL;
-    if (has_var(t))
-        return "variable-length data inside a compound or array datatype (only variable-length sequences of "
-               "fixed-size types and variable-length strings are supported)";
-    return NULL;
+    const char *why = nested(t);
+    if (!why && c != H5T_VLEN && H5Tdetect_class(t, H5T_REFERENCE) > 0)
+        why = "references inside a compound or array datatype with variable-length members";
+    return why;
 }
 
 int h5shuf__vlen_setup(struct h5shuf_dsinfo *ds, size_t vslot, const char *where, struct h5shuf_err *err)
 {
     char cause[256];
     H5T_class_t c = H5Tget_class(ds->ftype);
+    ds->vslot = vslot;
+    if (c == H5T_COMPOUND || c == H5T_ARRAY) {
+        int st = h5shuf__vrec_setup(ds, where, err);
+        ds->plan_row_bytes = ds->row_bytes; /* h5shuf__vlen_estimate adds the payload */
+        return st;
+    }
     ds->elems = 1;
     for (int k = 1; k < ds->rank; k++)
         ds->elems *= ds->dims[k];
@@ -109,6 +112,8 @@ int h5shuf__vlen_setup(struct h5shuf_dsinfo *ds, size_t vslot, const char *where
 
 const void *h5shuf__vlen_elem(const struct h5shuf_dsinfo *ds, const unsigned char *row, uint64_t e, uint64_t *bytes)
 {
+    if (ds->vlen == H5SHUF_VLEN_REC)
+        return h5shuf__vrec_elem(ds, row, e, bytes);
     if (ds->vlen == H5SHUF_VLEN_SEQ) {
         hvl_t h;
         memcpy(&h, row + e * sizeof h, sizeof h);
@@ -199,11 +204,13 @@ uint64_t h5shuf__vlen_payload_bytes(const struct h5shuf_dsinfo *ds, unsigned cha
         memcpy(&len, tail + i * sizeof len, sizeof len);
         elems += len;
     }
-    return elems * ds->elem_bytes;
+    return elems * ds->elem_bytes + (ds->vlen == H5SHUF_VLEN_REC ? h5shuf__vrec_fixed_payload(ds, n) : 0);
 }
 
-void h5shuf__vlen_point(const struct h5shuf_dsinfo *ds, unsigned char *buf, uint64_t n, unsigned char *payload)
+int h5shuf__vlen_point(const struct h5shuf_dsinfo *ds, unsigned char *buf, uint64_t n, unsigned char *payload)
 {
+    if (ds->vlen == H5SHUF_VLEN_REC)
+        return h5shuf__vrec_point(ds, buf, n, payload);
     const unsigned char *tail = h5shuf__vlen_lengths(ds, buf, n);
     uint64_t off = 0;
     for (uint64_t i = 0; i < n * ds->elems; i++) { /* record i is written below length i + 1: never ahead */
@@ -218,6 +225,7 @@ void h5shuf__vlen_point(const struct h5shuf_dsinfo *ds, unsigned char *buf, uint
         }
         off += len * ds->elem_bytes;
     }
+    return 0;
 }
 
 herr_t h5shuf__vlen_load_lengths(const struct h5shuf_dsinfo *ds, hid_t lens, hid_t data, uint64_t start, uint64_t n,
@@ -225,7 +233,8 @@ herr_t h5shuf__vlen_load_lengths(const struct h5shuf_dsinfo *ds, hid_t lens, hid
 {
     if (n == 0)
         return 0;
-    if (h5shuf__read_rows(lens, H5T_NATIVE_UINT64, start, n, h5shuf__vlen_lengths(ds, buf, n)) < 0)
+    hid_t lt = ds->vlen == H5SHUF_VLEN_REC ? ds->ltype : H5T_NATIVE_UINT64;
+    if (h5shuf__read_rows(lens, lt, start, n, h5shuf__vlen_lengths(ds, buf, n)) < 0)
         return -1;
     uint64_t bytes = h5shuf__vlen_payload_bytes(ds, buf, n);
     if (h5shuf__varena_reserve(a, a->n + bytes) < 0) {
@@ -246,14 +255,19 @@ herr_t h5shuf__vlen_load(const struct h5shuf_dsinfo *ds, hid_t lens, hid_t data,
     const uint64_t off = a->n;
     if (h5shuf__vlen_load_lengths(ds, lens, data, start, n, cursor, buf, a) < 0)
         return -1;
-    if (n) /* (a->data is NULL when no row has payload) */
-        h5shuf__vlen_point(ds, buf, n, a->data ? a->data + off : NULL);
+    /* (a->data is NULL when no row has payload) */
+    if (n && h5shuf__vlen_point(ds, buf, n, a->data ? a->data + off : NULL) < 0) {
+        H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_RESOURCE, H5E_NOSPACE, "out of memory");
+        return -1;
+    }
     return 0;
 }
 
 int h5shuf__vlen_pile_put(const struct h5shuf_dsinfo *ds, const unsigned char *row, uint64_t *lens,
                           struct h5shuf_varena *a)
 {
+    if (ds->vlen == H5SHUF_VLEN_REC)
+        return h5shuf__vrec_pile_put(ds, row, lens, a);
     for (uint64_t e = 0; e < ds->elems; e++) {
         uint64_t bytes;
         const void *p = h5shuf__vlen_elem(ds, row, e, &bytes);
@@ -297,6 +311,8 @@ herr_t h5shuf__vlen_pile_flush(const struct h5shuf_dsinfo *ds, hid_t data, uint6
 int h5shuf__vlen_band_put(const struct h5shuf_dsinfo *ds, const unsigned char *row, unsigned char *desc,
                           struct h5shuf_varena *a)
 {
+    if (ds->vlen == H5SHUF_VLEN_REC)
+        return h5shuf__vrec_band_put(ds, row, desc, a);
     for (uint64_t e = 0; e < ds->elems; e++) {
         uint64_t bytes;
         const void *p = h5shuf__vlen_elem(ds, row, e, &bytes);
@@ -325,7 +341,9 @@ herr_t h5shuf__vlen_band_write(const struct h5shuf_dsinfo *ds, hid_t dset, uint6
 {
     if (n == 0)
         return 0;
-    for (uint64_t i = 0; i < n * ds->elems; i++) {
+    if (ds->vlen == H5SHUF_VLEN_REC)
+        h5shuf__vrec_band_point(ds, n, desc, a);
+    for (uint64_t i = 0; ds->vlen != H5SHUF_VLEN_REC && i < n * ds->elems; i++) {
         if (ds->vlen == H5SHUF_VLEN_SEQ) {
             hvl_t h;
             memcpy(&h, desc + i * sizeof h, sizeof h);
@@ -407,6 +425,8 @@ void h5shuf__vlen_estimate(struct h5shuf_datasets *dsets, struct h5shuf_vlen_sam
             if (!ds->vlen)
                 continue;
             uint64_t m = sampled ? (uint64_t)ceil(sum[ds->vslot] / (double)sampled) : 0;
+            if (ds->vlen == H5SHUF_VLEN_REC) /* the fixed-size bytes travel in the payload too */
+                m += h5shuf__vrec_fixed_payload(ds, 1);
             ds->mean_bytes = m;
             ds->plan_row_bytes = ds->row_bytes + ds->elems * ELEM_ALLOWANCE + m;
         }

@@ -12,7 +12,9 @@
  * (sequences) or char * (strings, NUL-terminated), pointing into HDF5's allocations (input reads) or
  * an arena (piles loaded from the scratch).  In the scratch a pile stores, per vlen dataset, the
  * elements' lengths in "dN" (uint64, the dataset's shape; sequences: elements, strings: bytes with the
- * NUL) and their concatenated payload in "dN_data" (1-D, the base type or uint8), so no global heap. */
+ * NUL) and their concatenated payload in "dN_data" (1-D, the base type or uint8), so no global heap.
+ * Compound or array elements with variable-length members (H5SHUF_VLEN_REC) are HDF5's memory records;
+ * vlenrec.c flattens them into the same form (lengths per member, payload bytes) and back. */
 
 /* A growable byte buffer; data == NULL when empty. */
 struct h5shuf_varena {
@@ -21,11 +23,12 @@ struct h5shuf_varena {
     uint64_t written; /* a pile buffer's: payload elements already in its scratch dataset */
 };
 
-/* Why type t cannot be shuffled as variable-length rows (vlen inside a compound, vlen of vlen...), or
- * NULL when it can (or is not variable-length at all). */
+/* Why type t cannot be shuffled as variable-length rows (vlen of vlen anywhere in it, references in a
+ * compound or array with vlen members), or NULL when it can (or holds no variable-length data). */
 H5SHUF_INTERNAL const char *h5shuf__vlen_unsupported(hid_t t);
-/* Fill ds's vlen fields from its file type (called for the first input), as vlen dataset number vslot;
- * H5SHUF_OK or an error naming where. */
+/* Fill ds's vlen fields from its file type (called for the first input), as vlen dataset number vslot:
+ * a sequence, a string, or a compound or array with such members (h5shuf__vrec_setup); H5SHUF_OK or an
+ * error naming where. */
 H5SHUF_INTERNAL int h5shuf__vlen_setup(struct h5shuf_dsinfo *ds, size_t vslot, const char *where, struct h5shuf_err *err);
 /* Rows read from the inputs to estimate the payload per row: at most this many blocks of this many
  * rows, spread evenly over the rows (all rows when there are at most that many). */
@@ -85,13 +88,14 @@ H5SHUF_INTERNAL herr_t h5shuf__vlen_load(const struct h5shuf_dsinfo *ds, hid_t l
  * h5shuf__vlen_load_lengths reads the n rows' lengths (n * ds->elems uint64) to the end of buf's n rows
  * (h5shuf__vlen_lengths: where they are) and appends their payload to a, without making records; then
  * h5shuf__vlen_point makes buf's records (memory form) from those lengths and the payload at payload
- * (not owned; it must outlive the records; NULL when they have none), h5shuf__vlen_payload_bytes says how many bytes they take. */
+ * (not owned; it must outlive the records; NULL when they have none; < 0: no memory),
+ * h5shuf__vlen_payload_bytes says how many bytes they take. */
 H5SHUF_INTERNAL herr_t h5shuf__vlen_load_lengths(const struct h5shuf_dsinfo *ds, hid_t lens, hid_t data, uint64_t start,
                                                  uint64_t n, uint64_t *cursor, unsigned char *buf, struct h5shuf_varena *a);
 H5SHUF_INTERNAL unsigned char *h5shuf__vlen_lengths(const struct h5shuf_dsinfo *ds, unsigned char *buf, uint64_t n);
 H5SHUF_INTERNAL uint64_t h5shuf__vlen_payload_bytes(const struct h5shuf_dsinfo *ds, unsigned char *buf, uint64_t n);
-H5SHUF_INTERNAL void h5shuf__vlen_point(const struct h5shuf_dsinfo *ds, unsigned char *buf, uint64_t n,
-                                        unsigned char *payload);
+H5SHUF_INTERNAL int h5shuf__vlen_point(const struct h5shuf_dsinfo *ds, unsigned char *buf, uint64_t n,
+                                       unsigned char *payload);
 /* Append a row (memory form) to a pile buffer: its lengths to lens, its payload to a.  < 0: no memory. */
 H5SHUF_INTERNAL int h5shuf__vlen_pile_put(const struct h5shuf_dsinfo *ds, const unsigned char *row, uint64_t *lens,
                                           struct h5shuf_varena *a);

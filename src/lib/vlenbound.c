@@ -35,6 +35,7 @@
 #include "base.h"
 #include "rows.h"
 #include "vlenbound.h"
+#include "vlenrec.h" /* h5shuf__vrec_desc_type */
 
 #define CONV_NAME "h5shuf vlen descriptors"
 #define DESC_TAG "h5shuf vlen descriptor"
@@ -269,11 +270,16 @@ static struct gcol *gcol_get(const struct heapfile *h, struct gcol *cache, unsig
 
 /* What is checked: rows [start, start+n) of per elements each of obj (a dataset; or one row of all its
  * elements when whole: a scalar dataset, or an attribute when attr), whose elements are vlen sequences of
- * base-byte elements or strings (str), of type vtype (its class is registered for the conversion). */
+ * base-byte elements or strings (str), of type vtype (its class is registered for the conversion; with
+ * slot, the memory type of compound or array elements whose members are the elements). */
 struct target {
     hid_t obj, vtype;
     int attr, whole, str;
     uint64_t base, per, start, n;
+    /* rows of compound or array elements (vlenrec.c): vtype is their memory type, and descriptor e of a
+     * row is member slot[e % nslot] (its own base and str); NULL otherwise */
+    const struct h5shuf_vslot *slot;
+    size_t nslot;
 };
 
 /* "row R, element E" of a dataset's rows, "element E" of an attribute or a whole dataset. */
@@ -328,10 +334,28 @@ static herr_t bound(const struct target *tg, uint64_t limit_bytes)
                    (unsigned long long)per);
     if (r >= 0 && !(desc = malloc((size_t)(brows * per * dsz))))
         r = refuse(w, H5E_NOSPACE, "out of memory");
-    if (r >= 0 && ((dt = H5Tcreate(H5T_OPAQUE, (size_t)dsz)) < 0 || H5Tset_tag(dt, DESC_TAG) < 0 ||
-                   H5Tregister(H5T_PERS_SOFT, CONV_NAME, tg->vtype, dt, desc_conv) < 0))
+    if (r >= 0 && ((dt = H5Tcreate(H5T_OPAQUE, (size_t)dsz)) < 0 || H5Tset_tag(dt, DESC_TAG) < 0))
         r = -1;
-    registered = r >= 0;
+    if (r >= 0 && !tg->slot) {
+        r = H5Tregister(H5T_PERS_SOFT, CONV_NAME, tg->vtype, dt, desc_conv);
+        registered = r >= 0;
+    } else if (r >= 0) { /* compound or array elements: read through their shape with a descriptor at each
+                          * vlen member (sequences and strings both registered) */
+        hid_t rec = h5shuf__vrec_desc_type(tg->vtype, dt), seq = H5Tvlen_create(H5T_NATIVE_UCHAR);
+        hid_t vstr = H5Tcopy(H5T_C_S1);
+        r = rec < 0 || seq < 0 || vstr < 0 || H5Tset_size(vstr, H5T_VARIABLE) < 0 ? -1 : 0;
+        if (r >= 0)
+            r = H5Tregister(H5T_PERS_SOFT, CONV_NAME, seq, dt, desc_conv);
+        registered = r >= 0;
+        if (r >= 0)
+            r = H5Tregister(H5T_PERS_SOFT, CONV_NAME, vstr, dt, desc_conv);
+        if (seq >= 0)
+            H5Tclose(seq);
+        if (vstr >= 0)
+            H5Tclose(vstr);
+        H5Tclose(dt);
+        dt = rec;
+    }
     for (uint64_t b = start; r >= 0 && b < start + n; b += brows) {
         uint64_t k = start + n - b < brows ? start + n - b : brows;
         r = read_descs(tg, dt, b, k, desc);
@@ -341,8 +365,10 @@ static herr_t bound(const struct target *tg, uint64_t limit_bytes)
             uint32_t idx = (uint32_t)get_le(d + 4 + h.sa, 4);
             if (addr == 0) /* nil: HDF5 reads no heap object (an empty sequence is read: len is not asked) */
                 continue;
-            uint64_t bytes = len * tg->base, row = b + i / per, e = i % per; /* (len < 2^32) */
-            total += bytes + (uint64_t)str;
+            const struct h5shuf_vslot *sl = tg->slot ? &tg->slot[i % tg->nslot] : NULL;
+            const uint64_t base = sl ? sl->base : tg->base, is_str = sl ? (uint64_t)sl->str : (uint64_t)str;
+            uint64_t bytes = len * base, row = b + i / per, e = i % per; /* (len < 2^32) */
+            total += bytes + is_str;
             struct gcol *g = gcol_get(&h, cache, &next, addr);
             uint64_t osize = g && idx < g->nobj ? g->obj[idx] : OBJ_ABSENT;
             if (!g)
@@ -406,8 +432,10 @@ static herr_t bound(const struct target *tg, uint64_t limit_bytes)
 herr_t h5shuf__vlen_bound(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
                           uint64_t limit_bytes)
 {
+    const int rec = ds->vlen == H5SHUF_VLEN_REC;
     const struct target tg = {.obj = dset, .vtype = ds->mtype, .str = ds->vlen == H5SHUF_VLEN_STR,
-                              .base = ds->elem_bytes, .per = ds->elems, .start = start, .n = n};
+                              .base = ds->elem_bytes, .per = ds->elems, .start = start, .n = n,
+                              .slot = rec ? ds->slot : NULL, .nslot = rec ? ds->nslot : 0};
     return bound(&tg, limit_bytes);
 }
 

@@ -280,11 +280,12 @@ static int exchange_round(struct exchange *x, unsigned char **buf, struct h5shuf
     /* the vlen rows' records, now that their payload no longer moves */
     for (int r = 0; r < P && st == H5SHUF_OK && buf && nv; r++)
         for (size_t d = 0; x->rcnt[r] && d < dsets->n; d++)
-            if (dsets->ds[d].vlen)
+            if (dsets->ds[d].vlen &&
                 h5shuf__vlen_point(&dsets->ds[d], buf[d] + x->off[r] * dsets->ds[d].row_bytes, x->rcnt[r],
                                    x->payload[dsets->ds[d].vslot].data
                                        ? x->payload[dsets->ds[d].vslot].data + x->payload_at[(size_t)r * nv + dsets->ds[d].vslot]
-                                       : NULL);
+                                       : NULL) < 0)
+                st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     return st;
 }
 
