@@ -8,6 +8,13 @@
 #include "fault.h"
 #include "h5err.h"
 
+/* The HDF5 h5shuf builds against (README, "Another HDF5"): 1.10.3 and later, where H5Dread_chunk and
+ * H5Dwrite_chunk (blocks.c, chunkio.c) came; 1.12 and 1.14 through their 1.10 API (H5_USE_110_API, defined
+ * by CMakeLists.txt for every target that uses HDF5). */
+#if !H5_VERSION_GE(1, 10, 3)
+#error "h5shuf needs HDF5 1.10.3 or later (H5Dread_chunk, H5Dwrite_chunk)"
+#endif
+
 void h5shuf__quiet_begin(struct h5shuf_quiet *q)
 {
     H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data);

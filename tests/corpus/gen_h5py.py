@@ -16,7 +16,9 @@
 - h5py-lzf: compression="lzf" (filter 32000, which h5py brings and plain HDF5 has not; h5shuf runs without
   HDF5 plugins unless the runner is told otherwise, so it must bring LZF itself);
 - h5py-regref-records: a region reference into a shuffled dataset: remapping it (same rows selected) and
-  refusing cleanly are both correct.
+  refusing cleanly are both correct;
+- h5py-ref-records: a dataset of object references shuffled as rows beside /runs/x (to the root, the group
+  /runs, the shuffled /runs/x itself, null): each must point at the output's object of the same path.
 
 Every case: whole-file mode shuffles exactly "records"; dataset mode names "records".
 """
@@ -161,7 +163,20 @@ def _regref_records(d):
     return {"name": "h5py-regref-records", "file": path, "records": ["/x", "/y"], "refusal_ok": True}
 
 
+def _ref_records(d):
+    path = os.path.join(d, "h5py-ref-records.h5")
+    n = 300
+    with h5py.File(path, "w") as f:
+        g = f.create_group("runs")
+        x = g.create_dataset("x", data=np.arange(n, dtype=np.int64), chunks=(64,), compression="gzip")
+        # the root and /runs (on the output's paths in either mode), the shuffled /runs/x, null
+        targets = [f.ref, g.ref, x.ref, h5py.Reference()]
+        r = g.create_dataset("source", shape=(n,), dtype=h5py.ref_dtype, chunks=(64,))
+        r[...] = [targets[i % len(targets)] for i in range(n)]
+    return {"name": "h5py-ref-records", "file": path, "records": ["/runs/source", "/runs/x"]}
+
+
 def generate(d):
     """Write the h5py corpus into directory d; return its cases."""
     return [dict(c, writer="h5py", kind="hdf5") for c in
-            (_train(d), _rich(d, True), _rich(d, False), _autochunk(d), _lzf(d), _regref_records(d))]
+            (_train(d), _rich(d, True), _rich(d, False), _autochunk(d), _lzf(d), _regref_records(d), _ref_records(d))]
