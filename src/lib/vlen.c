@@ -164,37 +164,6 @@ void h5shuf__vlen_reclaim(const struct h5shuf_dsinfo *ds, uint64_t n, void *buf)
     memset(buf, 0, n * ds->row_bytes);
 }
 
-int h5shuf__varena_reserve(struct h5shuf_varena *a, uint64_t need)
-{
-    if (need <= a->cap)
-        return 0;
-    if (a->n == 0) { /* nothing to keep: no copy, no moment with both buffers */
-        free(a->data);
-        a->data = malloc(need);
-        a->cap = a->data ? need : 0;
-        return a->data ? 0 : -1;
-    }
-    unsigned char *p = realloc(a->data, need);
-    if (!p)
-        return -1;
-    a->data = p;
-    a->cap = need;
-    return 0;
-}
-
-void h5shuf__varena_free(struct h5shuf_varena *a)
-{
-    free(a->data);
-    memset(a, 0, sizeof *a);
-}
-
-unsigned char *h5shuf__vlen_lengths(const struct h5shuf_dsinfo *ds, unsigned char *buf, uint64_t n)
-{
-    /* The lengths go to the end of buf; each record is then built in front of the lengths not yet used
-     * (a record is at least as large as a length), so no second buffer is needed. */
-    return buf + n * ds->row_bytes - n * ds->elems * sizeof(uint64_t);
-}
-
 uint64_t h5shuf__vlen_payload_bytes(const struct h5shuf_dsinfo *ds, unsigned char *buf, uint64_t n)
 {
     const unsigned char *tail = h5shuf__vlen_lengths(ds, buf, n);

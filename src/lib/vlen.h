@@ -7,6 +7,7 @@
 #include <hdf5.h>
 
 #include "datasets.h"
+#include "varena.h"
 
 /* Variable-length rows.  In memory a row of a vlen dataset is HDF5's own memory form: elems hvl_t
  * (sequences) or char * (strings, NUL-terminated), pointing into HDF5's allocations (input reads) or
@@ -15,13 +16,6 @@
  * NUL) and their concatenated payload in "dN_data" (1-D, the base type or uint8), so no global heap.
  * Compound or array elements with variable-length members (H5SHUF_VLEN_REC) are HDF5's memory records;
  * vlenrec.c flattens them into the same form (lengths per member, payload bytes) and back. */
-
-/* A growable byte buffer; data == NULL when empty. */
-struct h5shuf_varena {
-    unsigned char *data;
-    uint64_t n, cap;
-    uint64_t written; /* a pile buffer's: payload elements already in its scratch dataset */
-};
 
 /* Why type t cannot be shuffled as variable-length rows (vlen of vlen anywhere in it, references in a
  * compound or array with vlen members), or NULL when it can (or holds no variable-length data). */
@@ -92,7 +86,6 @@ H5SHUF_INTERNAL herr_t h5shuf__vlen_load(const struct h5shuf_dsinfo *ds, hid_t l
  * h5shuf__vlen_payload_bytes says how many bytes they take. */
 H5SHUF_INTERNAL herr_t h5shuf__vlen_load_lengths(const struct h5shuf_dsinfo *ds, hid_t lens, hid_t data, uint64_t start,
                                                  uint64_t n, uint64_t *cursor, unsigned char *buf, struct h5shuf_varena *a);
-H5SHUF_INTERNAL unsigned char *h5shuf__vlen_lengths(const struct h5shuf_dsinfo *ds, unsigned char *buf, uint64_t n);
 H5SHUF_INTERNAL uint64_t h5shuf__vlen_payload_bytes(const struct h5shuf_dsinfo *ds, unsigned char *buf, uint64_t n);
 H5SHUF_INTERNAL int h5shuf__vlen_point(const struct h5shuf_dsinfo *ds, unsigned char *buf, uint64_t n,
                                        unsigned char *payload);
@@ -115,8 +108,5 @@ H5SHUF_INTERNAL uint64_t h5shuf__vlen_chunk_elems(const struct h5shuf_dsinfo *ds
 H5SHUF_INTERNAL uint64_t h5shuf__vlen_arena_bytes(const struct h5shuf_dsinfo *ds, uint64_t chunk);
 /* Cap the metadata cache of an input or output file when some of the datasets have vlen rows. */
 H5SHUF_INTERNAL void h5shuf__vlen_limit_cache(const struct h5shuf_datasets *dsets, hid_t file);
-/* Grow a to hold at least need bytes; < 0: no memory. */
-H5SHUF_INTERNAL int h5shuf__varena_reserve(struct h5shuf_varena *a, uint64_t need);
-H5SHUF_INTERNAL void h5shuf__varena_free(struct h5shuf_varena *a);
 
 #endif /* H5SHUF_VLEN_H */

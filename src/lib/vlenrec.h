@@ -7,7 +7,7 @@
 #include <hdf5.h>
 
 #include "datasets.h"
-#include "vlen.h" /* struct h5shuf_varena */
+#include "varena.h"
 
 /* Does datatype t hold variable-length data (a sequence or a variable-length string) anywhere, itself
  * included?  0 or 1 (0 when HDF5 cannot say). */
