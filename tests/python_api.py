@@ -233,6 +233,12 @@ def case_against_cli(d):
         os.path.join(dw, "mix-cli.h5"))
     check("mix: a dict of shares, rows and allow_repeat write the CLI's --mix bytes",
           same_bytes(os.path.join(dw, "mix.h5"), os.path.join(dw, "mix-cli.h5")))
+    planned = h5shuf.plan(["one=" + a + ":/x,/y", "two=" + b], os.path.join(dw, "p.h5"), seed=4,
+                          mix={"one": 0.75, "two": 0.25}, rows=300, allow_repeat=True)
+    ref = json.loads(cli("--json", "--plan", "-s", 4, "--mix", "one=0.75,two=0.25", "--rows", 300, "--allow-repeat",
+                         "one=" + a + ":/x,/y", "two=" + b, os.path.join(dw, "p.h5"))[0])
+    check("mix: the plan's report says what it chose, as the CLI's --json (a line a domain and an input)",
+          planned.get("mix") == ref.get("mix") and len(ref.get("mix", [])) == 4, "%r" % planned.get("mix"))
     try:
         h5shuf.shuffle([(a, -1)], os.path.join(dw, "negative.h5"), seed=4)
         check("weights: a negative weight raises InvalidArgumentError", False, "no error")

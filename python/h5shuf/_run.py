@@ -273,6 +273,9 @@ def _report(job, p, inputs, output, mixing, cb, seconds, check):
         outputs.append({"file": _lib.text(name), "first_row": first.value, "rows": rows.value})
         k += 1
     r["outputs"] = outputs
+    mix = _lib.text(L.h5shuf_job_mix_text(job.job))
+    if mix:  # --mix: what the plan chose, a string a line
+        r["mix"] = mix.splitlines()
     if mixing is not None:
         r["mixing"], r["mixing_windows"] = mixing
     if cb is not None:

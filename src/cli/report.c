@@ -153,6 +153,18 @@ void report_json(FILE *out, const h5shuf_job *job, const h5shuf_plan *p, char *c
             fprintf(out, ", \"first_row\": %" PRIu64 ", \"rows\": %" PRIu64 "}", first, rows);
         }
         fprintf(out, "]");
+        const char *line = h5shuf_job_mix_text(job);
+        if (*line) { /* --mix: what the plan chose, a string a line */
+            fprintf(out, ", \"mix\": [");
+            for (const char *end; *line; line = end + 1) {
+                end = strchr(line, '\n');
+                char buf[1024];
+                snprintf(buf, sizeof buf, "%.*s", (int)(end - line), line);
+                fprintf(out, "%s", line == h5shuf_job_mix_text(job) ? "" : ", ");
+                json_string(out, buf);
+            }
+            fprintf(out, "]");
+        }
     }
     if (mixing) {
         fprintf(out, ", \"mixing\": [");
