@@ -63,6 +63,28 @@ static void test_strerror(void)
     CU_ASSERT_STRING_EQUAL(h5shuf_strerror(9999), "unknown status");
 }
 
+/* Decimals of weights and proportions: exact parts, 0 past the last digit allowed, limits. */
+static void test_decimal(void)
+{
+    uint64_t w = 9, f = 9;
+    CU_ASSERT_EQUAL(h5shuf__decimal_parse("2.5", 3, 18, 65535, &w, &f), 1);
+    CU_ASSERT(w == 2 && f == UINT64_C(500000000000000000));
+    CU_ASSERT_EQUAL(h5shuf__decimal_parse(".25", 3, 9, 10, &w, &f), 1);
+    CU_ASSERT(w == 0 && f == 250000000);
+    CU_ASSERT_EQUAL(h5shuf__decimal_parse("3.", 2, 9, 10, &w, &f), 1);
+    CU_ASSERT(w == 3 && f == 0);
+    CU_ASSERT_EQUAL(h5shuf__decimal_parse("0.1234567891", 12, 9, 10, &w, &f), -1);
+    CU_ASSERT_EQUAL(h5shuf__decimal_parse("0.1234567890", 12, 9, 10, &w, &f), 1);
+    CU_ASSERT(f == 123456789);
+    CU_ASSERT_EQUAL(h5shuf__decimal_parse("65535", 5, 18, 65535, &w, &f), 1);
+    CU_ASSERT_EQUAL(h5shuf__decimal_parse("65536", 5, 18, 65535, &w, &f), -2);
+    CU_ASSERT_EQUAL(h5shuf__decimal_parse("99999999999999999999999", 23, 18, 65535, &w, &f), -2);
+    CU_ASSERT_EQUAL(h5shuf__decimal_parse("h5", 2, 18, 65535, &w, &f), 0);
+    CU_ASSERT_EQUAL(h5shuf__decimal_parse(".", 1, 18, 65535, &w, &f), 0);
+    CU_ASSERT_EQUAL(h5shuf__decimal_parse("1.2.3", 5, 18, 65535, &w, &f), 0);
+    CU_ASSERT_EQUAL(h5shuf__decimal_parse("-1", 2, 18, 65535, &w, &f), 0);
+}
+
 int main(void)
 {
     static const struct tu_test tests[] = {
@@ -70,6 +92,7 @@ int main(void)
         {"spec errors", test_spec_errors},
         {"sizes with suffixes and overflow", test_sizes},
         {"status texts", test_strerror},
+        {"decimals of weights and proportions", test_decimal},
         {NULL, NULL},
     };
     return tu_run("spec", tests);

@@ -662,44 +662,18 @@ uint64_t h5shuf__input_file_row(const struct h5shuf_inputs *in, size_t f, uint64
     return in->v[f].sample ? h5shuf__sample_select(in->v[f].sample, r) : r;
 }
 
-/* The weight after the last '@' of text, when it is one (digits, with at most one point among them): q
- * whole copies (saturated above 100000) and the fraction num / den, *at the '@'.  1 when it is one, 0
- * when text has none, -1 when its fraction has more than 18 digits that matter. */
-static int parse_weight(const char *text, size_t *at, uint64_t *q, uint64_t *num, uint64_t *den)
+/* The weight after the last '@' of text, when it is one (h5shuf__decimal_parse): q whole copies and the
+ * fraction num / 10^18, *at the '@'.  1 when it is one, 0 when text has none, -1 when its fraction has more
+ * than 18 digits that matter, -2 when it makes 65536 copies or more. */
+static int parse_weight(const char *text, size_t *at, uint64_t *q, uint64_t *num)
 {
     const char *a = strrchr(text, '@');
     if (!a || !a[1])
         return 0;
-    const char *p = a + 1;
-    uint64_t whole = 0, n = 0, d = 1;
-    int digits = 0, point = 0;
-    for (; *p; p++) {
-        if (*p == '.' && !point) {
-            point = 1;
-            continue;
-        }
-        if (*p < '0' || *p > '9')
-            return 0;
-        digits++;
-        if (!point) {
-            if (whole > 100000)
-                whole = 100001; /* refused below */
-            else
-                whole = whole * 10 + (uint64_t)(*p - '0');
-        } else if (d < 1000000000000000000ULL) {
-            n = n * 10 + (uint64_t)(*p - '0');
-            d *= 10;
-        } else if (*p != '0') {
-            return -1; /* more than 18 digits after the point */
-        }
-    }
-    if (!digits)
-        return 0;
-    *at = (size_t)(a - text);
-    *q = whole;
-    *num = n;
-    *den = d;
-    return 1;
+    int r = h5shuf__decimal_parse(a + 1, strlen(a + 1), 18, 65535, q, num);
+    if (r != 0)
+        *at = (size_t)(a - text);
+    return r;
 }
 
 /* Append one entry: copy c of input src, parsed from text[0 .. len). */
@@ -730,16 +704,14 @@ int h5shuf__inputs_append(struct h5shuf_inputs *in, const char *spec, struct h5s
     if (!spec || !*spec)
         return h5shuf__fail(err, H5SHUF_EINVAL, "empty file name");
     size_t at = strlen(spec);
-    uint64_t q = 1, num = 0, den = 0;
-    int w = parse_weight(spec, &at, &q, &num, &den);
-    if (w < 0)
+    uint64_t q = 1, num = 0;
+    int w = parse_weight(spec, &at, &q, &num);
+    if (w == -1)
         return h5shuf__fail(err, H5SHUF_EINVAL, "%s: a weight has at most 18 digits after the point", spec);
-    if (w > 0 && num == 0)
-        den = 0;
-    const int zero = w > 0 && q == 0 && den == 0; /* @0: one copy holding a sample of no rows */
-    if (zero)
+    uint64_t den = num ? UINT64_C(1000000000000000000) : 0;
+    if (w > 0 && q == 0 && den == 0) /* @0: one copy holding a sample of no rows */
         den = 1;
-    if (w > 0 && q + (den != 0) > 65535)
+    if (w == -2 || (w > 0 && q + (den != 0) > 65535))
         return h5shuf__fail(err, H5SHUF_EINVAL, "%s: a weight makes at most 65535 copies", spec);
     const size_t first = in->n;
     const uint32_t copies = (uint32_t)(q + (den != 0));

@@ -7,6 +7,7 @@
 
 #include "mixture.h"
 #include "sample.h"
+#include "spec.h"
 
 #define SHARE_ONE UINT64_C(1000000000)           /* a share of 1, in units of 10^-9 */
 #define FRAC_ONE UINT64_C(1000000000000000000)   /* a weight's fraction of 1, in units of 10^-18 */
@@ -29,28 +30,11 @@ static int name_char(char c)
 /* A share "0.7" (or "2") of text[0 .. len) in units of 10^-9; 0 when it is no number or too large. */
 static int parse_share(const char *p, size_t len, uint64_t *share)
 {
-    uint64_t whole = 0, frac = 0, scale = SHARE_ONE;
-    int point = 0, digits = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (p[i] == '.' && !point) {
-            point = 1;
-            continue;
-        }
-        if (p[i] < '0' || p[i] > '9')
-            return 0;
-        digits++;
-        if (!point) {
-            if ((whole = whole * 10 + (uint64_t)(p[i] - '0')) > 1000000000)
-                return 0;
-        } else if (scale > 1) {
-            scale /= 10;
-            frac += (uint64_t)(p[i] - '0') * scale;
-        } else if (p[i] != '0') {
-            return 0; /* more than 9 digits after the point */
-        }
-    }
+    uint64_t whole, frac;
+    if (h5shuf__decimal_parse(p, len, 9, 1000000000, &whole, &frac) != 1)
+        return 0;
     *share = whole * SHARE_ONE + frac;
-    return digits > 0;
+    return 1;
 }
 
 int h5shuf__mixture_parse(const char *text, struct h5shuf_mixture *m, struct h5shuf_err *err)

@@ -205,3 +205,40 @@ int h5shuf__chunk_parse(const char *text, uint64_t *dims, int *rank, struct h5sh
                             "chunk shape '%s': expected ROWS or D0xD1x... of positive integers below 2^32", text);
     return H5SHUF_OK;
 }
+
+int h5shuf__decimal_parse(const char *text, size_t len, unsigned frac_digits, uint64_t whole_max, uint64_t *whole,
+                          uint64_t *frac)
+{
+    uint64_t w = 0, f = 0, scale = 1;
+    for (unsigned k = 0; k < frac_digits; k++)
+        scale *= 10;
+    int point = 0, digits = 0, big = 0, past = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] == '.' && !point) {
+            point = 1;
+            continue;
+        }
+        if (text[i] < '0' || text[i] > '9')
+            return 0;
+        digits++;
+        const uint64_t d = (uint64_t)(text[i] - '0');
+        if (!point) {
+            big |= w > (whole_max - d) / 10;
+            w = big ? w : w * 10 + d;
+        } else if (scale > 1) {
+            scale /= 10;
+            f += d * scale;
+        } else {
+            past |= d != 0;
+        }
+    }
+    if (!digits)
+        return 0;
+    if (past)
+        return -1;
+    if (big)
+        return -2;
+    *whole = w;
+    *frac = f;
+    return 1;
+}

@@ -40,4 +40,12 @@ H5SHUF_INTERNAL int h5shuf__filters_parse(const char *text, const char *dflt, in
  * 32-bit) into dims[0 .. *rank), at most H5SHUF_RANK_MAX of them.  Returns H5SHUF_OK or H5SHUF_EINVAL. */
 H5SHUF_INTERNAL int h5shuf__chunk_parse(const char *text, uint64_t *dims, int *rank, struct h5shuf_err *err);
 
+/* A decimal "DIGITS[.DIGITS]" (at least one digit, no sign or exponent) of text[0 .. len): its whole part
+ * (at most whole_max) and its fraction in units of 10^-frac_digits (frac_digits <= 18), so that the
+ * value is exactly *whole + *frac / 10^frac_digits.  1 when it is one; 0 when it is no such number;
+ * -1 when digits that are not 0 come past frac_digits after the point; -2 when the whole part passes
+ * whole_max.  (Weights "@W": 18 digits; --mix's proportions: 9.) */
+H5SHUF_INTERNAL int h5shuf__decimal_parse(const char *text, size_t len, unsigned frac_digits, uint64_t whole_max,
+                                          uint64_t *whole, uint64_t *frac);
+
 #endif /* H5SHUF_SPEC_H */
