@@ -218,6 +218,15 @@ typedef struct h5shuf_options {
     uint64_t mix_rows;
     int mix_rows_set;
     int allow_repeat;
+    /* Nonzero: a stratified order (docs/algorithm.md, "Stratified mixtures"): every output file (each
+     * shard, each split) holds every group's share of its rows within one row, the floor or the ceiling of
+     * n_t L / R for a group of n_t of the R rows and a file of L, each group's counts summing to its rows;
+     * the groups are mix's domains, else the inputs as given.  Which rows of a group go to which file is a
+     * seeded permutation of the group's rows; within a file the rows keep the contract's key order.  Needs
+     * shards or split; not with a head, scatter or gather (H5SHUF_EINVAL).  The output bytes are the same for
+     * every budget, strategy, thread count and rank count, as always, but differ from the unstratified
+     * order's.  0 (default): the contract's uniform order. */
+    int stratify;
 } h5shuf_options;
 
 /* The plan of a job (DESIGN.md section 3), filled by h5shuf_job_plan() and kept up to date by a run. */

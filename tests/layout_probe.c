@@ -31,6 +31,7 @@ int main(void)
     FIELD(h5shuf_options, mix_rows);
     FIELD(h5shuf_options, mix_rows_set);
     FIELD(h5shuf_options, allow_repeat);
+    FIELD(h5shuf_options, stratify);
     SIZE(h5shuf_options);
 
     FIELD(h5shuf_plan, rows), FIELD(h5shuf_plan, row_bytes), FIELD(h5shuf_plan, total_bytes);

@@ -132,6 +132,9 @@ case_ tok-direct md5 -s 8 -m 4M --strategy direct --shards 3 tok.h5:/tok,/domain
 # weights (issue 29): copies and exact samples, the same on every process count
 case_ weights md5 -s 13 -m 16M --shards 3 --source-index /src --index /idx a.h5:/x,/y@2.5 b.h5:/x,/y@0.25
 case_ tok-weights md5one -s 14 -m 4M tok.h5:/tok,/domain@1.5 tok.h5:/tok,/domain@0.3
+# --stratify (issue 29): every shard each group's share within one row, the same on every process count
+case_ stratify md5 -s 15 -m 16M --shards 3 --stratify --index /idx a.h5:/x,/y@1.5 b.h5:/x,/y
+case_ tok-stratify md5 -s 16 -m 4M --shards 2 --stratify tok.h5:/tok,/domain@0.7 tok.h5:/tok,/domain@0.4
 # rows of references: their chunks hold the output's addresses (process 0 writes a single output)
 case_ refs-single md5one -s 5 -m 4M --check refs.h5
 case_ refs-shards md5 -s 5 -m 4M --shards 3 refs.h5

@@ -10,7 +10,7 @@ What it pins down:
 - shuffle, scatter + gather, plan and verify write the CLI's bytes (cmp) and return the dict its --json
   prints (same keys in the same order, same values but times, free space and peak memory), over one
   dataset (the issue's acceptance run), whole files, several inputs, filters, index, shards, splits, a
-  head, the mixing report;
+  head, the mixing report; weights, --mix and --stratify;
 - errors raise the Error subclass of their status with the CLI's message, leaving nothing behind;
 - Ctrl-C (SIGINT sent to the process mid-run), KeyboardInterrupt or another exception raised by a progress
   callable cancel the run: the exception comes out, no output, no temporary or scratch file; the SIGINT
@@ -233,6 +233,13 @@ def case_against_cli(d):
         os.path.join(dw, "mix-cli.h5"))
     check("mix: a dict of shares, rows and allow_repeat write the CLI's --mix bytes",
           same_bytes(os.path.join(dw, "mix.h5"), os.path.join(dw, "mix-cli.h5")))
+    h5shuf.shuffle(["one=" + a + ":/x,/y", "two=" + b], os.path.join(dw, "st.h5"), seed=4, mix={"one": 0.75, "two": 0.25},
+                   rows=300, allow_repeat=True, shards=3, stratify=True)
+    cli("-s", 4, "--mix", "one=0.75,two=0.25", "--rows", 300, "--allow-repeat", "--shards", 3, "--stratify",
+        "one=" + a + ":/x,/y", "two=" + b, os.path.join(dw, "st-cli.h5"))
+    check("stratify: shards=3, stratify=True write the CLI's --shards 3 --stratify bytes",
+          all(same_bytes(os.path.join(dw, "st-%05d-of-00003.h5" % k), os.path.join(dw, "st-cli-%05d-of-00003.h5" % k))
+              for k in range(3)))
     planned = h5shuf.plan(["one=" + a + ":/x,/y", "two=" + b], os.path.join(dw, "p.h5"), seed=4,
                           mix={"one": 0.75, "two": 0.25}, rows=300, allow_repeat=True)
     ref = json.loads(cli("--json", "--plan", "-s", 4, "--mix", "one=0.75,two=0.25", "--rows", 300, "--allow-repeat",

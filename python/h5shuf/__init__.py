@@ -47,7 +47,8 @@ _OPTIONS_DOC = """
     checkpoint to the disk, so that it survives a crash of the machine too, not only a kill), mix (a mixture
     of domains, "web=0.7,code=0.3" or {"web": 0.7, "code": 0.3}, every input then "web=in.h5:/tok": each
     domain exactly its share of the rows), rows (the rows of a mix; default: the most it allows without
-    repeating a row), allow_repeat (let a mix repeat a domain's rows)."""
+    repeating a row), allow_repeat (let a mix repeat a domain's rows), stratify (with shards or split: every
+    output file holds each mix domain's, else each input's, share of its rows within one row)."""
 
 
 def shuffle(inputs, output, *, seed=None, memory="1G", compression=None, shards=None, index=None, threads=0,

@@ -40,7 +40,7 @@ class Options(ctypes.Structure):
         ("drop_references", _int), ("allow_lossy", _int), ("check", _int), ("strategy", _int),
         ("allow_external", _int), ("checkpoint_bytes", _u64), ("checkpoint_seconds", ctypes.c_double),
         ("resume", _int), ("checkpoint_sync", _int), ("mix", _str), ("mix_rows", _u64), ("mix_rows_set", _int),
-        ("allow_repeat", _int),
+        ("allow_repeat", _int), ("stratify", _int),
     ]
 
 

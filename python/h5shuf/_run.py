@@ -25,7 +25,8 @@ from . import _lib, _progress, errors
 
 OPTION_NAMES = ("chunk_rows", "scratch_compression", "tmpdir", "on_oversize", "strategy", "split", "head",
                 "source_index", "check", "force", "drop_references", "allow_lossy", "allow_external",
-                "mixing_window", "resume", "checkpoint", "checkpoint_sync", "mix", "rows", "allow_repeat")
+                "mixing_window", "resume", "checkpoint", "checkpoint_sync", "mix", "rows", "allow_repeat",
+                "stratify")
 
 
 class H5shufWarning(UserWarning):
@@ -116,7 +117,7 @@ def _options(seed, memory, compression, shards, index, threads, extra):
     if extra.get("rows") is not None:
         o.mix_rows, o.mix_rows_set = int(extra["rows"]), 1
     for flag in ("check", "force", "drop_references", "allow_lossy", "allow_external", "resume", "checkpoint_sync",
-                 "allow_repeat"):
+                 "allow_repeat", "stratify"):
         setattr(o, flag, 1 if extra.get(flag) else 0)
     checkpoint = extra.get("checkpoint")
     if checkpoint is not None:  # a size ("1G", bytes), (size, seconds), or "off"/False

@@ -71,6 +71,8 @@ static void usage(FILE *to)
           "      --rows N            the rows of a --mix output (default: the most the proportions\n"
           "                          allow without repeating a row)\n"
           "      --allow-repeat      let --mix repeat the rows of a domain that has too few\n"
+          "      --stratify          with --shards or --split: every output file holds each --mix\n"
+          "                          domain's (else each input's) share of its rows within one row\n"
           "  -n, --head N            write only the first N rows of the shuffle (one pass, keys of\n"
           "                          N rows in memory); the same seed and N pick the same rows\n"
           "      --mixing-window W   rows of the first and last window of the mixing report that -v\n"

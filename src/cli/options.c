@@ -33,7 +33,7 @@ enum {
     OPT_ON_OVERSIZE = 256, OPT_PLAN, OPT_DEBUG_PILE_BOUND, OPT_CHUNK_ROWS, OPT_SCRATCH, OPT_FILTER, OPT_PROGRESS,
     OPT_JSON, OPT_CHECK, OPT_DEBUG_NO_SPACE_CHECK, OPT_INDEX, OPT_SOURCE_INDEX, OPT_SHARDS, OPT_SPLIT,
     OPT_MIXING_WINDOW, OPT_DROP_REFERENCES, OPT_ALLOW_LOSSY, OPT_ALLOW_EXTERNAL, OPT_STRATEGY, OPT_RESUME,
-    OPT_CHECKPOINT, OPT_MIX, OPT_ROWS, OPT_ALLOW_REPEAT
+    OPT_CHECKPOINT, OPT_MIX, OPT_ROWS, OPT_ALLOW_REPEAT, OPT_STRATIFY
 };
 
 struct cli_opt {
@@ -69,6 +69,7 @@ static const struct cli_opt table[] = {
     {"mix", OPT_MIX, required_argument, IN_SHUFFLE | IN_SCATTER},
     {"rows", OPT_ROWS, required_argument, IN_SHUFFLE | IN_SCATTER},
     {"allow-repeat", OPT_ALLOW_REPEAT, no_argument, IN_SHUFFLE | IN_SCATTER},
+    {"stratify", OPT_STRATIFY, no_argument, IN_SHUFFLE},
     {"head", 'n', required_argument, IN_RUNS},
     {"mixing-window", OPT_MIXING_WINDOW, required_argument, IN_RUNS},
     {"resume", OPT_RESUME, no_argument, IN_RUNS},
@@ -347,6 +348,7 @@ static int apply(int key, const char *arg, struct cli_options *o, struct repack_
         lib->mix_rows_set = 1;
         break;
     case OPT_ALLOW_REPEAT: lib->allow_repeat = 1; break;
+    case OPT_STRATIFY: lib->stratify = 1; break;
     case 'n':
         if (parse_u64(arg, &lib->head_rows) != 0)
             return cli_usage_error("invalid --head '%s' (a number of rows)", arg);

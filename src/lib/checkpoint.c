@@ -183,6 +183,8 @@ static int identity_text(h5shuf_job *job, char **out)
     bad |= add_line(&t, &len, &cap, "lossy %s", o->allow_lossy ? "allowed" : "refused");
     bad |= add_line(&t, &len, &cap, "external %s", o->allow_external ? "allowed" : "refused");
     bad |= add_line(&t, &len, &cap, "checkpoint %" PRIu64 " rows %" PRIu64, o->checkpoint_bytes, job->ckpt.unit_rows);
+    if (job->strata_text) /* (only then: the states of unstratified runs keep their lines) */
+        bad |= add_line(&t, &len, &cap, "stratify %s", job->strata_text);
     if (job->ckpt.ranks) /* a distributed run: every process has its own state */
         bad |= add_line(&t, &len, &cap, "processes %d rank %d", job->ckpt.ranks, job->ckpt.rank);
     if (bad) {

@@ -25,6 +25,7 @@
 #include "h5err.h"
 #include "slabs.h"
 #include "vlen.h"
+#include "strata.h"
 
 /* ---- which datasets are held ----------------------------------------------------------------------- */
 
@@ -252,6 +253,7 @@ static int scan(const struct h5shuf_ctx *cx, const struct h5shuf_direct *p, cons
             h5shuf__progress(&cx->progress, cx->err, H5SHUF_PHASE_GATHER, w->pos, w->total) != H5SHUF_OK)
             return -2;
         struct h5shuf_keyidx q = {h5shuf_key(p->seed, i), i};
+        h5shuf__strata_keys(p->strata, NULL, i, 1, &q.key);
         if (q.key < lo || q.key >= hi || (p->head_bound && !pair_le(q, *p->head_bound)))
             continue;
         if (*n == cap)

@@ -11,6 +11,8 @@
 #include "targets.h"
 #include "writer.h"
 
+struct h5shuf_strata; /* strata.h */
+
 /* Rows of at least this many bytes are read one at a time; smaller ones are held whole when they fit. */
 #define H5SHUF_DIRECT_HELD_ROW_BYTES_MAX (64u << 10)
 /* A row (of the datasets read one at a time) of at least this many bytes takes the direct path when the
@@ -40,6 +42,7 @@ struct h5shuf_direct {
     const struct h5shuf_direct_rows *rows;
     const struct h5shuf_direct_plan *plan;
     uint64_t seed;
+    const struct h5shuf_strata *strata;     /* --stratify: the order's keys are stratified (strata.h); else NULL */
     const struct h5shuf_keyidx *head_bound; /* a head: the largest (key, id) written; NULL: every row */
     uint64_t put_first;  /* output rows before this one are not put (a resumed run's, written before) */
     uint64_t put_end;    /* nor rows from this one on (a process of a distributed run puts its range

@@ -87,10 +87,10 @@ int h5shuf__gather_load(const struct h5shuf_ctx *cx, const struct h5shuf_scratch
 
 /* Sort the n rows of a pile by (key, id): pairs[r] = (K(seed, ids[r]), r) sorted, tmp the radix
  * scratch; the keys in parts on pool (NULL: on the calling thread). */
-static void sort_pile(struct h5shuf_pool *pool, uint64_t seed, const uint64_t *ids, uint64_t n,
-                      struct h5shuf_keyidx *pairs, struct h5shuf_keyidx *tmp)
+static void sort_pile(struct h5shuf_pool *pool, uint64_t seed, const struct h5shuf_strata *strata, const uint64_t *ids,
+                      uint64_t n, struct h5shuf_keyidx *pairs, struct h5shuf_keyidx *tmp)
 {
-    h5shuf__keys_in_parts(pool, seed, ids, 0, n, NULL, pairs);
+    h5shuf__keys_in_parts(pool, seed, strata, ids, 0, n, NULL, pairs);
     h5shuf__sort_keyidx(pairs, tmp, n);
 }
 
@@ -237,13 +237,13 @@ int h5shuf__gather(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, st
                 st = load_finish(cx, p->sc, &p->piles[j + 1], b.pf, 1);
         }
         if (st == H5SHUF_OK && !sorted)
-            sort_pile(pool, p->seed, (const uint64_t *)b.buf[cur][dsets->n], pile->rows, b.pairs[a],
+            sort_pile(pool, p->seed, p->strata, (const uint64_t *)b.buf[cur][dsets->n], pile->rows, b.pairs[a],
                       b.pairs[(a + 1) % npairs]);
         if (st == H5SHUF_OK && ahead && j + 1 < p->npiles) { /* keys while the pool decodes; the sort overlaps
                                                               * the writes below */
             sorting = (struct sort_ahead){.n = p->piles[j + 1].rows, .pairs = b.pairs[(a + 1) % 3],
                                           .tmp = b.pairs[(a + 2) % 3]};
-            h5shuf__keys_in_parts(NULL, p->seed, (const uint64_t *)b.buf[next][dsets->n], 0, sorting.n, NULL,
+            h5shuf__keys_in_parts(NULL, p->seed, p->strata, (const uint64_t *)b.buf[next][dsets->n], 0, sorting.n, NULL,
                                   sorting.pairs);
             sorting.task.run = sort_ahead_run;
             h5shuf__pool_submit(pool, &sorting.task);

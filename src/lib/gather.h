@@ -9,6 +9,8 @@
 #include "targets.h"
 #include "writer.h"
 
+struct h5shuf_strata; /* strata.h */
+
 /* What pass 2 reads: a run of consecutive piles of a scratch (or pile) file, in key order.  Their rows,
  * sorted, are output rows [first_row, first_row + their rows) (all piles of a serial run: rows 0 .. R-1),
  * of which rows [put_first, put_end) are put into the outputs. */
@@ -19,6 +21,7 @@ struct h5shuf_pass2 {
     const struct h5shuf_pile *piles;  /* piles[0 .. npiles), consecutive in key order */
     size_t npiles;
     uint64_t seed;
+    const struct h5shuf_strata *strata; /* --stratify: the order's keys are stratified (strata.h); else NULL */
     int pipelined;                    /* the plan overlaps loads with work (h5shuf_plan.pipelined) ... */
     uint64_t mem_limit_bytes;         /* ... when two of the largest piles and the bands fit this */
     uint64_t band_bytes;              /* the writer's bands (h5shuf__writer_bytes) */

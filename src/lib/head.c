@@ -15,6 +15,7 @@
 #include "fault.h"
 #include "head.h"
 #include "keys.h"
+#include "strata.h"
 
 static int pair_less(struct h5shuf_keyidx a, struct h5shuf_keyidx b)
 {
@@ -65,7 +66,7 @@ static void heap_offer(struct h5shuf_keyidx *heap, size_t *n, uint64_t w, struct
     }
 }
 
-int h5shuf__select_pairs(uint64_t seed, uint64_t rows, struct h5shuf_keyidx *small, struct h5shuf_keyidx *large,
+int h5shuf__select_pairs(uint64_t seed, const struct h5shuf_strata *strata, uint64_t rows, struct h5shuf_keyidx *small, struct h5shuf_keyidx *large,
                          uint64_t w, const struct h5shuf_keyidx *bound, const struct h5shuf_progress *progress,
                          struct h5shuf_err *err)
 {
@@ -77,7 +78,7 @@ int h5shuf__select_pairs(uint64_t seed, uint64_t rows, struct h5shuf_keyidx *sma
         const uint64_t step_end = rows - step < H5SHUF_SCAN_STEP_ROWS ? rows : step + H5SHUF_SCAN_STEP_ROWS;
         for (uint64_t first = step; first < step_end; first += 1024) {
             const uint64_t n = step_end - first < 1024 ? step_end - first : 1024;
-            h5shuf__keys(seed, NULL, first, n, keys);
+            h5shuf__order_keys(seed, strata, NULL, first, n, keys);
             for (uint64_t r = 0; r < n; r++) {
                 struct h5shuf_keyidx p = {keys[r], first + r};
                 if (bound && pair_less(*bound, p))
@@ -104,7 +105,7 @@ int h5shuf__head_bound(uint64_t seed, uint64_t rows, uint64_t n, uint64_t mem_li
     struct h5shuf_keyidx *heap = malloc(n * sizeof *heap);
     if (!heap)
         return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory selecting the first %llu rows", (unsigned long long)n);
-    int st = h5shuf__select_pairs(seed, rows, heap, NULL, n, NULL, progress, err);
+    int st = h5shuf__select_pairs(seed, NULL, rows, heap, NULL, n, NULL, progress, err);
     if (st == H5SHUF_OK)
         *bound = heap[0]; /* the root of the max-heap: the n-th smallest */
     free(heap);

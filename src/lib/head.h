@@ -9,13 +9,15 @@
 #include "error.h"
 #include "sort.h"
 
+struct h5shuf_strata; /* strata.h */
+
 /* In one stream over ids 0 .. rows-1 (those with (key, id) <= *bound when bound is not NULL), keys of
- * seed: the w smallest pairs (key, id) into small[0..w) and, when large is not NULL, the w largest into
+ * seed (stratified by strata when not NULL: strata.h): the w smallest pairs (key, id) into small[0..w) and, when large is not NULL, the w largest into
  * large[0..w), each in heap order (the root, [0], is the w-th smallest, resp. largest).  O(rows log w).
  * Reports rows scanned of rows to progress (H5SHUF_PHASE_SELECT) every H5SHUF_SCAN_STEP_ROWS rows and at
  * the end (error.h); returns H5SHUF_OK, or H5SHUF_ECANCELED (recorded in err) when the callback asks to stop, the
  * heaps then partial. */
-H5SHUF_INTERNAL int h5shuf__select_pairs(uint64_t seed, uint64_t rows, struct h5shuf_keyidx *small,
+H5SHUF_INTERNAL int h5shuf__select_pairs(uint64_t seed, const struct h5shuf_strata *strata, uint64_t rows, struct h5shuf_keyidx *small,
                                          struct h5shuf_keyidx *large, uint64_t w, const struct h5shuf_keyidx *bound,
                                          const struct h5shuf_progress *progress, struct h5shuf_err *err);
 

@@ -13,6 +13,7 @@
 #include "job.h"
 #include "mixing.h"
 #include "pilefile.h"
+#include "strata.h"
 #include "targets.h"
 #include "walfile.h"
 
@@ -125,6 +126,9 @@ void h5shuf_job_free(h5shuf_job *job)
     free(job->mix_tag);
     free(job->mix_text);
     free(job->mixing_counts);
+    h5shuf__strata_free(job->strata);
+    free(job->strata);
+    free(job->strata_text);
     free(job->direct_rows.held);
     h5shuf__targets_free(&job->out);
     h5shuf__objcopy_free(&job->objects);
@@ -227,7 +231,7 @@ int h5shuf_job_mixing(h5shuf_job *job, uint64_t window_rows, h5shuf_mixing *firs
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is not planned");
     const struct h5shuf_keyidx *bound = job->out_rows < job->in.rows ? &job->head_bound : NULL;
     const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};
-    return h5shuf__mixing(&job->in, job->seed, job->out_rows, bound, window_rows, &job->mixing_counts, first, last,
+    return h5shuf__mixing(&job->in, job->seed, job->strata, job->out_rows, bound, window_rows, &job->mixing_counts, first, last,
                           &progress, &job->err);
 }
 
@@ -238,5 +242,5 @@ int h5shuf_job_mixing_windows(h5shuf_job *job, uint64_t window_rows, h5shuf_mixi
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is not planned");
     const struct h5shuf_keyidx *bound = job->out_rows < job->in.rows ? &job->head_bound : NULL;
     const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};
-    return h5shuf__mixing_windows(&job->in, job->seed, job->out_rows, bound, window_rows, out, &progress, &job->err);
+    return h5shuf__mixing_windows(&job->in, job->seed, job->strata, job->out_rows, bound, window_rows, out, &progress, &job->err);
 }

@@ -58,6 +58,8 @@ struct h5shuf_ckpt {
     void *barrier_user;
 };
 
+struct h5shuf_strata; /* strata.h */
+
 /* A job (the public opaque type). */
 struct h5shuf_job {
     h5shuf_options opts;           /* the caller's, its strings pointing at the copies below */
@@ -79,6 +81,9 @@ struct h5shuf_job {
     struct h5shuf_filters out_filters, scratch_filters;
     struct h5shuf_filters scratch_id_filters; /* of the piles' ids and vlen lengths (jobplan.c) */
     uint64_t seed;
+    struct h5shuf_strata *strata;  /* --stratify: the strata of the output files (strata.h), made by the plan
+                                    * once the seed is drawn; owned; NULL otherwise */
+    char *strata_text;             /* --stratify: the groups, as the provenance and the resume state say them */
     uint64_t out_rows;             /* rows of the output order: N, or a head's */
     struct h5shuf_keyidx head_bound; /* with a head (out_rows < N): the largest (key, id) written */
     int planned;

@@ -30,6 +30,7 @@
 #include "pilefile.h"
 #include "plan.h"
 #include "pool.h"
+#include "strata.h"
 #include "targets.h"
 #include "vlen.h" /* h5shuf__vlen_read_limit */
 #include "writer.h"
@@ -156,6 +157,12 @@ static int check_options(h5shuf_job *job)
         return h5shuf__fail(err, H5SHUF_EINVAL, "--index and --source-index name the same dataset '%s'", job->index_path);
     if (job->opts.tmpdir && !*job->opts.tmpdir)
         return h5shuf__fail(err, H5SHUF_EINVAL, "empty scratch directory name (--tmpdir)");
+    if (job->opts.stratify && (job->mode != H5SHUF_MODE_RUN || job->opts.head_set))
+        return h5shuf__fail(err, H5SHUF_EINVAL, "--stratify orders the rows of the one-shot shuffle: it cannot be "
+                                                "combined with scatter, gather or --head");
+    if (job->opts.stratify && !job->opts.shards && !job->split)
+        return h5shuf__fail(err, H5SHUF_EINVAL, "--stratify gives every output file each group's share of its rows: "
+                                                "give the files with --shards or --split");
     if (job->opts.check && (job->mode != H5SHUF_MODE_RUN || job->opts.shards || job->split || job->opts.head_set))
         return h5shuf__fail(err, H5SHUF_EINVAL, "--check verifies one whole output of a one-shot shuffle; it cannot be "
                                                 "combined with scatter, gather, --shards, --split or --head");
@@ -298,7 +305,60 @@ static int plan_objects(h5shuf_job *job)
                            "(--allow-lossy)",
                       job->out_spec.file, job->dsets.ds[d].out_path, job->dsets.ds[d].lossy, job->dsets.ds[d].lossy_name);
     job->of = (struct h5shuf_outfile){&job->dsets, &job->in, job->index_path, job->source_index_path, job->seed,
-                                      &job->objects, job->opts.drop_references};
+                                      &job->objects, job->opts.drop_references, job->strata_text};
+    return st;
+}
+
+/* --stratify: the groups (--mix's domains, else the inputs as given) and the strata (the output files) of
+ * the stratified order (strata.h), once the seed and the weighted inputs' samples are drawn. */
+static int plan_strata(h5shuf_job *job)
+{
+    struct h5shuf_err *err = &job->err;
+    const struct h5shuf_inputs *in = &job->in;
+    const size_t ngroups = job->mix ? job->mixture.n : in->nsrc;
+    h5shuf__strata_free(job->strata); /* (a job planned again) */
+    free(job->strata);
+    free(job->strata_text);
+    uint64_t *rows = malloc((in->n + 1) * sizeof *rows), *ends = malloc((job->out.n + 1) * sizeof *ends);
+    size_t *group = malloc((in->n + 1) * sizeof *group);
+    size_t cap = 64 + 24 * in->nsrc;
+    for (size_t t = 0; job->mix && t < job->mixture.n; t++)
+        cap += strlen(job->mixture.names[t]) + 4;
+    job->strata = calloc(1, sizeof *job->strata);
+    job->strata_text = malloc(cap);
+    int st = H5SHUF_OK;
+    if (!rows || !ends || !group || !job->strata || !job->strata_text)
+        st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    for (size_t e = 0; st == H5SHUF_OK && e < in->n; e++) {
+        rows[e] = in->v[e].rows;
+        group[e] = job->mix ? job->mix_tag[in->v[e].src] : in->v[e].src;
+    }
+    for (size_t k = 0; st == H5SHUF_OK && k < job->out.n; k++)
+        ends[k] = job->out.v[k].first + job->out.v[k].rows;
+    if (st == H5SHUF_OK) { /* "web: inputs 0 1; code: inputs 2", or "each input" */
+        char *p = job->strata_text;
+        p += sprintf(p, "%zu output files; groups: ", job->out.n);
+        if (!job->mix)
+            p += sprintf(p, "each input");
+        for (size_t t = 0; job->mix && t < job->mixture.n; t++) {
+            p += sprintf(p, "%s%s: inputs", t ? "; " : "", job->mixture.names[t]);
+            for (size_t f = 0; f < job->nmix; f++)
+                if (job->mix_tag[f] == t)
+                    p += sprintf(p, " %zu", f);
+        }
+    }
+    if (st == H5SHUF_OK) {
+        int rc = h5shuf__strata_make(job->strata, job->seed, in->n, rows, group, ngroups, job->out.n, ends);
+        if (rc == -2)
+            st = h5shuf__fail(err, H5SHUF_EINVAL, "--stratify: %zu groups x %zu output files is more than %llu cells of counts",
+                              ngroups, job->out.n, (unsigned long long)H5SHUF_STRATA_CELLS_MAX);
+        else if (rc != 0)
+            st = h5shuf__fail(err, rc == -1 ? H5SHUF_ENOMEM : H5SHUF_EINVAL,
+                              rc == -1 ? "out of memory" : "--stratify: no rounding of the counts was found");
+    }
+    free(rows);
+    free(ends);
+    free(group);
     return st;
 }
 
@@ -708,6 +768,8 @@ int h5shuf__job_make_plan(h5shuf_job *job)
         st = draw_seed(job);
     if (st == H5SHUF_OK) /* which rows the weighted inputs' samples hold (their counts do not depend on it) */
         st = h5shuf__inputs_draw(&job->in, &job->dsets, job->seed, &job->err);
+    if (st == H5SHUF_OK && job->opts.stratify)
+        st = plan_strata(job);
     const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};
     if (st == H5SHUF_OK && job->out_rows < job->in.rows)
         st = h5shuf__head_bound(job->seed, job->in.rows, job->out_rows, job->opts.mem_limit_bytes, &job->head_bound,

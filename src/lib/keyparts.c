@@ -5,6 +5,7 @@
  */
 #include "keyparts.h"
 #include "keys.h"
+#include "strata.h"
 
 #define PARTS_MAX 16
 #define PART_ROWS_MIN 65536
@@ -14,6 +15,7 @@ struct key_part {
     struct h5shuf_task task; /* first: the pool hands back this pointer */
     const uint64_t *ids;
     uint64_t first, seed, lo, hi;
+    const struct h5shuf_strata *strata;
     uint64_t *keys;
     struct h5shuf_keyidx *pairs;
 };
@@ -26,7 +28,7 @@ static void key_part_run(struct h5shuf_task *task, unsigned thread)
     for (uint64_t r = k->lo; r < k->hi; r += BLOCK_ROWS) {
         uint64_t n = k->hi - r < BLOCK_ROWS ? k->hi - r : BLOCK_ROWS;
         uint64_t *keys = k->keys ? k->keys + r : block;
-        h5shuf__keys(k->seed, k->ids ? k->ids + r : NULL, k->first + r, n, keys);
+        h5shuf__order_keys(k->seed, k->strata, k->ids ? k->ids + r : NULL, k->first + r, n, keys);
         if (k->pairs)
             for (uint64_t i = 0; i < n; i++) {
                 k->pairs[r + i].key = keys[i];
@@ -35,7 +37,7 @@ static void key_part_run(struct h5shuf_task *task, unsigned thread)
     }
 }
 
-void h5shuf__keys_in_parts(struct h5shuf_pool *pool, uint64_t seed, const uint64_t *ids, uint64_t first, uint64_t n,
+void h5shuf__keys_in_parts(struct h5shuf_pool *pool, uint64_t seed, const struct h5shuf_strata *strata, const uint64_t *ids, uint64_t first, uint64_t n,
                            uint64_t *keys, struct h5shuf_keyidx *pairs)
 {
     uint64_t parts = h5shuf__pool_threads(pool);
@@ -45,7 +47,7 @@ void h5shuf__keys_in_parts(struct h5shuf_pool *pool, uint64_t seed, const uint64
         parts = n / PART_ROWS_MIN ? n / PART_ROWS_MIN : 1;
     struct key_part k[PARTS_MAX];
     for (uint64_t p = 0; p < parts; p++) {
-        k[p] = (struct key_part){.ids = ids, .first = first, .seed = seed, .lo = n * p / parts,
+        k[p] = (struct key_part){.ids = ids, .first = first, .seed = seed, .strata = strata, .lo = n * p / parts,
                                  .hi = n * (p + 1) / parts, .keys = keys, .pairs = pairs};
         k[p].task.run = key_part_run;
     }

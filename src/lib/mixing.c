@@ -19,6 +19,7 @@
 #include "head.h"
 #include "keys.h"
 #include "mixing.h"
+#include "strata.h"
 
 #define DEFAULT_WINDOW_ROWS UINT64_C(10000)
 
@@ -98,7 +99,7 @@ static void window_stats(const struct h5shuf_inputs *in, const struct h5shuf_key
     m->p_value = h5shuf__chi2_upper(m->chi2, m->df);
 }
 
-int h5shuf__mixing(const struct h5shuf_inputs *in, uint64_t seed, uint64_t out_rows, const struct h5shuf_keyidx *bound,
+int h5shuf__mixing(const struct h5shuf_inputs *in, uint64_t seed, const struct h5shuf_strata *strata, uint64_t out_rows, const struct h5shuf_keyidx *bound,
                    uint64_t window_rows, uint64_t **store, h5shuf_mixing *first, h5shuf_mixing *last,
                    const struct h5shuf_progress *progress, struct h5shuf_err *err)
 {
@@ -117,7 +118,7 @@ int h5shuf__mixing(const struct h5shuf_inputs *in, uint64_t seed, uint64_t out_r
     }
     uint64_t *counts = *store;
     double *expected = (double *)(counts + 2 * in->n);
-    int st = h5shuf__select_pairs(seed, in->rows, heap, heap + w, w, bound, progress, err);
+    int st = h5shuf__select_pairs(seed, strata, in->rows, heap, heap + w, w, bound, progress, err);
     if (st != H5SHUF_OK) {
         free(heap);
         return st;
@@ -140,7 +141,7 @@ static double chi2_tail(double x, uint64_t df)
 }
 
 /* Counts counts[j * ns + s] of each window j and input s over the rows of in with their keys. */
-static int count_windows(const struct h5shuf_inputs *in, uint64_t seed, const struct h5shuf_keyidx *bound,
+static int count_windows(const struct h5shuf_inputs *in, uint64_t seed, const struct h5shuf_strata *strata, const struct h5shuf_keyidx *bound,
                          struct h5shuf_range range, uint64_t k, uint64_t *counts, const struct h5shuf_progress *progress,
                          struct h5shuf_err *err)
 {
@@ -150,7 +151,7 @@ static int count_windows(const struct h5shuf_inputs *in, uint64_t seed, const st
         const uint64_t end = in->v[f].first_row + in->v[f].rows, src = in->v[f].src;
         for (uint64_t first = in->v[f].first_row; first < end; first += 1024) {
             const uint64_t n = end - first < 1024 ? end - first : 1024;
-            h5shuf__keys(seed, NULL, first, n, keys);
+            h5shuf__order_keys(seed, strata, NULL, first, n, keys);
             for (uint64_t r = 0; r < n; r++) {
                 if (bound && (keys[r] > bound->key || (keys[r] == bound->key && first + r > bound->idx)))
                     continue;
@@ -167,7 +168,8 @@ static int count_windows(const struct h5shuf_inputs *in, uint64_t seed, const st
     return H5SHUF_OK;
 }
 
-int h5shuf__mixing_windows(const struct h5shuf_inputs *in, uint64_t seed, uint64_t out_rows,
+int h5shuf__mixing_windows(const struct h5shuf_inputs *in, uint64_t seed, const struct h5shuf_strata *strata,
+                           uint64_t out_rows,
                            const struct h5shuf_keyidx *bound, uint64_t window_rows, h5shuf_mixing_windows *out,
                            const struct h5shuf_progress *progress, struct h5shuf_err *err)
 {
@@ -189,7 +191,7 @@ int h5shuf__mixing_windows(const struct h5shuf_inputs *in, uint64_t seed, uint64
                                                         (unsigned long long)k);
     const struct h5shuf_range range = {0, bound ? (h5shuf_u128)bound->key + 1 : (h5shuf_u128)1 << 64};
     if (st == H5SHUF_OK)
-        st = count_windows(in, seed, bound, range, k, counts, progress, err);
+        st = count_windows(in, seed, strata, bound, range, k, counts, progress, err);
     uint64_t used = 0;
     for (size_t f = 0; st == H5SHUF_OK && f < in->n; f++)
         share[in->v[f].src] += in->rows ? (double)in->v[f].rows / (double)in->rows : 0;

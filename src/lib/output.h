@@ -21,6 +21,7 @@ struct h5shuf_outfile {
     uint64_t seed;                        /* provenance */
     const struct h5shuf_objcopy *objects; /* the objects besides the rows, in the input's order (objcopy.h) */
     int drop_references;                  /* references to objects not in the output are written null */
+    const char *stratify;                 /* --stratify: its groups and files (provenance h5shuf_stratify), or NULL */
 };
 
 /* Decide each output dataset's layout, chunk shape and filters (ds[d].out_dcpl, out_maxdims,

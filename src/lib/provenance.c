@@ -86,7 +86,9 @@ int h5shuf__output_provenance(const struct h5shuf_outfile *of, hid_t out, const 
     if (r >= 0 && of->source_index_path)
         r = h5shuf__attr_put_text(root, "h5shuf_source_index", of->source_index_path, text);
     if (r >= 0)
-        r = h5shuf__attr_put_text(root, "h5shuf_key", H5SHUF_KEY_TEXT, text);
+        r = h5shuf__attr_put_text(root, "h5shuf_key", of->stratify ? H5SHUF_KEY_STRATIFIED_TEXT : H5SHUF_KEY_TEXT, text);
+    if (r >= 0 && of->stratify)
+        r = h5shuf__attr_put_text(root, "h5shuf_stratify", of->stratify, text);
     if (r >= 0)
         r = h5shuf__attr_put_u64_text(root, "h5shuf_seed", of->seed, text);
     if (r >= 0 && lossy)

@@ -92,6 +92,7 @@ static struct h5shuf_pass1 pass1_of(h5shuf_job *job)
     const struct h5shuf_pass1 p1 = {
         .inputs = &job->in,
         .seed = job->seed,
+        .strata = job->strata,
         .first_row = 0,
         .end_row = job->in.rows,
         .total_rows = job->in.rows,
@@ -129,6 +130,7 @@ static int fill_outputs(h5shuf_job *job, const struct h5shuf_scratch *sc, int re
             .piles = sc->piles,
             .npiles = sc->npiles,
             .seed = job->seed,
+            .strata = job->strata,
             .pipelined = h5shuf__plan_pipelined(&job->plan),
             .mem_limit_bytes = job->opts.mem_limit_bytes,
             .band_bytes = job->band_bytes,
@@ -146,6 +148,7 @@ static int fill_outputs(h5shuf_job *job, const struct h5shuf_scratch *sc, int re
             .rows = &job->direct_rows,
             .plan = &job->direct_plan,
             .seed = job->seed,
+            .strata = job->strata,
             .head_bound = job->out_rows < job->in.rows ? &job->head_bound : NULL,
             .put_first = from,
         };

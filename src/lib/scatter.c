@@ -29,6 +29,7 @@
 #include "scatter.h"
 #include "slabs.h"
 #include "vlen.h"
+#include "strata.h"
 
 /* Give up splitting a pile this many levels down: it cannot happen with uniform keys. */
 #define SPLIT_DEPTH_MAX 16
@@ -54,7 +55,7 @@ static int scatter_rows(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *
             (st = h5shuf__progress(&cx->progress, cx->err, phase, done + r0, p->total_rows)) != H5SHUF_OK)
             break;
         if (!keys)
-            h5shuf__keys(p->seed, ids ? ids + r0 : NULL, first + r0, m, ks);
+            h5shuf__order_keys(p->seed, p->strata, ids ? ids + r0 : NULL, first + r0, m, ks);
         const uint64_t *key_of = keys ? keys + r0 : ks; /* (ks[j] is replaced by row j's pile below) */
         for (uint64_t j = 0; j < m; j++) {
             const uint64_t key = key_of[j];
@@ -93,6 +94,7 @@ static int piles_reserve(struct h5shuf_scratch *sc, size_t n, struct h5shuf_err 
 struct keys_ahead {
     struct h5shuf_task task; /* first: the pool hands back this pointer */
     uint64_t seed, first, n;
+    const struct h5shuf_strata *strata;
     uint64_t *keys;
 };
 
@@ -100,7 +102,7 @@ static void keys_ahead_run(struct h5shuf_task *task, unsigned thread)
 {
     (void)thread;
     const struct keys_ahead *a = (const struct keys_ahead *)task;
-    h5shuf__keys(a->seed, NULL, a->first, a->n, a->keys);
+    h5shuf__order_keys(a->seed, a->strata, NULL, a->first, a->n, a->keys);
 }
 
 /* Scatter the slabs into ps, reading slab k + 1 (pipelined: decoding it on the pool, and computing its
@@ -127,7 +129,7 @@ static int scatter_slabs(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 
         if (st == H5SHUF_OK && pipelined && next_more) {
             st = h5shuf__slab_start(cx, p->inputs, dsets, &next, &sl[to], pf, pipelined, cache);
             if (st == H5SHUF_OK) { /* the slab's id buffer holds its rows' keys (its ids are first + r) */
-                ahead[to] = (struct keys_ahead){.seed = p->seed, .first = p->inputs->v[next.f].first_row + next.start,
+                ahead[to] = (struct keys_ahead){.seed = p->seed, .strata = p->strata, .first = p->inputs->v[next.f].first_row + next.start,
                                                 .n = next.n, .keys = (uint64_t *)sl[to].buf[dsets->n]};
                 ahead[to].task.run = keys_ahead_run;
                 h5shuf__pool_submit(pool, &ahead[to].task);
@@ -141,7 +143,7 @@ static int scatter_slabs(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 
             h5shuf__pool_wait(pool, &ahead[cur].task);
             ahead[cur].task.submitted = 0;
         } else { /* the first slab, or not pipelined: on the pool's threads and this one */
-            h5shuf__keys_in_parts(pool, p->seed, NULL, first, pos.n, keys, NULL);
+            h5shuf__keys_in_parts(pool, p->seed, p->strata, NULL, first, pos.n, keys, NULL);
         }
         st = scatter_rows(cx, p, ps, &sl[cur], NULL, first, keys, pos.n, H5SHUF_PHASE_SCATTER, done);
         h5shuf__slab_release(dsets, &sl[cur]);

@@ -9,11 +9,14 @@
 #include "piles.h"
 #include "sort.h"
 
+struct h5shuf_strata; /* strata.h */
+
 /* What pass 1 reads and how.  The rows scattered are the global rows [first_row, end_row) of the inputs
  * (all of them for a serial run; a part for one of several processes), in slabs of plan->slab_rows. */
 struct h5shuf_pass1 {
     const struct h5shuf_inputs *inputs;      /* open, their datasets described by the scratch's dsets */
     uint64_t seed;
+    const struct h5shuf_strata *strata;      /* --stratify: the order's keys are stratified (strata.h); else NULL */
     uint64_t first_row, end_row;             /* global row ids, first_row <= end_row <= inputs->rows */
     uint64_t total_rows;                     /* rows of the whole pass, for progress reports */
     uint64_t pile_rows;                      /* rows that reach the piles in all (N, or a head's) */

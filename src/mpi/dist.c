@@ -525,6 +525,7 @@ static int pass2(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_scr
         .piles = g + plo[me],
         .npiles = phi[me] - plo[me],
         .seed = job->seed,
+        .strata = job->strata,
         .pipelined = local && h5shuf__plan_pipelined(&job->plan),
         .mem_limit_bytes = job->opts.mem_limit_bytes,
         .band_bytes = job->band_bytes,
@@ -608,6 +609,7 @@ static int two_pass(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, c
     struct h5shuf_pass1 p1 = {
         .inputs = &job->in,
         .seed = job->seed,
+        .strata = job->strata,
         .first_row = (uint64_t)((h5shuf_u128)N * (uint64_t)me / (uint64_t)P),
         .end_row = (uint64_t)((h5shuf_u128)N * (uint64_t)(me + 1) / (uint64_t)P),
         .total_rows = (uint64_t)((h5shuf_u128)N * (uint64_t)(me + 1) / (uint64_t)P) -
@@ -689,6 +691,7 @@ static int direct_run(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a,
             .rows = &job->direct_rows,
             .plan = &job->direct_plan,
             .seed = job->seed,
+            .strata = job->strata,
             .head_bound = job->out_rows < job->in.rows ? &job->head_bound : NULL,
             .put_first = from,
             .put_end = b[me],
