@@ -35,6 +35,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import oracle_h5py as O  # noqa: E402  (numpy keys, check/run helpers)
+from weights_h5py import largest_remainder, make_domains  # noqa: E402  (Hamilton's apportionment, domain files)
 
 check = O.check
 
@@ -47,42 +48,9 @@ def md5s(paths):
     return h.hexdigest()
 
 
-def largest_remainder(total, weights):
-    """Hamilton's apportionment: floor shares, then one more to the largest remainders (ties: earlier)."""
-    s = sum(weights)
-    base = [total * w // s for w in weights]
-    rem = [total * w % s for w in weights]
-    for j in sorted(range(len(weights)), key=lambda j: (-rem[j], j))[:total - sum(base)]:
-        base[j] += 1
-    return base
-
-
 def within_one(count, n_t, L, R):
     """count is floor or ceil of n_t L / R (exact integers)."""
     return n_t * L // R <= count <= -(-n_t * L // R)
-
-
-def make_domains(tmp, doms, vlen=True):
-    """Files of ids (unique over all files) and token sequences; returns inputs, files {path: (base, n)},
-    and the domain of every id."""
-    ins, files, dom_of = [], {}, {}
-    base = 0
-    for d, sizes in doms.items():
-        for k, n in enumerate(sizes):
-            p = os.path.join(tmp, "%s%d.h5" % (d, k))
-            with h5py.File(p, "w") as h:
-                ids = np.arange(base, base + n, dtype="<i8")
-                h.create_dataset("id", data=ids, chunks=(min(n, 4096),))
-                if vlen:
-                    t = h.create_dataset("tok", (n,), dtype=h5py.vlen_dtype(np.dtype("<i4")))
-                    t[...] = np.array([np.full(int(i) % 5 + 1, int(i), dtype="<i4") for i in ids], dtype=object)
-                else:
-                    h.create_dataset("x", data=np.stack([ids, ids * 3], axis=1).astype("<f8"), chunks=(min(n, 4096), 2))
-            files[p] = (base, n)
-            dom_of.update({i: d for i in range(base, base + n)})
-            ins.append("%s=%s" % (d, p))
-            base += n
-    return ins, files, dom_of
 
 
 def read_shards(paths, tok=True):

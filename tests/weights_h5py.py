@@ -265,6 +265,30 @@ def case_resume(tmp):
     check("weights: killed (exit %s) and resumed, the uninterrupted run's bytes" % p.returncode, md5(out) == md5(ref))
 
 
+def make_domains(tmp, doms, vlen=True):
+    """Files NAME0.h5, NAME1.h5, ... of each domain {NAME: [rows, ...]}: /id (ids unique over all files) and
+    /tok, token sequences of id % 5 + 1 copies of the id (h5py vlen int32), or /x (id, 3 id) as float64.
+    Returns the inputs "NAME=FILE", {file: (first id, rows)} and the domain of every id."""
+    ins, files, dom_of = [], {}, {}
+    base = 0
+    for d, sizes in doms.items():
+        for k, n in enumerate(sizes):
+            p = os.path.join(tmp, "%s%d.h5" % (d, k))
+            with h5py.File(p, "w") as h:
+                ids = np.arange(base, base + n, dtype="<i8")
+                h.create_dataset("id", data=ids, chunks=(min(n, 4096),))
+                if vlen:
+                    t = h.create_dataset("tok", (n,), dtype=h5py.vlen_dtype(np.dtype("<i4")))
+                    t[...] = np.array([np.full(int(i) % 5 + 1, int(i), dtype="<i4") for i in ids], dtype=object)
+                else:
+                    h.create_dataset("x", data=np.stack([ids, ids * 3], axis=1).astype("<f8"), chunks=(min(n, 4096), 2))
+            files[p] = (base, n)
+            dom_of.update({i: d for i in range(base, base + n)})
+            ins.append("%s=%s" % (d, p))
+            base += n
+    return ins, files, dom_of
+
+
 def largest_remainder(total, weights):
     """Hamilton's apportionment: floor shares, then one more to the largest remainders (ties: earlier)."""
     s = sum(weights)
@@ -278,21 +302,8 @@ def largest_remainder(total, weights):
 def case_mix(tmp):
     """--mix over three domains of token sequences (vlen int32), two or three files each."""
     doms = {"web": [3000, 1700, 900], "code": [800, 1300], "books": [450, 260]}
-    ins, files, dom_of = [], {}, {}
-    base = 0
-    for d, sizes in doms.items():
-        for k, n in enumerate(sizes):
-            p = os.path.join(tmp, "%s%d.h5" % (d, k))
-            with h5py.File(p, "w") as h:
-                ids = np.arange(base, base + n, dtype="<i8")
-                h["id"] = ids
-                t = h.create_dataset("tok", (n,), dtype=h5py.vlen_dtype(np.dtype("<i4")))
-                for i in range(n):
-                    t[i] = np.full(int(ids[i]) % 5 + 1, int(ids[i]), dtype="<i4")
-            files[p] = (base, n)
-            dom_of.update({i: d for i in range(base, base + n)})
-            ins.append("%s=%s" % (d, p))
-            base += n
+    ins, files, dom_of = make_domains(tmp, doms)
+    base = sum(n for _, n in files.values())
     share = {"web": 7, "code": 2, "books": 1}  # 0.7, 0.2, 0.1
     have = {d: sum(s) for d, s in doms.items()}
     # the default rows: the most the shares allow without a repeat
