@@ -28,6 +28,7 @@
 #include "filter_bshuf.h"
 #include "filter_lzf.h"
 #include "filter_lzo.h"
+#include "runcopy.h"
 #include "filter_zstd.h"
 
 /* ---- the filters ----------------------------------------------------------------------------------- */
@@ -103,77 +104,16 @@ int h5shuf__codec_grow(unsigned char **buf, size_t *cap, size_t need, size_t wan
     return 0;
 }
 
-/* lines runs of run bytes, the ith at d + i * dstride and s + i * sstride.  Split chunks of small types
- * have short runs (h5py's chunks of images, (2500, 4, 8, 1) uint8: one byte): copied as loads and stores,
- * not calls. */
-static void copy_lines(unsigned char *d, size_t dstride, const unsigned char *s, size_t sstride, size_t lines,
-                       size_t run)
-{
-    switch (run) {
-    case 1:
-        for (size_t i = 0; i < lines; i++)
-            d[i * dstride] = s[i * sstride];
-        break;
-    case 2:
-        for (size_t i = 0; i < lines; i++)
-            memcpy(d + i * dstride, s + i * sstride, 2);
-        break;
-    case 4:
-        for (size_t i = 0; i < lines; i++)
-            memcpy(d + i * dstride, s + i * sstride, 4);
-        break;
-    case 8:
-        for (size_t i = 0; i < lines; i++)
-            memcpy(d + i * dstride, s + i * sstride, 8);
-        break;
-    default:
-        for (size_t i = 0; i < lines; i++)
-            memcpy(d + i * dstride, s + i * sstride, run);
-    }
-}
-
 /* Runs shorter than this (bytes) are moved by copy_runs, a row at a time, when a row of the block has at
  * most ROW_RUNS_MAX of them (their offsets are a table on the stack, 16 bytes a run). */
 #define SHORT_RUN_BYTES 64u
 #define ROW_RUNS_MAX 512u
 
-/* rows rows of nruns runs of run bytes: run i of row k at d + k * drow + doff[i] and s + k * srow +
- * soff[i].  A row's runs are moved together, while its cache lines are at hand: h5py's chunks of uint8
- * images ((2500, 4, 8, 1) of (N, 64, 64, 3)) have 32 runs of one byte a row, which copy_lines moved 8 to a
- * call (a third less time a byte, measured on such a block). */
-static void copy_runs(unsigned char *d, size_t drow, const size_t *doff, const unsigned char *s, size_t srow,
-                      const size_t *soff, size_t rows, size_t nruns, size_t run)
-{
-    for (size_t k = 0; k < rows; k++, d += drow, s += srow) {
-        switch (run) {
-        case 1:
-            for (size_t i = 0; i < nruns; i++)
-                d[doff[i]] = s[soff[i]];
-            break;
-        case 2:
-            for (size_t i = 0; i < nruns; i++)
-                memcpy(d + doff[i], s + soff[i], 2);
-            break;
-        case 4:
-            for (size_t i = 0; i < nruns; i++)
-                memcpy(d + doff[i], s + soff[i], 4);
-            break;
-        case 8:
-            for (size_t i = 0; i < nruns; i++)
-                memcpy(d + doff[i], s + soff[i], 8);
-            break;
-        default:
-            for (size_t i = 0; i < nruns; i++)
-                memcpy(d + doff[i], s + soff[i], run);
-        }
-    }
-}
-
 /* Copy the block of split chunk t that lies in rows [k0, k1) of the caller's rows (of t->rows) between
  * them and chunk (the chunk's elements, row-major over cdims): into the rows when to_rows, else into
  * chunk (whose other bytes are left as they are).  Along the last dimension a block is one run in both.
- * Short runs go a row at a time (copy_runs); otherwise the second to last dimension (dim 0 for rank 2) is
- * walked by copy_lines, the dimensions before it here. */
+ * Short runs go a row at a time (h5shuf__copy_runs); otherwise the second to last dimension (dim 0 for rank
+ * 2) is walked by h5shuf__copy_lines, the dimensions before it here. */
 static void block_copy(const struct h5shuf_codec_chunk *t, unsigned char *chunk, int to_rows, uint64_t k0, uint64_t k1)
 {
     const struct h5shuf_pipeline *pl = t->pl;
@@ -209,9 +149,9 @@ static void block_copy(const struct h5shuf_codec_chunk *t, unsigned char *chunk,
                 idx[k] = 0;
         }
         if (to_rows)
-            copy_runs(u0, ust[0], uoff, c0, cst[0], coff, ext[0], nruns, run);
+            h5shuf__copy_runs(u0, ust[0], uoff, c0, cst[0], coff, ext[0], nruns, run);
         else
-            copy_runs(c0, cst[0], coff, u0, ust[0], uoff, ext[0], nruns, run);
+            h5shuf__copy_runs(c0, cst[0], coff, u0, ust[0], uoff, ext[0], nruns, run);
         return;
     }
     for (;;) {
@@ -221,9 +161,9 @@ static void block_copy(const struct h5shuf_codec_chunk *t, unsigned char *chunk,
             ro += idx[k] * ust[k];
         }
         if (to_rows)
-            copy_lines(u0 + ro, ust[line], c0 + co, cst[line], ext[line], run);
+            h5shuf__copy_lines(u0 + ro, ust[line], c0 + co, cst[line], ext[line], run);
         else
-            copy_lines(c0 + co, cst[line], u0 + ro, ust[line], ext[line], run);
+            h5shuf__copy_lines(c0 + co, cst[line], u0 + ro, ust[line], ext[line], run);
         int k = line - 1;
         for (; k >= 0 && ++idx[k] == ext[k]; k--)
             idx[k] = 0;
