@@ -18,7 +18,10 @@ H5SHUF_INTERNAL void h5shuf__copy_lines(unsigned char *d, size_t dstride, const 
 /* rows rows of nruns runs of run bytes: run i of row k at d + k * drow + doff[i] and s + k * srow +
  * soff[i].  A row's runs are moved together, while its cache lines are at hand: h5py's chunks of uint8
  * images ((2500, 4, 8, 1) of (N, 64, 64, 3)) have 32 runs of one byte a row, which copy_lines moved 8 to a
- * call (a third less time a byte, measured on such a block). */
+ * call (a third less time a byte, measured on such a block).  On processors with AVX-512 VBMI (unless the
+ * environment sets H5SHUF_DEBUG_NO_SIMD), runs whose offsets step evenly on both sides within 64 bytes go
+ * a progression at a time (one masked load, one byte permutation, one masked store, the rows 8 ahead
+ * prefetched): the same bytes, and no byte outside the runs is written (runcopy.c). */
 H5SHUF_INTERNAL void h5shuf__copy_runs(unsigned char *d, size_t drow, const size_t *doff, const unsigned char *s,
                                        size_t srow, const size_t *soff, size_t rows, size_t nruns, size_t run);
 
