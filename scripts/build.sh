@@ -12,11 +12,13 @@ cd "$(dirname "$0")/.."
 # its HDF5 searches by default (/usr/lib/<triplet>/hdf5/serial/plugins), so they work with no
 # HDF5_PLUGIN_PATH.  python3-tqdm: the Python package's progress bar (tests/python_api.py draws it;
 # python3-torch is optional: the DataLoader test runs when it is installed).  openmpi-bin, libopenmpi-dev:
-# h5shuf-mpi, the distributed run (built when CMake finds MPI).
+# h5shuf-mpi, the distributed run (built when CMake finds MPI).  python3-setuptools, python3-wheel,
+# python3-venv, python3-pip: the PEP 517 package (pyproject.toml: pip install --no-build-isolation . into a
+# venv; tests/python_venv.sh).
 packages=(build-essential cmake pkg-config libhdf5-dev hdf5-tools libzstd-dev libxxhash-dev libdeflate-dev zlib1g-dev libcunit1-dev
           liblzf-dev liblzo2-dev liblz4-dev python3-h5py python3-numpy time strace python3-netcdf4 python3-tables netcdf-bin
           python3-hdf5plugin bitshuffle hdf5-filter-plugin hdf5-filter-plugin-blosc-serial hdf5-filter-plugin-zfp-serial
-          python3-tqdm openmpi-bin libopenmpi-dev)
+          python3-tqdm openmpi-bin libopenmpi-dev python3-setuptools python3-wheel python3-venv python3-pip)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -10,6 +10,9 @@ same output bytes, the tool's --json report as a dict.  Inputs and outputs are t
 "FILE.h5" or "FILE.h5:/path[,/path...]".  Sizes are bytes, or text with a binary suffix ("512M", "1G").
 Failures raise h5shuf.Error (a subclass per status: h5shuf.errors).  docs/python.md has the guide.
 
+h5shuf.Epochs gives a new exact order every epoch (epoch e: seed epoch_seed(seed, e)), reading pile files
+that background processes scatter while the previous epoch is read (docs/python.md).
+
 The readers (ShuffledReader, PileReader) need only h5py and numpy; they are imported on first use, with
 torch when it is installed (they are then torch IterableDatasets, split over DataLoader workers).
 """
@@ -28,6 +31,7 @@ from ._lib import LibraryNotFound  # noqa: E402,F401
 from .keys import keys  # noqa: E402,F401
 
 __all__ = ["shuffle", "plan", "scatter", "gather", "verify", "keys", "library_path", "ShuffledReader", "PileReader",
+           "Epochs", "epoch_seed",
            "Error", "H5shufWarning", "LibraryNotFound", "AmbiguousError", "BudgetError", "CanceledError", "HDF5Error",
            "InternalError", "InvalidArgumentError", "IOFailureError", "MismatchError", "NoSpaceError", "NotFoundError",
            "NotHDF5Error", "OutOfMemoryError", "OutputExistsError", "SameFileError", "UnsupportedError"]
@@ -150,6 +154,9 @@ def __getattr__(name):
     if name in ("ShuffledReader", "PileReader"):
         from . import readers
         return getattr(readers, name)
+    if name in ("Epochs", "epoch_seed"):
+        from . import epochs
+        return getattr(epochs, name)
     raise AttributeError("module 'h5shuf' has no attribute %r" % name)
 
 

@@ -1,7 +1,8 @@
 """_lib.py - the ctypes glue: finding libh5shuf, the mirrors of its public structs, its functions.
 
-The library is found in this order: the file named by $H5SHUF_LIBRARY; the one `cmake --install`
-recorded beside this package (_installed.py); the system's (ctypes.util.find_library, i.e. the
+The library is found in this order: the file named by $H5SHUF_LIBRARY; the one a pip install built
+into the package (_bin/libh5shuf.so.0, setup.py); the one `cmake --install` recorded beside this
+package (_installed.py); the system's (ctypes.util.find_library, i.e. the
 ldconfig cache); the build tree of a source checkout (build/libh5shuf.so beside python/).  It is loaded
 on first use, so `import h5shuf` works without it (the readers need only h5py and numpy).
 
@@ -125,7 +126,11 @@ def candidates():
     env = os.environ.get("H5SHUF_LIBRARY")
     if env:
         return [("$H5SHUF_LIBRARY", env)]
+    here = os.path.dirname(os.path.abspath(__file__))
     out = []
+    bundled = os.path.join(here, "_bin", "libh5shuf.so.0")  # pip install / wheel (setup.py)
+    if os.path.exists(bundled):
+        out.append(("package", bundled))
     try:
         from . import _installed  # written by cmake --install
         out.append(("installed", _installed.LIBRARY))
@@ -134,7 +139,6 @@ def candidates():
     found = ctypes.util.find_library("h5shuf")
     if found:
         out.append(("system", found))
-    here = os.path.dirname(os.path.abspath(__file__))
     out.append(("build tree", os.path.join(here, "..", "..", "build", "libh5shuf.so")))
     return out
 

@@ -56,15 +56,22 @@ class _Reader(_Base):
     """What both readers share: the schedule of batches, the epoch, the state."""
 
     def _setup(self, rows, batch_size, rank, world_size, drop_last):
-        self._schedule = _split.Schedule(rows, batch_size, rank, world_size, drop_last)
+        self._base = _split.Schedule(rows, batch_size, rank, world_size, drop_last)
         self.epoch = 0
-        self._resume = None  # (epoch, batches done) from load_state_dict
+        self._resume = None  # (epoch, batches done, Schedule of that epoch) from load_state_dict
         self._done = 0       # batches this object has yielded in this process, in this epoch
+
+    @property
+    def _schedule(self):
+        """This epoch's schedule: the usual one, or that of a state loaded for this epoch (another world size)."""
+        if self._resume and self._resume[0] == self.epoch:
+            return self._resume[2]
+        return self._base
 
     @property
     def rows(self):
         """R: the rows of the shuffled order over all ranks."""
-        return self._schedule.rows
+        return self._base.rows
 
     def __len__(self):
         """Batches the next iteration of this rank yields (all of them, less those a loaded state skips)."""
@@ -72,7 +79,7 @@ class _Reader(_Base):
 
     def _start(self):
         if self._resume and self._resume[0] == self.epoch:
-            return min(self._resume[1], self._schedule.count)
+            return min(self._resume[1], self._resume[2].count)
         return 0
 
     def set_epoch(self, epoch):
@@ -82,35 +89,50 @@ class _Reader(_Base):
         self._done = self._start()
 
     def state_dict(self, batches_done=None):
-        """The position in the epoch: a dict of ints and a bool, for load_state_dict().
+        """The position in the epoch: a dict of ints, a bool (and lists of ints), for load_state_dict().
 
         batches_done: batches of this rank the training loop has consumed in this epoch; default: those
         this object has yielded itself.  Through a DataLoader with workers the object in the training
-        process yields nothing: pass the loop's count of batches taken from the DataLoader.
+        process yields nothing: pass the loop's count of batches taken from the DataLoader.  After a
+        state of another world size was loaded, batches_done counts from that resume, and the state holds
+        "rest" (version 2): the ranges of rows the epoch had left then.
         """
         s = self._schedule
         done = self._done if batches_done is None else int(batches_done)
-        return {"format": STATE_FORMAT, "version": 1, "rows": s.rows, "batch_size": s.batch_size, "rank": s.rank,
-                "world_size": s.world_size, "drop_last": s.drop_last, "epoch": self.epoch, "batches_done": done}
+        out = {"format": STATE_FORMAT, "version": 1, "rows": s.rows, "batch_size": s.batch_size, "rank": s.rank,
+               "world_size": s.world_size, "drop_last": s.drop_last, "epoch": self.epoch, "batches_done": done}
+        if s.rest is not None:
+            out["version"], out["rest"] = 2, [[a, e] for a, e in s.rest]
+        return out
 
     def load_state_dict(self, state):
-        """Resume: the next iteration of the state's epoch skips its batches_done batches (on every worker).
+        """Resume: the next iteration of the state's epoch goes on from where the state's ranks were.
 
-        Raises ValueError when the state is of another reader setup (rows, batch_size, world_size,
-        drop_last differ); the rank may differ (ranks consume batches in step).
+        The same world size: each rank skips the state's batches_done batches (on every worker); the rank
+        may differ (ranks consume batches in step).  Another world size (elastic resume, _split.py): the
+        rows the state's ranks had not read in that epoch are split over this world size, so the epoch
+        goes on from the same global position, every row of it read once (at most once with drop_last).
+        Raises ValueError when the state is of another reader setup (rows, batch_size, drop_last differ).
         """
-        s = self._schedule
-        if state.get("format") != STATE_FORMAT or state.get("version") != 1:
+        if state.get("format") != STATE_FORMAT or state.get("version") not in (1, 2):
             raise ValueError("not a state of an h5shuf reader: %r" % (state,))
-        mine = self.state_dict()
-        for key in ("rows", "batch_size", "world_size", "drop_last"):
-            if state[key] != mine[key]:
-                raise ValueError("state of another setup: %s %r, this reader has %r" % (key, state[key], mine[key]))
-        if not 0 <= int(state["batches_done"]) <= s.count:
-            raise ValueError("batches_done %r is not in 0 .. %d" % (state["batches_done"], s.count))
+        b = self._base
+        for key, mine in (("rows", b.rows), ("batch_size", b.batch_size), ("drop_last", b.drop_last)):
+            if state[key] != mine:
+                raise ValueError("state of another setup: %s %r, this reader has %r" % (key, state[key], mine))
+        rest = state.get("rest") if state["version"] == 2 else None
+        then = _split.Schedule(b.rows, b.batch_size, 0, int(state["world_size"]), b.drop_last, rest)
+        done = int(state["batches_done"])
+        if not 0 <= done <= then.count:
+            raise ValueError("batches_done %r is not in 0 .. %d" % (state["batches_done"], then.count))
+        if then.world_size == b.world_size:
+            now = _split.Schedule(b.rows, b.batch_size, b.rank, b.world_size, b.drop_last, then.rest)
+        else:
+            now = _split.Schedule(b.rows, b.batch_size, b.rank, b.world_size, b.drop_last, then.remaining(done))
+            done = 0
         self.epoch = int(state["epoch"])
-        self._resume = (self.epoch, int(state["batches_done"]))
-        self._done = self._resume[1]
+        self._resume = (self.epoch, done, now)
+        self._done = done
 
     def __iter__(self):
         info = _worker_info() if _worker_info is not None else None
@@ -119,20 +141,25 @@ class _Reader(_Base):
     def _iterate(self, worker, workers):
         """The batches of worker `worker` of `workers` (a generator)."""
         start = self._start()
-        batches = self._schedule.worker_batches(start, worker, workers)
+        sched = self._schedule
+        batches = sched.worker_batches(start, worker, workers)
         if workers == 1:
             self._done = start
         source = self._open(workers)
         try:
             for b in batches:
-                a, e = self._schedule.batch(b)
-                batch = source.read(a, e, b)
+                pieces = sched.pieces(b)
+                if len(pieces) == 1:
+                    batch = source.read(pieces[0][0], pieces[0][1], b)
+                else:  # after a change of world size a batch may join ranges of the order
+                    parts = [source.read(a, e, b) for a, e in pieces]
+                    batch = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
                 if workers == 1:
                     self._done = b + 1
                 yield batch
         finally:
             source.close()
-        if workers == 1:  # the epoch is over here: a state loaded for it is spent
+        if workers == 1 and self._resume and self._resume[0] == self.epoch:  # a state loaded for it is spent
             self._resume = None
 
 

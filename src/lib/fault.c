@@ -10,11 +10,14 @@
  * allocation from run to run, and a worker's allocations may move the later points by one or two.
  */
 #define H5SHUF_FAULT_IMPL
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fault.h"
 
@@ -73,7 +76,17 @@ static void kill_count_write(void)
     }
 }
 
-void h5shuf__kill_point(void)
+static int trace_fd = -1;
+static pthread_once_t trace_once = PTHREAD_ONCE_INIT;
+
+static void trace_open(void)
+{
+    const char *f = getenv("H5SHUF_KILL_TRACE");
+    if (f)
+        trace_fd = open(f, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+}
+
+void h5shuf__kill_point(const char *site)
 {
     long at = atomic_load(&kill_at);
     if (at < 0) {
@@ -83,7 +96,15 @@ void h5shuf__kill_point(void)
         if (atomic_compare_exchange_strong(&kill_at, &expected, at) && getenv("H5SHUF_KILL_COUNT"))
             atexit(kill_count_write);
     }
-    if (atomic_fetch_add(&kill_seen, 1) + 1 == at) {
+    long n = atomic_fetch_add(&kill_seen, 1) + 1;
+    pthread_once(&trace_once, trace_open);
+    if (trace_fd >= 0) { /* one write(2) a line, O_APPEND: lines of several threads do not mix */
+        char line[256];
+        int len = snprintf(line, sizeof line, "%ld %s\n", n, site);
+        if (len > 0 && write(trace_fd, line, (size_t)len < sizeof line ? (size_t)len : sizeof line - 1) < 0)
+            trace_fd = -1;
+    }
+    if (n == at) {
         const char *sig = getenv("H5SHUF_KILL_SIGNAL");
         raise(sig && strcmp(sig, "STOP") == 0 ? SIGSTOP : SIGKILL);
     }

@@ -33,12 +33,18 @@ H5SHUF_INTERNAL char *h5shuf__fault_strndup(const char *s, size_t n);
  * environment the process sends itself SIGKILL at the Nth one (tests/kill_sweep.sh), or SIGSTOP with
  * H5SHUF_KILL_SIGNAL=STOP (a process of a distributed run held there while the others go on as far as
  * they can: tests/kill_sweep_mpi.sh); with H5SHUF_KILL_COUNT=FILE the number of points passed is written
- * to FILE at a normal exit. */
-H5SHUF_INTERNAL void h5shuf__kill_point(void);
-#define H5SHUF_KILL_POINT() h5shuf__kill_point()
+ * to FILE at a normal exit; with H5SHUF_KILL_TRACE=FILE each point appends a line "N SITE" to FILE (N from
+ * 1, SITE the call's "file.c:line", a static string), so that a sweep can tell points of one site repeated
+ * one after the other (the writes between two journal records) from the others. */
+H5SHUF_INTERNAL void h5shuf__kill_point(const char *site);
+#define H5SHUF_KILL_STR_(x) #x
+#define H5SHUF_KILL_STR(x) H5SHUF_KILL_STR_(x)
+#define H5SHUF_KILL_POINT() h5shuf__kill_point(__FILE__ ":" H5SHUF_KILL_STR(__LINE__))
+#define H5SHUF_KILL_POINT_AT(site) h5shuf__kill_point(site) /* site: a static string naming the point */
 #else
 #define H5SHUF_FAULT() 0
 #define H5SHUF_KILL_POINT() ((void)0)
+#define H5SHUF_KILL_POINT_AT(site) ((void)(site))
 #endif
 
 #endif /* H5SHUF_FAULT_H */

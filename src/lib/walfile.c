@@ -107,7 +107,7 @@ static void step(const char *what)
 {
     if (h5shuf__walfile_step_hook)
         h5shuf__walfile_step_hook(what);
-    H5SHUF_KILL_POINT(); /* (tests/kill_sweep.sh) */
+    H5SHUF_KILL_POINT_AT(what); /* (tests/kill_sweep.sh; the step names the point in a trace) */
 }
 
 /* An injected I/O fault in test builds (errno EIO), never otherwise. */
