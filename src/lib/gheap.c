@@ -89,32 +89,35 @@ static int pread_all(const struct heapfile *h, uint64_t off, void *buf, size_t n
     return 0;
 }
 
-/* Record object idx of size in g's table. */
-static int gcol_put(struct gcol *g, uint32_t idx, uint64_t size)
+/* Record object idx of size, its bytes at offset at of the collection, in g's table (a second object of the
+ * same index replaces the first, as in HDF5's table). */
+static int gcol_put(struct gcol *g, uint32_t idx, uint64_t size, uint64_t at)
 {
     if (idx >= g->nobj) {
         uint32_t n = idx + 1 > 2 * g->nobj ? idx + 1 : 2 * g->nobj;
-        uint64_t *o = realloc(g->obj, n * sizeof *o);
+        struct gobj *o = realloc(g->obj, n * sizeof *o);
         if (!o)
             return -1;
         for (uint32_t i = g->nobj; i < n; i++)
-            o[i] = OBJ_ABSENT;
+            o[i] = (struct gobj){OBJ_ABSENT, 0};
         g->obj = o;
         g->nobj = n;
     }
-    g->obj[idx] = size;
+    g->obj[idx] = (struct gobj){size, at};
     return 0;
 }
 
 /* Fill g (addr set) from the file: the collection's header checked, its objects walked as HDF5 walks them
  * (H5HG__cache_heap_deserialize) but each held against the collection's end.  What cannot be read goes to
- * g->bad.  -1: out of memory. */
-static int gcol_load(const struct heapfile *h, struct gcol *g)
+ * g->bad.  With keep, a collection read whole keeps its bytes in g->bytes.  -1: out of memory. */
+static int gcol_load(const struct heapfile *h, struct gcol *g, int keep)
 {
     const uint64_t hdr = align8(8 + h->ss), objhdr = align8(8 + h->ss); /* H5HG_SIZEOF_HDR, _OBJHDR */
     unsigned char head[32], *whole = NULL;
     g->bad[0] = 0;
     g->nobj = 0;
+    free(g->bytes);
+    g->bytes = NULL;
     if (g->addr >= h->size || h->size - g->addr < h->base || h->size - g->addr - h->base < hdr) {
         snprintf(g->bad, sizeof g->bad, "lies past the end of the file");
         return 0;
@@ -155,16 +158,19 @@ static int gcol_load(const struct heapfile *h, struct gcol *g)
             break;
         }
         int past = osize > size - p - objhdr;
-        if ((r = gcol_put(g, idx, past ? OBJ_PAST : osize)) < 0 || past)
+        if ((r = gcol_put(g, idx, past ? OBJ_PAST : osize, p + objhdr)) < 0 || past)
             break; /* (HDF5 stops there too: the next header would be past the end) */
         uint64_t need = objhdr + align8(osize);
         p = need > size - p ? size : p + need;
     }
-    free(whole);
+    if (keep && r == 0 && !g->bad[0])
+        g->bytes = whole;
+    else
+        free(whole);
     return r;
 }
 
-struct gcol *h5shuf__gcol_get(const struct heapfile *h, struct gcol *cache, unsigned *next, uint64_t addr)
+struct gcol *h5shuf__gcol_get(const struct heapfile *h, struct gcol *cache, unsigned *next, uint64_t addr, int keep)
 {
     for (unsigned i = 0; i < GCOL_CACHE; i++)
         if (cache[i].addr == addr)
@@ -172,9 +178,16 @@ struct gcol *h5shuf__gcol_get(const struct heapfile *h, struct gcol *cache, unsi
     struct gcol *g = &cache[*next];
     *next = (*next + 1) % GCOL_CACHE;
     g->addr = addr;
-    if (gcol_load(h, g) < 0) {
+    if (gcol_load(h, g, keep) < 0) {
         g->addr = UINT64_MAX;
         return NULL;
     }
     return g;
+}
+
+void h5shuf__gcol_free(struct gcol *g)
+{
+    free(g->obj);
+    free(g->bytes);
+    *g = (struct gcol){.addr = UINT64_MAX};
 }

@@ -28,12 +28,20 @@ struct heapfile {
     unsigned sa, ss; /* sizes of file addresses and lengths, bytes (1..8) */
 };
 
-/* A global heap collection: its objects' sizes, or why it cannot be read. */
+/* An object of a collection: its size in bytes (OBJ_ABSENT or OBJ_PAST: none, or past the end) and where
+ * its bytes begin in the collection (after its header). */
+struct gobj {
+    uint64_t size, at;
+};
+
+/* A global heap collection: its objects' sizes and places, or why it cannot be read. */
 struct gcol {
-    uint64_t addr;   /* HDF5 address; UINT64_MAX: an empty slot */
-    uint64_t *obj;   /* obj[i], i < nobj: size of object i, OBJ_ABSENT or OBJ_PAST (past the end) */
+    uint64_t addr;        /* HDF5 address; UINT64_MAX: an empty slot */
+    struct gobj *obj;     /* obj[i], i < nobj: object i */
     uint32_t nobj;
-    char bad[96];    /* why it cannot be read ("" when it can) */
+    unsigned char *bytes; /* the whole collection, when it was read whole and kept (h5shuf__gcol_get's keep);
+                           * else NULL */
+    char bad[96];         /* why it cannot be read ("" when it can) */
 };
 
 /* The unsigned little-endian number of bytes (1..8) bytes at p. */
@@ -52,8 +60,12 @@ H5SHUF_INTERNAL void h5shuf__heapfile_close(struct heapfile *h);
  * one line in msg (cap bytes) when refused, or with *minor 0 when HDF5 failed (its stack has the cause). */
 H5SHUF_INTERNAL herr_t h5shuf__heapfile_open(hid_t dset, struct heapfile *h, hid_t *minor, char *msg, size_t cap);
 /* The collection at addr, from cache[0 .. GCOL_CACHE) or loaded into its next slot (*next, round robin;
- * a slot's obj is the caller's to free); NULL when out of memory.  A collection that cannot be read has
- * the reason in bad. */
-H5SHUF_INTERNAL struct gcol *h5shuf__gcol_get(const struct heapfile *h, struct gcol *cache, unsigned *next, uint64_t addr);
+ * the slots are the caller's to free with h5shuf__gcol_free); NULL when out of memory.  A collection that
+ * cannot be read has the reason in bad.  With keep, a collection of at most GCOL_READ_WHOLE bytes keeps
+ * its bytes (so the cache holds at most GCOL_CACHE * GCOL_READ_WHOLE = 4 MiB of them); without, none. */
+H5SHUF_INTERNAL struct gcol *h5shuf__gcol_get(const struct heapfile *h, struct gcol *cache, unsigned *next, uint64_t addr,
+                                              int keep);
+/* Free what a slot of the cache holds and empty it. */
+H5SHUF_INTERNAL void h5shuf__gcol_free(struct gcol *g);
 
 #endif /* H5SHUF_GHEAP_H */

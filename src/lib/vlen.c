@@ -131,12 +131,36 @@ const void *h5shuf__vlen_elem(const struct h5shuf_dsinfo *ds, const unsigned cha
 herr_t h5shuf__vlen_read(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
                          uint64_t limit_bytes, void *buf)
 {
+    int in_arena;
+    return h5shuf__vlen_read_arena(ds, dset, start, n, limit_bytes, buf, NULL, &in_arena);
+}
+
+herr_t h5shuf__vlen_read_arena(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
+                               uint64_t limit_bytes, void *buf, struct h5shuf_varena *a, int *in_arena)
+{
     memset(buf, 0, n * ds->row_bytes);
+    *in_arena = 0;
     if (n == 0)
         return 0;
-    /* HDF5 trusts the file's descriptors and heap objects: bound the read before it is made */
-    if (h5shuf__vlen_bound(ds, dset, start, n, limit_bytes) < 0)
+    /* HDF5 trusts the file's descriptors and heap objects: bound the read before it is made.  Sequences
+     * are read by the bound itself when it can (from the collections it reads for the check): HDF5's
+     * read of 2 GiB of token rows spent a third of pass 1 allocating, zeroing and freeing a buffer per row
+     * and read each collection a second time into its cache. */
+    if (a && ds->vlen == H5SHUF_VLEN_SEQ) {
+        a->n = 0;
+        herr_t r = H5SHUF_FAULT() ? -1 : h5shuf__vlen_bound_copy(ds, dset, start, n, limit_bytes, buf, a, in_arena);
+        if (r >= 0 && *in_arena)
+            return 0;
+        /* failed, or HDF5 must read them: the records copied so far hold arena offsets, never to be
+         * reclaimed as pointers */
+        memset(buf, 0, n * ds->row_bytes);
+        a->n = 0;
+        *in_arena = 0;
+        if (r < 0)
+            return -1;
+    } else if (h5shuf__vlen_bound(ds, dset, start, n, limit_bytes) < 0) {
         return -1;
+    }
     hid_t fs, ms;
     herr_t r = h5shuf__select_rows(dset, start, n, &fs, &ms, 0);
     if (r >= 0 && H5SHUF_FAULT())

@@ -72,6 +72,13 @@ static inline uint64_t h5shuf__vlen_read_limit(uint64_t mem_limit_bytes)
  * them.  < 0 on failure, the cause on HDF5's error stack. */
 H5SHUF_INTERNAL herr_t h5shuf__vlen_read(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
                                          uint64_t limit_bytes, void *buf);
+/* The same, with sequences (H5SHUF_VLEN_SEQ) read into arena a (its contents replaced; NULL: none) when
+ * h5shuf__vlen_bound_copy can read them, without HDF5's conversion: *in_arena 1 then, and buf's records
+ * point into a (nothing to reclaim; valid until a changes).  *in_arena 0: HDF5 read them (reclaim them
+ * with h5shuf__vlen_reclaim).  After a failure *in_arena is 0 and buf is safe to reclaim. */
+H5SHUF_INTERNAL herr_t h5shuf__vlen_read_arena(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
+                                               uint64_t limit_bytes, void *buf, struct h5shuf_varena *a,
+                                               int *in_arena);
 /* Free what h5shuf__vlen_read allocated for n rows (H5Dvlen_reclaim) and zero buf. */
 H5SHUF_INTERNAL void h5shuf__vlen_reclaim(const struct h5shuf_dsinfo *ds, uint64_t n, void *buf);
 /* Load rows [start, start+n) of a pile's vlen dataset (lengths lens, payload data from element *cursor

@@ -32,6 +32,7 @@
 #include "base.h"
 #include "gheap.h"
 #include "rows.h"
+#include "varena.h"
 #include "vlenbound.h"
 #include "vlenrec.h" /* h5shuf__vrec_desc_type */
 
@@ -116,7 +117,57 @@ static herr_t read_descs(const struct target *tg, hid_t dt, uint64_t b, uint64_t
     return h5shuf__spaces_close(r, fs, ms);
 }
 
-static herr_t bound(const struct target *tg, uint64_t limit_bytes)
+/* Where bound() also copies the payload of sequence rows as it checks them (h5shuf__vlen_bound_copy): rec
+ * the rows' records (hvl_t; .p an offset into a until the end of the read, then a pointer into it), a the
+ * arena the payload is appended to; ok 0 once an element cannot be copied exactly as HDF5 would read it. */
+struct copy {
+    unsigned char *rec;
+    struct h5shuf_varena *a;
+    int ok;
+};
+
+/* Copy element i (of the read's elements) of len base-size units, bytes of them, stored as object idx of g
+ * (checked: it lies in the collection and holds at most bytes), into cp.  Copied only when HDF5 would read
+ * exactly the object's bytes: HDF5 copies the object into a conversion buffer it zeroes only when it grows
+ * it, so a shorter object would read as whatever an earlier element left there; and only from a
+ * collection read whole.  Else cp->ok becomes 0 (and HDF5 reads the rows).  < 0: out of memory. */
+static int copy_elem(struct copy *cp, uint64_t i, uint64_t len, uint64_t bytes, const struct gcol *g, uint32_t idx)
+{
+    if (len == 0) /* HDF5 makes it {0, NULL}, as the caller's zeroed record is */
+        return 0;
+    if (!g->bytes || g->obj[idx].size != bytes) {
+        cp->ok = 0;
+        return 0;
+    }
+    struct h5shuf_varena *a = cp->a;
+    if (a->n + bytes > a->cap) {
+        uint64_t cap = 2 * a->cap > a->n + bytes ? 2 * a->cap : a->n + bytes;
+        if (h5shuf__varena_reserve(a, cap < 65536 ? 65536 : cap) < 0)
+            return -1;
+    }
+    memcpy(a->data + a->n, g->bytes + g->obj[idx].at, bytes);
+    hvl_t h = {.len = (size_t)len, .p = (void *)(uintptr_t)a->n};
+    memcpy(cp->rec + i * sizeof h, &h, sizeof h);
+    a->n += bytes;
+    return 0;
+}
+
+/* The records of cp's n elements made pointers into its arena, now that it no longer moves. */
+static void copy_point(const struct copy *cp, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        hvl_t h;
+        memcpy(&h, cp->rec + i * sizeof h, sizeof h);
+        if (h.len) {
+            h.p = cp->a->data + (uintptr_t)h.p;
+            memcpy(cp->rec + i * sizeof h, &h, sizeof h);
+        }
+    }
+}
+
+/* Check tg's rows within limit_bytes; with cp (sequences of tg->base-byte elements only), copy their
+ * payload too while cp->ok. */
+static herr_t bound(const struct target *tg, uint64_t limit_bytes, struct copy *cp)
 {
     const uint64_t start = tg->start, n = tg->n;
     if (n == 0 || tg->per == 0)
@@ -135,6 +186,8 @@ static herr_t bound(const struct target *tg, uint64_t limit_bytes)
     h5shuf_u128 total = 0; /* decoded payload bytes of the rows (of those checked, when cut) */
     int cut = 0;
     herr_t r = h5shuf__heapfile_open(tg->obj, &h, &why.minor, why.msg, sizeof why.msg);
+    if (cp && (h.own || tg->slot || tg->str || tg->attr || tg->whole))
+        cp->ok = 0; /* copied only from HDF5's own descriptor of the file (the sec2 driver), as it reads it */
     const uint64_t dsz = 8 + (uint64_t)h.sa, per = tg->per;
     uint64_t brows = per < DESC_BLOCK ? DESC_BLOCK / per : 1;
     if (brows > n)
@@ -179,8 +232,8 @@ static herr_t bound(const struct target *tg, uint64_t limit_bytes)
             const uint64_t base = sl ? sl->base : tg->base, is_str = sl ? (uint64_t)sl->str : (uint64_t)str;
             uint64_t bytes = len * base, row = b + i / per, e = i % per; /* (len < 2^32) */
             total += bytes + is_str;
-            struct gcol *g = h5shuf__gcol_get(&h, cache, &next, addr);
-            uint64_t osize = g && idx < g->nobj ? g->obj[idx] : OBJ_ABSENT;
+            struct gcol *g = h5shuf__gcol_get(&h, cache, &next, addr, cp && cp->ok);
+            uint64_t osize = g && idx < g->nobj ? g->obj[idx].size : OBJ_ABSENT;
             if (!g)
                 r = refuse(w, H5E_NOSPACE, "out of memory");
             else if (g->bad[0])
@@ -201,6 +254,9 @@ static herr_t bound(const struct target *tg, uint64_t limit_bytes)
                            "%llu bytes for an element of %llu",
                            where_of(tg, row, e, at, sizeof at), idx, (unsigned long long)addr,
                            (unsigned long long)osize, (unsigned long long)bytes);
+            else if (cp && cp->ok && copy_elem(cp, (b - start) * per + i, len, bytes, g, idx) < 0)
+                r = refuse(w, H5E_NOSPACE, "out of memory for %llu bytes of variable-length data",
+                           (unsigned long long)(cp->a->n + bytes));
         }
         if (r >= 0 && (total > h.size || (limit_bytes && total > limit_bytes)) && b + k < start + n) {
             cut = 1; /* (the rows after cannot bring it back under) */
@@ -221,13 +277,15 @@ static herr_t bound(const struct target *tg, uint64_t limit_bytes)
                    at, cut ? "more than " : "",
                    (unsigned long long)(total > UINT64_MAX ? UINT64_MAX : (uint64_t)total),
                    (unsigned long long)limit_bytes);
+    if (r >= 0 && cp && cp->ok)
+        copy_point(cp, n * per);
     hid_t stack = r < 0 && !why.msg[0] ? H5Eget_current_stack() : H5I_INVALID_HID; /* HDF5's failure */
     if (registered)
         H5Tunregister(H5T_PERS_SOFT, CONV_NAME, H5I_INVALID_HID, H5I_INVALID_HID, desc_conv);
     if (dt >= 0)
         H5Tclose(dt);
     for (unsigned i = 0; i < GCOL_CACHE; i++)
-        free(cache[i].obj);
+        h5shuf__gcol_free(&cache[i]);
     free(desc);
     h5shuf__heapfile_close(&h);
     if (why.msg[0]) {
@@ -246,7 +304,7 @@ herr_t h5shuf__vlen_bound(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t s
     const struct target tg = {.obj = dset, .vtype = ds->mtype, .str = ds->vlen == H5SHUF_VLEN_STR,
                               .base = ds->elem_bytes, .per = ds->elems, .start = start, .n = n,
                               .slot = rec ? ds->slot : NULL, .nslot = rec ? ds->nslot : 0};
-    return bound(&tg, limit_bytes);
+    return bound(&tg, limit_bytes, NULL);
 }
 
 herr_t h5shuf__vlen_bound_whole(hid_t obj)
@@ -271,7 +329,7 @@ herr_t h5shuf__vlen_bound_whole(hid_t obj)
         tg.n = dims[0];
     }
     if (r >= 0 && (str || (c == H5T_VLEN && tg.base > 0))) /* (else nothing of the heap is read at the top) */
-        r = bound(&tg, 0);
+        r = bound(&tg, 0, NULL);
     hid_t stack = r < 0 ? H5Eget_current_stack() : H5I_INVALID_HID;
     if (super >= 0)
         H5Tclose(super);
@@ -281,5 +339,18 @@ herr_t h5shuf__vlen_bound_whole(hid_t obj)
         H5Tclose(t);
     if (stack >= 0)
         H5Eset_current_stack(stack);
+    return r;
+}
+
+herr_t h5shuf__vlen_bound_copy(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
+                               uint64_t limit_bytes, unsigned char *buf, struct h5shuf_varena *a, int *copied)
+{
+    const struct target tg = {.obj = dset, .vtype = ds->mtype, .str = ds->vlen == H5SHUF_VLEN_STR,
+                              .base = ds->elem_bytes, .per = ds->elems, .start = start, .n = n,
+                              .slot = ds->vlen == H5SHUF_VLEN_REC ? ds->slot : NULL,
+                              .nslot = ds->vlen == H5SHUF_VLEN_REC ? ds->nslot : 0};
+    struct copy cp = {.rec = buf, .a = a, .ok = ds->vlen == H5SHUF_VLEN_SEQ};
+    herr_t r = bound(&tg, limit_bytes, &cp);
+    *copied = r >= 0 && cp.ok;
     return r;
 }
