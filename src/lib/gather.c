@@ -42,7 +42,7 @@ static int load_start(const struct h5shuf_ctx *cx, const struct h5shuf_scratch *
     if (p->rows == 0)
         return H5SHUF_OK;
     hid_t group;
-    int st = h5shuf__pile_open(sc, p, &group, sets, cx->err);
+    int st = h5shuf__pile_open_whole(sc, p, &group, sets, cx->err); /* every chunk read once */
     for (size_t k = 0; k <= dsets->n && st == H5SHUF_OK; k++) {
         const size_t d = k == 0 ? dsets->n : k - 1; /* the ids, then each dataset */
         const struct h5shuf_dsinfo *ds = d < dsets->n && dsets->ds[d].vlen ? &dsets->ds[d] : NULL;
