@@ -330,14 +330,24 @@ int h5shuf__vlen_band_put(const struct h5shuf_dsinfo *ds, const unsigned char *r
     return 0;
 }
 
+int h5shuf__vlen_band_settle(const struct h5shuf_dsinfo *ds, unsigned char *desc, uint64_t from, uint64_t to,
+                             struct h5shuf_varena *a)
+{
+    /* in place: h5shuf__vlen_band_put reads a row's element e before it writes element e's offset */
+    for (uint64_t r = from; r < to; r++)
+        if (h5shuf__vlen_band_put(ds, desc + r * ds->row_bytes, desc + r * ds->row_bytes, a) < 0)
+            return -1;
+    return 0;
+}
+
 herr_t h5shuf__vlen_band_write(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
-                               unsigned char *desc, const struct h5shuf_varena *a)
+                               uint64_t settled, unsigned char *desc, const struct h5shuf_varena *a)
 {
     if (n == 0)
         return 0;
     if (ds->vlen == H5SHUF_VLEN_REC)
         h5shuf__vrec_band_point(ds, n, desc, a);
-    for (uint64_t i = 0; ds->vlen != H5SHUF_VLEN_REC && i < n * ds->elems; i++) {
+    for (uint64_t i = 0; ds->vlen != H5SHUF_VLEN_REC && i < settled * ds->elems; i++) {
         if (ds->vlen == H5SHUF_VLEN_SEQ) {
             hvl_t h;
             memcpy(&h, desc + i * sizeof h, sizeof h);
