@@ -157,6 +157,38 @@ def case_mixed(tmp):
           all(np.array_equal(a, b) for a, b in zip(ht, want_t[:50])))
 
 
+def case_direct_read(tmp):
+    """Pass 1 reads sequences straight from the global heap (vlen.c h5shuf__vlen_read_arena) and hands a
+    slab to HDF5 when any element is past it (here a row of 1.2 MB, whose collection is over 1 MiB): every
+    output is the bytes HDF5's own read gives (H5SHUF_DEBUG_VLEN_HDF5=1), rows in the oracle's order."""
+    for name, big in (("direct", []), ("fallback", [5, 333])):
+        p = os.path.join(tmp, "%s.h5" % name)
+        rng = np.random.default_rng(29)
+        n = 700
+        lens = rng.integers(0, 3000, n)
+        lens[7] = 0
+        for i in big:
+            lens[i] = 300000
+        rows = [rng.integers(-(1 << 31), 1 << 31, k, dtype=np.int64).astype("<i4") for k in lens]
+        with h5py.File(p, "w") as f:
+            d = f.create_dataset("t", (n,), dtype=h5py.vlen_dtype(np.dtype("<i4")), chunks=(64,))
+            d[:] = np.array(rows + [None], dtype=object)[:-1]
+            e = f.create_dataset("be", (n,), dtype=h5py.vlen_dtype(np.dtype(">u2")), chunks=(64,))
+            e[:] = np.array([r[: k % 50].astype(">u2") for k, r in enumerate(rows)] + [None], dtype=object)[:-1]
+        got, want = os.path.join(tmp, "%s-out.h5" % name), os.path.join(tmp, "%s-hdf5.h5" % name)
+        shuf("-s", 5, "-m", "16M", p, got)
+        os.environ["H5SHUF_DEBUG_VLEN_HDF5"] = "1"
+        try:
+            shuf("-s", 5, "-m", "16M", p, want)
+        finally:
+            del os.environ["H5SHUF_DEBUG_VLEN_HDF5"]
+        check("%s: the same bytes as HDF5's own read of the rows" % name, o.file_hash(got) == o.file_hash(want))
+        with h5py.File(got, "r") as f, h5py.File(p, "r") as fi:
+            for ds in ("t", "be"):
+                ok, why = same_rows(f[ds][()], fi[ds][()], o.oracle_order(5, n))
+                check("%s: /%s rows in the oracle's order" % (name, ds), ok, why)
+
+
 def case_paths_and_concat(tmp):
     """Explicit paths with renaming, two inputs concatenated."""
     a, b = os.path.join(tmp, "a.h5"), os.path.join(tmp, "b.h5")
@@ -275,6 +307,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="vlen_h5py.") as tmp:
         os.environ["TMPDIR"] = tmp
         o.run_case("mixed vlen file", case_mixed, tmp)
+        o.run_case("direct read of the heap", case_direct_read, tmp)
         o.run_case("verify catches changes", case_verify_catches, tmp)
         o.run_case("paths and concatenation", case_paths_and_concat, tmp)
         o.run_case("empty and tiny", case_empty_and_tiny, tmp)

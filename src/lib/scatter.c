@@ -169,7 +169,7 @@ int h5shuf__pass1_load(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p
     unsigned char **at = malloc((dsets->n + 1) * sizeof *at);
     if (!at)
         return h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory");
-    struct h5shuf_slab sl = {at, 0};
+    struct h5shuf_slab sl = {.buf = at}; /* (no vlen arenas: HDF5 reads any vlen rows straight into buf) */
     struct h5shuf_slab_pos pos = {.f = SIZE_MAX};
     int st = H5SHUF_OK;
     while (st == H5SHUF_OK && h5shuf__slab_next(p->inputs, p->first_row, p->end_row, p->plan->slab_rows, &pos)) {
@@ -240,8 +240,8 @@ int h5shuf__scatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, s
     h5shuf__pileset_free(cx->cio, &ps);
     h5shuf__slab_release(dsets, &sl[0]);
     h5shuf__slab_release(dsets, &sl[1]);
-    h5shuf__bufs_free(dsets, sl[0].buf);
-    h5shuf__bufs_free(dsets, sl[1].buf);
+    h5shuf__slab_free(dsets, &sl[0]);
+    h5shuf__slab_free(dsets, &sl[1]);
     return st;
 }
 
@@ -333,7 +333,7 @@ static int rescatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, 
     if (st == H5SHUF_OK)
         st = h5shuf__pileset_finish(cx, &ps, sub);
     h5shuf__pileset_free(cx->cio, &ps);
-    h5shuf__bufs_free(dsets, sl.buf);
+    h5shuf__slab_free(dsets, &sl);
     if (sets)
         h5shuf__pile_close(group, sets, h5shuf__pile_nsets(dsets));
     free(sets);

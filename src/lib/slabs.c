@@ -18,17 +18,42 @@ int h5shuf__slab_alloc(const struct h5shuf_datasets *dsets, struct h5shuf_slab *
 {
     sl->rows = rows;
     sl->buf = h5shuf__bufs_alloc(dsets, rows, err);
-    for (size_t d = 0; sl->buf && d < dsets->n; d++)
+    if (!sl->buf)
+        return err->status;
+    for (size_t d = 0; d < dsets->n; d++)
         if (dsets->ds[d].vlen) /* records HDF5 fills with pointers: zero, so slab_release is always safe */
             memset(sl->buf[d], 0, (rows ? rows : 1) * dsets->ds[d].row_bytes);
-    return sl->buf ? H5SHUF_OK : err->status;
+    if (dsets->nvlen) {
+        sl->va = calloc(dsets->nvlen, sizeof *sl->va);
+        sl->in_arena = calloc(dsets->n, 1);
+        if (!sl->va || !sl->in_arena)
+            return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    }
+    return H5SHUF_OK;
 }
 
 void h5shuf__slab_release(const struct h5shuf_datasets *dsets, struct h5shuf_slab *sl)
 {
-    for (size_t d = 0; sl->buf && d < dsets->n; d++)
-        if (dsets->ds[d].vlen)
+    for (size_t d = 0; sl->buf && d < dsets->n; d++) {
+        if (!dsets->ds[d].vlen)
+            continue;
+        if (sl->in_arena && sl->in_arena[d]) { /* the payload stays in the arena for the next slab */
+            memset(sl->buf[d], 0, sl->rows * dsets->ds[d].row_bytes);
+            sl->in_arena[d] = 0;
+        } else {
             h5shuf__vlen_reclaim(&dsets->ds[d], sl->rows, sl->buf[d]);
+        }
+    }
+}
+
+void h5shuf__slab_free(const struct h5shuf_datasets *dsets, struct h5shuf_slab *sl)
+{
+    h5shuf__bufs_free(dsets, sl->buf);
+    for (size_t v = 0; sl->va && v < dsets->nvlen; v++)
+        h5shuf__varena_free(&sl->va[v]);
+    free(sl->va);
+    free(sl->in_arena);
+    *sl = (struct h5shuf_slab){0};
 }
 
 
@@ -204,13 +229,17 @@ int h5shuf__slab_start(const struct h5shuf_ctx *cx, const struct h5shuf_inputs *
     for (size_t d = 0; d < dsets->n; d++) {
         const struct h5shuf_dsinfo *ds = &dsets->ds[d];
         struct h5shuf_prefetch *to = pipelined ? pf[d] : NULL;
-        /* vlen rows: read now, into HDF5's allocations (h5shuf__slab_release frees them) */
-        if ((ds->vlen ? h5shuf__vlen_read(ds, src[d], pos->start, pos->n, dsets->vlen_read_limit, sl->buf[d])
+        /* vlen rows: read now, into the slab's arena or HDF5's allocations (h5shuf__slab_release frees them) */
+        int in_arena = 0;
+        if ((ds->vlen ? h5shuf__vlen_read_arena(ds, src[d], pos->start, pos->n, dsets->vlen_read_limit, sl->buf[d],
+                                                sl->va ? &sl->va[ds->vslot] : NULL, &in_arena)
              : cache && cache[d].buf
                  ? read_cached(cx->cio, &cache[d], pos->f, src[d], ds, in->v[pos->f].file_rows, pos->start, pos->n,
                                sl->buf[d], to)
                  : read_rows(cx->cio, src[d], ds->ftype, pos->start, pos->n, sl->buf[d], to)) < 0)
             return slab_fail(in, dsets, pos, d, cx->err);
+        if (sl->in_arena)
+            sl->in_arena[d] = (unsigned char)in_arena;
     }
     return H5SHUF_OK;
 }

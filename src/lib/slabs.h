@@ -13,10 +13,14 @@
 #include "datasets.h"
 #include "inputs.h"
 
-/* Slab buffers, one per dataset plus ids (h5shuf__bufs_alloc). */
+/* Slab buffers, one per dataset plus ids (h5shuf__bufs_alloc).  A vlen dataset's records point into HDF5's
+ * allocations, or (sequences the bound could read, vlen.h h5shuf__vlen_read_arena) into the slab's arena
+ * of its vlen slot, kept from slab to slab so that its memory is touched once. */
 struct h5shuf_slab {
     unsigned char **buf;
     uint64_t rows;
+    struct h5shuf_varena *va; /* nvlen arenas (NULL: none, HDF5 reads every vlen row) */
+    unsigned char *in_arena;  /* per dataset: 1 when its records point into va */
 };
 
 /* A slab of pass 1: rows [start, start + n) of input f. */
@@ -42,12 +46,16 @@ H5SHUF_INTERNAL herr_t h5shuf__input_rows_read(struct h5shuf_chunkio *cio, const
                                                const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t vlen_limit,
                                                uint64_t start, uint64_t n, unsigned char *buf);
 
-/* Make sl's buffers for rows rows of each dataset and the ids (vlen datasets' zeroed).  H5SHUF_OK, or the
- * status recorded in err (out of memory). */
+/* Make sl's buffers for rows rows of each dataset and the ids (vlen datasets' zeroed), and its empty vlen
+ * arenas.  H5SHUF_OK, or the status recorded in err (out of memory); h5shuf__slab_free either way. */
 H5SHUF_INTERNAL int h5shuf__slab_alloc(const struct h5shuf_datasets *dsets, struct h5shuf_slab *sl, uint64_t rows,
                                        struct h5shuf_err *err);
-/* Free the vlen data HDF5 allocated for the slab's rows (safe on a zeroed slab: h5shuf__slab_alloc zeroes). */
+/* Free the vlen data HDF5 allocated for the slab's rows and zero its vlen records (the arenas are kept for
+ * the next slab); safe on a zeroed slab: h5shuf__slab_alloc zeroes. */
 H5SHUF_INTERNAL void h5shuf__slab_release(const struct h5shuf_datasets *dsets, struct h5shuf_slab *sl);
+/* Free all of sl (a zeroed sl too), after h5shuf__slab_release when its records may be HDF5's (a slab whose
+ * records the caller pointed elsewhere, as the oversize split does, is freed without it). */
+H5SHUF_INTERNAL void h5shuf__slab_free(const struct h5shuf_datasets *dsets, struct h5shuf_slab *sl);
 
 /* The slab after pos (the first one when pos->f == SIZE_MAX) of the global rows [first_row, end_row) of
  * in, in slabs of slab rows; 0 when there is none.  Slabs are the rows cut at every input's end and every

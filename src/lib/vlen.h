@@ -72,6 +72,13 @@ static inline uint64_t h5shuf__vlen_read_limit(uint64_t mem_limit_bytes)
  * them.  < 0 on failure, the cause on HDF5's error stack. */
 H5SHUF_INTERNAL herr_t h5shuf__vlen_read(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
                                          uint64_t limit_bytes, void *buf);
+/* The same, with sequences (H5SHUF_VLEN_SEQ) read into arena a (its contents replaced; NULL: none) when
+ * h5shuf__vlen_bound_copy can read them, without HDF5's conversion: *in_arena 1 then, and buf's records
+ * point into a (nothing to reclaim; valid until a changes).  *in_arena 0: HDF5 read them (reclaim them
+ * with h5shuf__vlen_reclaim).  After a failure *in_arena is 0 and buf is safe to reclaim. */
+H5SHUF_INTERNAL herr_t h5shuf__vlen_read_arena(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
+                                               uint64_t limit_bytes, void *buf, struct h5shuf_varena *a,
+                                               int *in_arena);
 /* Free what h5shuf__vlen_read allocated for n rows (H5Dvlen_reclaim) and zero buf. */
 H5SHUF_INTERNAL void h5shuf__vlen_reclaim(const struct h5shuf_dsinfo *ds, uint64_t n, void *buf);
 /* Load rows [start, start+n) of a pile's vlen dataset (lengths lens, payload data from element *cursor
@@ -99,9 +106,14 @@ H5SHUF_INTERNAL herr_t h5shuf__vlen_pile_flush(const struct h5shuf_dsinfo *ds, h
 /* Append a row (memory form) to an output band: payload copied into a, desc gets offsets into it. */
 H5SHUF_INTERNAL int h5shuf__vlen_band_put(const struct h5shuf_dsinfo *ds, const unsigned char *row, unsigned char *desc,
                                           struct h5shuf_varena *a);
-/* Write n band rows (offsets in desc, made pointers here) at output row start. */
+/* Copy the payload of band rows [from, to) of a sequence dataset, records as the caller's (pointers),
+ * into a and make them offsets into it, as h5shuf__vlen_band_put makes them.  < 0: no memory. */
+H5SHUF_INTERNAL int h5shuf__vlen_band_settle(const struct h5shuf_dsinfo *ds, unsigned char *desc, uint64_t from,
+                                             uint64_t to, struct h5shuf_varena *a);
+/* Write n band rows at output row start: rows [0, settled) with offsets into a in desc (made pointers
+ * here), the rest records pointing to their payload (a sequence dataset's, borrowed). */
 H5SHUF_INTERNAL herr_t h5shuf__vlen_band_write(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
-                                               unsigned char *desc, const struct h5shuf_varena *a);
+                                               uint64_t settled, unsigned char *desc, const struct h5shuf_varena *a);
 /* Payload elements per scratch chunk (and pile buffer) of vlen dataset ds for piles of cap_rows rows. */
 H5SHUF_INTERNAL uint64_t h5shuf__vlen_chunk_elems(const struct h5shuf_dsinfo *ds, uint64_t cap_rows);
 /* Bytes of a pile's payload buffer for chunks of chunk elements: the chunk and a quarter more. */

@@ -12,8 +12,8 @@
  *
  * So the descriptors are read without their payload -- H5Dread into an opaque type of the same size
  * through a soft conversion registered for the read alone, which leaves the stored bytes as they are --
- * and each is checked against the collection it names, walked as H5HG__cache_heap_deserialize walks it
- * but with every length held against the collection and the collection against the file.  The file's
+ * and each is checked against the collection it names, walked (gheap.c) as H5HG__cache_heap_deserialize
+ * walks it but with every length held against the collection and the collection against the file.  The file's
  * bytes come through HDF5's own descriptor (the sec2 driver) or from the file opened by its name.
  *
  * The bound on the total.  The dataset's own storage (H5Dget_storage_size) holds only the descriptors,
@@ -24,16 +24,15 @@
  * that share an object, which HDF5 never writes, get past it, and those are refused.  The caller's limit
  * (from its memory budget) is the other bound: rows whose payload alone exceeds it cannot be afforded.
  */
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "base.h"
+#include "gheap.h"
 #include "rows.h"
+#include "varena.h"
 #include "vlenbound.h"
 #include "vlenrec.h" /* h5shuf__vrec_desc_type */
 
@@ -41,43 +40,6 @@
 #define DESC_TAG "h5shuf vlen descriptor"
 /* Descriptors read at a time (whole rows, at least one). */
 #define DESC_BLOCK 4096
-/* Collections remembered (elements written together share one, so the last few answer nearly all). */
-#define GCOL_CACHE 4
-/* A collection up to this size is read whole; a larger one object header by object header. */
-#define GCOL_READ_WHOLE (1u << 20)
-/* Object sizes in a collection's table besides real ones. */
-#define OBJ_ABSENT UINT64_MAX
-#define OBJ_PAST (UINT64_MAX - 1)
-
-/* The file under a dataset, for reading its bytes. */
-struct heapfile {
-    int fd, own;     /* own: opened here by name (closed by heapfile_close) */
-    uint64_t size;   /* bytes of the file */
-    uint64_t base;   /* file offset of HDF5 address 0: the user block's size */
-    unsigned sa, ss; /* sizes of file addresses and lengths, bytes (1..8) */
-};
-
-/* A global heap collection: its objects' sizes, or why it cannot be read. */
-struct gcol {
-    uint64_t addr;   /* HDF5 address; UINT64_MAX: an empty slot */
-    uint64_t *obj;   /* obj[i], i < nobj: size of object i, OBJ_ABSENT or OBJ_PAST (past the end) */
-    uint32_t nobj;
-    char bad[96];    /* why it cannot be read ("" when it can) */
-};
-
-static uint64_t get_le(const unsigned char *p, unsigned bytes)
-{
-    uint64_t v = 0;
-    for (unsigned i = bytes; i-- > 0;)
-        v = v << 8 | p[i];
-    return v;
-}
-
-/* HDF5's alignment of heap objects (H5HG_ALIGN): up to a multiple of 8; UINT64_MAX on overflow. */
-static uint64_t align8(uint64_t x)
-{
-    return x > UINT64_MAX - 7 ? UINT64_MAX : (x + 7) / 8 * 8;
-}
 
 /* Why a read is refused: pushed onto HDF5's error stack last, once every HDF5 call is done (each call
  * of the API empties the stack). */
@@ -115,157 +77,6 @@ static herr_t desc_conv(hid_t src, hid_t dst, H5T_cdata_t *cdata, size_t nelmts,
         H5free_memory(tag);
     cdata->need_bkg = H5T_BKG_NO;
     return ours ? 0 : -1;
-}
-
-static void heapfile_close(struct heapfile *h)
-{
-    if (h->own && h->fd >= 0)
-        close(h->fd);
-    h->fd = -1;
-}
-
-/* The file of dset: its descriptor, size, base and address sizes.  < 0 with the cause pushed. */
-static herr_t heapfile_open(hid_t dset, struct heapfile *h, struct why *w)
-{
-    hid_t fid = H5Iget_file_id(dset);
-    hid_t fapl = fid >= 0 ? H5Fget_access_plist(fid) : H5I_INVALID_HID;
-    hid_t fcpl = fid >= 0 ? H5Fget_create_plist(fid) : H5I_INVALID_HID;
-    size_t sa = 0, ss = 0;
-    hsize_t ub = 0;
-    herr_t r = fapl >= 0 && fcpl >= 0 && H5Pget_sizes(fcpl, &sa, &ss) >= 0 && H5Pget_userblock(fcpl, &ub) >= 0 ? 0 : -1;
-    void *handle = NULL;
-    if (r >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 && H5Fget_vfd_handle(fid, fapl, &handle) >= 0 && handle) {
-        h->fd = *(int *)handle;
-    } else if (r >= 0) { /* another driver: the file by its name */
-        H5Eclear2(H5E_DEFAULT);
-        char name[4096];
-        ssize_t len = H5Fget_name(fid, name, sizeof name);
-        h->fd = len > 0 && (size_t)len < sizeof name ? open(name, O_RDONLY | O_CLOEXEC) : -1;
-        h->own = 1;
-        if (h->fd < 0)
-            r = refuse(w, H5E_CANTOPENFILE, "cannot open the file to check its variable-length data");
-    }
-    struct stat st;
-    if (r >= 0 && fstat(h->fd, &st) != 0)
-        r = refuse(w, H5E_CANTGET, "cannot stat the file to check its variable-length data");
-    if (r >= 0 && (sa < 1 || sa > 8 || ss < 1 || ss > 8))
-        r = refuse(w, H5E_BADVALUE, "file addresses of %zu bytes and lengths of %zu bytes are not supported", sa, ss);
-    h->size = r >= 0 ? (uint64_t)st.st_size : 0;
-    h->base = ub;
-    h->sa = (unsigned)sa;
-    h->ss = (unsigned)ss;
-    if (fcpl >= 0)
-        H5Pclose(fcpl);
-    if (fapl >= 0)
-        H5Pclose(fapl);
-    if (fid >= 0)
-        H5Fclose(fid);
-    return r;
-}
-
-/* Read bytes [off, off+n) of the file into buf; 0, or -1 when they are not all there. */
-static int pread_all(const struct heapfile *h, uint64_t off, void *buf, size_t n)
-{
-    unsigned char *p = buf;
-    while (n) {
-        ssize_t k = pread(h->fd, p, n, (off_t)off);
-        if (k <= 0)
-            return -1;
-        p += k, off += (uint64_t)k, n -= (size_t)k;
-    }
-    return 0;
-}
-
-/* Record object idx of size in g's table. */
-static int gcol_put(struct gcol *g, uint32_t idx, uint64_t size)
-{
-    if (idx >= g->nobj) {
-        uint32_t n = idx + 1 > 2 * g->nobj ? idx + 1 : 2 * g->nobj;
-        uint64_t *o = realloc(g->obj, n * sizeof *o);
-        if (!o)
-            return -1;
-        for (uint32_t i = g->nobj; i < n; i++)
-            o[i] = OBJ_ABSENT;
-        g->obj = o;
-        g->nobj = n;
-    }
-    g->obj[idx] = size;
-    return 0;
-}
-
-/* Fill g (addr set) from the file: the collection's header checked, its objects walked as HDF5 walks them
- * (H5HG__cache_heap_deserialize) but each held against the collection's end.  What cannot be read goes to
- * g->bad.  -1: out of memory. */
-static int gcol_load(const struct heapfile *h, struct gcol *g)
-{
-    const uint64_t hdr = align8(8 + h->ss), objhdr = align8(8 + h->ss); /* H5HG_SIZEOF_HDR, _OBJHDR */
-    unsigned char head[32], *whole = NULL;
-    g->bad[0] = 0;
-    g->nobj = 0;
-    if (g->addr >= h->size || h->size - g->addr < h->base || h->size - g->addr - h->base < hdr) {
-        snprintf(g->bad, sizeof g->bad, "lies past the end of the file");
-        return 0;
-    }
-    const uint64_t off = h->base + g->addr;
-    if (pread_all(h, off, head, (size_t)hdr) < 0 || memcmp(head, "GCOL", 4) != 0 || head[4] != 1) {
-        snprintf(g->bad, sizeof g->bad, "is not a global heap collection");
-        return 0;
-    }
-    const uint64_t size = get_le(head + 8, h->ss);
-    if (size < hdr || size > h->size - off) {
-        snprintf(g->bad, sizeof g->bad, "claims %llu bytes, more than the file holds past it",
-                 (unsigned long long)size);
-        return 0;
-    }
-    if (size <= GCOL_READ_WHOLE) {
-        if (!(whole = malloc((size_t)size)))
-            return -1;
-        if (pread_all(h, off, whole, (size_t)size) < 0) {
-            free(whole);
-            snprintf(g->bad, sizeof g->bad, "cannot be read");
-            return 0;
-        }
-    }
-    int r = 0;
-    for (uint64_t p = hdr; p < size && size - p >= objhdr;) { /* (less than a header left: free space) */
-        const unsigned char *o = whole ? whole + p : head;
-        if (!whole && pread_all(h, off + p, head, (size_t)objhdr) < 0) {
-            snprintf(g->bad, sizeof g->bad, "cannot be read");
-            break;
-        }
-        uint32_t idx = (uint32_t)get_le(o, 2);
-        uint64_t osize = get_le(o + 8, h->ss);
-        if (idx == 0) { /* free space: HDF5 keeps it last, its size running exactly to the end */
-            if (osize != size - p)
-                snprintf(g->bad, sizeof g->bad, "has free space of %llu bytes where %llu are left",
-                         (unsigned long long)osize, (unsigned long long)(size - p));
-            break;
-        }
-        int past = osize > size - p - objhdr;
-        if ((r = gcol_put(g, idx, past ? OBJ_PAST : osize)) < 0 || past)
-            break; /* (HDF5 stops there too: the next header would be past the end) */
-        uint64_t need = objhdr + align8(osize);
-        p = need > size - p ? size : p + need;
-    }
-    free(whole);
-    return r;
-}
-
-/* The collection at addr, from the cache or loaded into its next slot (*next, round robin); NULL when
- * out of memory. */
-static struct gcol *gcol_get(const struct heapfile *h, struct gcol *cache, unsigned *next, uint64_t addr)
-{
-    for (unsigned i = 0; i < GCOL_CACHE; i++)
-        if (cache[i].addr == addr)
-            return &cache[i];
-    struct gcol *g = &cache[*next];
-    *next = (*next + 1) % GCOL_CACHE;
-    g->addr = addr;
-    if (gcol_load(h, g) < 0) {
-        g->addr = UINT64_MAX;
-        return NULL;
-    }
-    return g;
 }
 
 /* What is checked: rows [start, start+n) of per elements each of obj (a dataset; or one row of all its
@@ -306,7 +117,57 @@ static herr_t read_descs(const struct target *tg, hid_t dt, uint64_t b, uint64_t
     return h5shuf__spaces_close(r, fs, ms);
 }
 
-static herr_t bound(const struct target *tg, uint64_t limit_bytes)
+/* Where bound() also copies the payload of sequence rows as it checks them (h5shuf__vlen_bound_copy): rec
+ * the rows' records (hvl_t; .p an offset into a until the end of the read, then a pointer into it), a the
+ * arena the payload is appended to; ok 0 once an element cannot be copied exactly as HDF5 would read it. */
+struct copy {
+    unsigned char *rec;
+    struct h5shuf_varena *a;
+    int ok;
+};
+
+/* Copy element i (of the read's elements) of len base-size units, bytes of them, stored as object idx of g
+ * (checked: it lies in the collection and holds at most bytes), into cp.  Copied only when HDF5 would read
+ * exactly the object's bytes: HDF5 copies the object into a conversion buffer it zeroes only when it grows
+ * it, so a shorter object would read as whatever an earlier element left there; and only from a
+ * collection read whole.  Else cp->ok becomes 0 (and HDF5 reads the rows).  < 0: out of memory. */
+static int copy_elem(struct copy *cp, uint64_t i, uint64_t len, uint64_t bytes, const struct gcol *g, uint32_t idx)
+{
+    if (len == 0) /* HDF5 makes it {0, NULL}, as the caller's zeroed record is */
+        return 0;
+    if (!g->bytes || g->obj[idx].size != bytes) {
+        cp->ok = 0;
+        return 0;
+    }
+    struct h5shuf_varena *a = cp->a;
+    if (a->n + bytes > a->cap) {
+        uint64_t cap = 2 * a->cap > a->n + bytes ? 2 * a->cap : a->n + bytes;
+        if (h5shuf__varena_reserve(a, cap < 65536 ? 65536 : cap) < 0)
+            return -1;
+    }
+    memcpy(a->data + a->n, g->bytes + g->obj[idx].at, bytes);
+    hvl_t h = {.len = (size_t)len, .p = (void *)(uintptr_t)a->n};
+    memcpy(cp->rec + i * sizeof h, &h, sizeof h);
+    a->n += bytes;
+    return 0;
+}
+
+/* The records of cp's n elements made pointers into its arena, now that it no longer moves. */
+static void copy_point(const struct copy *cp, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        hvl_t h;
+        memcpy(&h, cp->rec + i * sizeof h, sizeof h);
+        if (h.len) {
+            h.p = cp->a->data + (uintptr_t)h.p;
+            memcpy(cp->rec + i * sizeof h, &h, sizeof h);
+        }
+    }
+}
+
+/* Check tg's rows within limit_bytes; with cp (sequences of tg->base-byte elements only), copy their
+ * payload too while cp->ok. */
+static herr_t bound(const struct target *tg, uint64_t limit_bytes, struct copy *cp)
 {
     const uint64_t start = tg->start, n = tg->n;
     if (n == 0 || tg->per == 0)
@@ -324,7 +185,9 @@ static herr_t bound(const struct target *tg, uint64_t limit_bytes)
     const int str = tg->str;
     h5shuf_u128 total = 0; /* decoded payload bytes of the rows (of those checked, when cut) */
     int cut = 0;
-    herr_t r = heapfile_open(tg->obj, &h, w);
+    herr_t r = h5shuf__heapfile_open(tg->obj, &h, &why.minor, why.msg, sizeof why.msg);
+    if (cp && (h.own || tg->slot || tg->str || tg->attr || tg->whole))
+        cp->ok = 0; /* copied only from HDF5's own descriptor of the file (the sec2 driver), as it reads it */
     const uint64_t dsz = 8 + (uint64_t)h.sa, per = tg->per;
     uint64_t brows = per < DESC_BLOCK ? DESC_BLOCK / per : 1;
     if (brows > n)
@@ -361,16 +224,16 @@ static herr_t bound(const struct target *tg, uint64_t limit_bytes)
         r = read_descs(tg, dt, b, k, desc);
         for (uint64_t i = 0; r >= 0 && i < k * per; i++) {
             const unsigned char *d = desc + i * dsz;
-            uint64_t len = get_le(d, 4), addr = get_le(d + 4, h.sa);
-            uint32_t idx = (uint32_t)get_le(d + 4 + h.sa, 4);
+            uint64_t len = h5shuf__get_le(d, 4), addr = h5shuf__get_le(d + 4, h.sa);
+            uint32_t idx = (uint32_t)h5shuf__get_le(d + 4 + h.sa, 4);
             if (addr == 0) /* nil: HDF5 reads no heap object (an empty sequence is read: len is not asked) */
                 continue;
             const struct h5shuf_vslot *sl = tg->slot ? &tg->slot[i % tg->nslot] : NULL;
             const uint64_t base = sl ? sl->base : tg->base, is_str = sl ? (uint64_t)sl->str : (uint64_t)str;
             uint64_t bytes = len * base, row = b + i / per, e = i % per; /* (len < 2^32) */
             total += bytes + is_str;
-            struct gcol *g = gcol_get(&h, cache, &next, addr);
-            uint64_t osize = g && idx < g->nobj ? g->obj[idx] : OBJ_ABSENT;
+            struct gcol *g = h5shuf__gcol_get(&h, cache, &next, addr, cp && cp->ok);
+            uint64_t osize = g && idx < g->nobj ? g->obj[idx].size : OBJ_ABSENT;
             if (!g)
                 r = refuse(w, H5E_NOSPACE, "out of memory");
             else if (g->bad[0])
@@ -391,6 +254,9 @@ static herr_t bound(const struct target *tg, uint64_t limit_bytes)
                            "%llu bytes for an element of %llu",
                            where_of(tg, row, e, at, sizeof at), idx, (unsigned long long)addr,
                            (unsigned long long)osize, (unsigned long long)bytes);
+            else if (cp && cp->ok && copy_elem(cp, (b - start) * per + i, len, bytes, g, idx) < 0)
+                r = refuse(w, H5E_NOSPACE, "out of memory for %llu bytes of variable-length data",
+                           (unsigned long long)(cp->a->n + bytes));
         }
         if (r >= 0 && (total > h.size || (limit_bytes && total > limit_bytes)) && b + k < start + n) {
             cut = 1; /* (the rows after cannot bring it back under) */
@@ -411,15 +277,17 @@ static herr_t bound(const struct target *tg, uint64_t limit_bytes)
                    at, cut ? "more than " : "",
                    (unsigned long long)(total > UINT64_MAX ? UINT64_MAX : (uint64_t)total),
                    (unsigned long long)limit_bytes);
+    if (r >= 0 && cp && cp->ok)
+        copy_point(cp, n * per);
     hid_t stack = r < 0 && !why.msg[0] ? H5Eget_current_stack() : H5I_INVALID_HID; /* HDF5's failure */
     if (registered)
         H5Tunregister(H5T_PERS_SOFT, CONV_NAME, H5I_INVALID_HID, H5I_INVALID_HID, desc_conv);
     if (dt >= 0)
         H5Tclose(dt);
     for (unsigned i = 0; i < GCOL_CACHE; i++)
-        free(cache[i].obj);
+        h5shuf__gcol_free(&cache[i]);
     free(desc);
-    heapfile_close(&h);
+    h5shuf__heapfile_close(&h);
     if (why.msg[0]) {
         H5Eclear2(H5E_DEFAULT);
         H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_DATASET, why.minor, "%s", why.msg);
@@ -436,7 +304,7 @@ herr_t h5shuf__vlen_bound(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t s
     const struct target tg = {.obj = dset, .vtype = ds->mtype, .str = ds->vlen == H5SHUF_VLEN_STR,
                               .base = ds->elem_bytes, .per = ds->elems, .start = start, .n = n,
                               .slot = rec ? ds->slot : NULL, .nslot = rec ? ds->nslot : 0};
-    return bound(&tg, limit_bytes);
+    return bound(&tg, limit_bytes, NULL);
 }
 
 herr_t h5shuf__vlen_bound_whole(hid_t obj)
@@ -461,7 +329,7 @@ herr_t h5shuf__vlen_bound_whole(hid_t obj)
         tg.n = dims[0];
     }
     if (r >= 0 && (str || (c == H5T_VLEN && tg.base > 0))) /* (else nothing of the heap is read at the top) */
-        r = bound(&tg, 0);
+        r = bound(&tg, 0, NULL);
     hid_t stack = r < 0 ? H5Eget_current_stack() : H5I_INVALID_HID;
     if (super >= 0)
         H5Tclose(super);
@@ -471,5 +339,18 @@ herr_t h5shuf__vlen_bound_whole(hid_t obj)
         H5Tclose(t);
     if (stack >= 0)
         H5Eset_current_stack(stack);
+    return r;
+}
+
+herr_t h5shuf__vlen_bound_copy(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
+                               uint64_t limit_bytes, unsigned char *buf, struct h5shuf_varena *a, int *copied)
+{
+    const struct target tg = {.obj = dset, .vtype = ds->mtype, .str = ds->vlen == H5SHUF_VLEN_STR,
+                              .base = ds->elem_bytes, .per = ds->elems, .start = start, .n = n,
+                              .slot = ds->vlen == H5SHUF_VLEN_REC ? ds->slot : NULL,
+                              .nslot = ds->vlen == H5SHUF_VLEN_REC ? ds->nslot : 0};
+    struct copy cp = {.rec = buf, .a = a, .ok = ds->vlen == H5SHUF_VLEN_SEQ};
+    herr_t r = bound(&tg, limit_bytes, &cp);
+    *copied = r >= 0 && cp.ok;
     return r;
 }

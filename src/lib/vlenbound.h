@@ -9,6 +9,7 @@
 #include <hdf5.h>
 
 #include "datasets.h"
+#include "varena.h"
 
 /* Check, before HDF5 decodes them, that rows [start, start+n) of vlen dataset dset (ds describes it) can
  * be read safely and within limit_bytes: every element's global heap object lies inside its collection,
@@ -21,6 +22,21 @@
  * h5shuf__hdf5_cause. */
 H5SHUF_INTERNAL herr_t h5shuf__vlen_bound(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
                                           uint64_t limit_bytes);
+
+/* h5shuf__vlen_bound, which also reads the rows' payload, when it can, from the global heap collections
+ * it reads for the check, without HDF5's conversion (a heap allocation per element, the collections read
+ * a second time into HDF5's cache).  buf holds n rows of ds (zeroed by the caller; ds->row_bytes each);
+ * payload is appended to arena a (a->n bytes already there are kept).  *copied 1: every element was
+ * read, buf holds the rows in memory form (hvl_t) pointing into a, valid until a is changed, with the same
+ * lengths and bytes as HDF5's read.  *copied 0 (and some of buf's records and of a's payload written,
+ * for the caller to drop): the rows are for HDF5 to read (h5shuf__vlen_bound's checks passed): they are
+ * not all sequences (strings and records with vlen members never are), the file is not read through
+ * HDF5's sec2 descriptor, a collection is larger than 1 MiB, or an element's heap object holds fewer
+ * bytes than its length says.  Holds up to 4 MiB of collections during the call (instead of HDF5's heap
+ * cache, which then reads none).  < 0 as h5shuf__vlen_bound, or out of memory for a. */
+H5SHUF_INTERNAL herr_t h5shuf__vlen_bound_copy(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
+                                               uint64_t limit_bytes, unsigned char *buf, struct h5shuf_varena *a,
+                                               int *copied);
 
 /* The same checks for all of obj, an open dataset or attribute, when its datatype is a variable-length
  * sequence or string (a dataset in blocks of rows; nested variable-length data, inside a compound, an

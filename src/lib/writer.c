@@ -272,7 +272,7 @@ static int band_write(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, size
         st = band_queue(cx, w, b, start);
     else if ((st = store_through(cx, w, UINT64_MAX)) != H5SHUF_OK) /* HDF5's writes come after the queued ones */
         return st;
-    else if ((b->vds ? h5shuf__vlen_band_write(b->vds, b->dset, start, b->n, rows, b->va)
+    else if ((b->vds ? h5shuf__vlen_band_write(b->vds, b->dset, start, b->n, b->settled, rows, b->va)
                      : h5shuf__chunkio_write(cx->cio, b->dset, b->ftype, start, b->n, rows, 0)) < 0)
         return h5shuf__fail(cx->err, H5SHUF_EIO, "%s:%s: cannot write rows %llu..%llu: %s", w->name, b->path,
                             (unsigned long long)start, (unsigned long long)(start + b->n - 1),
@@ -281,6 +281,7 @@ static int band_write(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, size
         return st;
     b->next_row += b->n;
     b->n = 0;
+    b->settled = 0;
     if (b->va)
         b->va->n = 0;
     if (d == 0 && !w->progress_rows)
@@ -307,9 +308,26 @@ static int band_put(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, size_t
     }
     if (!b->vds)
         h5shuf__row_copy(b->buf + b->n * b->row_bytes, row, b->row_bytes);
+    else if (w->borrow && b->vds->vlen == H5SHUF_VLEN_SEQ) /* the row's record as it is: settled later */
+        memcpy(b->buf + b->n * b->row_bytes, row, b->row_bytes);
     else if (h5shuf__vlen_band_put(b->vds, row, b->buf + b->n * b->row_bytes, b->va) < 0)
         return h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory for an output band of variable-length rows");
+    else
+        b->settled = b->n + 1;
     return ++b->n == b->rows ? band_write(cx, w, d, b, b->buf) : H5SHUF_OK;
+}
+
+int h5shuf__writer_settle(const struct h5shuf_ctx *cx, struct h5shuf_writer *w)
+{
+    for (size_t d = 0; d < w->nds; d++) {
+        struct h5shuf_band *b = &w->band[d];
+        if (!b->vds || b->settled == b->n)
+            continue;
+        if (h5shuf__vlen_band_settle(b->vds, b->buf, b->settled, b->n, b->va) < 0)
+            return h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory for an output band of variable-length rows");
+        b->settled = b->n;
+    }
+    return H5SHUF_OK;
 }
 
 int h5shuf__writer_put(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, const unsigned char *const *rows,

@@ -29,6 +29,8 @@ struct h5shuf_band {
                             * for the open file in buf before each write; such a band always has a buf */
     size_t ref_elems;      /* then: elements of ftype in a row */
     struct h5shuf_varena *va;        /* then: the band's payload (buf holds offsets into it) */
+    uint64_t settled;                /* then: buf's rows [0, settled) hold offsets into va, rows [settled, n)
+                                      * the caller's records (borrowed: the writer's borrow) */
     /* Double buffering (a band of fixed-size rows of at most H5SHUF_BAND_BYTES_MAX, with codec threads):
      * a full band's chunks are queued for encoding in the pool and the rows go on into the other buffer;
      * the encoded chunks are stored later, in the order the bands filled (writer.c). */
@@ -65,6 +67,10 @@ struct h5shuf_writer {
                                 * small one written once per 65536 rows) */
     struct h5shuf_rewrite rw;  /* rows of references: rewritten from the first input to the open file */
     struct h5shuf_addrmap made; /* the object references made in the open file (emptied at a retarget) */
+    int borrow;                /* rows of vlen sequences are kept as the caller's records, pointing to the
+                                * caller's payload, until h5shuf__writer_settle (pass 2 settles after each
+                                * pile, before its buffers are reused); 0: their payload is copied as each
+                                * row is put */
 };
 
 /* Band rows of one output dataset: a multiple of its chunk rows (one chunk at least) near its share of
@@ -94,6 +100,9 @@ H5SHUF_INTERNAL int h5shuf__writer_init(struct h5shuf_writer *w, const struct h5
  * (h5shuf__writer_flush).  < 0 when a dataset's pipeline cannot be read (cause on HDF5's stack). */
 H5SHUF_INTERNAL int h5shuf__writer_retarget(struct h5shuf_writer *w, hid_t file, const hid_t *dsets, uint64_t origin,
                                             uint64_t end, const char *name);
+/* Copy the payload of the vlen rows put since the last settle (the writer's borrow) into the bands' own
+ * buffers: the caller may then reuse the memory those rows point into.  H5SHUF_OK, or H5SHUF_ENOMEM. */
+H5SHUF_INTERNAL int h5shuf__writer_settle(const struct h5shuf_ctx *cx, struct h5shuf_writer *w);
 /* Append one row (one pointer per dataset) and its global input row id (used only when the writer
  * has_index or has_source); writes a band when it is full and reports progress after each band of the
  * first dataset.  The open file must hold row w->pos. */
