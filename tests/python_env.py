@@ -50,6 +50,18 @@ def setup():
     return ARGS
 
 
+def dataloader_order(gens):
+    """Batches in the order a DataLoader takes them from its workers: in turn, skipping finished ones."""
+    out, live = [], list(gens)
+    while live:
+        for g in list(live):
+            try:
+                out.append(next(g))
+            except StopIteration:
+                live.remove(g)
+    return out
+
+
 def main(cases):
     """Run cases [(name, fn)] in a temporary directory (also $TMPDIR); print the tally; exit status."""
     with tempfile.TemporaryDirectory(prefix="h5shuf_python.") as tmp:

@@ -35,6 +35,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import python_env  # noqa: E402
+from python_env import dataloader_order  # noqa: E402
 import oracle_h5py as orc  # noqa: E402
 
 check = orc.check
@@ -80,17 +81,6 @@ def tool_order(d, src, e):
 
 def cat(batches, name="/y"):
     return np.concatenate([b[name] for b in batches]) if batches else np.zeros(0, dtype=np.int64)
-
-
-def dataloader_order(gens):
-    out, live = [], list(gens)
-    while live:
-        for g in list(live):
-            try:
-                out.append(next(g))
-            except StopIteration:
-                live.remove(g)
-    return out
 
 
 def same_batches(got, want):

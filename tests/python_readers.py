@@ -28,6 +28,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import python_env  # noqa: E402
+from python_env import dataloader_order  # noqa: E402
 import oracle_h5py as orc  # noqa: E402
 
 check = orc.check
@@ -38,18 +39,6 @@ from h5shuf import _split  # noqa: E402
 
 def cli(*args):
     return orc.run([A.h5shuf] + [str(a) for a in args])
-
-
-def dataloader_order(gens):
-    """Batches in the order a DataLoader takes them from its workers: in turn, skipping finished ones."""
-    out, live = [], list(gens)
-    while live:
-        for g in list(live):
-            try:
-                out.append(next(g))
-            except StopIteration:
-                live.remove(g)
-    return out
 
 
 def batches(reader, workers=1):
