@@ -321,9 +321,9 @@ static int plan_strata(h5shuf_job *job)
     free(job->strata_text);
     uint64_t *rows = malloc((in->n + 1) * sizeof *rows), *ends = malloc((job->out.n + 1) * sizeof *ends);
     size_t *group = malloc((in->n + 1) * sizeof *group);
-    size_t cap = 64 + 24 * in->nsrc;
+    size_t cap = 64 + 24 * in->nsrc; /* the head line, and " %zu" an input */
     for (size_t t = 0; job->mix && t < job->mixture.n; t++)
-        cap += strlen(job->mixture.names[t]) + 4;
+        cap += strlen(job->mixture.names[t]) + 16; /* "; NAME: inputs" (a domain may have none) */
     job->strata = calloc(1, sizeof *job->strata);
     job->strata_text = malloc(cap);
     int st = H5SHUF_OK;
