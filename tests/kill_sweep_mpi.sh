@@ -11,7 +11,8 @@
 # third time killed again, in the next rank, at another point; the direct path's kind too), then resumed to the end, must write the
 # files the uninterrupted run with the same P writes (md5 of every one), which are the serial run's (md5,
 # or for the single output its objects, attributes and stored chunks: tests/h5same.py), and leave nothing
-# in any process's scratch directory nor beside the outputs.  Prints the points swept.
+# in any process's scratch directory nor beside the outputs.  Then the refusals, and a process slow to
+# start (strace delays its mkdir) while another is killed after its first commit.  Prints the points swept.
 # Usage: bash tests/kill_sweep_mpi.sh PATH/TO/h5shuf PATH/TO/h5shuf-mpi-fault [STRIDE]
 # STRIDE (default 1; H5SHUF_MPI_KILL_STRIDE overrides it): every STRIDE-th point of each process, and its
 # last.  ONLY=TEXT runs the kinds whose name holds TEXT (and the refusals).  mpirun ends the other processes at once (odls_base_sigkill_timeout 0: they are SIGKILLed too).
@@ -48,6 +49,10 @@ cat >"$W/wrap.sh" <<EOF
 r=\${OMPI_COMM_WORLD_RANK:-0}
 if [ -n "\${KILL_RANK:-}" ] && [ "\$r" = "\$KILL_RANK" ]; then export H5SHUF_KILL_AT=\$KILL_AT H5SHUF_KILL_SIGNAL=\${KILL_SIGNAL:-}; fi
 if [ -n "\${COUNT_DIR:-}" ]; then export H5SHUF_KILL_COUNT=\$COUNT_DIR/count.\$r; fi
+if [ -n "\${TRACE_DIR:-}" ]; then export H5SHUF_KILL_TRACE=\$TRACE_DIR/trace.\$r; fi
+if [ -n "\${SLOW_RANK:-}" ] && [ "\$r" = "\$SLOW_RANK" ]; then # slow to start, as under load: each mkdir 3 s late
+  exec strace -f -qq -o /dev/null -e trace=mkdir -e inject=mkdir:delay_enter=3000000 "$HM" "\$@"
+fi
 exec "$HM" "\$@"
 EOF
 chmod +x "$W/wrap.sh"
@@ -225,6 +230,42 @@ refusals() {
     fi
 }
 refusals || { echo "not ok - refusals: the uninterrupted run failed"; failed=$((failed + 1)); }
+
+# A process slow to start: the direct path, P = 2, rank 1's state directory made 3 s late (its mkdir
+# delayed under strace, as a loaded machine once did), rank 0 killed just after its first commit (the
+# commit's log applied: its first unlink), rank 1 ended with it.  The resume (once refused: rank 1 had
+# no state, rank 0's had gone on) must write the uninterrupted run's file and leave nothing.
+slow_start() {
+    local S="$W/s.y" O="$W/o.y" R="$W/ref" at rc rc2 made=no
+    local args=("${C[@]}" --strategy direct --debug-pile-bound 3000 "$W/a.h5")
+    rm -rf "$S" "$O" "$R" "$W"/trace.*
+    mkdir -p "$S/r0" "$S/r1" "$O" "$R" "$W/sref/r0" "$W/sref/r1"
+    TRACE_DIR="$W" mpi 2 -q -t "$W/sref/r%r" --resume "${args[@]}" "$R/o.h5" 2>/dev/null || return 1
+    at=$(awk '$2 == "unlink" { print $1; exit }' "$W/trace.0")
+    [ -n "$at" ] || return 1
+    SLOW_RANK=1 KILL_RANK=0 KILL_AT=$at mpi 2 -q -t "$S/r%r" --resume "${args[@]}" "$O/o.h5" >/dev/null 2>"$W/e.y"
+    rc=$?
+    local made1=("$S"/r1/*)
+    [ ${#made1[@]} != 0 ] && made=yes
+    mpi 2 -q -t "$S/r%r" --resume $RESUME "${args[@]}" "$O/o.h5" >/dev/null 2>>"$W/e.y"
+    rc2=$?
+    local left=("$S"/r0/* "$S"/r1/*)
+    if [ "$rc" = 137 ] && [ "$rc2" = 0 ] && [ "$(outputs "$O")" = "$(outputs "$R")" ] && [ ${#left[@]} = 0 ]; then
+        echo "ok - direct path, P = 2, rank 1 slow to start, rank 0 killed at its point $at (rank 1's state made: $made): resumed, the uninterrupted run's md5, nothing left"
+    else
+        echo "not ok - direct path, P = 2, rank 1 slow to start, rank 0 killed at its point $at: exit $rc, resume exit $rc2: $(grep '^h5shuf-mpi' "$W/e.y" | head -c 300) ${left[*]}"
+        failed=$((failed + 1))
+    fi
+}
+case "direct path, slow start" in
+*"${ONLY:-}"*)
+    if command -v strace >/dev/null; then
+        slow_start || { echo "not ok - slow start: the uninterrupted run failed"; failed=$((failed + 1)); }
+    else
+        echo "ok - direct path, slow start # SKIP strace is not installed (scripts/build.sh installs it)"
+    fi
+    ;;
+esac
 [ "$(md5sum <"$W/a.h5")" = "$isum" ] || { echo "not ok - the input changed"; failed=$((failed + 1)); }
 echo "# $swept kills swept over $kinds kinds of distributed run"
 [ "$failed" = 0 ]

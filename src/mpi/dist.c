@@ -860,6 +860,12 @@ static int dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_
         output_ranges(job, P, a, b, tlo, thi);
         st = make_outputs(job);
     }
+    /* Every process has its state (made, or found) before any records progress: a resume is refused when
+     * a process has none while another's has gone on (h5shuf_dist_agree), and the direct path has no
+     * collective before its first commit, so a process slow to start, ended with the others when one was
+     * killed after its commit, left a run that could never resume. */
+    if (st == H5SHUF_OK && job->ckpt.rs.on)
+        st = barrier(c, &job->err);
     if (st == H5SHUF_OK && job->out_rows > 0)
         st = job->plan.strategy == H5SHUF_STRATEGY_DIRECT ? direct_run(job, c, a, b, r) : two_pass(job, c, a, b, r);
     const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};
