@@ -16,8 +16,9 @@ H5SHUF_INTERNAL void h5shuf__philox4x64_10(const uint64_t ctr[4], const uint64_t
  * The same values, computed several rows at a time (h5shuf__keys_lanes) with Philox's first and last rounds
  * reduced to the words the key needs: the keys of many rows (keyparts.c).  Cannot fail. */
 H5SHUF_INTERNAL void h5shuf__keys(uint64_t seed, const uint64_t *ids, uint64_t first, uint64_t n, uint64_t *keys);
-/* Rows h5shuf__keys computes at once on this processor: 8 with AVX-512F (x86-64, checked at run
- * time; not when the environment sets H5SHUF_DEBUG_NO_SIMD), else 1.  The keys are the same either way. */
+/* Rows h5shuf__keys computes at once on this processor: 8 with AVX-512F, else 4 with AVX2 (x86-64,
+ * checked at run time), else 1.  The environment's H5SHUF_DEBUG_NO_SIMD asks for 1, H5SHUF_DEBUG_NO_AVX512
+ * for AVX2's 4 where AVX-512F is present too (the tests' way to every path).  The keys are the same. */
 H5SHUF_INTERNAL unsigned h5shuf__keys_lanes(void);
 
 /* A key range [lo, hi) of piles, hi <= 2^64. */
