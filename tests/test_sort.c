@@ -82,10 +82,10 @@ static void test_one_heavy_key(void)
 }
 
 /* Keys uniform in a pile's range [lo, lo + width) of a width that is not a power of two, at sizes around
- * the in-cache bucket (16384) and its multiples. */
+ * the in-cache bucket (sort.c's SORT_LEAF: 4096; 16384 before) and its multiples. */
 static void test_pile_ranges(void)
 {
-    const size_t sizes[] = {33, 16384, 16385, 3 * 16384 + 1, 1 << 20};
+    const size_t sizes[] = {33, 4096, 4097, 3 * 4096 + 1, 16384, 16385, 3 * 16384 + 1, 1 << 20};
     uint64_t seed = 9;
     for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
         const size_t n = sizes[s];

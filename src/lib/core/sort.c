@@ -5,24 +5,30 @@
  * "Random permutations on distributed, external and hierarchical memory" (IPL 67, 1998) and of the radix
  * sorts of N. Rahman and R. Raman ("Adapting radix sort to the memory hierarchy", JEA 6, 2001): one
  * most-significant-digit counting pass (Knuth, TAOCP vol. 3, 5.2.5) below the bits all keys share splits
- * the records into buckets of about SORT_LEAF records, which fit in a core's L2 cache; each bucket is then
- * sorted there by two least-significant-digit passes over its next 16 bits and a final insertion sort,
- * which has little left to do: two of a bucket's L records share those bits with probability about
- * L^2 / 2^17.  Out of cache, the records move once (the old LSD sort moved them once per key byte, 7 or 8
- * times: 41% of a run of 16-byte rows).  Every pass is stable and the insertion sort moves a record only
- * past greater keys, so equal keys keep their index order, as the contract's tie-break by row id asks.
+ * the records into buckets of about SORT_LEAF records, which fit in a core's L1 or L2 cache; each bucket is
+ * then sorted there by one more counting pass over its next SORT_LEAF_BITS bits, into the other array, and
+ * a final insertion sort, which has little left to do: two of a bucket's L records share those bits with
+ * probability about L^2 / 2^(SORT_LEAF_BITS + 1).  Out of cache, the records move twice: into the
+ * buckets, and from there sorted into place (the old LSD sort moved them once per key byte, 7 or 8 times:
+ * 41% of a run of 16-byte rows).  On these VMs a pass over a pile's records costs about what its bytes
+ * cost to copy (5-6 GB/s), so the passes, not the instructions, are the sort's time.  Every pass is
+ * stable and the insertion sort moves a record only past greater keys, so equal keys keep their index
+ * order, as the contract's tie-break by row id asks.
  */
 #include <string.h>
 
 #include "sort.h"
 
-/* Records in a bucket sorted in cache: 16384 records of 16 bytes and their scratch are 512 KiB, within
- * the L2 cache of the machines measured (2 MiB a core); 1024-32768 measured within 20% of it. */
-#define SORT_LEAF 16384
+/* Records in a bucket sorted in cache: 4096 records of 16 bytes and their destination are 128 KiB, within
+ * the L2 cache of every machine measured (512 KiB a core on the AMD EPYC VMs, 2 MiB on the others).  2^20
+ * records of one pile, best of 10 on the EPYC VM (noisy: 5 interleaved runs each): 16384 records sorted
+ * by two 8-bit LSD passes and copied back 21.6-26.1 ns a record; one 12-bit pass into place, leaves of
+ * 2048, 4096, 8192: 19.2-24.0, 18.8-24.5, 21.5-26.4 ns. */
+#define SORT_LEAF 4096
 /* Most bits of one MSD pass: 2048 buckets, whose write positions stay in the L1 cache and TLB. */
 #define SORT_MSD_BITS 11
-/* Bits a bucket's LSD passes sort by before the insertion sort. */
-#define SORT_LEAF_BITS 16
+/* Bits a bucket's counting pass sorts by before the insertion sort (about a bucket a record). */
+#define SORT_LEAF_BITS 12
 
 typedef struct h5shuf_keyidx rec_t;
 
@@ -65,23 +71,15 @@ static void insertion_sort(rec_t *a, size_t n)
     }
 }
 
-/* Sort a bucket a[0..n) whose keys agree above bit top, in cache: LSD passes over bits
- * [top - SORT_LEAF_BITS, top), then insertion.  tmp holds n records. */
-static void sort_leaf(rec_t *a, rec_t *tmp, size_t n, unsigned top)
+/* Sort src[0..n), whose keys agree above bit top, into dst (n <= SORT_LEAF): one counting pass over the
+ * next SORT_LEAF_BITS bits, then insertion. */
+static void sort_leaf(const rec_t *src, rec_t *dst, size_t n, unsigned top)
 {
-    if (n > 32) { /* below that the insertion sort alone is faster */
-        size_t count[256];
-        rec_t *src = a, *dst = tmp;
-        for (unsigned s = top > SORT_LEAF_BITS ? top - SORT_LEAF_BITS : 0; s < top; s += 8)
-            if (count_pass(src, dst, n, s, top - s < 8 ? top - s : 8, count)) {
-                rec_t *t = src;
-                src = dst;
-                dst = t;
-            }
-        if (src != a)
-            memcpy(a, src, n * sizeof *a);
-    }
-    insertion_sort(a, n);
+    size_t count[(size_t)1 << SORT_LEAF_BITS];
+    const unsigned bits = top < SORT_LEAF_BITS ? top : SORT_LEAF_BITS;
+    if (n <= 32 || bits == 0 || !count_pass(src, dst, n, top - bits, bits, count))
+        memcpy(dst, src, n * sizeof *src);
+    insertion_sort(dst, n);
 }
 
 /* Sort src[0..n), whose keys agree above bit top, into out (src or scr; scr the other n records). */
@@ -104,9 +102,12 @@ static void sort_msd(rec_t *src, rec_t *scr, size_t n, unsigned top, rec_t *out)
                 sort_msd(scr + start, src + start, end[v] - start, shift, out == src ? src + start : scr + start);
         return;
     }
-    sort_leaf(src, scr, n, top);
-    if (out != src)
-        memcpy(out, src, n * sizeof *src);
+    if (out == src) {
+        sort_leaf(src, scr, n, top);
+        memcpy(src, scr, n * sizeof *src);
+    } else {
+        sort_leaf(src, out, n, top);
+    }
 }
 
 void h5shuf__sort_keyidx(struct h5shuf_keyidx *a, struct h5shuf_keyidx *tmp, size_t n)
