@@ -23,6 +23,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "byteshuffle.h"
 #include "codec.h"
 #include "fault.h"
 #include "filter_bshuf.h"
@@ -59,28 +60,6 @@ static uint32_t fletcher32(const unsigned char *data, size_t len)
     sum1 = (sum1 & 0xffff) + (sum1 >> 16);
     sum2 = (sum2 & 0xffff) + (sum2 >> 16);
     return (sum2 << 16) | sum1;
-}
-
-/* HDF5's byte shuffle (H5Zshuffle.c): byte j of element i goes to j * nelem + i; a tail shorter than
- * an element stays in place.  Element size <= 1 or a single element: unchanged. */
-static void shuffle(const unsigned char *src, unsigned char *dst, size_t n, size_t size, int reverse)
-{
-    size_t nelem = size > 1 ? n / size : 0;
-    if (nelem <= 1) {
-        memcpy(dst, src, n);
-        return;
-    }
-    for (size_t j = 0; j < size; j++) {
-        unsigned char *plane = (reverse ? (unsigned char *)src : dst) + j * nelem;
-        for (size_t i = 0; i < nelem; i++) {
-            if (reverse)
-                dst[i * size + j] = plane[i];
-            else
-                plane[i] = src[i * size + j];
-        }
-    }
-    size_t tail = n - nelem * size;
-    memcpy(dst + nelem * size, src + nelem * size, tail);
 }
 
 size_t h5shuf__codec_bound(size_t chunk_bytes)
@@ -287,7 +266,7 @@ static enum step decode_step(const struct h5shuf_pipeline_filter *f, struct h5sh
             snprintf(err, errcap, "shuffle: chunk larger than expected (corrupt chunk)");
             return STEP_ERROR;
         }
-        shuffle(in, out, *n, f->elem_size, 1);
+        h5shuf__byteshuffle(in, out, *n, f->elem_size, 1);
         return STEP_OUT;
     default:
         snprintf(err, errcap, "filter %d cannot be decoded here", (int)f->id);
@@ -446,7 +425,7 @@ static enum step encode_step(const struct h5shuf_pipeline_filter *f, struct h5sh
         return STEP_OUT;
     }
     case H5Z_FILTER_SHUFFLE:
-        shuffle(in, out, *n, f->elem_size, 0);
+        h5shuf__byteshuffle(in, out, *n, f->elem_size, 0);
         return STEP_OUT;
     default:
         snprintf(err, errcap, "filter %d cannot be encoded here", (int)f->id);
