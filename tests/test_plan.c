@@ -85,18 +85,35 @@ static void test_debug_bound_only_lowers(void)
  *     s*c + sigmas*sqrt(s*(c^2 + v)) <= B
  * which, for s*c <= B, is sigmas^2 * s * (c^2 + v) <= (B - s*c)^2: exact in 128-bit integers for integer
  * c, v and B.  The left side grows with s, so a binary search finds the largest s. */
-static uint64_t vlen_target(uint64_t c, uint64_t v, uint64_t budget, uint64_t sigmas)
+struct vlen_pile {
+    uint64_t c, v, budget, sigmas;
+};
+
+static int vlen_fits(uint64_t s, const void *arg)
 {
-    uint64_t lo = 0, hi = budget / c; /* fits(lo) holds; nothing above hi can */
+    const struct vlen_pile *p = arg;
+    h5shuf_u128 room = (h5shuf_u128)(p->budget - s * p->c);
+    return (h5shuf_u128)p->sigmas * p->sigmas * s * ((h5shuf_u128)p->c * p->c + p->v) <= room * room;
+}
+
+/* The largest s in [0, hi] with fits(s, arg), for a fits that holds at 0 and, once false, stays false. */
+static uint64_t largest_fitting(uint64_t hi, int (*fits)(uint64_t s, const void *arg), const void *arg)
+{
+    uint64_t lo = 0;
     while (lo < hi) {
         uint64_t s = lo + (hi - lo + 1) / 2;
-        h5shuf_u128 room = (h5shuf_u128)(budget - s * c);
-        if ((h5shuf_u128)sigmas * sigmas * s * ((h5shuf_u128)c * c + v) <= room * room)
+        if (fits(s, arg))
             lo = s;
         else
             hi = s - 1;
     }
     return lo;
+}
+
+static uint64_t vlen_target(uint64_t c, uint64_t v, uint64_t budget, uint64_t sigmas)
+{
+    const struct vlen_pile p = {c, v, budget, sigmas};
+    return largest_fitting(budget / c, vlen_fits, &p); /* nothing above budget / c can fit */
 }
 
 /* Variable-length rows (row_var > 0): the plan's pile target is the largest s with 6 standard deviations
@@ -116,10 +133,13 @@ static void test_vlen_six_sigma(void)
                                     .mem_limit_bytes = cases[k].mem, .band_bytes = cases[k].band, .threads = 1,
                                     .mem_row_bytes = 16, .row_var = (double)cases[k].var};
         uint64_t c = cases[k].row_bytes + 40, budget = cases[k].mem - cases[k].band;
-        uint64_t want = vlen_target(c, cases[k].var, budget, 6);
+        /* piles of at most H5SHUF_PASS2_BYTES_MAX (10 piles leave pass 1 room for them); the bound of a
+         * pile's bytes stays the budget's */
+        uint64_t piles_budget = budget < H5SHUF_PASS2_BYTES_MAX ? budget : H5SHUF_PASS2_BYTES_MAX;
+        uint64_t want = vlen_target(c, cases[k].var, piles_budget, 6);
         /* the inputs tell 6 sigmas from 5 and 7, so a changed constant cannot pass */
-        CU_ASSERT(vlen_target(c, cases[k].var, budget, 5) > want);
-        CU_ASSERT(vlen_target(c, cases[k].var, budget, 7) < want);
+        CU_ASSERT(vlen_target(c, cases[k].var, piles_budget, 5) > want);
+        CU_ASSERT(vlen_target(c, cases[k].var, piles_budget, 7) < want);
         in.rows = want * 10;
         h5shuf_plan p;
         struct h5shuf_err e = {0};
@@ -133,6 +153,65 @@ static void test_vlen_six_sigma(void)
     }
 }
 
+/* ceil(6*sqrt(n)): the smallest t with t*t >= 36*n. */
+static uint64_t ceil_6sqrt(uint64_t n)
+{
+    uint64_t t = (uint64_t)sqrt(36.0 * (double)n);
+    while (t > 0 && (h5shuf_u128)(t - 1) * (t - 1) >= (h5shuf_u128)36 * n)
+        t--;
+    while ((h5shuf_u128)t * t < (h5shuf_u128)36 * n)
+        t++;
+    return t;
+}
+
+static int bound_fits(uint64_t s, const void *arg)
+{
+    return s + ceil_6sqrt(s) <= *(const uint64_t *)arg;
+}
+
+/* The largest s with s + ceil(6*sqrt(s)) <= b, by binary search (the left side grows with s), apart from
+ * plan.c's closed form. */
+static uint64_t fixed_target(uint64_t b)
+{
+    return largest_fitting(b, bound_fits, &b);
+}
+
+/* With a budget above H5SHUF_PASS2_BYTES_MAX, pass 2's piles are planned in that much memory when pass 1
+ * can give each pile buffer a whole scratch chunk (1 MiB) within half of the budget; else in the
+ * budget, as below it.  One thread: a fixed-size row costs row_bytes + 40 bytes in pass 2. */
+static void test_pile_memory_capped(void)
+{
+    static const struct {
+        uint64_t rows, row_bytes, mem;
+        int capped;
+    } cases[] = {
+        {UINT64_C(1) << 30, 64, UINT64_C(2) << 30, 1},      /* 64 GiB of 64-byte rows, 2 GiB: 418 piles, not 53 */
+        {UINT64_C(1) << 20, 1024, UINT64_C(1) << 30, 1},    /* 1 GiB of 1 KiB rows, 1 GiB: 5 piles, not 2 */
+        {UINT64_C(1) << 25, 4096, UINT64_C(1) << 30, 0},    /* 128 GiB of 4 KiB rows: 530 MiB of buffers for 530 capped piles */
+        {UINT64_C(1) << 30, 64, 200 << 20, 0},              /* a budget below the cap: 538 piles */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const uint64_t band = 1 << 20, per_row = cases[k].row_bytes + 40, budget = cases[k].mem - band;
+        struct h5shuf_plan_in in = {.rows = cases[k].rows, .row_bytes = cases[k].row_bytes, .ndatasets = 1,
+                                    .mem_limit_bytes = cases[k].mem, .band_bytes = band, .threads = 1};
+        h5shuf_plan p;
+        struct h5shuf_err e = {0};
+        CU_ASSERT_EQUAL_FATAL(h5shuf__plan_make(&in, &p, &e), H5SHUF_OK);
+        uint64_t capped = fixed_target(H5SHUF_PASS2_BYTES_MAX / per_row), whole = fixed_target(budget / per_row);
+        uint64_t m = (cases[k].rows + capped - 1) / capped;
+        /* the case says which rule applies; the numbers confirm it */
+        CU_ASSERT_EQUAL(cases[k].capped, budget > H5SHUF_PASS2_BYTES_MAX && m * (UINT64_C(1) << 20) <= cases[k].mem / 2);
+        uint64_t want = cases[k].capped ? capped : whole;
+        if (p.pile_target_rows != want)
+            printf("\n  case %zu: pile target %llu rows, expected %llu\n", k, (unsigned long long)p.pile_target_rows,
+                   (unsigned long long)want);
+        CU_ASSERT_EQUAL(p.pile_target_rows, want);
+        CU_ASSERT_EQUAL(p.piles, (cases[k].rows + want - 1) / want);
+        if (cases[k].capped)
+            CU_ASSERT(p.pile_bound_rows * per_row <= H5SHUF_PASS2_BYTES_MAX);
+    }
+}
+
 int main(void)
 {
     static const struct tu_test tests[] = {
@@ -140,6 +219,7 @@ int main(void)
         {"target is the largest within the bound", test_target_is_largest},
         {"plans over a grid of sizes", test_plan_grid},
         {"budget too small", test_budget_too_small},
+        {"pass 2's piles in at most H5SHUF_PASS2_BYTES_MAX", test_pile_memory_capped},
         {"debug bound only lowers", test_debug_bound_only_lowers},
         {"variable-length rows: 6 sigmas of a pile's bytes", test_vlen_six_sigma},
         {NULL, NULL},

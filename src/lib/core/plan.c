@@ -4,7 +4,8 @@
  *
  * Pass 2 holds one pile: b = pile bound rows, each taking row_bytes + 40 bytes (row, id, key/index
  * pair, radix scratch), plus the output writer's bands.  The pile target s is the largest with
- * s + 6*sqrt(s) <= b, and M = ceil(N / s).  Pile sizes are Binomial(N, 1/M): mean <= s, standard
+ * s + 6*sqrt(s) <= b, b counted in at most H5SHUF_PASS2_BYTES_MAX of the budget when pass 1 has room for
+ * the piles that makes (plan.h), and M = ceil(N / s).  Pile sizes are Binomial(N, 1/M): mean <= s, standard
  * deviation <= sqrt(s), so a 6-sigma bound is exceeded with probability about 1e-9 per pile (normal
  * tail); such a pile is split or pass 1 is restarted.  Pass 1 holds one input slab and M pile buffers.
  */
@@ -112,6 +113,39 @@ static uint64_t slab_cache_bytes(const struct h5shuf_plan_in *in, uint64_t slab)
     return b <= in->mem_limit_bytes / 4 ? (uint64_t)b : 0;
 }
 
+/* The pile target for pass-2 memory of budget2 bytes: the largest s whose bound s + 6*sqrt(s) rows of
+ * per_row2 bytes fit it; for variable-length rows, whose 6 standard deviations of a pile's bytes fit it. */
+static uint64_t target_for_budget(const struct h5shuf_plan_in *in, uint64_t per_row2, uint64_t budget2)
+{
+    uint64_t s = h5shuf__pile_target_for_bound(budget2 / per_row2);
+    if (in->mem_row_bytes && in->row_var > 0) {
+        /* Variable-length rows: a pile's bytes are a sum of s random row sizes, of mean c = per_row2 and
+         * variance v, so its standard deviation is about sqrt(s * (c^2 + v)) (compound Poisson).  Take
+         * the largest s with s*c + 6*sqrt(s*(c^2 + v)) <= budget2: with v = 0 this is the rule above. */
+        double c = (double)per_row2, k = c / (double)(in->row_bytes + H5SHUF_PASS2_ROW_OVERHEAD);
+        double v = in->row_var * k * k; /* pipelined: c counts each row about 3 times, so does v */
+        double r = sqrt(1.0 + v / (c * c)), b = (double)budget2 / c;
+        double t = sqrt(9.0 * r * r + b) - 3.0 * r;
+        s = t > 0 ? (uint64_t)(t * t) : 0;
+        while (s > 0 && (double)s * c + 6.0 * sqrt((double)s * (c * c + v)) > (double)budget2)
+            s--;
+    }
+    return s;
+}
+
+/* Can pass 1 give each of m piles (and the spare sets) a buffer of a whole scratch chunk
+ * (H5SHUF_PILE_CHUNK_BYTES_MAX, or one row when rows are larger) within half of the budget, the other
+ * half left to its slabs (a quarter at most)? */
+static int pass1_takes_chunks(const struct h5shuf_plan_in *in, uint64_t m)
+{
+    uint64_t buffer = in->row_bytes + H5SHUF_PASS1_ROW_OVERHEAD;
+    if (buffer < H5SHUF_PILE_CHUNK_BYTES_MAX)
+        buffer = H5SHUF_PILE_CHUNK_BYTES_MAX;
+    uint64_t sets = m + (in->threads > 1 ? 2 * (uint64_t)H5SHUF_SPARE_PILE_BUFFERS * in->threads : 0);
+    h5shuf_u128 need = (h5shuf_u128)sets * buffer + (h5shuf_u128)m * h5shuf__pile_overhead(in->ndatasets);
+    return need <= in->mem_limit_bytes / 2;
+}
+
 int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct h5shuf_err *err)
 {
     const int pipe = in->threads > 1 && !in->no_pipeline;
@@ -136,21 +170,13 @@ int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct
     uint64_t budget2 = in->mem_limit_bytes - in->band_bytes;
     if (!pipe && in->ranks > 1) /* a pile, and parts of one sent and received (plan.h) */
         budget2 = (uint64_t)((h5shuf_u128)budget2 * (uint64_t)in->ranks / ((uint64_t)in->ranks + 2));
-    uint64_t bound = budget2 / per_row2;
-    uint64_t s = h5shuf__pile_target_for_bound(bound);
-    if (in->mem_row_bytes && in->row_var > 0) {
-        /* Variable-length rows: a pile's bytes are a sum of s random row sizes, of mean c = per_row2 and
-         * variance v, so its standard deviation is about sqrt(s * (c^2 + v)) (compound Poisson).  Take
-         * the largest s with s*c + 6*sqrt(s*(c^2 + v)) <= budget2: with v = 0 this is the rule above. */
-        double c = (double)per_row2, k = c / (double)(in->row_bytes + H5SHUF_PASS2_ROW_OVERHEAD);
-        double v = in->row_var * k * k; /* pipelined: c counts each row about 3 times, so does v */
-        double r = sqrt(1.0 + v / (c * c)), b = (double)budget2 / c;
-        double t = sqrt(9.0 * r * r + b) - 3.0 * r;
-        s = t > 0 ? (uint64_t)(t * t) : 0;
-        while (s > 0 && (double)s * c + 6.0 * sqrt((double)s * (c * c + v)) > (double)budget2)
-            s--;
-    }
+    uint64_t s = target_for_budget(in, per_row2, budget2), bound;
     uint64_t pile_rows = in->pile_rows ? in->pile_rows : in->rows; /* a head scatters only its rows */
+    if (budget2 > H5SHUF_PASS2_BYTES_MAX && pile_rows > 0) { /* smaller piles, when pass 1 has room for them */
+        uint64_t sc = target_for_budget(in, per_row2, H5SHUF_PASS2_BYTES_MAX);
+        if (sc > 0 && sc < s && pass1_takes_chunks(in, ceil_div(pile_rows, sc)))
+            s = sc;
+    }
     if (pile_rows > 0 && s > pile_rows) {
         s = pile_rows; /* one pile holds everything */
     }
