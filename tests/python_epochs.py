@@ -124,13 +124,15 @@ def case_epochs(d):
     src = write_input(os.path.join(d, "in.h5"))
     ep = make(d)
     check("Epochs: the plan's rows and datasets", ep.rows == N and ep.datasets == NAMES, "%d %s" % (ep.rows, ep.datasets))
-    orders, max_files, leftovers, intervals = [], 0, [], {}
+    orders, max_files, most_files, leftovers, intervals = [], 0, [], [], {}
     for e in range(3):
         ep.set_epoch(e)
         got, t0 = [], time.monotonic()
         for b in ep:
             got.append(b)
-            max_files = max(max_files, len(ep.pile_files()))
+            files = ep.pile_files()
+            if len(files) > max_files:
+                max_files, most_files = len(files), files
             time.sleep(0.003)  # a training step: the background scatter overlaps these
         intervals[e] = (t0, time.monotonic())
         prev = os.path.join(ep.directory, "epoch-%d.h5" % (e - 1))
@@ -147,7 +149,7 @@ def case_epochs(d):
     check("the three epochs' orders differ", not np.array_equal(orders[0], orders[1]) and
           not np.array_equal(orders[1], orders[2]) and not np.array_equal(orders[0], orders[2]))
     check("at most two pile files at any batch (%d seen); the previous epoch's gone by the end of an epoch" % max_files,
-          max_files <= 2 and not leftovers, str(leftovers))
+          max_files <= 2 and not leftovers, "the most at once: %s; left over: %s" % (most_files, leftovers))
     for e in (1, 2):
         s = ep.scatters[e]
         r0, r1 = intervals[e - 1]
