@@ -11,7 +11,8 @@ What it pins down:
   read with h5py, S_e the oracle's K(seed, e); the three orders differ; also over 3 ranks (each its own
   Epochs: every rank the same order) and 2 workers (merged as a DataLoader takes them); several piles;
 - files: at every batch of epochs 0 to 2, at most two pile files (the epoch's, the next one being
-  written); the previous epoch's pile file gone by the end of an epoch; close() removes the directory and
+  written; files, not names: a commit links the temporary file under its final name before it removes
+  the temporary name); the previous epoch's pile file gone by the end of an epoch; close() removes the directory and
   stops the running scatter (no process left);
 - the background scatter: epoch e+1's scatter runs while epoch e is read (its interval and the reading's
   are printed, with set_epoch's waits: measured, not asserted);
@@ -120,6 +121,20 @@ def case_seed(d):
             check("Epochs refuses seed %r (ValueError)" % (bad_arg,), "seed" in str(exc), str(exc))
 
 
+def distinct_files(directory, names):
+    """The names that are distinct files (inodes): a scatter commits its pile file by linking the temporary
+    file's inode under the final name and then removing the temporary name (tempfile.c), so for a moment
+    one file has both names.  A name gone before its stat is not counted."""
+    seen = {}
+    for n in names:
+        try:
+            st = os.stat(os.path.join(directory, n))
+        except FileNotFoundError:
+            continue
+        seen.setdefault((st.st_dev, st.st_ino), n)
+    return sorted(seen.values())
+
+
 def case_epochs(d):
     src = write_input(os.path.join(d, "in.h5"))
     ep = make(d)
@@ -130,7 +145,7 @@ def case_epochs(d):
         got, t0 = [], time.monotonic()
         for b in ep:
             got.append(b)
-            files = ep.pile_files()
+            files = distinct_files(ep.directory, ep.pile_files())
             if len(files) > max_files:
                 max_files, most_files = len(files), files
             time.sleep(0.003)  # a training step: the background scatter overlaps these
