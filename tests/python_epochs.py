@@ -12,8 +12,8 @@ What it pins down:
   Epochs: every rank the same order) and 2 workers (merged as a DataLoader takes them); several piles;
 - files: at every batch of epochs 0 to 2, at most two pile files (the epoch's, the next one being
   written; files, not names: a commit links the temporary file under its final name before it removes
-  the temporary name); the previous epoch's pile file gone by the end of an epoch; close() removes the directory and
-  stops the running scatter (no process left);
+  the temporary name); the previous epoch's pile file gone by the end of an epoch; close() removes the
+  directory and stops the running scatter (no process left);
 - the background scatter: epoch e+1's scatter runs while epoch e is read (its interval and the reading's
   are printed, with set_epoch's waits: measured, not asserted);
 - resume: a state saved after k batches of epoch 1 (through JSON), loaded into a new Epochs, gives the
