@@ -11,7 +11,7 @@
 # and SIGTERM to one process mid-run: a nonzero status within seconds, one line naming the rank and the
 # cause, nothing at the output's name and nothing in any scratch directory.
 # Usage: bash tests/mpi.sh PATH/TO/h5shuf PATH/TO/h5shuf-mpi   (H5SHUF_MPI_PROCS: the P of each case,
-# "1 2 3 4" unless set; the sanitizer build sets "3")
+# "1 2 3 4" unless set; the sanitizer build sets "2")
 set -u
 H=$1 HM=$2
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
