@@ -2,8 +2,10 @@
  * test_runcopy.c - runs of split chunks moved between rows and chunks (runcopy.c): h5shuf__copy_runs and
  * h5shuf__copy_lines against a byte loop written here, on the block shapes split chunks have (h5py's
  * (2500, 4, 8, 1) of uint8 images, other types and blocks, both directions) and on random run tables,
- * with every byte outside the runs checked untouched.  ctest runs it twice: as the processor allows (the
- * AVX-512 VBMI progressions where it has them) and with H5SHUF_DEBUG_NO_SIMD=1 (the byte loops).
+ * with every byte outside the runs checked untouched; codec.c's groups of image chunks as one table and
+ * random tables whose destinations are ranges of 16 bytes or more (the SSSE3 gather), in buffers that end
+ * at the runs.  ctest runs it twice: as the processor allows (the AVX-512 VBMI progressions where it has
+ * them, else the SSSE3 gather) and with H5SHUF_DEBUG_NO_SIMD=1 (the byte loops).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +101,72 @@ static void test_random(void)
     CU_ASSERT(ok);
 }
 
+/* same_as_loop with buffers that end where the runs' last bytes do (a read or write past them is
+ * AddressSanitizer's error in the sanitizer build): rows of at least 256 (the SSSE3 gather's least). */
+static int tight_ok(size_t drow, const size_t *doff, size_t srow, const size_t *soff, size_t rows, size_t nruns, size_t run)
+{
+    size_t dend = 0, send = 0;
+    for (size_t i = 0; i < nruns; i++) {
+        dend = doff[i] + run > dend ? doff[i] + run : dend;
+        send = soff[i] + run > send ? soff[i] + run : send;
+    }
+    return same_as_loop(drow, doff, srow, soff, rows, nruns, run, (rows - 1) * drow + dend, (rows - 1) * srow + send);
+}
+
+/* A group as codec.c moves it: 12 consecutive chunks of an h5py image chunk row ((R, 4, 8, 1) uint8 of
+ * (64, 64, 3): 4 blocks of 8 columns times 3 channels), each at stride bytes in the group's buffer, their
+ * runs one table: every row's destination is then whole ranges (4 of 96 bytes in a row, 12 of 32 in the
+ * chunks), which the SSSE3 gather moves.  Every group of a chunk row, both directions. */
+static void test_groups(void)
+{
+    const size_t rows = 300, crow = 32, stride = rows * crow + 64, urow = 64 * 64 * 3;
+    size_t coff[384], uoff[384];
+    int ok = 1;
+    for (size_t first = 0; first < 384; first += 12) {
+        size_t n = 0;
+        for (size_t g = 0; g < 12; g++) {
+            const size_t c = first + g, o1 = c / 24 * 4, o2 = c / 3 % 8 * 8, o3 = c % 3;
+            for (size_t a = 0; a < 4; a++)
+                for (size_t b = 0; b < 8; b++, n++) {
+                    coff[n] = g * stride + (a * 8 + b);
+                    uoff[n] = ((o1 + a) * 64 + o2 + b) * 3 + o3;
+                }
+        }
+        ok &= tight_ok(urow, uoff, crow, coff, rows, n, 1); /* decode: chunks -> rows */
+        ok &= tight_ok(crow, coff, urow, uoff, rows, n, 1); /* encode: rows -> chunks */
+    }
+    CU_ASSERT(ok);
+}
+
+/* Random tables whose destination bytes are ranges of 16 bytes or more (lengths no multiple of 16 too),
+ * cut into runs of one length, their sources anywhere in the source row (overlapping too): the gather's
+ * windows of every count; and tables with a range under 16 bytes, which it leaves to the byte loop. */
+static void test_gather_random(void)
+{
+    int ok = 1;
+    for (int c = 0; c < 300; c++) {
+        const size_t run = 1 + rnd(c % 2 ? 3 : 8), rows = 256 + rnd(50), srow = 64 + rnd(400);
+        const int short_range = c % 7 == 0;
+        size_t doff[512], soff[512], nruns = 0, dpos = rnd(40);
+        for (int range = 0, nr = 1 + (int)rnd(6); range < nr; range++) {
+            size_t len = short_range && range == 0 ? 1 + rnd(2) : (16 + rnd(80) + run - 1) / run; /* runs */
+            for (size_t i = 0; i < len && nruns < 512; i++, nruns++) {
+                doff[nruns] = dpos + i * run;
+                soff[nruns] = rnd(srow - run + 1);
+            }
+            dpos += len * run + 1 + rnd(30);
+        }
+        /* the runs in a random order (the table's order is not the destination's) */
+        for (size_t i = nruns; i > 1; i--) {
+            size_t j = rnd(i), t = doff[i - 1];
+            doff[i - 1] = doff[j], doff[j] = t;
+            t = soff[i - 1], soff[i - 1] = soff[j], soff[j] = t;
+        }
+        ok &= tight_ok(dpos + rnd(20), doff, srow, soff, rows, nruns, run);
+    }
+    CU_ASSERT(ok);
+}
+
 static void test_lines(void)
 {
     unsigned char s[4096], a[4096], b[4096];
@@ -120,6 +188,8 @@ int main(void)
     static const struct tu_test tests[] = {
         {"split chunks' blocks, both directions, bytes outside the runs kept", test_blocks},
         {"random run tables against a byte loop", test_random},
+        {"groups of image chunks as one table, both directions, buffers ending at the runs", test_groups},
+        {"random tables tiling ranges of 16 bytes or more, and not", test_gather_random},
         {"lines of runs against memcpy", test_lines},
         {NULL, NULL},
     };

@@ -88,6 +88,57 @@ int h5shuf__codec_grow(unsigned char **buf, size_t *cap, size_t need, size_t wan
 #define SHORT_RUN_BYTES 64u
 #define ROW_RUNS_MAX 512u
 
+/* Where split chunk t's block lies: its extent along each dimension (ext[0] = t->rows; zero past the
+ * rank), the strides of each dimension in the chunk (cst, cst[0] the bytes of a chunk row) and in the
+ * caller's rows (ust, ust[0] = row_bytes), and the offset of the block in a row (*uo). */
+static void block_geometry(const struct h5shuf_codec_chunk *t, size_t *ext, size_t *cst, size_t *ust, size_t *uo)
+{
+    const struct h5shuf_pipeline *pl = t->pl;
+    size_t cs = pl->type_bytes, us = pl->type_bytes;
+    *uo = 0;
+    for (int k = pl->rank - 1; k >= 0; k--) {
+        cst[k] = cs;
+        ust[k] = k == 0 ? (size_t)pl->row_bytes : us;
+        ext[k] = k == 0 ? (size_t)t->rows
+                        : (size_t)(pl->cdims[k] < pl->dims[k] - t->off[k] ? pl->cdims[k] : pl->dims[k] - t->off[k]);
+        cs *= (size_t)pl->cdims[k];
+        if (k > 0) {
+            *uo += (size_t)t->off[k] * us;
+            us *= (size_t)pl->dims[k];
+        }
+    }
+}
+
+/* The runs of split chunk t's block in each of its rows, when they are short (rank > 2, a run of fewer
+ * than SHORT_RUN_BYTES bytes, at most max of them): run i's offset in a chunk row plus cbase (coff[i]) and
+ * in a row of the caller's, the block's place in the row included (uoff[i]), in the chunk's order (not
+ * written when coff is NULL: the count only); *run their length in bytes.  The number of runs, or 0 when
+ * they are not short (block_copy moves the block a line at a time then). */
+static size_t short_runs(const struct h5shuf_codec_chunk *t, size_t cbase, size_t *coff, size_t *uoff, size_t max,
+                         size_t *run)
+{
+    const int r = t->pl->rank;
+    size_t ext[H5S_MAX_RANK] = {0}, cst[H5S_MAX_RANK] = {0}, ust[H5S_MAX_RANK] = {0}, uo;
+    block_geometry(t, ext, cst, ust, &uo);
+    *run = ext[r - 1] * t->pl->type_bytes;
+    size_t idx[H5S_MAX_RANK] = {0}, nruns = 1;
+    for (int k = 1; k < r - 1; k++)
+        nruns *= ext[k];
+    if (r <= 2 || *run >= SHORT_RUN_BYTES || nruns > max)
+        return 0;
+    for (size_t i = 0; coff && i < nruns; i++) {
+        coff[i] = cbase;
+        uoff[i] = uo;
+        for (int k = 1; k < r - 1; k++) {
+            coff[i] += idx[k] * cst[k];
+            uoff[i] += idx[k] * ust[k];
+        }
+        for (int k = r - 2; k >= 1 && ++idx[k] == ext[k]; k--)
+            idx[k] = 0;
+    }
+    return nruns;
+}
+
 /* Copy the block of split chunk t that lies in rows [k0, k1) of the caller's rows (of t->rows) between
  * them and chunk (the chunk's elements, row-major over cdims): into the rows when to_rows, else into
  * chunk (whose other bytes are left as they are).  Along the last dimension a block is one run in both.
@@ -97,42 +148,21 @@ static void block_copy(const struct h5shuf_codec_chunk *t, unsigned char *chunk,
 {
     const struct h5shuf_pipeline *pl = t->pl;
     const int r = pl->rank, line = r - 2;
-    /* extent, strides in chunk and rows (zero past the rank) */
-    size_t ext[H5S_MAX_RANK] = {0}, cst[H5S_MAX_RANK] = {0}, ust[H5S_MAX_RANK] = {0};
-    size_t cs = pl->type_bytes, us = pl->type_bytes, uo = 0;
-    for (int k = r - 1; k >= 0; k--) {
-        cst[k] = cs;
-        ust[k] = k == 0 ? (size_t)pl->row_bytes : us;
-        ext[k] = k == 0 ? (size_t)(k1 - k0)
-                        : (size_t)(pl->cdims[k] < pl->dims[k] - t->off[k] ? pl->cdims[k] : pl->dims[k] - t->off[k]);
-        cs *= (size_t)pl->cdims[k];
-        if (k > 0) {
-            uo += (size_t)t->off[k] * us;
-            us *= (size_t)pl->dims[k];
-        }
-    }
-    unsigned char *c0 = chunk + (t->from + k0) * cst[0], *u0 = t->user + k0 * ust[0] + uo;
-    const size_t run = ext[r - 1] * pl->type_bytes;
-    size_t idx[H5S_MAX_RANK] = {0}, nruns = 1; /* runs in a row of the block */
-    for (int k = 1; k < r - 1; k++)
-        nruns *= ext[k];
-    if (r > 2 && run < SHORT_RUN_BYTES && nruns <= ROW_RUNS_MAX) {
-        size_t coff[ROW_RUNS_MAX], uoff[ROW_RUNS_MAX]; /* run i's offset in a chunk row and in a row */
-        for (size_t i = 0; i < nruns; i++) {
-            coff[i] = uoff[i] = 0;
-            for (int k = 1; k < r - 1; k++) {
-                coff[i] += idx[k] * cst[k];
-                uoff[i] += idx[k] * ust[k];
-            }
-            for (int k = r - 2; k >= 1 && ++idx[k] == ext[k]; k--)
-                idx[k] = 0;
-        }
+    size_t ext[H5S_MAX_RANK] = {0}, cst[H5S_MAX_RANK] = {0}, ust[H5S_MAX_RANK] = {0}, uo;
+    block_geometry(t, ext, cst, ust, &uo);
+    ext[0] = (size_t)(k1 - k0);
+    unsigned char *c0 = chunk + (t->from + k0) * cst[0], *u0 = t->user + k0 * ust[0];
+    size_t coff[ROW_RUNS_MAX], uoff[ROW_RUNS_MAX], run; /* run i's offset in a chunk row and in a row */
+    const size_t nruns = short_runs(t, 0, coff, uoff, ROW_RUNS_MAX, &run);
+    if (nruns) {
         if (to_rows)
             h5shuf__copy_runs(u0, ust[0], uoff, c0, cst[0], coff, ext[0], nruns, run);
         else
             h5shuf__copy_runs(c0, cst[0], coff, u0, ust[0], uoff, ext[0], nruns, run);
         return;
     }
+    u0 += uo;
+    size_t idx[H5S_MAX_RANK] = {0};
     for (;;) {
         size_t co = 0, ro = 0;
         for (int k = 0; k < line; k++) {
@@ -531,9 +561,38 @@ static unsigned char *group_buffer(struct h5shuf_codec_chunk *t, struct h5shuf_c
 }
 
 /* Move rows' blocks between t[0 .. n) (a group: the same rows) and their chunks in buf (at stride bytes
- * apart), into the rows when to_rows, a tile of rows at a time. */
+ * apart), into the rows when to_rows.  When every chunk's block is short runs of one length, the runs of
+ * all n are one table (on the heap) and each row is done whole, every chunk's runs in it, before the next:
+ * a group of h5py's image chunks then writes (reads) whole ranges of a row, which h5shuf__copy_runs moves
+ * 16 bytes at a time.  Otherwise (or out of memory for the table) a tile of rows at a time, chunk by
+ * chunk. */
 static void group_copy(const struct h5shuf_codec_chunk *t, size_t n, unsigned char *buf, size_t stride, int to_rows)
 {
+    const struct h5shuf_pipeline *pl = t[0].pl;
+    size_t nruns = 0, run = 0;
+    for (size_t g = 0; g < n; g++) {
+        size_t rg, m = short_runs(&t[g], 0, NULL, NULL, SIZE_MAX, &rg);
+        if (!m || (g > 0 && rg != run)) {
+            nruns = 0;
+            break;
+        }
+        run = rg;
+        nruns += m;
+    }
+    size_t *coff = nruns ? malloc(2 * nruns * sizeof *coff) : NULL;
+    if (coff) {
+        size_t *uoff = coff + nruns, at = 0;
+        for (size_t g = 0; g < n; g++)
+            at += short_runs(&t[g], g * stride, coff + at, uoff + at, SIZE_MAX, &run);
+        const size_t crow = pl->chunk_bytes / (size_t)pl->chunk_rows; /* bytes of a chunk row */
+        unsigned char *c0 = buf + t[0].from * crow, *u0 = t[0].user;
+        if (to_rows)
+            h5shuf__copy_runs(u0, (size_t)pl->row_bytes, uoff, c0, crow, coff, t[0].rows, nruns, run);
+        else
+            h5shuf__copy_runs(c0, crow, coff, u0, (size_t)pl->row_bytes, uoff, t[0].rows, nruns, run);
+        free(coff);
+        return;
+    }
     for (uint64_t k0 = 0; k0 < t[0].rows; k0 += GROUP_TILE_ROWS) {
         uint64_t k1 = t[0].rows - k0 > GROUP_TILE_ROWS ? k0 + GROUP_TILE_ROWS : t[0].rows;
         for (size_t g = 0; g < n; g++)

@@ -92,10 +92,12 @@ H5SHUF_INTERNAL int h5shuf__codec_encode(struct h5shuf_codec_chunk *k, struct h5
 
 /* Encode (decode) n split chunks t[0 .. n) of one chunk row (the same rows: from, rows and user alike)
  * as h5shuf__codec_encode (decode) does each, their blocks moved between the rows and c's group buffer
- * (n * h5shuf__codec_group_stride(chunk_bytes) bytes, grown by this thread) a tile of rows at a time for
- * all n: a row's cache lines and pages then serve every chunk of the group.  h5py's chunks of uint8 images
- * ((2500, 4, 8, 1) of (N, 64, 64, 3)) move 32 bytes of each of 2500 rows 12 KiB apart, and chunk by chunk
- * the copy missed cache and TLB on every row.  The bytes are those of the chunks one by one.  0, or -1
+ * (n * h5shuf__codec_group_stride(chunk_bytes) bytes, grown by this thread) a row at a time for all n
+ * (one table of their runs, a tile of rows at a time when the runs are long or of several lengths): a
+ * row's cache lines and pages then serve every chunk of the group, and the group's runs make whole ranges
+ * of the row, which h5shuf__copy_runs moves 16 bytes at a time.  h5py's chunks of uint8 images ((2500, 4,
+ * 8, 1) of (N, 64, 64, 3)) move 32 bytes of each of 2500 rows 12 KiB apart, and chunk by chunk the copy
+ * missed cache and TLB on every row.  The bytes are those of the chunks one by one.  0, or -1
  * with the failing chunk's err (an encode stops there; a decode writes no rows then). */
 H5SHUF_INTERNAL int h5shuf__codec_encode_group(struct h5shuf_codec_chunk *t, size_t n, struct h5shuf_codec_ctx *c);
 H5SHUF_INTERNAL int h5shuf__codec_decode_group(struct h5shuf_codec_chunk *t, size_t n, struct h5shuf_codec_ctx *c);

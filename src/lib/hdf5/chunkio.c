@@ -17,10 +17,10 @@
  * chunk rows: every chunk at one offset of dim 0, in the row-major order of the chunk indices, which is
  * the order HDF5's own H5Dwrite stores them in (output datasets have no chunk cache).  A task is a group
  * of consecutive chunks of a chunk row (up to GROUP_BYTES of them) whose worker moves their blocks between
- * the chunks and the rows together, a few rows at a time (h5shuf__codec_encode_group, _decode_group):
+ * the chunks and the rows together, a row at a time for all of them (h5shuf__codec_encode_group, _decode_group):
  * chunk by chunk, h5py's image chunks missed cache and TLB on every row.  The blocks of a chunk row are
- * disjoint, so the groups run at once.  (h5shuf__chunkio_read, for the direct path and verify, still
- * moves one chunk a task.)
+ * disjoint, so the groups run at once.  Reads (h5shuf__chunkio_read, which slabs.c's chunk rows kept
+ * between slabs use, and the prefetch) and writes alike.
  *
  * Buffers: a chunk's rows can be large (a row of 16 MiB is one chunk), and the budget may hold only a
  * few, so chunkio holds only the buffers a chunk in flight needs.  A read keeps the stored bytes in a raw
@@ -398,6 +398,34 @@ static herr_t read_by_hdf5(hid_t dset, hid_t ftype, const struct h5shuf_codec_ch
     return h5shuf__spaces_close(r, fs, ms);
 }
 
+/* Fetch what task t decodes: chunk j of the chunk row at row c alone (step 1, in t->k, which place()
+ * made), or chunks [j, j + n) of it as a group (step > 1: t->group[0 .. m), m <= n), for its rows [lo, hi)
+ * held in buf from row start on.  A chunk HDF5 must read (fetch's 0) is read here and left out, one read
+ * straight into the rows (fetch's 2) too.  The number of chunks to decode (t->n set: 0 to queue none),
+ * or -1 on an error (pushed). */
+static long fetch_task(struct chunk_task *t, const struct source *src, hid_t ftype, const struct h5shuf_pipeline *pl,
+                       uint64_t step, uint64_t c, uint64_t j, uint64_t lo, uint64_t hi, uint64_t start,
+                       unsigned char *buf, size_t cap)
+{
+    size_t n = (size_t)(pl->chunks_per_row - j < step ? pl->chunks_per_row - j : step), m = 0;
+    if (step > 1 && group_room(t, n) < 0)
+        return -1;
+    for (size_t g = 0; g < n; g++) { /* the chunks to decode: group[0 .. m), or k alone */
+        struct h5shuf_codec_chunk *k = step > 1 ? &t->group[m] : &t->k;
+        if (step > 1)
+            place_chunk(k, pl, c, j + g, lo, hi, start, buf);
+        int r = fetch(k, src, cap);
+        if (r < 0)
+            return -1; /* the tasks queued so far are waited for by finish or free */
+        /* 0: unallocated, or larger than any encoding of it: HDF5 reads it */
+        if (r == 0 && read_by_hdf5(src->dset, ftype, k) < 0)
+            return -1;
+        m += r == 1;
+    }
+    t->n = step > 1 ? m : 0;
+    return (long)m;
+}
+
 /* Finish every slot, in order from slot k (after a failure too: no task may outlive the call).  0, or -1
  * when one failed or !ok. */
 static int finish_all(struct h5shuf_chunkio *cio, hid_t dset, unsigned k, int ok)
@@ -419,7 +447,7 @@ static herr_t transfer(struct h5shuf_chunkio *cio, const struct source *src, hid
     const size_t cap = h5shuf__codec_bound(pl->chunk_bytes);
     int ok = 1;
     uint64_t end = start + count;
-    const uint64_t step = encode ? group_chunks(pl) : 1; /* chunks of a chunk row a task takes */
+    const uint64_t step = group_chunks(pl); /* chunks of a chunk row a task takes */
     unsigned k = 0;
     for (uint64_t c = start / pl->chunk_rows * pl->chunk_rows; c < end && ok; c += pl->chunk_rows) {
         uint64_t lo = c > start ? c : start, hi = c + pl->chunk_rows < end ? c + pl->chunk_rows : end;
@@ -436,7 +464,7 @@ static herr_t transfer(struct h5shuf_chunkio *cio, const struct source *src, hid
                      H5Dwrite_chunk(dset, H5P_DEFAULT, 0, off, pl->chunk_bytes, rows) >= 0;
                 continue;
             }
-            if (step > 1) {
+            if (encode && step > 1) {
                 size_t n = (size_t)(pl->chunks_per_row - j < step ? pl->chunks_per_row - j : step);
                 ok = place_group(t, cio, pl, c, j, n, lo, hi, buf, start, cap) == 0;
                 if (ok)
@@ -445,16 +473,12 @@ static herr_t transfer(struct h5shuf_chunkio *cio, const struct source *src, hid
             }
             place(t, cio, pl, encode, c, j, lo, hi, start, buf);
             if (!encode) {
-                int r = fetch(&t->k, src, cap);
-                if (r == 0) { /* unallocated (fill values) or corrupt: let HDF5 read these rows */
-                    ok = read_by_hdf5(dset, ftype, &t->k) >= 0;
-                    continue;
-                }
-                if (r < 0) {
+                long m = fetch_task(t, src, ftype, pl, step, c, j, lo, hi, start, buf, cap);
+                if (m < 0) {
                     ok = 0;
                     break;
                 }
-                if (r == 2)
+                if (m == 0) /* read already: unallocated (fill values), corrupt, or straight into the rows */
                     continue;
             } else if (h5shuf__codec_grow(&t->k.raw, &t->k.raw_cap, cap, cap) < 0) {
                 push_nomem(cap);
@@ -608,24 +632,11 @@ static herr_t prefetch_chunks(struct h5shuf_chunkio *cio, const struct source *s
         for (uint64_t j = 0; j < pl->chunks_per_row; j += step) {
             struct chunk_task *t = &pf->t[pf->n];
             place(t, cio, pl, 0, c, j, lo, hi, start, buf);
-            size_t n = (size_t)(pl->chunks_per_row - j < step ? pl->chunks_per_row - j : step), m = 0;
-            if (step > 1 && group_room(t, n) < 0)
-                return -1;
-            for (size_t g = 0; g < n; g++) { /* the group's chunks to decode: group[0 .. m), or k alone */
-                struct h5shuf_codec_chunk *k = step > 1 ? &t->group[m] : &t->k;
-                if (step > 1)
-                    place_chunk(k, pl, c, j + g, lo, hi, start, buf);
-                int r = fetch(k, src, cap);
-                if (r < 0)
-                    return -1; /* the tasks queued so far are waited for by finish or free */
-                /* 0: unallocated, or larger than any encoding of it: HDF5 reads it */
-                if (r == 0 && read_by_hdf5(src->dset, ftype, k) < 0)
-                    return -1;
-                m += r == 1;
-            }
+            long m = fetch_task(t, src, ftype, pl, step, c, j, lo, hi, start, buf, cap);
+            if (m < 0)
+                return -1; /* the tasks queued so far are waited for by finish or free */
             if (m == 0)
                 continue;
-            t->n = step > 1 ? m : 0;
             h5shuf__pool_submit(cio->pool, &t->task);
             pf->n++;
         }
