@@ -21,7 +21,11 @@ H5SHUF_INTERNAL void h5shuf__copy_lines(unsigned char *d, size_t dstride, const 
  * call (a third less time a byte, measured on such a block).  On processors with AVX-512 VBMI (unless the
  * environment sets H5SHUF_DEBUG_NO_SIMD), runs whose offsets step evenly on both sides within 64 bytes go
  * a progression at a time (one masked load, one byte permutation, one masked store, the rows 8 ahead
- * prefetched): the same bytes, and no byte outside the runs is written (runcopy.c). */
+ * prefetched); elsewhere on x86-64 (SSSE3), runs that tile ranges of 16 bytes or more of the destination
+ * (codec.c's groups of image chunks), when rows >= 256, go 16 bytes at a time (a few 16-byte loads of
+ * the source, a byte shuffle of each, one store; the last rows by the byte loop, so that no load reads past
+ * the source's last run byte).  The same bytes, and no byte outside the runs is written (runcopy.c).
+ * Plans of the SSSE3 path are made on the heap: when that fails, the byte loop moves the runs. */
 H5SHUF_INTERNAL void h5shuf__copy_runs(unsigned char *d, size_t drow, const size_t *doff, const unsigned char *s,
                                        size_t srow, const size_t *soff, size_t rows, size_t nruns, size_t run);
 
