@@ -152,8 +152,7 @@ static int have_vbmi(void)
  * bytes of a range are a few 16-byte loads of the source row ("windows"), a byte shuffle of each (pshufb)
  * and one store; the last 16 of a range overlap the ones before when its length is no multiple of 16,
  * writing the same bytes again.  The bytes of shorter ranges go one by one after them.  Only the runs'
- * bytes are written, as with the byte loop.  codec.c's groups
- * of h5py's (2500, 4, 8, 1) chunks of uint8 images make such rows both ways: 4 ranges of 96 bytes a row
+ * bytes are written, as with the byte loop.  codec.c's groups of h5py's (2500, 4, 8, 1) chunks of uint8 images make such rows both ways: 4 ranges of 96 bytes a row
  * from 12 chunks (decode), 12 of 32 bytes from a row (encode). */
 #define TARGET_SSSE3 __attribute__((target("ssse3")))
 #define GATHER_BYTES_MAX 4096u /* bytes of a row's runs, at most, for this path */
@@ -174,11 +173,11 @@ struct gather_block {
     size_t win0, nwin;   /* its windows in the plan's */
 };
 struct gather_plan {
-    struct gather_pair *pair; /* nruns * run of them, sorted by d */
+    struct gather_pair *pair; /* nruns * run of them, sorted by d (planned: the short ranges' first) */
     struct gather_block *block;
     struct gather_win *win;
     size_t nblock, nwin;
-    size_t rest0, nrest; /* the bytes of ranges under 16 bytes: pair[rest0 .. rest0 + nrest), moved one by one */
+    size_t nrest; /* the bytes of ranges under 16 bytes: pair[0 .. nrest), moved one by one */
     size_t sline[GATHER_LINES_MAX], nsline; /* the 64-byte lines a row reads, writes: offsets from its */
     size_t dline[GATHER_LINES_MAX], ndline; /* start, as the first row is aligned */
     size_t src_end; /* a row's bytes read from its start, at most (the last window's end) */
@@ -261,36 +260,26 @@ static int gather_plan(struct gather_plan *g, const size_t *doff, const size_t *
                 g->src_need = g->pair[j].s + 1;
         }
     qsort(g->pair, n, sizeof *g->pair, pair_cmp);
-    /* the short ranges' pairs are moved to the end (a range's pairs are never needed once it is planned) */
-    size_t kept = 0, rest = 0;
-    struct gather_pair *tmp = malloc(n * sizeof *tmp);
-    if (!tmp)
-        return -1;
+    /* the short ranges' pairs are moved to the front, in place (rest <= a: a range's pairs are never read
+     * again once it is planned) */
+    size_t rest = 0;
     for (size_t a = 0; a < n;) { /* a range: pairs a .. b - 1, their d consecutive */
         size_t b = a + 1;
         while (b < n && g->pair[b].d == g->pair[b - 1].d + 1)
             b++;
-        if (b < n && g->pair[b].d == g->pair[b - 1].d) { /* one byte written twice */
-            free(tmp);
+        if (b < n && g->pair[b].d == g->pair[b - 1].d) /* one byte written twice */
             return -1;
-        }
         if (b - a < 16)
             for (size_t j = a; j < b; j++)
-                tmp[rest++] = g->pair[j];
+                g->pair[rest++] = g->pair[j];
         else
             for (size_t j = a; j < b; j += 16) {
                 size_t k = j + 16 <= b ? j : b - 16; /* the last block ends with the range */
-                if (gather_windows(g, &g->pair[k], g->pair[k].d) < 0) {
-                    free(tmp);
+                if (gather_windows(g, &g->pair[k], g->pair[k].d) < 0)
                     return -1;
-                }
             }
-        kept += b - a < 16 ? 0 : b - a;
         a = b;
     }
-    memcpy(g->pair + kept, tmp, rest * sizeof *tmp);
-    free(tmp);
-    g->rest0 = kept;
     g->nrest = rest;
     for (size_t b = 0; b < g->nblock; b++) {
         add_line(g->dline, &g->ndline, g->block[b].doff, dmis);
@@ -331,7 +320,7 @@ TARGET_SSSE3 static void gather_rows(unsigned char *d, size_t drow, const unsign
             _mm_storeu_si128((__m128i *)(d + x->doff), v);
         }
         for (size_t i = 0; i < g->nrest; i++)
-            d[g->pair[g->rest0 + i].d] = s[g->pair[g->rest0 + i].s];
+            d[g->pair[i].d] = s[g->pair[i].s];
     }
 }
 
