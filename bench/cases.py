@@ -277,6 +277,11 @@ RATIOS = [
     ("tokens", "tok-1G", "in-memory", 0.5, "vlen int32 tokens -m 1G / in-memory permutation"),
     ("images", "auto-j2", "rows-j2", 1.1, "h5py auto chunks / whole-row chunks"),
     ("images", "auto-j2", "auto-j1", 1.0, "auto chunks -j 2 / -j 1"),
+    # the codec alone (bench/cpufloor.c on each file): h5py's 80 KB chunks cost libdeflate more a byte than
+    # whole-row chunks of 786 KB, and the ratio above cannot be below this one by much
+    ("images", "floor-auto", "floor-rows", None, "images CPU floor: auto chunks / whole-row chunks"),
+    ("images", "auto-j2", "floor-auto", None, "images auto chunks -j 2 / their CPU floor"),
+    ("images", "rows-j2", "floor-rows", None, "images whole-row chunks -j 2 / their CPU floor"),
     ("many", None, "one-file", 2.0, "many inputs / one file of the same rows"),
 ]
 

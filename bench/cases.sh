@@ -32,7 +32,8 @@
 #           compresses only the chunks' heap ids, HDF5 keeps the tokens in the global heap) at -m 1G (about 3
 #           piles) and the in-memory permutation of the rows
 #   images  40000 (64, 64, 3) uint8 images + int64 labels, gzip-4, in the chunks h5py picks by itself
-#           ((2500, 4, 8, 1): they split rows) with -j 2 and -j 1, and in chunks of whole rows (64, 64, 64, 3)
+#           ((2500, 4, 8, 1): they split rows) with -j 2 and -j 1, and in chunks of whole rows (64, 64, 64, 3);
+#           and the CPU floor (as in floor) of each file: what libdeflate alone costs each layout
 #   many    FILES inputs (default 5000) of ROWS_PER_FILE rows (default 64) of /data 1 KiB + /label, under
 #           `ulimit -n 1024` at -m 32M, and one file of the same rows at -m 32M
 # Every output is checked once (bench/cases.py check: the contract's order, by numpy's Philox, vlen rows
@@ -75,7 +76,7 @@ fi
 H5SHUF=${H5SHUF:-$BUILD/h5shuf}
 CPUFLOOR=${CPUFLOOR:-$BUILD/h5shuf_cpufloor}
 has() { [[ " $CASES " == *" $1 "* ]]; }
-for t in "$H5SHUF" /usr/bin/time h5repack "$PY" ${OLD:+"$OLD"} $(has floor && echo "$CPUFLOOR"); do
+for t in "$H5SHUF" /usr/bin/time h5repack "$PY" ${OLD:+"$OLD"} $({ has floor || has images; } && echo "$CPUFLOOR"); do
   command -v "$t" >/dev/null || die "$t not found"
 done
 data=$WORK/data out=$WORK/out
@@ -235,8 +236,10 @@ for rep in $(seq 1 "$REPS"); do
     in=$data/img-auto.h5
     shuf images auto-j2 "$in" "$out/o.h5" "oracle images labels" "$rep" -- -m 128M -j 2 "$in:/images,/labels" "$out/o.h5"
     shuf images auto-j1 "$in" "$out/o.h5" "oracle images labels" "$rep" -- -m 128M -j 1 "$in:/images,/labels" "$out/o.h5"
+    timed images floor-auto "$in" - - "$rep" -- "$CPUFLOOR" "$in" /images /labels
     in=$data/img-rows.h5
     shuf images rows-j2 "$in" "$out/o.h5" "oracle images labels" "$rep" -- -m 128M -j 2 "$in:/images,/labels" "$out/o.h5"
+    timed images floor-rows "$in" - - "$rep" -- "$CPUFLOOR" "$in" /images /labels
   fi
   if has many; then
     specs=()
