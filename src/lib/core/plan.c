@@ -146,9 +146,45 @@ static int pass1_takes_chunks(const struct h5shuf_plan_in *in, uint64_t m)
     return need <= in->mem_limit_bytes / 2;
 }
 
+/* Whether the plan for in overlaps reading with work (h5shuf_plan.pipelined). */
+static int pipelined_for(const struct h5shuf_plan_in *in)
+{
+    return in->threads > 1 && !in->no_pipeline;
+}
+
+/* Pass 2's memory for piles under a budget of at least the band: the budget less the band; in a
+ * distributed run without the overlap, ranks/(ranks + 2) of that (a pile, and parts of one sent and
+ * received: plan.h). */
+static uint64_t pass2_budget(const struct h5shuf_plan_in *in, int pipe)
+{
+    uint64_t budget2 = in->mem_limit_bytes - in->band_bytes;
+    if (!pipe && in->ranks > 1)
+        budget2 = (uint64_t)((h5shuf_u128)budget2 * (uint64_t)in->ranks / ((uint64_t)in->ranks + 2));
+    return budget2;
+}
+
+/* Pass 2's pile target, rows, for a budget of at least the band: the largest s whose bound fits pass 2's
+ * memory, that memory at most H5SHUF_PASS2_BYTES_MAX when pass 1 has room for the piles that makes; at
+ * most the rows that go into piles, at least 1. */
+static uint64_t pile_target(const struct h5shuf_plan_in *in)
+{
+    const int pipe = pipelined_for(in);
+    uint64_t per_row2 = h5shuf__plan_pass2_row_bytes(in->row_bytes, pipe), budget2 = pass2_budget(in, pipe);
+    uint64_t s = target_for_budget(in, per_row2, budget2);
+    uint64_t pile_rows = in->pile_rows ? in->pile_rows : in->rows; /* a head scatters only its rows */
+    if (budget2 > H5SHUF_PASS2_BYTES_MAX && pile_rows > 0) { /* smaller piles, when pass 1 has room */
+        uint64_t sc = target_for_budget(in, per_row2, H5SHUF_PASS2_BYTES_MAX);
+        if (sc > 0 && sc < s && pass1_takes_chunks(in, ceil_div(pile_rows, sc)))
+            s = sc;
+    }
+    if (pile_rows > 0 && s > pile_rows)
+        s = pile_rows; /* one pile holds everything */
+    return s ? s : 1;
+}
+
 int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct h5shuf_err *err)
 {
-    const int pipe = in->threads > 1 && !in->no_pipeline;
+    const int pipe = pipelined_for(in);
     uint64_t per_row2 = h5shuf__plan_pass2_row_bytes(in->row_bytes, pipe);
     /* The smallest workable plan: piles of one row (bound 7) and a one-row slab. */
     h5shuf_u128 min_wide = (h5shuf_u128)in->band_bytes + (h5shuf_u128)h5shuf__pile_bound_for_target(1) * per_row2;
@@ -167,21 +203,9 @@ int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct
                             (unsigned long long)in->mem_limit_bytes, (unsigned long long)in->row_bytes,
                             (unsigned long long)min_bytes, (unsigned long long)ceil_div(min_bytes, 1024));
 
-    uint64_t budget2 = in->mem_limit_bytes - in->band_bytes;
-    if (!pipe && in->ranks > 1) /* a pile, and parts of one sent and received (plan.h) */
-        budget2 = (uint64_t)((h5shuf_u128)budget2 * (uint64_t)in->ranks / ((uint64_t)in->ranks + 2));
-    uint64_t s = target_for_budget(in, per_row2, budget2), bound;
+    uint64_t budget2 = pass2_budget(in, pipe);
+    uint64_t s = pile_target(in), bound;
     uint64_t pile_rows = in->pile_rows ? in->pile_rows : in->rows; /* a head scatters only its rows */
-    if (budget2 > H5SHUF_PASS2_BYTES_MAX && pile_rows > 0) { /* smaller piles, when pass 1 has room for them */
-        uint64_t sc = target_for_budget(in, per_row2, H5SHUF_PASS2_BYTES_MAX);
-        if (sc > 0 && sc < s && pass1_takes_chunks(in, ceil_div(pile_rows, sc)))
-            s = sc;
-    }
-    if (pile_rows > 0 && s > pile_rows) {
-        s = pile_rows; /* one pile holds everything */
-    }
-    if (s == 0)
-        s = 1;
     bound = h5shuf__pile_bound_for_target(s);
     if (in->debug_pile_bound_rows && in->debug_pile_bound_rows < bound) {
         bound = in->debug_pile_bound_rows;
