@@ -60,6 +60,17 @@ then ok "--json: a report that parses, with plan, passes, memory"; else bad "--j
 out=$("$H" --plan -m 8M "$W/f.h5" "$W/p4.h5")
 if grep -q "piles" <<<"$out" && grep -q "scratch about" <<<"$out" && grep -q "free" <<<"$out" && [ ! -e "$W/p4.h5" ]
 then ok "--plan: piles, scratch estimate, free space; writes nothing"; else bad "--plan" "$out"; fi
+# pass 2's cap on a pile's memory (plan.h H5SHUF_PASS2_BYTES_MAX) is said when it makes more piles than the
+# budget alone would: 1 GiB of rows (h5py, chunks never written: --plan reads no row) at -m 1G, not at 200M
+"$PY" -c 'import h5py, sys; h5py.File(sys.argv[1], "w").create_dataset("x", (1 << 20, 256), "f4", chunks=(1024, 256))' "$W/big.h5"
+out=$("$H" --plan -m 1G "$W/big.h5" "$W/p6.h5")
+piles=$(sed -n 's/^h5shuf: piles \([0-9]*\),.*/\1/p' <<<"$out")
+said=$(sed -n 's/.*piles of at most 256 MiB in pass 2 (larger ones are no faster): \([0-9]*\) piles, not the \([0-9]*\) the budget would hold$/\1 \2/p' <<<"$out")
+if [ -n "$piles" ] && [ "${said% *}" = "$piles" ] && [ "${said#* }" -lt "$piles" ] 2>/dev/null && [ ! -e "$W/p6.h5" ]
+then ok "--plan says when pass 2's cap made the piles smaller ($said)"; else bad "--plan and the pile cap" "$out"; fi
+out=$("$H" --plan -m 200M "$W/big.h5" "$W/p6.h5")
+if grep -q "^h5shuf: piles" <<<"$out" && ! grep -q "at most 256 MiB" <<<"$out"
+then ok "--plan under the cap says nothing of it"; else bad "--plan under the cap" "$out"; fi
 mkdir "$W/tiny"
 if mount -t tmpfs -o size=2m tmpfs "$W/tiny" 2>/dev/null; then
     out=$("$H" --plan --strategy two-pass --scratch-compression none -t "$W/tiny" "$W/f.h5" "$W/p5.h5")

@@ -209,6 +209,11 @@ static void test_pile_memory_capped(void)
         CU_ASSERT_EQUAL(p.piles, (cases[k].rows + want - 1) / want);
         if (cases[k].capped)
             CU_ASSERT(p.pile_bound_rows * per_row <= H5SHUF_PASS2_BYTES_MAX);
+        /* what -v says the budget alone would hold: the whole budget's target, more piles than that when
+         * capped, the plan's own otherwise */
+        uint64_t uncapped = h5shuf__plan_piles_uncapped(&in);
+        CU_ASSERT_EQUAL(uncapped, (cases[k].rows + whole - 1) / whole);
+        CU_ASSERT(cases[k].capped ? p.piles > uncapped : p.piles == uncapped);
     }
 }
 

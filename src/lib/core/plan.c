@@ -164,15 +164,15 @@ static uint64_t pass2_budget(const struct h5shuf_plan_in *in, int pipe)
 }
 
 /* Pass 2's pile target, rows, for a budget of at least the band: the largest s whose bound fits pass 2's
- * memory, that memory at most H5SHUF_PASS2_BYTES_MAX when pass 1 has room for the piles that makes; at
- * most the rows that go into piles, at least 1. */
-static uint64_t pile_target(const struct h5shuf_plan_in *in)
+ * memory, that memory at most H5SHUF_PASS2_BYTES_MAX when capped and pass 1 has room for the piles that
+ * makes; at most the rows that go into piles, at least 1. */
+static uint64_t pile_target(const struct h5shuf_plan_in *in, int capped)
 {
     const int pipe = pipelined_for(in);
     uint64_t per_row2 = h5shuf__plan_pass2_row_bytes(in->row_bytes, pipe), budget2 = pass2_budget(in, pipe);
     uint64_t s = target_for_budget(in, per_row2, budget2);
     uint64_t pile_rows = in->pile_rows ? in->pile_rows : in->rows; /* a head scatters only its rows */
-    if (budget2 > H5SHUF_PASS2_BYTES_MAX && pile_rows > 0) { /* smaller piles, when pass 1 has room */
+    if (capped && budget2 > H5SHUF_PASS2_BYTES_MAX && pile_rows > 0) { /* smaller piles, when pass 1 has room */
         uint64_t sc = target_for_budget(in, per_row2, H5SHUF_PASS2_BYTES_MAX);
         if (sc > 0 && sc < s && pass1_takes_chunks(in, ceil_div(pile_rows, sc)))
             s = sc;
@@ -180,6 +180,14 @@ static uint64_t pile_target(const struct h5shuf_plan_in *in)
     if (pile_rows > 0 && s > pile_rows)
         s = pile_rows; /* one pile holds everything */
     return s ? s : 1;
+}
+
+uint64_t h5shuf__plan_piles_uncapped(const struct h5shuf_plan_in *in)
+{
+    uint64_t pile_rows = in->pile_rows ? in->pile_rows : in->rows;
+    if (in->mem_limit_bytes <= in->band_bytes || pile_rows == 0)
+        return 1;
+    return ceil_div(pile_rows, pile_target(in, 0));
 }
 
 int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct h5shuf_err *err)
@@ -204,7 +212,7 @@ int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct
                             (unsigned long long)min_bytes, (unsigned long long)ceil_div(min_bytes, 1024));
 
     uint64_t budget2 = pass2_budget(in, pipe);
-    uint64_t s = pile_target(in), bound;
+    uint64_t s = pile_target(in, 1), bound;
     uint64_t pile_rows = in->pile_rows ? in->pile_rows : in->rows; /* a head scatters only its rows */
     bound = h5shuf__pile_bound_for_target(s);
     if (in->debug_pile_bound_rows && in->debug_pile_bound_rows < bound) {

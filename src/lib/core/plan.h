@@ -80,6 +80,10 @@ H5SHUF_INTERNAL uint64_t h5shuf__pile_bound_for_target(uint64_t s);
 /* Make the plan (fields of h5shuf_plan other than seed/restarts/splits).  Returns H5SHUF_OK or
  * H5SHUF_EBUDGET with a message saying the smallest budget that works. */
 H5SHUF_INTERNAL int h5shuf__plan_make(const struct h5shuf_plan_in *in, h5shuf_plan *plan, struct h5shuf_err *err);
+/* The piles h5shuf__plan_make would plan for in without H5SHUF_PASS2_BYTES_MAX, pass 2 taking its whole
+ * budget (more piles in the plan than this: the cap made them smaller, for the speed of their sort).
+ * Only for an in whose plan was made (1 for a budget of no more than the band, or no rows). */
+H5SHUF_INTERNAL uint64_t h5shuf__plan_piles_uncapped(const struct h5shuf_plan_in *in);
 
 /* Bytes one pile costs in pass 1 besides its rows (H5SHUF_PILE_OVERHEAD...). */
 H5SHUF_INTERNAL uint64_t h5shuf__pile_overhead(uint64_t ndatasets);

@@ -103,6 +103,7 @@ struct h5shuf_job {
     const char *temp_file[2];      /* during a run: a scatter's pile file under its temporary name (0), the
                                     * scratch file (1); the outputs' are out.v[k].tmp_path */
     int one_pass;                  /* the rows fit the budget: read once, sorted in memory, no scratch (run.c) */
+    uint64_t piles_uncapped;       /* the two passes' piles without pass 2's cap (plan.h), said by strategy_why */
     unsigned band_threads;         /* codec threads the output bands are planned for (writer.h): more
                                     * than 1, they are double-buffered */
     uint64_t band_bytes;           /* the output bands' bytes (h5shuf__writer_bytes), part of the budget */

@@ -452,6 +452,7 @@ static int plan_piles(h5shuf_job *job, struct h5shuf_err *err)
         pin.mem_row_bytes += dsets->ds[d].row_bytes;
     memset(&job->plan, 0, sizeof job->plan);
     int st = h5shuf__plan_make(&pin, &job->plan, err);
+    job->piles_uncapped = st == H5SHUF_OK ? h5shuf__plan_piles_uncapped(&pin) : 0;
     free(chunk_rows);
     job->one_pass = st == H5SHUF_OK && one_pass_fits(job);
     if (job->one_pass) { /* one pile of every row, loaded by reading the inputs */
@@ -574,6 +575,12 @@ static int plan_strategy(h5shuf_job *job)
                          " (the direct path: %llu bytes)", (unsigned long long)job->direct_plan.min_bytes);
         }
     }
+    const h5shuf_plan *p = &job->plan;
+    if (st == H5SHUF_OK && p->strategy == H5SHUF_STRATEGY_TWO_PASS && !job->one_pass && p->piles > job->piles_uncapped &&
+        strlen(why) < cap) /* pass 2's cap (plan.h) made the piles smaller than the budget would */
+        snprintf(why + strlen(why), cap - strlen(why), "; piles of at most %u MiB in pass 2 (larger ones are no faster): "
+                 "%llu piles, not the %llu the budget would hold", (unsigned)(H5SHUF_PASS2_BYTES_MAX >> 20),
+                 (unsigned long long)p->piles, (unsigned long long)job->piles_uncapped);
     if (st != H5SHUF_OK) { /* say which datasets the rows come from */
         char where[1024];
         snprintf(where, sizeof where, "%s:%s: ", job->in.v[0].spec.file, job->dsets.ds[0].in_path);
