@@ -576,8 +576,8 @@ static int plan_strategy(h5shuf_job *job)
         }
     }
     const h5shuf_plan *p = &job->plan;
-    if (st == H5SHUF_OK && p->strategy == H5SHUF_STRATEGY_TWO_PASS && !job->one_pass && p->piles > job->piles_uncapped &&
-        strlen(why) < cap) /* pass 2's cap (plan.h) made the piles smaller than the budget would */
+    if (st == H5SHUF_OK && p->strategy == H5SHUF_STRATEGY_TWO_PASS && !job->one_pass &&
+        p->piles > job->piles_uncapped) /* pass 2's cap (plan.h) made the piles smaller than the budget would */
         snprintf(why + strlen(why), cap - strlen(why), "; piles of at most %u MiB in pass 2 (larger ones are no faster): "
                  "%llu piles, not the %llu the budget would hold", (unsigned)(H5SHUF_PASS2_BYTES_MAX >> 20),
                  (unsigned long long)p->piles, (unsigned long long)job->piles_uncapped);
