@@ -217,8 +217,8 @@ static int canon_one(void *user, void *ref, int region, struct h5shuf_err *err)
     }
     unsigned char *p = ref, zero[sizeof(hdset_reg_ref_t)] = {0};
     hdset_reg_ref_t r; /* (a copy: ref may be unaligned, in a packed compound row) */
-    memcpy(r, ref, sizeof r);
-    if (memcmp(r, zero, sizeof zero) == 0)
+    memcpy(&r, ref, sizeof r); /* (&r: an array in HDF5 1.10, a struct from 1.12) */
+    if (memcmp(&r, zero, sizeof zero) == 0)
         return H5SHUF_OK;
     hid_t d = H5Rdereference2(rc->file, H5P_DEFAULT, H5R_DATASET_REGION, &r);
     H5O_info_t oi;

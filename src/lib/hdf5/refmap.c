@@ -290,7 +290,7 @@ static int rewrite_region(struct h5shuf_rewrite *rw, void *at, struct h5shuf_err
 {
     char cause[256], name[512], why[700];
     hdset_reg_ref_t buf, *ref = &buf; /* (a copy: at may be unaligned, as in a packed compound row) */
-    memcpy(buf, at, sizeof buf);
+    memcpy(&buf, at, sizeof buf); /* (&buf: an array in HDF5 1.10, a struct from 1.12) */
     if (all_zero((const unsigned char *)ref, sizeof *ref))
         return H5SHUF_OK;
     hid_t d = H5Rdereference2(rw->src, H5P_DEFAULT, H5R_DATASET_REGION, ref);
@@ -326,7 +326,7 @@ static int rewrite_region(struct h5shuf_rewrite *rw, void *at, struct h5shuf_err
     if (r < 0)
         return h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot make the region reference into %s: %s", rw->where,
                             o->out_path, cause);
-    memcpy(at, buf, sizeof buf);
+    memcpy(at, &buf, sizeof buf);
     return H5SHUF_OK;
 }
 

@@ -727,7 +727,16 @@ static herr_t wal_unlock(H5FD_t *file)
     return 0;
 }
 
+/* The driver's identifier for HDF5 1.13.2 and later, which refuse a class without its struct version and a
+ * value: one of 256-511, the values HDF5 sets aside for drivers not registered with The HDF Group
+ * ("Registered Virtual File Drivers", HDF5's documentation). */
+#define WAL_DRIVER_VALUE 0x1A5
+
 static const H5FD_class_t wal_class = {
+#if H5_VERSION_GE(1, 13, 2)
+    .version = H5FD_CLASS_VERSION,
+    .value = (H5FD_class_value_t)WAL_DRIVER_VALUE,
+#endif
     .name = "h5shuf_walfile",
     .maxaddr = MAXADDR,
     .fc_degree = H5F_CLOSE_WEAK,
