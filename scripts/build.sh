@@ -1,24 +1,33 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Set up and build h5shuf on Debian: installs the packages it needs when any is missing (as root, or
-# through sudo), then configures and builds into build/ (or $H5SHUF_BUILD_DIR).
+# through sudo), then configures and builds into build/ (or $H5SHUF_BUILD_DIR).  By default only what the
+# tool and the library need (the README's first command); scripts/test.sh sets H5SHUF_BUILD_TESTS=ON for
+# the test suites, their packages, h5shuf-mpi and the bench programs.
 #   H5SHUF_CMAKE_FLAGS   extra flags for cmake's configure step (e.g. -DH5SHUF_WERROR=ON)
+#   H5SHUF_BUILD_TESTS   ON: also the tests' packages and targets (default OFF)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tests=${H5SHUF_BUILD_TESTS:-OFF}
 
-# liblzf-dev, liblzo2-dev, liblz4-dev: the codecs of the built-in lzf, lzo (PyTables') and bitshuffle
-# filters (python3-tables, PyTables built with LZO, is the tests' independent LZO writer and reader).  The
-# third line: the tests' independent writers and readers (python3-hdf5plugin; bitshuffle, the reference
-# plugin) and the HDF5 filter plugins users have (lz4, bzip2, blosc), which Debian installs in the directory
-# its HDF5 searches by default (/usr/lib/<triplet>/hdf5/serial/plugins), so they work with no
-# HDF5_PLUGIN_PATH.  python3-tqdm: the Python package's progress bar (tests/python_api.py draws it;
-# python3-torch is optional: the DataLoader test runs when it is installed).  openmpi-bin, libopenmpi-dev:
-# h5shuf-mpi, the distributed run (built when CMake finds MPI).  python3-setuptools, python3-wheel,
-# python3-venv, python3-pip: the PEP 517 package (pyproject.toml: pip install --no-build-isolation . into a
-# venv; tests/python_venv.sh).
-packages=(build-essential cmake pkg-config libhdf5-dev hdf5-tools libzstd-dev libxxhash-dev libdeflate-dev zlib1g-dev libcunit1-dev
-          liblzf-dev liblzo2-dev liblz4-dev python3-h5py python3-numpy time strace python3-netcdf4 python3-tables netcdf-bin
-          python3-hdf5plugin bitshuffle hdf5-filter-plugin hdf5-filter-plugin-blosc-serial hdf5-filter-plugin-zfp-serial
-          python3-tqdm openmpi-bin libopenmpi-dev python3-setuptools python3-wheel python3-venv python3-pip)
+# The tool and the library: a compiler, CMake, HDF5, and the codecs of the built-in filters (zstd,
+# libdeflate for gzip, lzf, lzo for PyTables' LZO, lz4 for bitshuffle's LZ4 mode), xxhash (the journal's
+# checksums).  zlib1g-dev: CMake's check of zlib (libhdf5-dev needs it too).
+packages=(build-essential cmake pkg-config libhdf5-dev libzstd-dev libxxhash-dev libdeflate-dev zlib1g-dev
+          liblzf-dev liblzo2-dev liblz4-dev)
+if [ "$tests" = ON ]; then
+  # The test suites: CUnit; HDF5's tools (h5dump, h5diff, h5repack) and the independent writers and readers
+  # (h5py, netCDF4-python and ncdump, PyTables built with LZO, hdf5plugin, bitshuffle's reference plugin);
+  # the HDF5 filter plugins users have (lz4, bzip2, blosc, zfp), which Debian installs where its HDF5
+  # searches by default; time and strace (peak RSS, the calls a run makes); python3-tqdm (the Python
+  # package's progress bar); openmpi-bin and libopenmpi-dev (h5shuf-mpi and its tests); setuptools, wheel,
+  # venv and pip (the PEP 517 package from a clone, tests/python_venv.sh).  python3-torch (the readers
+  # under a real DataLoader, tests/python_readers.py) unless H5SHUF_TEST_TORCH=OFF.
+  packages+=(libcunit1-dev hdf5-tools python3-h5py python3-numpy time strace python3-netcdf4 python3-tables netcdf-bin
+             python3-hdf5plugin bitshuffle hdf5-filter-plugin hdf5-filter-plugin-blosc-serial hdf5-filter-plugin-zfp-serial
+             python3-tqdm openmpi-bin libopenmpi-dev python3-setuptools python3-wheel python3-venv python3-pip)
+  [ "${H5SHUF_TEST_TORCH:-ON}" = OFF ] || packages+=(python3-torch)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -28,10 +37,14 @@ if ((${#missing[@]})); then
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   echo "build.sh: installing ${missing[*]}" >&2
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  # (the tool's packages alone without their recommends: a smaller, faster first install; the tests'
+  # with them, as Debian installs them for a user)
+  norec=--no-install-recommends
+  [ "$tests" = ON ] && norec=
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $norec "${missing[@]}" >/dev/null
 fi
 
 build="${H5SHUF_BUILD_DIR:-build}"
 # shellcheck disable=SC2086  # H5SHUF_CMAKE_FLAGS is a list of flags
-cmake -S . -B "$build" ${H5SHUF_CMAKE_FLAGS:-} >/dev/null
+cmake -S . -B "$build" -DH5SHUF_BUILD_TESTS="$tests" ${H5SHUF_CMAKE_FLAGS:-} >/dev/null
 cmake --build "$build" -j "$(nproc)"
