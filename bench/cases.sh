@@ -71,7 +71,7 @@ RESULTS=${RESULTS:-$root/bench/results/cases-$(date -u +%Y%m%dT%H%M%SZ)}
 BUILD=$(cd "$root" && mkdir -p "${BUILD:-build}" && cd "${BUILD:-build}" && pwd)
 if [ "${NO_BUILD:-0}" != 1 ]; then
   echo "== building h5shuf (scripts/build.sh into $BUILD)"
-  H5SHUF_BUILD_DIR=$BUILD bash "$root/scripts/build.sh" >/dev/null
+  H5SHUF_BUILD_TESTS=ON H5SHUF_BUILD_DIR=$BUILD bash "$root/scripts/build.sh" >/dev/null
 fi
 H5SHUF=${H5SHUF:-$BUILD/h5shuf}
 CPUFLOOR=${CPUFLOOR:-$BUILD/h5shuf_cpufloor}

@@ -33,7 +33,7 @@ RESULTS=${RESULTS:-$root/bench/results/large-$(date -u +%Y%m%dT%H%M%SZ)}
 die() { echo "large_records.sh: $*" >&2; exit 1; }
 bytes_of() { local n=${1%[KMGkmg]}; case ${1: -1} in K|k) echo $((n << 10));; M|m) echo $((n << 20));; G|g) echo $((n << 30));; *) die "bad size '$1'";; esac; }
 case $FILTER in gzip1|none) ;; *) die "FILTER is gzip1 or none";; esac
-[ "${NO_BUILD:-0}" = 1 ] || H5SHUF_BUILD_DIR=$BUILD bash "$root/scripts/build.sh" >/dev/null
+[ "${NO_BUILD:-0}" = 1 ] || H5SHUF_BUILD_TESTS=ON H5SHUF_BUILD_DIR=$BUILD bash "$root/scripts/build.sh" >/dev/null
 H=$BUILD/h5shuf
 mkdir -p "$WORK" "$(dirname "$RESULTS")"
 out=$WORK/out

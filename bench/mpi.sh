@@ -57,7 +57,7 @@ RESULTS=${RESULTS:-$root/bench/results/mpi-$(date -u +%Y%m%dT%H%M%SZ)}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 for c in $CASES; do case $c in x|tokens|records) ;; *) echo "mpi.sh: unknown case '$c' (x, tokens, records)" >&2; exit 1;; esac; done
 case $RECORDS_FILTER in gzip1|none) ;; *) echo "mpi.sh: RECORDS_FILTER is gzip1 or none" >&2; exit 1;; esac
-[ "${NO_BUILD:-0}" = 1 ] || H5SHUF_BUILD_DIR=$BUILD bash "$root/scripts/build.sh" >/dev/null
+[ "${NO_BUILD:-0}" = 1 ] || H5SHUF_BUILD_TESTS=ON H5SHUF_BUILD_DIR=$BUILD bash "$root/scripts/build.sh" >/dev/null
 H=$BUILD/h5shuf HM=$BUILD/h5shuf-mpi IO=$root/bench/procio.py
 [ -x "$HM" ] || { echo "mpi.sh: $HM was not built (install openmpi-bin libopenmpi-dev)" >&2; exit 1; }
 mkdir -p "$WORK" "$(dirname "$RESULTS")"

@@ -57,13 +57,13 @@ done
 # --- tools
 if [ "${NO_BUILD:-0}" != 1 ]; then
   echo "== building h5shuf (scripts/build.sh into $BUILD)"
-  H5SHUF_BUILD_DIR=$BUILD bash "$root/scripts/build.sh" >/dev/null
+  H5SHUF_BUILD_TESTS=ON H5SHUF_BUILD_DIR=$BUILD bash "$root/scripts/build.sh" >/dev/null
 fi
 H5SHUF=${H5SHUF:-$BUILD/h5shuf}
 GENDATA=$BUILD/h5shuf_gendata
 export HDF5_PLUGIN_PATH=$BUILD/plugins  # h5repack and h5py read and write zstd through the plugin
 for t in "$H5SHUF" "$GENDATA" /usr/bin/time h5repack "$PY"; do
-  command -v "$t" >/dev/null || die "$t not found (scripts/build.sh installs what is needed)"
+  command -v "$t" >/dev/null || die "$t not found (scripts/test.sh installs what is needed)"
 done
 [ -e "$HDF5_PLUGIN_PATH/libh5shuf_zstd.so" ] || die "no zstd plugin in $HDF5_PLUGIN_PATH"
 has() { [[ " $METHODS " == *" $1 "* ]]; }

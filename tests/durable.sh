@@ -7,7 +7,7 @@
 # Usage: bash tests/durable.sh PATH/TO/h5shuf PATH/TO/h5shuf_gendata   (needs strace)
 set -u
 H=$1 GEN=$2
-command -v strace >/dev/null || { echo "not ok - strace is not installed (scripts/build.sh installs it)"; exit 1; }
+command -v strace >/dev/null || { echo "not ok - strace is not installed (scripts/test.sh installs it)"; exit 1; }
 W=$(mktemp -d "${TMPDIR:-/tmp}/h5shuf-durable.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 "$GEN" floats "$W/in.h5" 20000 16 1 || exit 1

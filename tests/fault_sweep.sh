@@ -100,7 +100,7 @@ cmp -s "$W/one.h5" "$W/out/o.h5" || { echo "not ok - the final gather's output d
 rm -f "$W/out/o.h5"
 # variable-length rows (vlen.c): sequences with a row longer than a scratch chunk, strings, a fixed dataset
 if ! /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
-    echo "not ok - vlen: /usr/bin/python3 cannot import h5py (python3-h5py, which scripts/build.sh installs)"
+    echo "not ok - vlen: /usr/bin/python3 cannot import h5py (python3-h5py, which scripts/test.sh installs)"
     failed=$((failed + 1))
 else
     /usr/bin/python3 -c "
@@ -145,7 +145,7 @@ fi
 # large for an object header, whole-file; then one of its datasets, whose attributes refer to objects not in
 # the output, with --drop-references.  Every 2nd point and the last ones (the time budget).
 if ! /usr/bin/python3 -c 'import h5py, netCDF4' 2>/dev/null; then
-    echo "not ok - real files: /usr/bin/python3 cannot import h5py and netCDF4 (python3-netcdf4, which scripts/build.sh installs)"
+    echo "not ok - real files: /usr/bin/python3 cannot import h5py and netCDF4 (python3-netcdf4, which scripts/test.sh installs)"
     failed=$((failed + 1))
 else
     /usr/bin/python3 - "$W" <<'PY' || exit 1

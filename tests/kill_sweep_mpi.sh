@@ -262,7 +262,7 @@ case "direct path, slow start" in
     if command -v strace >/dev/null; then
         slow_start || { echo "not ok - slow start: the uninterrupted run failed"; failed=$((failed + 1)); }
     else
-        echo "ok - direct path, slow start # SKIP strace is not installed (scripts/build.sh installs it)"
+        echo "ok - direct path, slow start # SKIP strace is not installed (scripts/test.sh installs it)"
     fi
     ;;
 esac
