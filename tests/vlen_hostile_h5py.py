@@ -140,6 +140,82 @@ def refused(name, args, path, dsname, want):
         check("%s: no output left" % name, not os.path.exists(args[-1]))
 
 
+def patch_all_objects(src, dst, size):
+    """dst: src with the size of every object of every global heap collection set to size."""
+    b = bytearray(open(src, "rb").read())
+    n = 0
+    for _, objs in heap_collections(b):
+        for p, _, _ in objs:
+            struct.pack_into("<Q", b, p + 8, size)
+            n += 1
+    open(dst, "wb").write(b)
+    return n
+
+
+def case_nested_and_members(d, out):
+    """Global-heap data HDF5 reads on its own, beyond a dataset's rows and a vlen attribute: a dimension
+    scale's DIMENSION_LIST (read by H5DSget_num_scales before anything is copied), an attribute of
+    compounds with a vlen string member (H5Aread), a copied dataset of such compounds (H5Ocopy), an array of
+    vlen strings as an attribute; each with its heap objects' sizes patched to 100000 (more than their
+    collection holds): exit 1, one line.  And nested vlen data (a sequence of sequences) as an attribute:
+    refused in one line, the unpatched file too (its inner descriptors lie in the heap, unchecked)."""
+    o = os.path.join(d, "o.h5")
+    rec = np.dtype([("a", "<i4"), ("s", h5py.string_dtype())])
+
+    def scale(f):
+        f["x"] = np.arange(16, dtype=np.int32).reshape(8, 2)
+        f["t"] = np.arange(8, dtype=np.float64)
+        f["t"].make_scale("t")
+        f["x"].dims[0].attach_scale(f["t"])
+
+    def member_attr(f):
+        f["x"] = np.arange(8, dtype=np.int32)
+        f["x"].attrs.create("meta", np.array([(1, "alpha"), (2, "beta gamma")], dtype=rec))
+
+    def member_copy(f):
+        f["x"] = np.arange(8, dtype=np.int32)
+        f["y"] = np.arange(8, dtype=np.int64)
+        f.create_dataset("meta", data=np.array([(1, "alpha"), (2, "beta"), (3, "")], dtype=rec))
+
+    def array_attr(f):
+        f["x"] = np.arange(8, dtype=np.int32)
+        tid = h5py.h5t.array_create(h5py.h5t.py_create(h5py.string_dtype(), logical=True), (3,))
+        a = h5py.h5a.create(f["x"].id, b"names", tid, h5py.h5s.create_simple((2,)))
+        v = np.empty(2, dtype=a.dtype)
+        v[0], v[1] = ["one", "two", "three"], ["four", "", "six"]
+        a.write(v, mtype=tid)
+
+    cases = [("a dimension scale's DIMENSION_LIST", scale, [[], [":/x"]], "global heap"),
+             ("an attribute of compounds with a vlen string member", member_attr, [[]], "global heap"),
+             ("a copied dataset of compounds with a vlen string member", member_copy, [[]], "global heap"),
+             ("an attribute of arrays of vlen strings", array_attr, [[]], "global heap")]
+    for name, make, specs, want in cases:
+        good = os.path.join(d, "heap-ok.h5")
+        with h5py.File(good, "w") as f:
+            make(f)
+        rc, err, _, _ = run([H5SHUF, "-q", "-f", "-m", "2M", good, out])
+        check("%s: the unpatched file shuffles (exit 0, silent)" % name, rc == 0 and not err, err)
+        bad = os.path.join(d, "heap-bad.h5")
+        check("%s: heap objects patched" % name, patch_all_objects(good, bad, 100000) > 0)
+        for spec in specs:
+            arg = bad + (spec[0] if spec else "")
+            refused("%s%s: object sizes 100000" % (name, " (dataset mode)" if spec else ""),
+                    [H5SHUF, "-f", "-m", "2M", arg, o], bad, "", want)
+    # nested: a vlen of vlen int32 attribute (h5py's low-level API), refused before HDF5 reads it
+    nest = os.path.join(d, "nested.h5")
+    with h5py.File(nest, "w") as f:
+        f["x"] = np.arange(8, dtype=np.int32)
+        tid = h5py.h5t.vlen_create(h5py.h5t.vlen_create(h5py.h5t.NATIVE_INT32))
+        a = h5py.h5a.create(f["x"].id, b"nest", tid, h5py.h5s.create_simple((2,)))
+        data = np.empty(2, dtype=object)
+        for i in range(2):
+            inner = np.empty(2, dtype=object)
+            inner[0], inner[1] = np.arange(3, dtype=np.int32), np.arange(2, dtype=np.int32)
+            data[i] = inner
+        a.write(data)
+    refused("an attribute of nested vlen data", [H5SHUF, "-f", "-m", "2M", nest, o], nest, "nest", "nested")
+
+
 def main():
     global H5SHUF, SANITIZED
     args = sys.argv[1:]
@@ -237,6 +313,7 @@ def main():
             open(cbad, "wb").write(cb)
             refused("a %s of a vlen string: object size 2^40" % what, [H5SHUF, "-f", "-m", "2M", cbad,
                                                                         os.path.join(d, "o.h5")], "h5", want, "global heap")
+        case_nested_and_members(d, out)
     print("%d passed, %d failed" % (PASSED, FAILED))
     return 1 if FAILED else 0
 

@@ -49,3 +49,23 @@ with f("attrs-group") as h:
     g = h.create_group("meta")
     g.attrs["n"] = 3
     g["scalar"] = np.float64(2.5)  # (not rows: copied)
+with f("scale") as h:  # a dimension scale: DIMENSION_LIST (global heap) read by H5DS before anything
+    h["x"] = np.arange(16, dtype=np.int32).reshape(8, 2)
+    h["t"] = np.arange(8, dtype=np.float64)
+    h["t"].make_scale("t")
+    h["x"].dims[0].attach_scale(h["t"])
+rec = np.dtype([("a", "<i4"), ("s", h5py.string_dtype())])
+with f("compound-vlen-attr") as h:  # an attribute of compounds with a vlen string member (copied: H5Aread)
+    h["x"] = np.arange(8, dtype=np.int32)
+    h["x"].attrs.create("meta", np.array([(1, "alpha"), (2, "beta gamma")], dtype=rec))
+with f("compound-vlen-copied") as h:  # a dataset of such compounds, not rows (copied: H5Ocopy)
+    h["x"] = np.arange(8, dtype=np.int32)
+    h["y"] = np.arange(8, dtype=np.int64)
+    h.create_dataset("meta", data=np.array([(1, "alpha"), (2, "beta"), (3, "")], dtype=rec))
+with f("array-vlen-rows") as h:  # rows of arrays of vlen strings (the descriptors read as one opaque run)
+    tid = h5py.h5t.array_create(h5py.h5t.py_create(h5py.string_dtype(), logical=True), (3,))
+    h5py.h5d.create(h.id, b"a", tid, h5py.h5s.create_simple((6,)))
+    a = np.empty(6, dtype=h["a"].dtype)
+    for i in range(6):
+        a[i] = ["s%d" % i, "" if i % 3 else "three", "ü" * (i % 4)]
+    h["a"][...] = a

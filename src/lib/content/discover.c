@@ -21,6 +21,7 @@
 #include <hdf5_hl.h> /* H5DS: dimension scales */
 
 #include "discover.h"
+#include "vlenbound.h" /* h5shuf__vlen_bound_attr */
 #include "fault.h"
 #include "h5err.h"
 
@@ -69,8 +70,8 @@ static int is_scale(hid_t d)
 /* The scale attached at dimension dim of dataset d (its address), or HADDR_UNDEF. */
 static haddr_t scale_of(hid_t d, unsigned dim)
 {
-    haddr_t addr = HADDR_UNDEF;
-    if (H5DSget_num_scales(d, dim) > 0)
+    haddr_t addr = HADDR_UNDEF; /* (a DIMENSION_LIST past the bound: none here; its copy refuses it) */
+    if (h5shuf__vlen_bound_attr(d, "DIMENSION_LIST") >= 0 && H5DSget_num_scales(d, dim) > 0)
         H5DSiterate_scales(d, dim, NULL, first_scale_cb, &addr);
     H5Eclear2(H5E_DEFAULT);
     return addr;
@@ -325,6 +326,10 @@ int h5shuf__discover_scales(hid_t file, const char *name, struct h5shuf_spec *sp
         hid_t s = H5Dget_space(d);
         if (s >= 0)
             rank = H5Sget_simple_extent_ndims(s), H5Sclose(s);
+        if (rank > 0 && h5shuf__vlen_bound_attr(d, "DIMENSION_LIST") < 0) /* (H5DS reads it through HDF5's vlen
+                                                                            * conversion, which trusts the heap) */
+            st = h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot read its dimension scales: %s", name, spec->paths[k],
+                              h5shuf__hdf5_cause(cause, sizeof cause));
         for (int dim = 0; dim < rank && st == H5SHUF_OK; dim++) {
             if (H5DSget_num_scales(d, (unsigned)dim) <= 0) {
                 H5Eclear2(H5E_DEFAULT);

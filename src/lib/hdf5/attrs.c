@@ -55,6 +55,16 @@ static int is_reference_list(const char *name, hid_t t)
     return strcmp(name, "REFERENCE_LIST") == 0 && H5Tget_class(t) == H5T_COMPOUND;
 }
 
+/* A failed read of attribute name of src: the input's file and object named, with HDF5's cause. */
+static int read_failed(hid_t src, const char *name, struct h5shuf_err *err)
+{
+    char cause[256], file[4096] = "", obj[4096] = "";
+    h5shuf__hdf5_cause(cause, sizeof cause);
+    if (H5Fget_name(src, file, sizeof file) < 0 || H5Iget_name(src, obj, sizeof obj) < 0)
+        H5Eclear2(H5E_DEFAULT);
+    return h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot read attribute %s: %s", file, obj, name, cause);
+}
+
 /* Copy one attribute as values of its own type: raw bytes, or for variable-length data and references
  * its native form (HDF5 hands out vlen pointers; references are rewritten for the output). */
 static int copy_one(hid_t src, const char *name, const H5A_info_t *ainfo, struct copy_ctx *cx)
@@ -79,8 +89,10 @@ static int copy_one(hid_t src, const char *name, const H5A_info_t *ainfo, struct
         st = h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory for attribute %s", name);
         goto out;
     }
-    if (n && (h5shuf__vlen_bound_whole(a) < 0 || H5Aread(a, mt, buf) < 0)) /* (HDF5 trusts its heap objects) */
-        goto hdf5_error;
+    if (n && (h5shuf__vlen_bound_whole(a) < 0 || H5Aread(a, mt, buf) < 0)) { /* (HDF5 trusts its heap objects) */
+        st = read_failed(src, name, cx->err);
+        goto out;
+    }
     reclaim = native && n;
     if (refs && is_reference_list(name, t)) {
         size_t kept = keep_attached(cx->rw->map, mt, buf, n);

@@ -31,8 +31,6 @@ __attribute__((format(printf, 5, 6))) static herr_t refuse(hid_t *minor, char *m
 
 void h5shuf__heapfile_close(struct heapfile *h)
 {
-    if (h->own && h->fd >= 0)
-        close(h->fd);
     h->fd = -1;
 }
 
@@ -48,14 +46,11 @@ herr_t h5shuf__heapfile_open(hid_t dset, struct heapfile *h, hid_t *minor, char 
     void *handle = NULL;
     if (r >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 && H5Fget_vfd_handle(fid, fapl, &handle) >= 0 && handle) {
         h->fd = *(int *)handle;
-    } else if (r >= 0) { /* another driver: the file by its name */
+    } else if (r >= 0) { /* another driver (HDF5_DRIVER, an application's file): its bytes are not a descriptor's
+                          * to read, and the file by its name may be another file by now */
         H5Eclear2(H5E_DEFAULT);
-        char name[4096];
-        ssize_t len = H5Fget_name(fid, name, sizeof name);
-        h->fd = len > 0 && (size_t)len < sizeof name ? open(name, O_RDONLY | O_CLOEXEC) : -1;
-        h->own = 1;
-        if (h->fd < 0)
-            r = refuse(minor, msg, cap, H5E_CANTOPENFILE, "cannot open the file to check its variable-length data");
+        r = refuse(minor, msg, cap, H5E_UNSUPPORTED,
+                   "cannot check its variable-length data: the file is not open through HDF5's sec2 driver");
     }
     struct stat st;
     if (r >= 0 && fstat(h->fd, &st) != 0)

@@ -22,7 +22,7 @@
 
 /* The file under a dataset, for reading its bytes. */
 struct heapfile {
-    int fd, own;     /* own: opened here by name (closed by h5shuf__heapfile_close) */
+    int fd;          /* HDF5's own descriptor of the file (not closed here) */
     uint64_t size;   /* bytes of the file */
     uint64_t base;   /* file offset of HDF5 address 0: the user block's size */
     unsigned sa, ss; /* sizes of file addresses and lengths, bytes (1..8) */
@@ -53,10 +53,10 @@ static inline uint64_t h5shuf__get_le(const unsigned char *p, unsigned bytes)
     return v;
 }
 
-/* Close what h5shuf__heapfile_open opened (h->fd is -1 after). */
+/* Forget what h5shuf__heapfile_open found (h->fd is -1 after; the descriptor stays HDF5's). */
 H5SHUF_INTERNAL void h5shuf__heapfile_close(struct heapfile *h);
-/* The file of dset (a dataset or attribute): its descriptor (HDF5's own with the sec2 driver, else the
- * file opened by its name), size, base and address sizes.  < 0 with HDF5's minor error code in *minor and
+/* The file of dset (a dataset or attribute): its descriptor (HDF5's own: the file must be open through the
+ * sec2 driver, else it is refused), size, base and address sizes.  < 0 with HDF5's minor error code in *minor and
  * one line in msg (cap bytes) when refused, or with *minor 0 when HDF5 failed (its stack has the cause). */
 H5SHUF_INTERNAL herr_t h5shuf__heapfile_open(hid_t dset, struct heapfile *h, hid_t *minor, char *msg, size_t cap);
 /* The collection at addr, from cache[0 .. GCOL_CACHE) or loaded into its next slot (*next, round robin;

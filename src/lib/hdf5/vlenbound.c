@@ -11,10 +11,11 @@
  * element through the same conversion, so it crashes (or runs away) exactly as the read would.
  *
  * So the descriptors are read without their payload -- H5Dread into an opaque type of the same size
- * through a soft conversion registered for the read alone, which leaves the stored bytes as they are --
+ * through a soft conversion that leaves the stored bytes as they are (registered once for the library's
+ * lifetime, never removed: a job's read cannot take another's conversion away) --
  * and each is checked against the collection it names, walked (gheap.c) as H5HG__cache_heap_deserialize
  * walks it but with every length held against the collection and the collection against the file.  The file's
- * bytes come through HDF5's own descriptor (the sec2 driver) or from the file opened by its name.
+ * bytes come through HDF5's own descriptor (the sec2 driver; a file open through another is refused).
  *
  * The bound on the total.  The dataset's own storage (H5Dget_storage_size) holds only the descriptors,
  * 16 bytes an element whatever its length, so it bounds nothing.  The file does: a heap object is never
@@ -24,6 +25,7 @@
  * that share an object, which HDF5 never writes, get past it, and those are refused.  The caller's limit
  * (from its memory budget) is the other bound: rows whose payload alone exceeds it cannot be afforded.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +36,7 @@
 #include "rows.h"
 #include "varena.h"
 #include "vlenbound.h"
-#include "vlenrec.h" /* h5shuf__vrec_desc_type */
+#include "vlenrec.h" /* h5shuf__type_has_var */
 
 #define CONV_NAME "h5shuf vlen descriptors"
 #define DESC_TAG "h5shuf vlen descriptor"
@@ -61,22 +63,158 @@ __attribute__((format(printf, 3, 4))) static herr_t refuse(struct why *w, hid_t 
     return -1;
 }
 
-/* The soft conversion from a stored vlen (sequence or string) to the opaque DESC_TAG type of the same
- * size: the descriptors as stored, so there is nothing to convert.  It declines every other pair. */
+/* Is t a variable-length sequence or string, or an array (of arrays) of them?  Such a type is stored as
+ * descriptors alone, one after another: what the descriptor type reads as one opaque run. */
+static int all_descriptors(hid_t t)
+{
+    H5T_class_t c = H5Tget_class(t);
+    if (c == H5T_VLEN || (c == H5T_STRING && H5Tis_variable_str(t) > 0))
+        return 1;
+    if (c != H5T_ARRAY)
+        return 0;
+    hid_t s = H5Tget_super(t);
+    int r = s >= 0 && all_descriptors(s);
+    if (s >= 0)
+        H5Tclose(s);
+    return r;
+}
+
+/* The soft conversion from stored descriptors (a vlen sequence or string, or an array of them) to the
+ * opaque DESC_TAG type of the same size: the descriptors as stored, so there is nothing to convert.  It
+ * declines every other pair, so registered once it changes no other conversion of the process.  (An array
+ * of descriptors is converted here whole rather than through HDF5's array conversion, which calls an
+ * application's conversion of its elements in a way HDF5 1.14 crashes on.) */
 static herr_t desc_conv(hid_t src, hid_t dst, H5T_cdata_t *cdata, size_t nelmts, size_t buf_stride,
                         size_t bkg_stride, void *buf, void *bkg, hid_t dxpl)
 {
     (void)nelmts, (void)buf_stride, (void)bkg_stride, (void)buf, (void)bkg, (void)dxpl;
     if (cdata->command != H5T_CONV_INIT)
         return 0;
-    H5T_class_t c = H5Tget_class(src);
-    int var = c == H5T_VLEN || (c == H5T_STRING && H5Tis_variable_str(src) > 0);
-    char *tag = var && H5Tget_class(dst) == H5T_OPAQUE ? H5Tget_tag(dst) : NULL;
-    int ours = tag && strcmp(tag, DESC_TAG) == 0 && H5Tget_size(src) == H5Tget_size(dst);
+    char *tag = H5Tget_class(dst) == H5T_OPAQUE ? H5Tget_tag(dst) : NULL;
+    int ours = tag && strcmp(tag, DESC_TAG) == 0 && H5Tget_size(src) == H5Tget_size(dst) && all_descriptors(src);
     if (tag)
         H5free_memory(tag);
     cdata->need_bkg = H5T_BKG_NO;
     return ours ? 0 : -1;
+}
+
+/* desc_conv registered for the classes it converts from, once for the HDF5 library's lifetime: again only
+ * after the library was closed and opened again (H5close drops every registration), which a conversion
+ * path that no longer leads to desc_conv tells (H5Tfind; no id is kept open across calls).  0, or < 0 when
+ * HDF5 failed. */
+static herr_t register_conv(void)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    hsize_t one = 1;
+    pthread_mutex_lock(&lock);
+    hid_t seq = H5Tvlen_create(H5T_NATIVE_UCHAR), str = H5Tcopy(H5T_C_S1);
+    hid_t arr = seq >= 0 ? H5Tarray_create2(seq, 1, &one) : H5I_INVALID_HID;
+    hid_t op = H5Tcreate(H5T_OPAQUE, sizeof(hvl_t)); /* (the size of seq in memory: a pair desc_conv takes) */
+    herr_t r = seq < 0 || str < 0 || arr < 0 || op < 0 || H5Tset_size(str, H5T_VARIABLE) < 0 ||
+                       H5Tset_tag(op, DESC_TAG) < 0
+                   ? -1
+                   : 0;
+    H5T_cdata_t *cd = NULL;
+    H5T_conv_t found = r >= 0 ? H5Tfind(seq, op, &cd) : NULL;
+    if (r >= 0 && found != desc_conv) {
+        H5Eclear2(H5E_DEFAULT); /* (no path yet: not registered) */
+        r = H5Tregister(H5T_PERS_SOFT, CONV_NAME, seq, op, desc_conv) < 0 ||
+                    H5Tregister(H5T_PERS_SOFT, CONV_NAME, str, op, desc_conv) < 0 ||
+                    H5Tregister(H5T_PERS_SOFT, CONV_NAME, arr, op, desc_conv) < 0
+                ? -1
+                : 0;
+    }
+    hid_t t[] = {seq, str, arr, op};
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+        if (t[i] >= 0)
+            H5Tclose(t[i]);
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+/* The descriptors of one element of t, a type all_descriptors() accepts: 1 for a sequence or a string,
+ * the product of the dims (recursively) for an array.  0 when HDF5 fails. */
+static uint64_t leaf_count(hid_t t)
+{
+    if (H5Tget_class(t) != H5T_ARRAY)
+        return 1;
+    hsize_t dims[H5S_MAX_RANK];
+    int k = H5Tget_array_ndims(t);
+    hid_t s = H5Tget_super(t);
+    uint64_t n = s >= 0 && k > 0 && H5Tget_array_dims2(t, dims) >= 0 ? leaf_count(s) : 0;
+    for (int i = 0; i < k && n; i++)
+        n = dims[i] && n <= UINT64_MAX / dims[i] ? n * dims[i] : 0;
+    if (s >= 0)
+        H5Tclose(s);
+    return n;
+}
+
+/* A datatype that reads only the stored descriptors of t's variable-length members: each sequence or
+ * string, and each array of them, an opaque DESC_TAG run of dsz bytes a descriptor; compounds keep the
+ * names of the members that hold variable-length data (in order, packed), arrays of compounds their dims;
+ * everything else is left out, so the descriptors come in slot order.  H5I_INVALID_HID on failure; the
+ * caller closes it. */
+static hid_t desc_type(hid_t t, size_t dsz)
+{
+    H5T_class_t c = H5Tget_class(t);
+    if (all_descriptors(t)) {
+        uint64_t n = leaf_count(t);
+        hid_t d = n && n <= SIZE_MAX / dsz ? H5Tcreate(H5T_OPAQUE, (size_t)(n * dsz)) : H5I_INVALID_HID;
+        if (d >= 0 && H5Tset_tag(d, DESC_TAG) < 0) {
+            H5Tclose(d);
+            d = H5I_INVALID_HID;
+        }
+        return d;
+    }
+    if (c == H5T_ARRAY) {
+        hid_t s = H5Tget_super(t), m = s >= 0 ? desc_type(s, dsz) : H5I_INVALID_HID;
+        hsize_t dims[H5S_MAX_RANK];
+        int k = H5Tget_array_ndims(t);
+        hid_t r = m >= 0 && k > 0 && H5Tget_array_dims2(t, dims) >= 0 ? H5Tarray_create2(m, (unsigned)k, dims)
+                                                                      : H5I_INVALID_HID;
+        if (m >= 0)
+            H5Tclose(m);
+        if (s >= 0)
+            H5Tclose(s);
+        return r;
+    }
+    if (c != H5T_COMPOUND)
+        return H5I_INVALID_HID;
+    int n = H5Tget_nmembers(t);
+    hid_t *m = n > 0 ? calloc((size_t)n, sizeof *m) : NULL;
+    size_t size = 0;
+    int ok = m != NULL;
+    for (int i = 0; ok && i < n; i++) {
+        hid_t mt = H5Tget_member_type(t, (unsigned)i);
+        m[i] = H5I_INVALID_HID;
+        ok = mt >= 0;
+        if (ok && h5shuf__type_has_var(mt)) {
+            m[i] = desc_type(mt, dsz);
+            ok = m[i] >= 0;
+            size += ok ? H5Tget_size(m[i]) : 0;
+        }
+        if (mt >= 0)
+            H5Tclose(mt);
+    }
+    hid_t r = ok && size ? H5Tcreate(H5T_COMPOUND, size) : H5I_INVALID_HID;
+    size_t off = 0;
+    for (int i = 0; r >= 0 && i < n; i++) {
+        if (m[i] < 0)
+            continue;
+        char *name = H5Tget_member_name(t, (unsigned)i);
+        if (!name || H5Tinsert(r, name, off, m[i]) < 0) {
+            H5Tclose(r);
+            r = H5I_INVALID_HID;
+        }
+        off += H5Tget_size(m[i]);
+        if (name)
+            H5free_memory(name);
+    }
+    for (int i = 0; m && i < n; i++)
+        if (m[i] >= 0)
+            H5Tclose(m[i]);
+    free(m);
+    return r;
 }
 
 /* What is checked: rows [start, start+n) of per elements each of obj (a dataset; or one row of all its
@@ -181,13 +319,12 @@ static herr_t bound(const struct target *tg, uint64_t limit_bytes, struct copy *
         cache[i] = (struct gcol){.addr = UINT64_MAX};
     unsigned char *desc = NULL;
     hid_t dt = H5I_INVALID_HID;
-    int registered = 0;
     const int str = tg->str;
     h5shuf_u128 total = 0; /* decoded payload bytes of the rows (of those checked, when cut) */
     int cut = 0;
     herr_t r = h5shuf__heapfile_open(tg->obj, &h, &why.minor, why.msg, sizeof why.msg);
-    if (cp && (h.own || tg->slot || tg->str || tg->attr || tg->whole))
-        cp->ok = 0; /* copied only from HDF5's own descriptor of the file (the sec2 driver), as it reads it */
+    if (cp && (tg->slot || tg->str || tg->attr || tg->whole))
+        cp->ok = 0;
     const uint64_t dsz = 8 + (uint64_t)h.sa, per = tg->per;
     uint64_t brows = per < DESC_BLOCK ? DESC_BLOCK / per : 1;
     if (brows > n)
@@ -197,28 +334,8 @@ static herr_t bound(const struct target *tg, uint64_t limit_bytes, struct copy *
                    (unsigned long long)per);
     if (r >= 0 && !(desc = malloc((size_t)(brows * per * dsz))))
         r = refuse(w, H5E_NOSPACE, "out of memory");
-    if (r >= 0 && ((dt = H5Tcreate(H5T_OPAQUE, (size_t)dsz)) < 0 || H5Tset_tag(dt, DESC_TAG) < 0))
+    if (r >= 0 && (register_conv() < 0 || (dt = desc_type(tg->vtype, (size_t)dsz)) < 0))
         r = -1;
-    if (r >= 0 && !tg->slot) {
-        r = H5Tregister(H5T_PERS_SOFT, CONV_NAME, tg->vtype, dt, desc_conv);
-        registered = r >= 0;
-    } else if (r >= 0) { /* compound or array elements: read through their shape with a descriptor at each
-                          * vlen member (sequences and strings both registered) */
-        hid_t rec = h5shuf__vrec_desc_type(tg->vtype, dt), seq = H5Tvlen_create(H5T_NATIVE_UCHAR);
-        hid_t vstr = H5Tcopy(H5T_C_S1);
-        r = rec < 0 || seq < 0 || vstr < 0 || H5Tset_size(vstr, H5T_VARIABLE) < 0 ? -1 : 0;
-        if (r >= 0)
-            r = H5Tregister(H5T_PERS_SOFT, CONV_NAME, seq, dt, desc_conv);
-        registered = r >= 0;
-        if (r >= 0)
-            r = H5Tregister(H5T_PERS_SOFT, CONV_NAME, vstr, dt, desc_conv);
-        if (seq >= 0)
-            H5Tclose(seq);
-        if (vstr >= 0)
-            H5Tclose(vstr);
-        H5Tclose(dt);
-        dt = rec;
-    }
     for (uint64_t b = start; r >= 0 && b < start + n; b += brows) {
         uint64_t k = start + n - b < brows ? start + n - b : brows;
         r = read_descs(tg, dt, b, k, desc);
@@ -280,8 +397,6 @@ static herr_t bound(const struct target *tg, uint64_t limit_bytes, struct copy *
     if (r >= 0 && cp && cp->ok)
         copy_point(cp, n * per);
     hid_t stack = r < 0 && !why.msg[0] ? H5Eget_current_stack() : H5I_INVALID_HID; /* HDF5's failure */
-    if (registered)
-        H5Tunregister(H5T_PERS_SOFT, CONV_NAME, H5I_INVALID_HID, H5I_INVALID_HID, desc_conv);
     if (dt >= 0)
         H5Tclose(dt);
     for (unsigned i = 0; i < GCOL_CACHE; i++)
@@ -307,6 +422,69 @@ herr_t h5shuf__vlen_bound(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t s
     return bound(&tg, limit_bytes, NULL);
 }
 
+/* The variable-length leaves of one element of file type t, in slot order (the order desc_type reads
+ * their descriptors): each one's payload element bytes and whether it is a string, appended to *sl (*n
+ * of them, *cap allocated).  0; 1 when t holds a sequence of variable-length data (nested: its inner
+ * descriptors lie in the heap, where nothing checks them first); < 0 when HDF5 fails, memory runs out
+ * or an element has more than 2^22 leaves. */
+static int var_slots(hid_t t, struct h5shuf_vslot **sl, size_t *n, size_t *cap)
+{
+    H5T_class_t c = H5Tget_class(t);
+    int r = 0;
+    if (c == H5T_VLEN || (c == H5T_STRING && H5Tis_variable_str(t) > 0)) {
+        hid_t s = c == H5T_VLEN ? H5Tget_super(t) : H5I_INVALID_HID;
+        if (c == H5T_VLEN && (s < 0 || h5shuf__type_has_var(s)))
+            r = s < 0 ? -1 : 1;
+        if (r == 0 && *n == *cap) {
+            size_t k = *cap ? 2 * *cap : 16;
+            struct h5shuf_vslot *q = k <= (1u << 22) ? realloc(*sl, k * sizeof *q) : NULL;
+            r = q ? 0 : -1;
+            if (q)
+                *sl = q, *cap = k;
+        }
+        if (r == 0)
+            (*sl)[(*n)++] = (struct h5shuf_vslot){.base = s >= 0 ? H5Tget_size(s) : 1, .str = c == H5T_STRING};
+        if (s >= 0)
+            H5Tclose(s);
+        return r;
+    }
+    if (c == H5T_ARRAY) {
+        hid_t s = H5Tget_super(t);
+        hsize_t dims[H5S_MAX_RANK];
+        int k = H5Tget_array_ndims(t);
+        uint64_t reps = s >= 0 && k > 0 && H5Tget_array_dims2(t, dims) >= 0 ? 1 : 0;
+        for (int i = 0; i < k && reps; i++)
+            reps = dims[i] && reps <= (1u << 22) / dims[i] ? reps * dims[i] : 0;
+        size_t first = *n;
+        r = reps ? var_slots(s, sl, n, cap) : -1;
+        size_t one = *n - first; /* the leaves of one array element, repeated for the others */
+        for (uint64_t i = 1; r == 0 && i < reps && one; i++) {
+            for (size_t j = 0; r == 0 && j < one; j++) {
+                if (*n == *cap) {
+                    size_t kk = 2 * *cap;
+                    struct h5shuf_vslot *q = kk <= (1u << 22) ? realloc(*sl, kk * sizeof *q) : NULL;
+                    r = q ? 0 : -1;
+                    if (q)
+                        *sl = q, *cap = kk;
+                }
+                if (r == 0)
+                    (*sl)[(*n)++] = (*sl)[first + j];
+            }
+        }
+        if (s >= 0)
+            H5Tclose(s);
+        return r;
+    }
+    if (c == H5T_COMPOUND)
+        for (int i = 0, nm = H5Tget_nmembers(t); r == 0 && i < nm; i++) {
+            hid_t m = H5Tget_member_type(t, (unsigned)i);
+            r = m < 0 ? -1 : h5shuf__type_has_var(m) ? var_slots(m, sl, n, cap) : 0;
+            if (m >= 0)
+                H5Tclose(m);
+        }
+    return r;
+}
+
 herr_t h5shuf__vlen_bound_whole(hid_t obj)
 {
     int attr = H5Iget_type(obj) == H5I_ATTR;
@@ -314,31 +492,60 @@ herr_t h5shuf__vlen_bound_whole(hid_t obj)
     hid_t s = attr ? H5Aget_space(obj) : H5Dget_space(obj);
     H5T_class_t c = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
     int str = c == H5T_STRING && H5Tis_variable_str(t) > 0;
-    hid_t super = c == H5T_VLEN ? H5Tget_super(t) : H5I_INVALID_HID;
     hsize_t dims[H5S_MAX_RANK] = {0};
     int rank = s >= 0 ? H5Sget_simple_extent_dims(s, dims, NULL) : -1;
     hssize_t np = s >= 0 ? H5Sget_simple_extent_npoints(s) : -1;
-    herr_t r = t < 0 || s < 0 || rank < 0 || np < 0 || (c == H5T_VLEN && super < 0) ? -1 : 0;
+    herr_t r = t < 0 || s < 0 || rank < 0 || np < 0 ? -1 : 0;
+    struct h5shuf_vslot *slot = NULL;
+    size_t nslot = 0, cap = 0;
+    int nested = r >= 0 && h5shuf__type_has_var(t) ? var_slots(t, &slot, &nslot, &cap) : 0;
+    if (nested < 0)
+        r = -1;
     struct target tg = {.obj = obj, .vtype = t, .attr = attr, .whole = attr || rank == 0, .str = str,
-                        .base = str ? 1 : super >= 0 ? H5Tget_size(super) : 0};
+                        .base = nslot ? slot[0].base : 0};
+    const int top = c == H5T_VLEN || str; /* a sequence or a string itself, else members (slots) */
+    if (!top && nslot) {
+        tg.slot = slot;
+        tg.nslot = nslot;
+    }
     if (tg.whole) {
-        tg.per = (uint64_t)np;
+        tg.per = (uint64_t)np * (top ? 1 : nslot);
         tg.n = 1;
     } else if (rank > 0) {
-        tg.per = dims[0] ? (uint64_t)np / dims[0] : 0;
+        tg.per = dims[0] ? (uint64_t)np / dims[0] * (top ? 1 : nslot) : 0;
         tg.n = dims[0];
     }
-    if (r >= 0 && (str || (c == H5T_VLEN && tg.base > 0))) /* (else nothing of the heap is read at the top) */
+    if (nested > 0) {
+        H5Eclear2(H5E_DEFAULT);
+        H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_DATATYPE, H5E_UNSUPPORTED, "%s",
+                 "it holds nested variable-length data (a sequence of sequences or of strings), which h5shuf "
+                 "cannot check before HDF5 reads it");
+        r = -1;
+    } else if (r >= 0 && nslot) { /* (else nothing of the heap is read) */
         r = bound(&tg, 0, NULL);
+    }
     hid_t stack = r < 0 ? H5Eget_current_stack() : H5I_INVALID_HID;
-    if (super >= 0)
-        H5Tclose(super);
+    free(slot);
     if (s >= 0)
         H5Sclose(s);
     if (t >= 0)
         H5Tclose(t);
     if (stack >= 0)
         H5Eset_current_stack(stack);
+    return r;
+}
+
+herr_t h5shuf__vlen_bound_attr(hid_t obj, const char *name)
+{
+    htri_t has = H5Aexists(obj, name);
+    hid_t a = has > 0 ? H5Aopen(obj, name, H5P_DEFAULT) : H5I_INVALID_HID;
+    herr_t r = has < 0 || (has > 0 && a < 0) ? -1 : a >= 0 ? h5shuf__vlen_bound_whole(a) : 0;
+    if (a >= 0) {
+        hid_t stack = r < 0 ? H5Eget_current_stack() : H5I_INVALID_HID; /* (H5Aclose would empty it) */
+        H5Aclose(a);
+        if (stack >= 0)
+            H5Eset_current_stack(stack);
+    }
     return r;
 }
 

@@ -30,19 +30,25 @@ H5SHUF_INTERNAL herr_t h5shuf__vlen_bound(const struct h5shuf_dsinfo *ds, hid_t 
  * read, buf holds the rows in memory form (hvl_t) pointing into a, valid until a is changed, with the same
  * lengths and bytes as HDF5's read.  *copied 0 (and some of buf's records and of a's payload written,
  * for the caller to drop): the rows are for HDF5 to read (h5shuf__vlen_bound's checks passed): they are
- * not all sequences (strings and records with vlen members never are), the file is not read through
- * HDF5's sec2 descriptor, a collection is larger than 1 MiB, or an element's heap object holds fewer
+ * not all sequences (strings and records with vlen members never are), a collection is larger than 1 MiB,
+ * or an element's heap object holds fewer
  * bytes than its length says.  Holds up to 4 MiB of collections during the call (instead of HDF5's heap
  * cache, which then reads none).  < 0 as h5shuf__vlen_bound, or out of memory for a. */
 H5SHUF_INTERNAL herr_t h5shuf__vlen_bound_copy(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
                                                uint64_t limit_bytes, unsigned char *buf, struct h5shuf_varena *a,
                                                int *copied);
 
-/* The same checks for all of obj, an open dataset or attribute, when its datatype is a variable-length
- * sequence or string (a dataset in blocks of rows; nested variable-length data, inside a compound, an
- * array or another sequence, is not checked), against the file's size only: before a copy of it (an
- * attribute's H5Aread, a dataset's H5Ocopy) decodes it.  0 when it may be read (or holds no vlen data at
- * its top); < 0 with the cause on HDF5's error stack ("element E: ...", "row R, element E: ..."). */
+/* The same checks for all of obj, an open dataset or attribute, whose datatype holds variable-length
+ * data (a sequence or a string, or compounds and arrays with such members, at any depth; a dataset in
+ * blocks of rows), against the file's size only: before a copy of it (an attribute's H5Aread, a dataset's
+ * H5Ocopy) decodes it.  Nested variable-length data (a sequence of sequences or of strings, whose inner
+ * descriptors lie in the heap) is refused.  0 when it may be read (or holds no vlen data); < 0 with the
+ * cause on HDF5's error stack ("element E: ...", "row R, element E: ...", or the nesting). */
 H5SHUF_INTERNAL herr_t h5shuf__vlen_bound_whole(hid_t obj);
+
+/* h5shuf__vlen_bound_whole of obj's attribute name, when obj has one: before a call of HDF5's that reads
+ * it for us (H5DSget_num_scales and H5DSiterate_scales read DIMENSION_LIST, a sequence of references per
+ * dimension, through HDF5's vlen conversion).  0 when absent or it may be read; < 0 as the above. */
+H5SHUF_INTERNAL herr_t h5shuf__vlen_bound_attr(hid_t obj, const char *name);
 
 #endif /* H5SHUF_VLENBOUND_H */

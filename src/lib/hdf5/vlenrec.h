@@ -47,11 +47,5 @@ H5SHUF_INTERNAL int h5shuf__vrec_band_put(const struct h5shuf_dsinfo *ds, const 
 /* Turn the offsets of n band rows in desc into pointers into a (before H5Dwrite). */
 H5SHUF_INTERNAL void h5shuf__vrec_band_point(const struct h5shuf_dsinfo *ds, uint64_t n, unsigned char *desc,
                                              const struct h5shuf_varena *a);
-/* A datatype that reads only the stored descriptors of t's variable-length members (vlenbound.c): t's
- * shape (compounds keep the names of the members that hold variable-length data, arrays their dims) with
- * each variable-length member replaced by desc (an opaque type of a descriptor's size) and everything
- * else left out, packed, so that the descriptors come in slot order.  H5I_INVALID_HID on failure; the
- * caller closes it. */
-H5SHUF_INTERNAL hid_t h5shuf__vrec_desc_type(hid_t t, hid_t desc);
 
 #endif /* H5SHUF_VLENREC_H */
