@@ -14,7 +14,8 @@
  * Conventions: every function returning int returns an h5shuf_status (H5SHUF_OK = 0 on success).  The
  * library never prints and never exits; on failure h5shuf_errmsg(job) holds a one-line message naming
  * the file, the dataset and the cause.  A job is not safe to use from two threads at once; separate jobs
- * share no state of their own (HDF5 itself serialises calls behind its global lock).
+ * share no state of their own (a thread-safe HDF5 serialises calls behind its global lock; with one that
+ * is not, the library's calls of separate jobs take turns: h5shuf_hdf5_threadsafe).
  */
 #ifndef H5SHUF_H
 #define H5SHUF_H
@@ -485,6 +486,12 @@ H5SHUF_API int h5shuf_register_filters(void);
 H5SHUF_API const char *h5shuf_version(void);
 H5SHUF_API const char *h5shuf_hdf5_version(void);
 H5SHUF_API const char *h5shuf_zstd_version(void);
+/* 1 when the HDF5 library h5shuf runs with serialises its own calls (built thread-safe, as Debian's is),
+ * else 0 (conda's and Homebrew's default builds).  Either way separate jobs may run in separate threads:
+ * on an HDF5 that is not thread-safe the library's calls that use HDF5 (h5shuf_job_plan, h5shuf_run and
+ * the other runs, h5shuf_verify, h5shuf_job_free) take turns, one job's at a time, so such jobs do not run
+ * at once; and the caller's own HDF5 calls (h5py's, in another thread) must not overlap them. */
+H5SHUF_API int h5shuf_hdf5_threadsafe(void);
 
 /* The key of row i under seed: word 0 of Philox4x64-10 (Salmon, Moraes, Dror, Shaw, "Parallel random
  * numbers: as easy as 1, 2, 3", SC'11) with counter (i, 0, 0, 0) and key (seed, 0).  The output is the rows

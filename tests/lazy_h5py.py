@@ -312,7 +312,11 @@ def main():
         print("usage: %s H5SHUF GENDATA READ_PILE_EXE PLUGIN_DIR EXAMPLES_DIR" % sys.argv[0], file=sys.stderr)
         return 2
     H5SHUF, GENDATA, READ_PILE, PLUGINS, EXAMPLES = (os.path.abspath(x) for x in sys.argv[1:])
-    os.environ["HDF5_PLUGIN_PATH"] = PLUGINS  # h5py reads the zstd piles through h5shuf's plugin
+    # h5py reads the zstd piles through h5shuf's plugin: first in this process's search path (HDF5 1.14
+    # reads HDF5_PLUGIN_PATH once, when the library loads, which import h5py did above), and for the
+    # processes this one starts (the loader snippets) through the environment
+    h5py.h5pl.prepend(PLUGINS.encode())
+    os.environ["HDF5_PLUGIN_PATH"] = PLUGINS
     with tempfile.TemporaryDirectory(prefix="lazy_h5py.") as tmp:
         os.environ["TMPDIR"] = tmp
         orc.run_case("scatter + gather configurations", case_configurations, tmp)

@@ -14,7 +14,9 @@
 # vlen_h5py, lazy_h5py: numpy's Philox order) checked.  This test adds an independent check of its own:
 # every output holding all the rows is also checked with `h5shuf verify` (the exact order where it has an
 # index).  An output that should change (a new format, a deliberate change of layout) is re-recorded with
-# --record in the commit that changes it, and the note says why.
+# --record in the commit that changes it, and the note says why.  The zstd runs' md5s are recorded per
+# libzstd version (1.5.4: Debian 12; 1.5.7: Debian 13 and forky, recorded 2026-11-28 in those chroots after
+# their outputs decoded to the same values as Debian 12's, h5diff).
 #
 # Usage: bash tests/md5_matrix.sh H5SHUF GENDATA [--record FILE]
 set -u
@@ -125,14 +127,29 @@ same split_j1 split_j2
 same split_j1 split_one
 same one_shot gather
 
-while read -r key want; do
+# A line "KEY MD5 LIB=VERSION" holds for builds whose codec library LIB (zstd: its version as h5shuf -V
+# prints it) is that version: a codec's compressed bytes may differ between its versions (the contract
+# allows that; the decoded values may not, which verify checked above, and runs of one build agree, which
+# same checked).  A key whose lines are all for other versions is reported as skipped.
+zstd_version=$("$H" -V | sed -n 's/.*zstd \([0-9.]*\).*/\1/p')
+declare -A checked
+while read -r key want cond; do
+    if [ -n "$cond" ] && [ "$cond" != "zstd=$zstd_version" ]; then
+        checked[$key]=${checked[$key]:-other}
+        continue
+    fi
+    checked[$key]=yes
     got=$(printf '%s\n' "${results[@]}" | awk -v k="$key" '$1 == k {print $2}')
     if [ "$got" = "$want" ]; then
-        echo "ok - $key $got"
+        echo "ok - $key $got${cond:+ ($cond)}"
     else
-        fail "$key: md5 ${got:-missing}, expected $want"
+        fail "$key: md5 ${got:-missing}, expected $want${cond:+ ($cond)}"
     fi
 done <"$EXPECTED"
-[ "$(wc -l <"$EXPECTED")" -eq "${#results[@]}" ] || fail "the runs wrote ${#results[@]} files, $(wc -l <"$EXPECTED") expected"
+for key in "${!checked[@]}"; do
+    [ "${checked[$key]}" = yes ] ||
+        echo "ok - $key # SKIP no md5 recorded for zstd $zstd_version (its values checked by verify, its runs agree)"
+done
+[ "${#checked[@]}" -eq "${#results[@]}" ] || fail "the runs wrote ${#results[@]} files, ${#checked[@]} expected"
 echo "$failed failed"
 [ "$failed" -eq 0 ]

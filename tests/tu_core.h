@@ -9,6 +9,7 @@
 #include <CUnit/CUnit.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "h5shuf.h"
 
@@ -30,6 +31,15 @@ void tu_fill(void *buf, size_t n, uint64_t state);
  * Independent of the library's piles, radix sort and I/O; it shares only the key function, which
  * test_keys checks against Random123's published vectors. */
 void tu_reference(uint64_t seed, const void *in, uint64_t rows, uint64_t row_bytes, void *out);
+
+/* CU_ASSERT(a == b) for integers that prints both values when it fails (libuv's ASSERT_EQ, test/task.h). */
+#define ASSERT_EQ_INT(a, b)                                                                                  \
+    do {                                                                                                     \
+        long long tu_a_ = (long long)(a), tu_b_ = (long long)(b);                                            \
+        if (tu_a_ != tu_b_)                                                                                  \
+            fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__, __LINE__, #a, #b, tu_a_, tu_b_); \
+        CU_ASSERT(tu_a_ == tu_b_);                                                                           \
+    } while (0)
 
 /* A CUnit suite: its tests, ended by {NULL, NULL}. */
 struct tu_test {

@@ -108,6 +108,7 @@ _FUNCTIONS = {
     "h5shuf_register_filters": (_int, []),
     "h5shuf_version": (_str, []),
     "h5shuf_hdf5_version": (_str, []),
+    "h5shuf_hdf5_threadsafe": (_int, []),
     "h5shuf_key": (_u64, [_u64, _u64]),
     "h5shuf_parse_size": (_int, [_str, ctypes.POINTER(_u64)]),
 }

@@ -127,6 +127,8 @@ int cli_help(FILE *to, enum cli_command cmd)
 
 int cli_version(FILE *to)
 {
-    fprintf(to, "h5shuf %s (HDF5 %s, zstd %s)\n", h5shuf_version(), h5shuf_hdf5_version(), h5shuf_zstd_version());
+    fprintf(to, "h5shuf %s (HDF5 %s%s, zstd %s)\n", h5shuf_version(), h5shuf_hdf5_version(),
+            h5shuf_hdf5_threadsafe() ? " thread-safe" : " not thread-safe: separate jobs in one process take turns",
+            h5shuf_zstd_version());
     return 0;
 }

@@ -65,6 +65,23 @@ int h5shuf__blocks_next(struct h5shuf_blocks *it, struct h5shuf_block *b)
     return 1;
 }
 
+herr_t h5shuf__read_chunk(hid_t dset, const hsize_t *offset, uint32_t *mask, void *buf, size_t cap)
+{
+#if H5_VERSION_GE(2, 0, 0)
+    size_t n = cap;
+    herr_t r = H5Dread_chunk2(dset, H5P_DEFAULT, offset, mask, buf, &n);
+    if (r >= 0 && n > cap) { /* (nothing was read) */
+        H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_DATASET, H5E_READERROR,
+                 "a stored chunk of %zu bytes, more than the %zu bytes read for it", n, cap);
+        r = -1;
+    }
+    return r;
+#else
+    (void)cap;
+    return H5Dread_chunk(dset, H5P_DEFAULT, offset, mask, buf);
+#endif
+}
+
 herr_t h5shuf__blocks_read(const struct h5shuf_blocks *it, struct h5shuf_block *b, void *buf)
 {
     if (H5SHUF_FAULT())
@@ -74,7 +91,7 @@ herr_t h5shuf__blocks_read(const struct h5shuf_blocks *it, struct h5shuf_block *
     hsize_t offset[H5S_MAX_RANK];
     for (int k = 0; k < it->rank; k++)
         offset[k] = b->offset[k];
-    return H5Dread_chunk(it->dset, H5P_DEFAULT, offset, &b->filter_mask, buf);
+    return h5shuf__read_chunk(it->dset, offset, &b->filter_mask, buf, (size_t)b->bytes);
 }
 
 herr_t h5shuf__block_write(hid_t dset, hid_t ftype, const struct h5shuf_block *b, uint64_t row_offset, const void *buf)

@@ -37,6 +37,12 @@ H5SHUF_INTERNAL herr_t h5shuf__blocks_open(struct h5shuf_blocks *it, hid_t dset,
 /* The next block into *b (its bytes to read): 1, 0 after the last, < 0 on an HDF5 error.  A chunk that
  * was never written is an error: every chunk of an output is. */
 H5SHUF_INTERNAL int h5shuf__blocks_next(struct h5shuf_blocks *it, struct h5shuf_block *b);
+/* Read the stored chunk of dset at offset (its first element's coordinates, rank entries) as it lies in
+ * the file, without its filters, into buf of cap bytes, and its filter mask into *mask.  HDF5 2.0 and
+ * later check the chunk's size against cap (H5Dread_chunk2); before, the caller must know it fits (from
+ * H5Dget_chunk_storage_size or the block walk).  0, or < 0 on an HDF5 error or a chunk larger than cap
+ * (on HDF5's stack). */
+H5SHUF_INTERNAL herr_t h5shuf__read_chunk(hid_t dset, const hsize_t *offset, uint32_t *mask, void *buf, size_t cap);
 /* Read block b (from h5shuf__blocks_next) into buf (b->bytes), setting a chunk's filter mask. */
 H5SHUF_INTERNAL herr_t h5shuf__blocks_read(const struct h5shuf_blocks *it, struct h5shuf_block *b, void *buf);
 /* Write block b (read from another dataset of the same type, chunk shape and filters) into dset (file type

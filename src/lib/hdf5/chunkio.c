@@ -36,6 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blocks.h" /* h5shuf__read_chunk */
 #include "chunkio.h"
 #include "codec.h"
 #include "fault.h"
@@ -238,7 +239,7 @@ static int fetch(struct h5shuf_codec_chunk *k, const struct source *src, size_t 
         int r = raw_for_read(k, src->dset, k->off, cap);
         if (r <= 0)
             return r;
-        return H5SHUF_FAULT() || H5Dread_chunk(src->dset, H5P_DEFAULT, k->off, &k->mask, k->raw) < 0 ? -1 : 1;
+        return H5SHUF_FAULT() || h5shuf__read_chunk(src->dset, k->off, &k->mask, k->raw, k->raw_n) < 0 ? -1 : 1;
     }
     const struct h5shuf_stored *s = src->sto;
     uint64_t i = k->off[0] / s->pl->chunk_rows;

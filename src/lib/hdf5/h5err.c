@@ -2,21 +2,52 @@
  * h5err.c - HDF5's error stack: its innermost message for our one-line errors, and its automatic
  * printing switched off during a public call (the library never prints).
  */
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fault.h"
 #include "h5err.h"
 
 /* The HDF5 h5shuf builds against (README, "Another HDF5"): 1.10.3 and later, where H5Dread_chunk and
- * H5Dwrite_chunk (blocks.c, chunkio.c) came; 1.12 and 1.14 through their 1.10 API (H5_USE_110_API, defined
- * by CMakeLists.txt for every target that uses HDF5). */
+ * H5Dwrite_chunk (blocks.c, chunkio.c) came; 1.12, 1.14 and 2.x through their 1.10 API (H5_USE_110_API,
+ * defined by CMakeLists.txt for every target that uses HDF5), but for the calls a later version made
+ * safer (H5Dread_chunk2's buffer size, blocks.c), under H5_VERSION_GE where they differ. */
 #if !H5_VERSION_GE(1, 10, 3)
 #error "h5shuf needs HDF5 1.10.3 or later (H5Dread_chunk, H5Dwrite_chunk)"
 #endif
 
+/* Whether HDF5 serialises its own calls (built with --enable-threadsafe, as Debian's is; conda's and
+ * Homebrew's default builds are not), asked once; and, for an HDF5 that does not, the lock that makes
+ * the public calls of separate jobs take turns (recursive: a progress callback may call the library). */
+static pthread_once_t threadsafe_once = PTHREAD_ONCE_INIT;
+static int threadsafe;
+static pthread_mutex_t serial;
+
+static void threadsafe_init(void)
+{
+    hbool_t t = 0;
+    threadsafe = H5is_library_threadsafe(&t) >= 0 && t;
+    if (getenv("H5SHUF_DEBUG_HDF5_NOT_THREADSAFE")) /* tests: the path of an HDF5 that is not (test_threads) */
+        threadsafe = 0;
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&serial, &a);
+    pthread_mutexattr_destroy(&a);
+}
+
+int h5shuf__hdf5_threadsafe(void)
+{
+    pthread_once(&threadsafe_once, threadsafe_init);
+    return threadsafe;
+}
+
 void h5shuf__quiet_begin(struct h5shuf_quiet *q)
 {
+    if (!h5shuf__hdf5_threadsafe())
+        pthread_mutex_lock(&serial);
     H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 }
@@ -24,6 +55,8 @@ void h5shuf__quiet_begin(struct h5shuf_quiet *q)
 void h5shuf__quiet_end(const struct h5shuf_quiet *q)
 {
     H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
+    if (!h5shuf__hdf5_threadsafe())
+        pthread_mutex_unlock(&serial);
 }
 
 struct cause_walk {

@@ -13,7 +13,12 @@
  * error"; written into buf of size cap.  Clears the stack. */
 H5SHUF_INTERNAL const char *h5shuf__hdf5_cause(char *buf, size_t cap);
 
-/* HDF5's automatic error printing, switched off for the span of one public call and restored. */
+/* 1 when the HDF5 library in use serialises its calls (H5is_library_threadsafe), else 0: asked once. */
+H5SHUF_INTERNAL int h5shuf__hdf5_threadsafe(void);
+
+/* HDF5's automatic error printing, switched off for the span of one public call and restored.  With an
+ * HDF5 that is not thread-safe, the span also holds a process-wide lock (recursive), so that the public
+ * calls of jobs in separate threads take turns instead of calling HDF5 at once. */
 struct h5shuf_quiet {
     H5E_auto2_t func;
     void *data;

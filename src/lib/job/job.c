@@ -9,6 +9,7 @@
 
 #include "error.h"
 #include "fault.h"
+#include "h5err.h" /* h5shuf__quiet_begin, h5shuf__hdf5_threadsafe */
 #include "inputs.h"
 #include "job.h"
 #include "mixing.h"
@@ -22,6 +23,11 @@
 const char *h5shuf_version(void)
 {
     return H5SHUF_VERSION_STRING;
+}
+
+int h5shuf_hdf5_threadsafe(void)
+{
+    return h5shuf__hdf5_threadsafe();
 }
 
 const char *h5shuf_hdf5_version(void)
@@ -108,6 +114,8 @@ void h5shuf_job_free(h5shuf_job *job)
 {
     if (!job)
         return;
+    struct h5shuf_quiet q; /* (HDF5 ids closed: on an HDF5 that is not thread-safe, in turn with other jobs) */
+    h5shuf__quiet_begin(&q);
     h5shuf__inputs_close(&job->in, &job->dsets);
     h5shuf__inputs_free(&job->in);
     h5shuf__spec_clear(&job->out_spec);
@@ -146,6 +154,7 @@ void h5shuf_job_free(h5shuf_job *job)
 #ifdef H5SHUF_FAULT_INJECTION
     check_closed();
 #endif
+    h5shuf__quiet_end(&q);
 }
 
 const char *h5shuf_job_temp_file(const h5shuf_job *job, int which)
