@@ -12,13 +12,15 @@ NEVER; contiguous and chunked, never written; chunked with half its chunks writt
 split rows, half written; a chunk written in part; copied datasets of another length, one never written,
 one in part; and variable-length rows, half written, with the fill time patched to NEVER, which HDF5
 refuses to create) and by netCDF4-python (fill_value=False).  For each file and strategy (auto: one pass
-but for variable-length rows; two passes with split piles; direct; and h5shuf-mpi at P = 2 when given), runs with one seed under
-MALLOC_PERTURB_ unset, 0xA5 and 0x3C (glibc fills allocated memory with the byte's complement and freed
-memory with the byte itself) must give:
-  - the same bytes, and the same as every other strategy (the contract);
+but for variable-length rows; two passes with split piles; direct; and h5shuf-mpi at P = 2 when given),
+runs with one seed under MALLOC_PERTURB_ unset, 0xA5 and 0x3C (glibc fills allocated memory with the
+byte's complement and freed memory with the byte itself) must give:
+  - the same bytes, and the same as every other strategy (the contract; h5shuf-mpi's single output: the
+    same objects and stored chunks, tests/h5same.py);
   - no run of 8 perturbation bytes anywhere in the output file;
   - each shuffled dataset equal to the oracle (the input read by h5py into zeroes, rows in the order of
-    (K(seed, i), i)), each copied one equal to the input read so, its storage unwritten when the input's is;
+    (K(seed, i), i)) and all its storage written (the output's fill time is NEVER too), each copied one
+    equal to the input read so, its storage unwritten when the input's is;
   - h5shuf verify passing under another MALLOC_PERTURB_ than the run's (its reads of the input are
     zeroed the same way).
 Each check prints PASS or FAIL; the last line is "N passed, M failed"; exit 0 only when nothing failed.
@@ -51,7 +53,8 @@ def never(f, name, shape, dtype, chunks=None, gzip=False):
         dcpl.set_chunk(chunks)
     if gzip:
         dcpl.set_deflate(1)
-    dsid = h5d.create(f.id, name.encode(), h5t.py_create(dtype, logical=True), h5s.create_simple(shape, shape), dcpl=dcpl)
+    dsid = h5d.create(f.id, name.encode(), h5t.py_create(dtype, logical=True), h5s.create_simple(shape, shape),
+                      dcpl=dcpl)
     return h5py.Dataset(dsid)
 
 
@@ -137,6 +140,13 @@ def check_output(tag, src, out, shuffled, copied):
             else:
                 ok, detail = O.same_array(zero_view(fo[name]), zero_view(fi[name])[order])
             check("%s: %s is the input's rows (unwritten: zeroes) in the contract's order" % (tag, name), ok, detail)
+            ds = fo[name]  # (the output has fill time NEVER too: a reader sees its zeroes only if they are stored)
+            if ds.chunks:
+                want = int(np.prod([-(-n // c) for n, c in zip(ds.shape, ds.chunks)]))
+                got = ds.id.get_num_chunks()
+            else:
+                want, got = ds.nbytes, ds.id.get_storage_size()
+            check("%s: %s's storage all written in the output" % (tag, name), got == want, "%d of %d" % (got, want))
         for name in copied:
             ok, detail = O.same_array(zero_view(fo[name]), zero_view(fi[name]))
             check("%s: %s copied as it is" % (tag, name), ok, detail)
@@ -231,7 +241,8 @@ def case_vlen_patched(tmp):
                 v[i] = rows[i]
     data = bytearray(open(src, "rb").read())
     # the fill value message (type 5, 8 bytes, constant): version 2, allocation INCR, fill time ALLOC, defined
-    at = [k for k in range(len(data) - 12) if data[k:k + 4] == b"\x05\x00\x08\x00" and data[k + 8:k + 12] == b"\x02\x03\x00\x01"]
+    at = [k for k in range(len(data) - 12)
+          if data[k:k + 4] == b"\x05\x00\x08\x00" and data[k + 8:k + 12] == b"\x02\x03\x00\x01"]
     if not check("vlen: one fill value message found to patch", len(at) == 1, "%d found" % len(at)):
         return
     data[at[0] + 10] = 1  # H5D_FILL_TIME_NEVER
