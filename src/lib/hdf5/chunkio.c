@@ -372,8 +372,9 @@ static int place_group(struct chunk_task *t, struct h5shuf_chunkio *cio, const s
 }
 
 /* Read through HDF5 what chunk k (placed, not queued) would have decoded: its chunk is not allocated (fill
- * values) or larger than any encoding of it (corrupt: HDF5 says so).  Only k's part of the rows is
- * written, so the other chunks of a split chunk row may be decoded meanwhile.  < 0 on error. */
+ * values, or zeroes when there are none: h5shuf__read_may_skip) or larger than any encoding of it (corrupt:
+ * HDF5 says so).  Only k's part of the rows is written, so the other chunks of a split chunk row may be
+ * decoded meanwhile.  < 0 on error. */
 static herr_t read_by_hdf5(hid_t dset, hid_t ftype, const struct h5shuf_codec_chunk *k)
 {
     const struct h5shuf_pipeline *pl = k->pl;
@@ -394,6 +395,8 @@ static herr_t read_by_hdf5(hid_t dset, hid_t ftype, const struct h5shuf_codec_ch
         r = H5Sselect_hyperslab(fs, H5S_SELECT_SET, foff, NULL, cnt, NULL);
     if (r >= 0)
         r = H5Sselect_hyperslab(ms, H5S_SELECT_SET, moff, NULL, cnt, NULL);
+    if (r >= 0 && h5shuf__read_may_skip(dset)) /* as h5shuf__read_rows: no fill value, zeroes (NULL) */
+        r = H5Dfill(NULL, ftype, k->user, ftype, ms);
     if (r >= 0)
         r = H5SHUF_FAULT() ? -1 : H5Dread(dset, ftype, ms, fs, H5P_DEFAULT, k->user);
     return h5shuf__spaces_close(r, fs, ms);

@@ -9,8 +9,16 @@
 
 #include "base.h"
 
-/* Read rows [start, start+count) of dataset dset (rank, file type ftype) into buf as raw bytes. */
+/* Read rows [start, start+count) of dataset dset (rank, file type ftype) into buf as raw bytes; rows
+ * whose storage was never written and has no fill value (h5shuf__read_may_skip) read as zero bytes. */
 H5SHUF_INTERNAL herr_t h5shuf__read_rows(hid_t dset, hid_t ftype, uint64_t start, uint64_t count, void *buf);
+
+/* 1 when an H5Dread of dset may leave part of the caller's buffer as it was: some storage may never have
+ * been written and no fill value stands in for it (fill time H5D_FILL_TIME_NEVER, or IFSET with no fill
+ * value; a virtual dataset, whose sources decide), unless the dataset is compact or contiguous with all
+ * its storage allocated.  0 when every byte a read gives comes from the file or its fill value.  1 when
+ * HDF5 cannot say (zeroing is always safe).  h5shuf__read_rows zeroes its buffer first when it is 1. */
+H5SHUF_INTERNAL int h5shuf__read_may_skip(hid_t dset);
 
 /* Write rows [start, start+count) of dset from buf (raw bytes of ftype).  When extend, the dataset is
  * first extended to start+count rows. */

@@ -338,6 +338,9 @@ static herr_t bound(const struct target *tg, uint64_t limit_bytes, struct copy *
         r = -1;
     for (uint64_t b = start; r >= 0 && b < start + n; b += brows) {
         uint64_t k = start + n - b < brows ? start + n - b : brows;
+        /* storage never written, with no fill value (rows.h h5shuf__read_may_skip), is left as it was by
+         * HDF5: zeroes are nil descriptors, read as empty, not heap contents taken for descriptors */
+        memset(desc, 0, (size_t)(k * per * dsz));
         r = read_descs(tg, dt, b, k, desc);
         for (uint64_t i = 0; r >= 0 && i < k * per; i++) {
             const unsigned char *d = desc + i * dsz;
