@@ -197,7 +197,17 @@ if [ "$have_h5py" = 1 ]; then
     pyfile "$IN/b.h5" "    f['x'] = np.arange(40, dtype=np.int32).reshape(10, 4)" &&
     pyfile "$IN/c.h5" "    f['x'] = np.arange(30, dtype=np.float32).reshape(10, 3)" &&
     pyfile "$IN/m.h5" "    f['a'] = np.arange(10); f['b'] = np.arange(11)" &&
-    pyfile "$IN/amb.h5" "    f['a'] = np.arange(10); f['b'] = np.arange(20)" ||
+    pyfile "$IN/amb.h5" "    f['a'] = np.arange(10); f['b'] = np.arange(20)" &&
+    pyfile "$IN/meta.h5" "    f['X'] = np.zeros((1000, 4)); f['y'] = np.arange(1000)
+    f['class_names'] = np.array([b'c%d' % i for i in range(10)]); f['class_weights'] = np.ones(10)
+    f['class_counts'] = np.arange(10)" &&
+    pyfile "$IN/split.h5" "    f['train/X'] = np.zeros((1000, 4)); f['train/y'] = np.arange(1000)
+    f['test/X'] = np.zeros((200, 4)); f['test/y'] = np.arange(200)" &&
+    pyfile "$IN/xonly.h5" "    f['X'] = np.zeros((1000, 4)); f['a'] = np.arange(10); f['b'] = np.arange(10)" &&
+    pyfile "$IN/half.h5" "    f['a'] = np.zeros(100, 'u1'); f['b'] = np.zeros(100, 'u1'); f['big'] = np.zeros((8, 25), 'u1')" &&
+    pyfile "$IN/less.h5" "    f['a'] = np.zeros(100, 'u1'); f['b'] = np.zeros(100, 'u1'); f['big'] = np.zeros((3, 67), 'u1')" &&
+    pyfile "$IN/lessz.h5" "    f['a'] = np.zeros(100, 'u1'); f['b'] = np.zeros(100, 'u1')
+    f.create_dataset('big', data=np.zeros((3, 67), 'u1'), compression='gzip')" ||
         { echo "not ok - making the special input files with h5py"; echo "0 passed, 1 failed"; exit 1; }
 fi
 
@@ -249,7 +259,43 @@ if [ "$have_h5py" = 1 ]; then
     expect "8c one file, /a (10,) and /b (11,) named together" 1 "$O/o.h5" 'rows|length|dim|differ|mismatch|same' \
         m.h5 /b -- m.h5:/a,/b "$O/o.h5"
     expect "11 whole-file form on an ambiguous file lists both candidates" 1 "$O/o.h5" \
-        'ambiguous|common|which|candidates|choose|name' amb.h5 /a /b -- amb.h5 "$O/o.h5"
+        'cannot tell which datasets hold the rows' 'amb.h5:/b (20 rows, 160 bytes)' 'amb.h5:/a (10 rows, 80 bytes)' \
+        -- amb.h5 "$O/o.h5"
+    # Whole-file mode never guesses (issue 50): two lengths each held by several datasets are refused, each
+    # candidate set named with its rows, bytes and the input that picks it; so are datasets sharing a
+    # length that hold less than half of the bytes; verify refuses the same files the same way.
+    expect "11b /X,/y (1000 rows) beside three class tables of 10 rows: both sets named" 1 "$O/o.h5" \
+        'cannot tell which datasets hold the rows' 'meta.h5:/X,/y (1000 rows, 39.1 KiB)' \
+        'meta.h5:/class_counts,/class_names,/class_weights (10 rows, 180 bytes)' 'give one of them as the input' \
+        -- meta.h5 "$O/o.h5"
+    expect "11c /train/{X,y} beside /test/{X,y}: both sets named" 1 "$O/o.h5" 'cannot tell which datasets hold' \
+        'split.h5:/train/X,/train/y (1000 rows, 39.1 KiB)' 'split.h5:/test/X,/test/y (200 rows, 7.8 KiB)' \
+        -- split.h5 "$O/o.h5"
+    expect "11d /X alone beside two tables of 10 rows: they hold less than half of the bytes" 1 "$O/o.h5" \
+        'hold less than|hold 160 bytes of the' 'the 10-row datasets hold 160 bytes of the 31.4 KiB of all datasets' \
+        'xonly.h5:/X (1000 rows, 31.2 KiB)' 'xonly.h5:/a,/b (10 rows, 160 bytes)' -- xonly.h5 "$O/o.h5"
+    expect "11e a byte less than half of the bytes (200 of 401) is refused" 1 "$O/o.h5" 'cannot tell' \
+        'the 100-row datasets hold 200 bytes of the 401 bytes' 'less.h5:/big (3 rows, 201 bytes)' \
+        'less.h5:/a,/b (100 rows, 200 bytes)' -- less.h5 "$O/o.h5"
+    expect "11e2 the same with /big compressed to a few bytes: bytes are logical, not stored" 1 "$O/o.h5" 'cannot tell' \
+        'the 100-row datasets hold 200 bytes of the 401 bytes' -- lessz.h5 "$O/o.h5"
+    expect_ok "11f exactly half of the bytes (200 of 400) runs" "$O/half.h5" -s 1 half.h5 "$O/half.h5"
+    if ! "$PY" -c "import h5py, numpy as np, sys
+i, o = h5py.File('$IN/half.h5', 'r'), h5py.File('$O/half.h5', 'r')
+sys.exit(not (o.attrs['h5shuf_inputs'] == 'half.h5:/a,/b' and (o['big'][...] == i['big'][...]).all()))"; then
+        echo "not ok - 11f: /a,/b shuffled and /big copied"; failed=$((failed + 1))
+    else echo "ok - 11f: /a,/b shuffled and /big copied"; passed=$((passed + 1)); fi
+    rm -f "$O/half.h5"
+    expect_ok "11g the datasets named run: meta.h5:/X,/y" "$O/meta.h5" -s 1 meta.h5:/X,/y "$O/meta.h5"
+    NO_T=1 # (verify takes no -t)
+    expect "11h verify follows the same rule" 1 - 'cannot tell which datasets hold the rows' 'verify: meta.h5:' \
+        'meta.h5:/X,/y (1000 rows' -- verify meta.h5 "$O/meta.h5"
+    PROBLEMS=(); run "$W" verify meta.h5:/X,/y "$O/meta.h5"
+    [ "$RC" = 0 ] || PROBLEMS+=("exit status $RC, expected 0")
+    grep -q 'a permutation of the inputs' "$W/err" || PROBLEMS+=("no verdict on stderr")
+    report "11i verify of the datasets named passes"
+    NO_T=0
+    rm -f "$O/meta.h5"
 else
     for c in "5 path is a group" "6 nested variable-length datasets" "7 scalar dataset" "8 mismatched inputs" \
         "11 ambiguous whole-file form"; do skip "$c"; done

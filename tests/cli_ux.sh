@@ -158,6 +158,24 @@ for v in reordered:"order differs" unindexed:"do not match their index"; do
     else bad "verify on ${v%%:*} (rc $rc)" "$(cat "$W/err.txt")"; fi
 done
 
+# --- whole-file mode: a clear choice runs silently (issue 50) -------------------------------------------
+# A file shaped as train_catvnoncat.h5 (/train_set_x, /train_set_y of 209 rows, /list_classes of 2): the
+# 209-row datasets are shuffled, the classes copied, and a run without -v prints nothing.
+"$PY" -c 'import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "w") as f:
+    f["list_classes"] = np.array([b"non-cat", b"cat"])
+    f["train_set_x"] = np.random.default_rng(1).integers(0, 255, (209, 64, 64, 3), dtype=np.uint8)
+    f["train_set_y"] = np.arange(209) % 2' "$W/cat.h5"
+"$H" -f -s 1 "$W/cat.h5" "$W/cat-out.h5" >"$W/out.txt" 2>"$W/err.txt"
+rc=$?
+if [ $rc = 0 ] && [ ! -s "$W/err.txt" ] && [ ! -s "$W/out.txt" ] && "$PY" -c 'import sys, h5py, numpy as np
+i, o = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
+ok = o.attrs["h5shuf_inputs"].endswith("cat.h5:/train_set_x,/train_set_y")
+ok &= (o["list_classes"][...] == i["list_classes"][...]).all() and not (o["train_set_y"][...] == i["train_set_y"][...]).all()
+sys.exit(not ok)' "$W/cat.h5" "$W/cat-out.h5"; then
+    ok "whole-file mode on a training file with a class list: X and y shuffled, the list copied, nothing printed"
+else bad "whole-file mode on the cat-like file (rc $rc)" "$(cat "$W/err.txt" "$W/out.txt")"; fi
+
 # --- options before the subcommand ---------------------------------------------------------------------
 # "h5shuf -q scatter ..." is a scatter (not a shuffle of a file named "scatter"), the same as
 # "h5shuf scatter -q ...", and a gather of either pile file writes the same bytes.

@@ -50,7 +50,7 @@ class OutputExistsError(Error, FileExistsError):
 
 
 class AmbiguousError(Error):
-    """A whole file whose rows cannot be told (datasets of different lengths)."""
+    """A whole file whose rows cannot be told (several candidate sets: the message names each)."""
     status, status_name = 8, "H5SHUF_EAMBIGUOUS"
 
 

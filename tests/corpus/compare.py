@@ -287,6 +287,8 @@ def data_diff(di, do, ci, co, perm=None):
     if isinstance(vi, np.ndarray) and isinstance(vo, np.ndarray) and not vi.dtype.hasobject:
         if vi.dtype != vo.dtype or vi.shape != vo.shape:
             return ["data %s %s, expected %s %s" % (vo.dtype, vo.shape, vi.dtype, vi.shape)]
+        if vi.size == 0:  # (no element to compare: netCDF's unlimited dimension without a variable, (0,))
+            return []
         bi = np.ascontiguousarray(vi).view(np.uint8).reshape(len(vi) if vi.ndim else 1, -1)
         bo = np.ascontiguousarray(vo).view(np.uint8).reshape(len(vo) if vo.ndim else 1, -1)
         bad = np.nonzero((bi != bo).any(axis=1))[0]

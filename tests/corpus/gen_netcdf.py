@@ -11,6 +11,14 @@
 - netcdf-classic: NETCDF4_CLASSIC format (what most tools that "write netCDF-4" produce): time unlimited
   (records time, temp(time, station) zlib, pres(time), rh(time)) and station (lat, lon) of another length.
 
+- netcdf-recdim: NETCDF4 format.  An unlimited dimension rec with no coordinate variable (netCDF stores a
+  dimension scale that is no variable: a float dataset of shape (0,), extendible, never written, its NAME
+  "This is a netCDF dimension but not a netCDF variable"), and ce(rec) int32, dd(rec, n) float64 zlib on
+  it; n (3) has no coordinate variable either.  Records: ce, dd (not rec: it holds no rows).
+- netcdf-fixdim: NETCDF4 format.  The record dimension sample (7) has no coordinate variable, so its scale
+  has sample's length but no data: X(sample, f) float32 and y(sample) int64 are the records, the scale is
+  copied as it is (never written).
+
 The netCDF-level checks (ncdump -h, netCDF4-python reading the output) use "nc_records": the variables
 whose first dimension is the record dimension, which must follow one permutation with the time coordinate.
 """
@@ -112,6 +120,40 @@ def _classic(d):
             "nc_records": ["/time", "/temp", "/pres", "/rh"]}
 
 
+def _recdim(d):
+    path = os.path.join(d, "netcdf-recdim.nc")
+    rng = np.random.default_rng(13)
+    n = 23
+    ds = netCDF4.Dataset(path, "w", format="NETCDF4")
+    ds.title = "a record dimension without a variable"
+    ds.createDimension("rec", None)
+    ds.createDimension("n", 3)
+    ce = ds.createVariable("ce", "i4", ("rec",))
+    ce.long_name = "count"
+    dd = ds.createVariable("dd", "f8", ("rec", "n"), zlib=True)
+    dd.units = "1"
+    ce[:] = rng.integers(-1000, 1000, n).astype(np.int32)
+    dd[:] = rng.random((n, 3))
+    ds.close()
+    return {"name": "netcdf-recdim", "file": path, "records": ["/ce", "/dd"], "nc_records": ["/ce", "/dd"]}
+
+
+def _fixdim(d):
+    path = os.path.join(d, "netcdf-fixdim.nc")
+    rng = np.random.default_rng(14)
+    n = 7
+    ds = netCDF4.Dataset(path, "w", format="NETCDF4")
+    ds.createDimension("sample", n)
+    ds.createDimension("f", 2)
+    x = ds.createVariable("X", "f4", ("sample", "f"))
+    y = ds.createVariable("y", "i8", ("sample",))
+    y.long_name = "label"
+    x[:] = rng.random((n, 2)).astype(np.float32)
+    y[:] = np.arange(n) * 10
+    ds.close()
+    return {"name": "netcdf-fixdim", "file": path, "records": ["/X", "/y"], "nc_records": ["/X", "/y"]}
+
+
 def generate(d):
     """Write the netCDF corpus into directory d; return its cases."""
-    return [dict(c, writer="netcdf", kind="netcdf") for c in (_met(d), _classic(d))]
+    return [dict(c, writer="netcdf", kind="netcdf") for c in (_met(d), _classic(d), _recdim(d), _fixdim(d))]

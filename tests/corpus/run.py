@@ -20,7 +20,9 @@ time coordinate, decided by the dimension scales, not by lengths).  Then, for ea
      attributes (h5shuf_*, and history, which may record the run if it keeps the input's), `ncdump -hs`
      likewise (storage: chunks, deflate, shuffle, endianness, fill mode), and netCDF4-python reads every
      variable (records and the time coordinate in the one order, the others equal), dimension and
-     attribute; PyTables: tables.open_file reads the output, every leaf, its filters as PyTables reads them
+     attribute (a dataset-mode output, checked so when it holds every object, but for the root group's
+     attributes: no named dataset's); a netCDF dimension without a variable keeps its shape and stays
+     unwritten (its storage bytes); PyTables: tables.open_file reads the output, every leaf, its filters as PyTables reads them
      (by name: an LZO stored under another name reads as no compression) and every attribute (CLASS,
      VERSION, TITLE, NROWS... and the user's) is equal, the records in the order;
  (e) a run h5shuf refuses exits nonzero (not by a signal) with one line on stderr, "h5shuf: ...", naming
@@ -233,23 +235,33 @@ def ncdump(args, path):
 GLOBAL_SKIP = re.compile(r"^\t\t(\w+ )?:(h5shuf_\w*|history|_SuperblockVersion) = ")
 
 
-def ncdump_body(text):
+GLOBAL_ANY = re.compile(r"^\t\t(\w+ )?:\w+ = ")
+
+
+def ncdump_body(text, globals_too=True):
     """ncdump output without its first line (the file name), the root group's h5shuf_* and history
-    attributes (history is checked on its own) and _SuperblockVersion (how HDF5 writes the file)."""
-    out, skipping = [], False
+    attributes (history is checked on its own) and _SuperblockVersion (how HDF5 writes the file), and
+    without the heading of global attributes when none is left.  globals_too False: without any of the
+    root group's attributes (a dataset-mode output: they are no named dataset's)."""
+    out, skipping, root = [], False, False
     for line in text.splitlines()[1:]:
-        if not skipping and GLOBAL_SKIP.match(line):
+        root = root or line == "// global attributes:"
+        root = root and not line.startswith(("data:", "group:", "}"))
+        if not skipping and (GLOBAL_SKIP.match(line) or (root and not globals_too and GLOBAL_ANY.match(line))):
             skipping = True
         if skipping:
             skipping = not line.rstrip().endswith(" ;")
             continue
         out.append(line)
+    for i in range(len(out) - 1, 0, -1):  # a heading left without attributes, and the blank line before it
+        if out[i] == "// global attributes:" and (i + 1 == len(out) or not GLOBAL_ANY.match(out[i + 1])):
+            del out[i - (out[i - 1] == ""):i + 1]
     return out
 
 
-def check_ncdump(tag, inp, out, flags, what):
+def check_ncdump(tag, inp, out, flags, what, globals_too=True):
     try:
-        a, b = ncdump_body(ncdump(flags, inp)), ncdump_body(ncdump(flags, out))
+        a, b = ncdump_body(ncdump(flags, inp), globals_too), ncdump_body(ncdump(flags, out), globals_too)
     except Exception as exc:  # noqa: BLE001
         R.check("%s: (d) ncdump %s %s" % (tag, " ".join(flags), what), False, str(exc))
         return
@@ -280,7 +292,7 @@ def nc_values(var):
     return np.asarray(v)
 
 
-def check_netcdf4(tag, case, inp, out, perm):
+def check_netcdf4(tag, case, inp, out, perm, whole=True):
     """netCDF4-python reads the output: dimensions, variables, attributes; records in the order perm."""
     import netCDF4
     diffs = []
@@ -299,7 +311,7 @@ def check_netcdf4(tag, case, inp, out, perm):
             dims_b = [(n, len(d), d.isunlimited()) for n, d in b.dimensions.items()]
             if dims_a != dims_b:
                 diffs.append("%s dimensions %s, input %s" % (gp, dims_b, dims_a))
-            if nc_attrs(a, gp == "/") != nc_attrs(b, gp == "/"):
+            if (whole or gp != "/") and nc_attrs(a, gp == "/") != nc_attrs(b, gp == "/"):
                 diffs.append("%s group attributes %s, input %s" % (gp, compare.short(nc_attrs(b, gp == "/")),
                                                                    compare.short(nc_attrs(a, gp == "/"))))
             if list(a.variables) != list(b.variables):
@@ -328,13 +340,38 @@ def check_netcdf4(tag, case, inp, out, perm):
                                                           if path in case["nc_records"] else ""))
         hi = getattr(di, "history", None)
         ho = getattr(do, "history", None)
-        if hi is not None and (ho is None or hi not in ho):
+        if whole and hi is not None and (ho is None or hi not in ho):
             diffs.append("history %r does not keep the input's %r" % (ho, hi))
     finally:
         di.close()
         do.close()
     R.check("%s: (d) netCDF4-python reads the output; %s follow one permutation, the rest equal" % (
         tag, ", ".join(v.strip("/") for v in case["nc_records"])), not diffs, diffs)
+
+
+NC_DIM_ONLY = b"This is a netCDF dimension but not a netCDF variable"
+
+
+def check_dim_only(tag, inp, out):
+    """A netCDF dimension without a variable (its scale's NAME says so) holds no rows: the output, where it
+    has it, has it as the input does, of the same length and written no more than there (storage bytes)."""
+    diffs, seen = [], []
+    with h5py.File(inp, "r") as fi, h5py.File(out, "r") as fo:
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset) and "NAME" in obj.attrs:
+                v = obj.attrs["NAME"]
+                if isinstance(v, (bytes, np.bytes_)) and bytes(v).startswith(NC_DIM_ONLY):
+                    seen.append(name)
+                    if name not in fo:
+                        return
+                    o = fo[name]
+                    if o.shape != obj.shape or o.id.get_storage_size() != obj.id.get_storage_size():
+                        diffs.append("/%s: shape %s, %d bytes stored; input %s, %d" % (
+                            name, o.shape, o.id.get_storage_size(), obj.shape, obj.id.get_storage_size()))
+        fi.visititems(visit)
+    if seen:
+        R.check("%s: (d) netCDF dimensions without a variable (%s) kept as they are" % (tag, ", ".join(seen)),
+                not diffs, diffs)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -472,11 +509,13 @@ def run_case(cmd, case, mode, seed, work):
             R.check("%s: %s" % (tag, name), not res[key], res[key])
     if case["kind"] == "netcdf":
         if complete:
-            check_ncdump(tag, case["file"], out, ["-h"], "equal but for line 1 and h5shuf_*/history")
-            check_ncdump(tag, case["file"], out, ["-hs"], "(storage attributes) equal")
-            check_netcdf4(tag, case, case["file"], out, perm)
+            check_ncdump(tag, case["file"], out, ["-h"], "equal but for line 1 and h5shuf_*/history%s"
+                         % ("" if whole else " (and global attributes: dataset mode)"), whole)
+            check_ncdump(tag, case["file"], out, ["-hs"], "(storage attributes) equal", whole)
+            check_netcdf4(tag, case, case["file"], out, perm, whole)
         else:
             R.note("%s: the output holds part of the file: the netCDF reader checks do not apply" % tag)
+        check_dim_only(tag, case["file"], out)
     if case["kind"] == "pytables":
         check_pytables(tag, case, case["file"], out, perm, whole)
     silent = R.bad - failed_before

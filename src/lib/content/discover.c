@@ -7,12 +7,30 @@
  * netCDF's unlimited dimension is; a tie left is refused by name).  The rows are then those of every
  * dataset with that scale at dim 0, of the scale itself (netCDF's coordinate variable, e.g. time(time)),
  * and of the datasets with no scale at dim 0 and that many rows; a dataset on another dimension of the
- * same length (elev(station) beside time) is copied, not shuffled.  Without scales, the rows are those of
- * the datasets whose dim 0 is the length the most datasets share (a tie is refused, naming the
- * candidates).
+ * same length (elev(station) beside time) is copied, not shuffled.
+ *
+ * A netCDF dimension with no coordinate variable is stored as a scale that is no variable: netCDF-C
+ * (libhdf5/nc4hdf.c, nc4_create_dim_wo_var) makes a float dataset of the dimension's length when it is
+ * defined, never written (an unlimited one extendible, chunked by 1: of length 0, not extended as the
+ * variables on it grow), whose NAME begins "This is a netCDF dimension but not a netCDF variable".  It
+ * holds no rows: when it is the record scale the rows are its variables' alone (their length, not its
+ * own), and it is copied as it is, still attached; it is never a candidate below either.
+ *
+ * Without scales, the datasets are grouped by the length of their dim 0, and the rows are those of one
+ * group only when the file leaves no doubt: the one length of 2 or more rows held by two datasets or more
+ * (or, when no length is, the only dataset of 2 or more rows), and those datasets hold at least half of the
+ * bytes of every dataset (bytes: elements times the size of an element of the file's datatype, what
+ * the data is whatever its filters or allocation; a variable-length element counts as its descriptor).
+ * Anything else is refused, naming each group of 2 or more rows with its rows, its bytes and the
+ * FILE:/a,/b that picks it: two groups of several datasets (/train/X,/train/y beside /test/X,/test/y, or
+ * /X,/y beside three class tables of 10 rows), or a group beside a larger dataset of its own (/X beside
+ * /a,/b,/c).  A length of 0 or 1 is no candidate (a shuffle of it is the identity: /version of shape (1,)
+ * decides nothing); only a file without any longer dataset shuffles one, the length most of its datasets
+ * share.
  *
  * Dataset mode.  The scales attached to the named datasets go with them: a dim-0 scale is shuffled too
- * (it has their rows), the scales of the other dimensions are copied into the output.
+ * (it has their rows; not a netCDF dimension without a variable, which is copied), the scales of the other
+ * dimensions are copied into the output.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +42,7 @@
 #include "vlenbound.h" /* h5shuf__vlen_bound_attr */
 #include "fault.h"
 #include "h5err.h"
+#include "rowsets.h"
 
 /* A dataset of the file, with what decides whether its rows are the records. */
 struct found {
@@ -31,7 +50,9 @@ struct found {
     uint64_t rows;
     haddr_t addr;      /* its own address */
     haddr_t scale;     /* the address of the scale attached to its dim 0, or HADDR_UNDEF */
+    uint64_t bytes;    /* elements x the size of one of its file datatype's (saturated) */
     int is_scale;      /* it is itself a dimension scale */
+    int dim_only;      /* a netCDF dimension without a variable: no rows (netcdf_dim_only) */
     int unlimited;     /* its dim 0 is extendible */
 };
 
@@ -65,6 +86,40 @@ static int is_scale(hid_t d)
     if (a >= 0)
         H5Aclose(a);
     return yes;
+}
+
+/* The NAME netCDF-C gives the scale of a dimension that has no coordinate variable (netcdf.h's
+ * DIM_WITHOUT_VARIABLE without its final period), followed there by the length in "%10d". */
+#define NC_DIM_WITHOUT_VARIABLE "This is a netCDF dimension but not a netCDF variable"
+
+/* Is scale d a netCDF dimension without a variable: its NAME one fixed-length string that begins with
+ * NC_DIM_WITHOUT_VARIABLE?  (netCDF-C writes it so, with H5DSset_scale; anything else is a variable.) */
+static int netcdf_dim_only(hid_t d)
+{
+    char buf[128] = "";
+    hid_t a = H5Aexists(d, "NAME") > 0 ? H5Aopen(d, "NAME", H5P_DEFAULT) : H5I_INVALID_HID;
+    hid_t s = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
+    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+    int yes = s >= 0 && t >= 0 && H5Sget_simple_extent_npoints(s) == 1 && H5Tget_class(t) == H5T_STRING &&
+              H5Tis_variable_str(t) == 0 && H5Tget_size(t) < sizeof buf && H5Aread(a, t, buf) >= 0 &&
+              strncmp(buf, NC_DIM_WITHOUT_VARIABLE, strlen(NC_DIM_WITHOUT_VARIABLE)) == 0;
+    if (t >= 0)
+        H5Tclose(t);
+    if (s >= 0)
+        H5Sclose(s);
+    if (a >= 0)
+        H5Aclose(a);
+    H5Eclear2(H5E_DEFAULT);
+    return yes;
+}
+
+/* Elements of space times size bytes, saturated at UINT64_MAX. */
+static uint64_t logical_bytes(hid_t space, size_t size)
+{
+    hssize_t np = H5Sget_simple_extent_npoints(space);
+    if (np <= 0 || size == 0)
+        return 0;
+    return (uint64_t)np > UINT64_MAX / size ? UINT64_MAX : (uint64_t)np * size;
 }
 
 /* The scale attached at dimension dim of dataset d (its address), or HADDR_UNDEF. */
@@ -115,6 +170,11 @@ static herr_t discover_cb(hid_t obj, const char *name, const H5O_info_t *info, v
         f->rows = dims[0];
         f->addr = info->addr;
         f->is_scale = is_scale(d);
+        f->dim_only = f->is_scale && netcdf_dim_only(d);
+        hid_t t = H5Dget_type(d);
+        f->bytes = t >= 0 ? logical_bytes(s, H5Tget_size(t)) : 0;
+        if (t >= 0)
+            H5Tclose(t);
         f->scale = scale_of(d, 0);
         f->unlimited = maxdims[0] == H5S_UNLIMITED;
         H5Eclear2(H5E_DEFAULT);
@@ -124,6 +184,8 @@ out:
     H5Dclose(d);
     return dv->oom ? -1 : 0;
 }
+
+/* ---- whole-file mode: the choice -------------------------------------------------------------------- */
 
 static const struct found *by_addr(const struct discovery *dv, haddr_t addr)
 {
@@ -173,45 +235,27 @@ static const struct found *record_scale(const struct discovery *dv, char *list, 
     return NULL;
 }
 
-/* Without scales: the length of dim 0 most datasets share; *n_out, or a tie described in list. */
-static int common_rows(const struct discovery *dv, uint64_t *n_out, char *list, size_t cap)
+/* Without scales: the length of dim 0 whose datasets hold the rows, in *n (rowsets.c decides), the netCDF
+ * dimensions without a variable left out. */
+static int rows_by_length(const struct discovery *dv, const char *name, uint64_t *n, struct h5shuf_err *err)
 {
-    size_t best = 0, best_count = 0, ties = 0;
-    for (size_t i = 0; i < dv->n; i++) {
-        size_t c = 0;
-        for (size_t j = 0; j < dv->n; j++)
-            c += dv->v[j].rows == dv->v[i].rows;
-        if (c > best_count)
-            best = i, best_count = c, ties = 0;
-        else if (c == best_count && dv->v[i].rows != dv->v[best].rows)
-            ties++;
-    }
-    *n_out = dv->v[best].rows;
-    if (!ties)
-        return 0;
-    size_t len = 0;
-    list[0] = '\0';
-    for (size_t i = 0; i < dv->n && len < cap - 1; i++)
-        len += (size_t)snprintf(list + len, cap - len, "%s%s (%llu row%s)", i ? ", " : "", dv->v[i].path,
-                                (unsigned long long)dv->v[i].rows, dv->v[i].rows == 1 ? "" : "s");
-    return -1;
-}
-
-/* "FILE:/a,/b" naming the datasets whose dim 0 is n, for the refusal of a tie. */
-static void example_spec(const struct discovery *dv, const char *file, uint64_t n, char *buf, size_t cap)
-{
-    size_t len = (size_t)snprintf(buf, cap, "%s", file);
-    int k = 0;
-    for (size_t i = 0; i < dv->n && len < cap - 1; i++)
-        if (dv->v[i].rows == n)
-            len += (size_t)snprintf(buf + len, cap - len, "%c%s", k++ ? ',' : ':', dv->v[i].path);
+    struct h5shuf_rowcand *c = malloc(dv->n * sizeof *c);
+    if (!c)
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "%s: out of memory", name);
+    size_t k = 0;
+    for (size_t i = 0; i < dv->n; i++)
+        if (!dv->v[i].dim_only)
+            c[k++] = (struct h5shuf_rowcand){dv->v[i].path, dv->v[i].rows, dv->v[i].bytes};
+    int st = h5shuf__rows_by_length(c, k, name, n, err);
+    free(c);
+    return st;
 }
 
 int h5shuf__discover(hid_t file, const char *name, struct h5shuf_spec *spec, struct h5shuf_err *err)
 {
     struct discovery dv = {0};
     int st = H5SHUF_OK;
-    char cause[256], list[600], example[600];
+    char cause[256], list[600];
     if (H5Ovisit(file, H5_INDEX_NAME, H5_ITER_INC, discover_cb, &dv) < 0 && !dv.oom) {
         st = h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot list objects: %s", name, h5shuf__hdf5_cause(cause, sizeof cause));
         goto out;
@@ -236,13 +280,13 @@ int h5shuf__discover(hid_t file, const char *name, struct h5shuf_spec *spec, str
                           name, list);
         goto out;
     }
-    if (!scaled && common_rows(&dv, &n, list, sizeof list) < 0) {
-        example_spec(&dv, name, n, example, sizeof example);
-        st = h5shuf__fail(err, H5SHUF_EAMBIGUOUS, "%s: cannot tell which datasets hold the rows, candidates: %s; name "
-                                                 "them, e.g. %s",
-                          name, list, example);
+    for (size_t i = 0; rec && rec->dim_only && i < dv.n; i++)
+        if (dv.v[i].scale == rec->addr) { /* (a dimension without a variable: its variables have the rows) */
+            n = dv.v[i].rows;
+            break;
+        }
+    if (!scaled && (st = rows_by_length(&dv, name, &n, err)) != H5SHUF_OK)
         goto out;
-    }
     spec->paths = calloc(dv.n, sizeof *spec->paths);
     if (!spec->paths) {
         st = h5shuf__fail(err, H5SHUF_ENOMEM, "%s: out of memory", name);
@@ -250,8 +294,8 @@ int h5shuf__discover(hid_t file, const char *name, struct h5shuf_spec *spec, str
     }
     for (size_t i = 0; i < dv.n; i++) {
         const struct found *f = &dv.v[i];
-        int records = !scaled ? f->rows == n
-                              : f->scale == rec->addr || f->addr == rec->addr ||
+        int records = !scaled ? f->rows == n && !f->dim_only
+                              : f->scale == rec->addr || (f->addr == rec->addr && !f->dim_only) ||
                                     (f->scale == HADDR_UNDEF && !f->is_scale && f->rows == n);
         if (records) {
             spec->paths[spec->npaths++] = f->path;
@@ -264,6 +308,8 @@ out:
     free(dv.v);
     return st;
 }
+
+/* ---- dataset mode: the scales that go with the named datasets --------------------------------------- */
 
 /* A list of distinct names. */
 struct names {
@@ -298,16 +344,29 @@ static int add_name(char ***v, size_t *n, size_t *cap, const char *name)
     return 0;
 }
 
-/* Every scale attached to the dimension: its path, into the struct names at data. */
+/* The scales of one dimension: those that are variables, and netCDF dimensions without a variable. */
+struct scales {
+    struct names var, dim_only;
+};
+
+/* Every scale attached to the dimension: its path, into the struct scales at data. */
 static herr_t scale_name_cb(hid_t did, unsigned dim, hid_t dsid, void *data)
 {
     (void)did, (void)dim;
-    struct names *nm = data;
+    struct scales *sc = data;
+    struct names *nm = netcdf_dim_only(dsid) ? &sc->dim_only : &sc->var;
     char path[1024];
     ssize_t len = H5Iget_name(dsid, path, sizeof path);
     if (len <= 0 || (size_t)len >= sizeof path || add_name(&nm->v, &nm->n, &nm->cap, path) < 0)
         return -1;
     return 0;
+}
+
+static void names_free(struct names *nm)
+{
+    for (size_t i = 0; i < nm->n; i++)
+        free(nm->v[i]);
+    free(nm->v);
 }
 
 int h5shuf__discover_scales(hid_t file, const char *name, struct h5shuf_spec *spec, char ***extra, size_t *nextra,
@@ -335,18 +394,23 @@ int h5shuf__discover_scales(hid_t file, const char *name, struct h5shuf_spec *sp
                 H5Eclear2(H5E_DEFAULT);
                 continue;
             }
-            struct names sc = {0};
+            struct scales sc = {{0}, {0}};
             if (H5DSiterate_scales(d, (unsigned)dim, NULL, scale_name_cb, &sc) < 0)
                 st = h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot read its dimension scales: %s", name,
                                   spec->paths[k], h5shuf__hdf5_cause(cause, sizeof cause));
-            /* dim 0's scales have the rows: shuffled with it; the others' are copied */
-            for (size_t i = 0; i < sc.n && st == H5SHUF_OK; i++)
-                if (dim == 0 ? add_name(&spec->paths, &spec->npaths, &cap, sc.v[i]) < 0
-                             : !has_name(spec->paths, spec->npaths, sc.v[i]) && add_name(extra, nextra, &xcap, sc.v[i]) < 0)
+            /* dim 0's scales have the rows: shuffled with it; the others' are copied, and so is a netCDF
+             * dimension without a variable, which has no rows (its length is not theirs) */
+            for (size_t i = 0; i < sc.var.n && st == H5SHUF_OK; i++)
+                if (dim == 0 ? add_name(&spec->paths, &spec->npaths, &cap, sc.var.v[i]) < 0
+                             : !has_name(spec->paths, spec->npaths, sc.var.v[i]) &&
+                                   add_name(extra, nextra, &xcap, sc.var.v[i]) < 0)
                     st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-            for (size_t i = 0; i < sc.n; i++)
-                free(sc.v[i]);
-            free(sc.v);
+            for (size_t i = 0; i < sc.dim_only.n && st == H5SHUF_OK; i++)
+                if (!has_name(spec->paths, spec->npaths, sc.dim_only.v[i]) &&
+                    add_name(extra, nextra, &xcap, sc.dim_only.v[i]) < 0)
+                    st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+            names_free(&sc.var);
+            names_free(&sc.dim_only);
         }
         H5Dclose(d);
     }
