@@ -3,6 +3,7 @@
  * datatype as the memory type, so HDF5 converts nothing and the output's bytes are the input's, bit for
  * bit, whatever the type.
  */
+#include "boundread.h"
 #include "fault.h"
 #include "rows.h"
 
@@ -51,7 +52,7 @@ static herr_t transfer_rows(hid_t dset, hid_t ftype, uint64_t start, uint64_t co
     if (r >= 0 && H5SHUF_FAULT())
         r = -1;
     else if (r >= 0)
-        r = buf_in ? H5Dwrite(dset, ftype, ms, fs, H5P_DEFAULT, buf_in) : H5Dread(dset, ftype, ms, fs, H5P_DEFAULT, buf_out);
+        r = buf_in ? h5shuf__dwrite(dset, ftype, ms, fs, buf_in) : h5shuf__dread(dset, ftype, ms, fs, buf_out);
     return h5shuf__spaces_close(r, fs, ms);
 }
 
