@@ -309,6 +309,35 @@ static void test_set_local_and_hdf5(void)
     free(dir);
 }
 
+/* With the chunk's size declared (h5shuf reading: filters/filter_limit.h), a stream whose header says
+ * more, or fewer, bytes is refused before anything is allocated; the exact size reads.  Without
+ * compression the chunk keeps its size, which must be the chunk's too. */
+static void test_declared_limit(void)
+{
+    enum { N = 4000, BIG = 1 << 20 };
+    unsigned char *data = malloc(BIG), *c = malloc(2 * BIG);
+    for (size_t i = 0; i < BIG; i++)
+        data[i] = (unsigned char)(i / 7 % 13);
+    const unsigned cd[6] = {0, 4, 4, 0, 2, 0}; /* int32, default blocks, LZ4 */
+    struct h5shuf_bshuf_params p = params(4, 0, 2);
+    size_t cn = 0;
+    CU_ASSERT_FATAL(h5shuf_bshuf_encode(&p, data, N, c, 2 * BIG, &cn) == H5SHUF_BSHUF_OK);
+    H5Z_func_t f = (H5Z_func_t)h5shuf_bshuf_filter;
+    tu_decode_limited(f, H5SHUF_FILTER_BSHUF, 6, cd, c, cn, 1600, 1600,
+                      "bitshuffle: chunk claims 4000 bytes, more than 1600, the chunk's size (corrupt chunk)");
+    tu_decode_limited(f, H5SHUF_FILTER_BSHUF, 6, cd, c, cn, 8000, 8000,
+                      "bitshuffle: chunk holds 4000 bytes, not the chunk's 8000");
+    CU_ASSERT_EQUAL(tu_decode_limited(f, H5SHUF_FILTER_BSHUF, 6, cd, c, cn, N, N, NULL), N);
+    CU_ASSERT_FATAL(h5shuf_bshuf_encode(&p, data, BIG, c, 2 * BIG, &cn) == H5SHUF_BSHUF_OK);
+    tu_decode_limited(f, H5SHUF_FILTER_BSHUF, 6, cd, c, cn, 1600, 1600, "claims 1048576 bytes, more than 1600");
+    CU_ASSERT_EQUAL(tu_decode_limited(f, H5SHUF_FILTER_BSHUF, 6, cd, c, cn, 0, 0, NULL), BIG);
+    const unsigned none[5] = {0, 4, 4, 0, 0}; /* no compression: the stored size is the decoded one */
+    tu_decode_limited(f, H5SHUF_FILTER_BSHUF, 5, none, data, N, 8000, 8000, "holds 4000 bytes, not the chunk's 8000");
+    CU_ASSERT_EQUAL(tu_decode_limited(f, H5SHUF_FILTER_BSHUF, 5, none, data, N, N, N, NULL), N);
+    free(data);
+    free(c);
+}
+
 int main(void)
 {
     h5shuf__filters_register();
@@ -317,6 +346,7 @@ int main(void)
         {"transform equals the model; round trips over sizes, counts, blocks, modes", test_model_and_roundtrips},
         {"LZ4 and zstd streams: header, blocks, trailing elements", test_stream_layout},
         {"malformed streams and parameters rejected", test_malformed},
+        {"a declared limit: more and fewer bytes refused", test_declared_limit},
         {"set_local (copied property lists kept) and HDF5 round trip", test_set_local_and_hdf5},
         {NULL, NULL},
     };

@@ -10,13 +10,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "filter_bshuf.h"
 #include "filters.h"
 #include "filter_lzf.h"
 #include "filter_lzo.h"
+#include "filter_zstd.h"
 #include "chunkio.h"
 #include "h5err.h"
+#include "codec.h"
+#include "rows.h"
 #include "testutil.h"
 
 #define ROWS 1000u /* not a multiple of CHUNK_ROWS: the last chunk is partial */
@@ -41,6 +45,19 @@ static const struct pipe pipes[] = {
     {"lzo", 0, 0, 0, 0, 0, 0, 1},
     {"shuffle+lzo+fletcher32", 0, 0, 1, 1, 0, 0, 1},
 };
+
+/* A dataset of ROWS x COLS int32 in chunks of CHUNK_ROWS rows with filter id alone (cd_values ncd, cd). */
+static hid_t make_filtered(hid_t file, const char *name, H5Z_filter_t id, size_t ncd, const unsigned *cd)
+{
+    hsize_t dims[2] = {ROWS, COLS}, cdims[2] = {CHUNK_ROWS, COLS};
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), space = H5Screate_simple(2, dims, NULL);
+    H5Pset_chunk(dcpl, 2, cdims);
+    H5Pset_filter(dcpl, id, H5Z_FLAG_MANDATORY, ncd, cd);
+    hid_t d = H5Dcreate2(file, name, H5T_STD_I32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Sclose(space);
+    H5Pclose(dcpl);
+    return d;
+}
 
 /* Rows of int32: the first half smooth (compresses), the second half random (lzf cannot shrink it). */
 static int32_t *values(void)
@@ -340,6 +357,107 @@ static void test_threads_same_bytes(void)
     free(dir);
 }
 
+static long max_rss_kib(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+/* Read all rows of d on both paths, the stored chunk at row CHUNK_ROWS being one that decodes to more or
+ * fewer bytes than a chunk holds: chunkio (h5shuf's codec path, or HDF5's for a chunk stored larger than
+ * any encoding of it) and h5shuf__read_rows (HDF5's pipeline, bracketed with the chunk's size).  Each
+ * must fail naming the chunk, within 64 MiB of memory. */
+static void refused_both_ways(struct h5shuf_chunkio *cio, hid_t d, const char *what, const char *name)
+{
+    int32_t *got = malloc(ROWS * COLS * sizeof *got);
+    for (int way = 0; way < 2; way++) {
+        long before = max_rss_kib();
+        H5Eclear2(H5E_DEFAULT);
+        herr_t r;
+        H5E_BEGIN_TRY
+        {
+            r = way ? h5shuf__read_rows(d, H5T_STD_I32LE, 0, ROWS, got)
+                    : h5shuf__chunkio_read(cio, d, H5T_STD_I32LE, 0, ROWS, got);
+        }
+        H5E_END_TRY;
+        char cause[256];
+        h5shuf__hdf5_cause(cause, sizeof cause);
+        long grown = max_rss_kib() - before;
+        int ok = r < 0 && strstr(cause, "chunk at (64, 0): ") && strstr(cause, what) &&
+                 strstr(cause, "corrupt chunk") && grown < 65536;
+        if (!ok)
+            fprintf(stderr, "\n  %s, %s: %d \"%s\", max RSS +%ld KiB\n", name, way ? "HDF5" : "chunkio", (int)r,
+                    cause, grown);
+        CU_ASSERT(ok);
+    }
+    free(got);
+}
+
+/* A chunk that decodes to more than its size (a decompression bomb: issue 48's 1 GiB zstd frame without
+ * a content size, streams of 64 KiB to 4 MiB in a chunk of 3 KiB) or to fewer bytes, for each filter
+ * h5shuf registers, stored small (h5shuf's codec path decodes it) and large (HDF5's pipeline does): both
+ * read paths refuse it, name it, and stay within 64 MiB. */
+static void test_bombs(void)
+{
+    char *dir = tu_mkdtemp();
+    hid_t f = H5Fcreate(tu_path(dir, "bombs.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    int32_t *x = values();
+    struct h5shuf_chunkio *cio;
+    CU_ASSERT_FATAL(h5shuf__chunkio_create(2, &cio) == H5SHUF_OK);
+    const size_t big = (size_t)4 << 20, giga = (size_t)1 << 30;
+    unsigned char *zeros = calloc(1, big), *s = malloc(tu_zstd_rle_bytes(giga) + h5shuf_lzo_bound(big));
+    unsigned char *work = malloc(H5SHUF_LZO_WORK_BYTES);
+    const unsigned lzo_cd[3] = {5, 11, 4}, bshuf_cd[5] = {0, 4, 4, 0, 2}, zstd_cd[1] = {3};
+    struct h5shuf_bshuf_params bp;
+    CU_ASSERT_FATAL(h5shuf_bshuf_params_from_cd(5, bshuf_cd, &bp) == H5SHUF_BSHUF_OK);
+    static const char *const filters[] = {"zstd", "lzf", "lzo", "bitshuffle"};
+    static const H5Z_filter_t ids[] = {H5SHUF_FILTER_ZSTD, H5SHUF_FILTER_LZF, H5SHUF_FILTER_LZO, H5SHUF_FILTER_BSHUF};
+    const size_t chunk = CHUNK_ROWS * COLS * 4;
+    for (int i = 0; i < 4; i++) {
+        /* decoded sizes: 64 KiB (stored small: the codec path), the large one (stored beyond any encoding of
+         * the chunk: HDF5's), 1000 bytes (fewer) */
+        const size_t sizes[3] = {(size_t)64 << 10, i == 0 ? giga : big, 1000};
+        for (int k = 0; k < 3; k++) {
+            size_t n = 0, m = sizes[k];
+            if (i == 0) {
+                n = tu_zstd_rle_frame(s, m);
+            } else if (i == 1) {
+                n = h5shuf_lzf_encode(zeros, m, s, m);
+            } else if (i == 2) {
+                if (h5shuf_lzo_encode(zeros, m, s, h5shuf_lzo_bound(m), work, &n) != H5SHUF_LZO_OK)
+                    n = 0;
+            } else if (h5shuf_bshuf_encode(&bp, zeros, m, s, tu_zstd_rle_bytes(giga) + h5shuf_lzo_bound(big), &n) !=
+                       H5SHUF_BSHUF_OK) {
+                n = 0;
+            }
+            CU_ASSERT_FATAL(n > 0);
+            if (k == 1 && n <= h5shuf__codec_bound(chunk))
+                fprintf(stderr, "\n  %s: %zu bytes stored: not beyond the codec's bound\n", filters[i], n);
+            CU_ASSERT(k != 1 || n > h5shuf__codec_bound(chunk));
+            char name[64];
+            snprintf(name, sizeof name, "%s-%zu", filters[i], m);
+            hid_t d = make_filtered(f, name, ids[i], i == 0 ? 1 : i == 2 ? 3 : i == 3 ? 5 : 0,
+                                    i == 0 ? zstd_cd : i == 2 ? lzo_cd : bshuf_cd);
+            CU_ASSERT(H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+            hsize_t off[2] = {CHUNK_ROWS, 0};
+            CU_ASSERT(H5Dwrite_chunk(d, H5P_DEFAULT, 0, off, n, s) >= 0);
+            H5Dclose(d);
+            d = H5Dopen2(f, name, H5P_DEFAULT); /* (HDF5's chunk cache emptied) */
+            refused_both_ways(cio, d, k < 2 ? "more than" : "1000", name);
+            H5Dclose(d);
+        }
+    }
+    h5shuf__chunkio_free(cio);
+    H5Fclose(f);
+    free(x);
+    free(zeros);
+    free(s);
+    free(work);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     h5shuf__filters_register();
@@ -349,6 +467,7 @@ int main(void)
         {"fallbacks to HDF5; mandatory lzf and lzo fail cleanly", test_fallback_and_mandatory},
         {"corrupt lzf, bitshuffle and lzo chunks: clean errors", test_corrupt_chunks},
         {"output byte-identical for 1, 2, 3 threads, in the reference order", test_threads_same_bytes},
+        {"decompression bombs and short chunks refused on both paths, named", test_bombs},
         {NULL, NULL},
     };
     return tu_main("filter_paths", tests);

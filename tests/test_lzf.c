@@ -211,6 +211,37 @@ static void test_set_local_and_hdf5(void)
     free(dir);
 }
 
+/* With the chunk's size declared (h5shuf reading: filters/filter_limit.h), a stream that decodes to more
+ * is refused without growing the buffer past it, one that decodes to fewer (a stream cut between runs)
+ * too; the exact size reads; with nothing declared the decoder grows its buffer as h5py's does. */
+static void test_declared_limit(void)
+{
+    enum { N = 4000, BIG = 1 << 20 };
+    unsigned char *data = malloc(BIG), *c = malloc(BIG);
+    for (size_t i = 0; i < BIG; i++)
+        data[i] = (unsigned char)(i / 7 % 13);
+    size_t cn = h5shuf_lzf_encode(data, N, c, N);
+    CU_ASSERT_FATAL(cn > 0);
+    const unsigned cd[3] = {4, 0x0105, 1600};
+    H5Z_func_t f = (H5Z_func_t)h5shuf_lzf_filter;
+    tu_decode_limited(f, H5SHUF_FILTER_LZF, 3, cd, c, cn, 1600, 1600,
+                      "lzf: chunk decodes to more than 1600 bytes, the chunk's size (corrupt chunk)");
+    tu_decode_limited(f, H5SHUF_FILTER_LZF, 3, cd, c, cn, 8000, 8000,
+                      "lzf: chunk decodes to 4000 bytes, not the chunk's 8000");
+    tu_decode_limited(f, H5SHUF_FILTER_LZF, 3, cd, c, cn, 4001, 9000,
+                      "decodes to 4000 bytes, fewer than the chunk's 4001");
+    CU_ASSERT_EQUAL(tu_decode_limited(f, H5SHUF_FILTER_LZF, 3, cd, c, cn, N, N, NULL), N);
+    CU_ASSERT_EQUAL(tu_decode_limited(f, H5SHUF_FILTER_LZF, 3, cd, c, cn, 0, 0, NULL), N); /* cd[2] only a guess */
+    /* 1 MiB of zeros in a stream of 12 KiB: the bomb lzf can make, refused at the chunk's size */
+    memset(data, 0, BIG);
+    cn = h5shuf_lzf_encode(data, BIG, c, BIG);
+    CU_ASSERT_FATAL(cn > 0 && cn < BIG / 16);
+    tu_decode_limited(f, H5SHUF_FILTER_LZF, 3, cd, c, cn, 1600, 1600, "more than 1600 bytes");
+    CU_ASSERT_EQUAL(tu_decode_limited(f, H5SHUF_FILTER_LZF, 3, cd, c, cn, 0, 0, NULL), BIG);
+    free(data);
+    free(c);
+}
+
 int main(void)
 {
     h5shuf__filters_register();
@@ -218,6 +249,7 @@ int main(void)
         {"round trips, readable by plain liblzf; decoder buffer grows", test_roundtrips},
         {"incompressible chunks: 0, buffer untouched", test_incompressible},
         {"corrupt and truncated input fail cleanly", test_corrupt},
+        {"a declared limit: more and fewer bytes refused", test_declared_limit},
         {"set_local's cd_values; optional filter skipped per chunk through HDF5", test_set_local_and_hdf5},
         {NULL, NULL},
     };

@@ -228,6 +228,35 @@ static void test_hdf5(void)
     free(dir);
 }
 
+/* With the chunk's size declared (h5shuf reading: filters/filter_limit.h), a stream that decodes to more
+ * is refused without growing the buffer past it, one that decodes to fewer too; the exact size reads;
+ * with nothing declared the decoder grows its buffer as PyTables' does. */
+static void test_declared_limit(void)
+{
+    enum { N = 4000, BIG = 1 << 20 };
+    unsigned char *data = malloc(BIG), *c = malloc(h5shuf_lzo_bound(BIG)), *work = malloc(H5SHUF_LZO_WORK_BYTES);
+    for (size_t i = 0; i < BIG; i++)
+        data[i] = (unsigned char)(i / 7 % 13);
+    size_t cn = 0;
+    CU_ASSERT_FATAL(h5shuf_lzo_encode(data, N, c, h5shuf_lzo_bound(BIG), work, &cn) == H5SHUF_LZO_OK);
+    H5Z_func_t f = (H5Z_func_t)h5shuf_lzo_filter;
+    tu_decode_limited(f, H5SHUF_FILTER_LZO, 3, table_cd, c, cn, 1600, 1600,
+                      "lzo: chunk decodes to more than 1600 bytes, the chunk's size (corrupt chunk)");
+    tu_decode_limited(f, H5SHUF_FILTER_LZO, 3, table_cd, c, cn, 8000, 8000,
+                      "lzo: chunk decodes to 4000 bytes, not the chunk's 8000");
+    tu_decode_limited(f, H5SHUF_FILTER_LZO, 3, table_cd, c, cn, 4001, 9000,
+                      "decodes to 4000 bytes, fewer than the chunk's 4001");
+    CU_ASSERT_EQUAL(tu_decode_limited(f, H5SHUF_FILTER_LZO, 3, table_cd, c, cn, N, N, NULL), N);
+    CU_ASSERT_EQUAL(tu_decode_limited(f, H5SHUF_FILTER_LZO, 3, table_cd, c, cn, 0, 0, NULL), N);
+    CU_ASSERT_FATAL(h5shuf_lzo_encode(data, BIG, c, h5shuf_lzo_bound(BIG), work, &cn) == H5SHUF_LZO_OK);
+    CU_ASSERT_FATAL(cn < BIG / 16);
+    tu_decode_limited(f, H5SHUF_FILTER_LZO, 3, table_cd, c, cn, 1600, 1600, "more than 1600 bytes");
+    CU_ASSERT_EQUAL(tu_decode_limited(f, H5SHUF_FILTER_LZO, 3, table_cd, c, cn, 0, 0, NULL), BIG);
+    free(data);
+    free(c);
+    free(work);
+}
+
 int main(void)
 {
     h5shuf__filters_register();
@@ -235,6 +264,7 @@ int main(void)
         {"round trips, the bytes of plain liblzo2; decoder buffer grows", test_roundtrips},
         {"incompressible chunks: 0, buffer untouched; bounds", test_incompressible},
         {"corrupt, truncated and over-long input fail cleanly", test_corrupt},
+        {"a declared limit: more and fewer bytes refused", test_declared_limit},
         {"cd_values stored as written, under PyTables' name; optional filter skipped per chunk", test_hdf5},
         {NULL, NULL},
     };

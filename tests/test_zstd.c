@@ -6,10 +6,13 @@
  * ZSTD_decompress), frames without a content size and several frames (streaming writers), and corrupt
  * or truncated input, which must fail cleanly (return 0, buffer untouched, message on HDF5's stack).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <zstd.h>
 
+#include "filter_limit.h"
 #include "filter_zstd.h"
 #include "testutil.h"
 
@@ -184,6 +187,60 @@ static void test_corrupt(void)
     free(data);
 }
 
+static long max_rss_kib(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+/* The decoder with the limit [lo, hi] declared (hi 0: none), refused with want (NULL: must succeed). */
+static size_t limited(const void *data, size_t n, size_t lo, size_t hi, const char *want)
+{
+    static const unsigned cd[1] = {3};
+    return tu_decode_limited((H5Z_func_t)h5shuf_zstd_filter, H5SHUF_FILTER_ZSTD, 1, cd, data, n, lo, hi, want);
+}
+
+/* The bomb of issue 48: a 32 KiB frame without a content size that decodes to 1 GiB.  With the chunk's
+ * size declared (h5shuf reading), it is refused after at most that many bytes; sizes the frame states
+ * are checked before anything is allocated; too few bytes are refused too; the exact size reads. */
+static void test_declared_limit(void)
+{
+    const size_t giga = (size_t)1 << 30;
+    unsigned char *bomb = malloc(tu_zstd_rle_bytes(giga));
+    size_t bn = tu_zstd_rle_frame(bomb, giga);
+    CU_ASSERT_EQUAL(bn, 32774);
+    long before = max_rss_kib();
+    limited(bomb, bn, 1600, 1600, "zstd: chunk decodes to more than 1600 bytes, the chunk's size (corrupt chunk)");
+    long grown = max_rss_kib() - before;
+    if (grown >= 65536)
+        fprintf(stderr, "\n  max RSS grew by %ld KiB\n", grown);
+    CU_ASSERT(grown < 65536); /* 64 MiB: the frame was not decoded */
+
+    /* a size the frame states: more, fewer, exact */
+    enum { N = 4000 };
+    unsigned char data[N], frame[N + 64];
+    for (size_t i = 0; i < N; i++)
+        data[i] = (unsigned char)(i / 7);
+    size_t fn = ZSTD_compress(frame, sizeof frame, data, N, 3);
+    CU_ASSERT_FATAL(!ZSTD_isError(fn));
+    limited(frame, fn, 1600, 1600, "frame claims 4000 bytes, more than 1600, the chunk's size");
+    limited(frame, fn, 8000, 8000, "frame holds 4000 bytes, not the chunk's 8000");
+    CU_ASSERT_EQUAL(limited(frame, fn, N, N, NULL), N);
+
+    /* no size in the frame: decoded into the limit, fewer bytes refused, a bound that is not exact */
+    size_t small = tu_zstd_rle_frame(bomb, N);
+    limited(bomb, small, 8000, 8000, "decodes to 4000 bytes, not the chunk's 8000");
+    limited(bomb, small, N + 1, 2 * N, "decodes to 4000 bytes, fewer than the chunk's 4001");
+    limited(bomb, small, 1000, 2000, "more than 2000 bytes, the most this chunk can hold");
+    CU_ASSERT_EQUAL(limited(bomb, small, 1, 3 * N, NULL), N);
+
+    /* with nothing declared (another program through the plugin) a large frame still reads */
+    size_t big = tu_zstd_rle_frame(bomb, (size_t)64 << 20);
+    CU_ASSERT_EQUAL(limited(bomb, big, 0, 0, NULL), (size_t)64 << 20);
+    free(bomb);
+}
+
 int main(void)
 {
     static const struct tu_test tests[] = {
@@ -193,6 +250,7 @@ int main(void)
         {"empty chunk", test_empty},
         {"frames without content size, several frames", test_unknown_size_and_frames},
         {"corrupt and truncated input fail cleanly", test_corrupt},
+        {"a declared limit: the 1 GiB bomb refused, sizes checked", test_declared_limit},
         {NULL, NULL},
     };
     return tu_main("zstd", tests);

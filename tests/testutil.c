@@ -12,6 +12,8 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "filter_limit.h"
+
 int tu_write(const char *file, int create, const char *path, hid_t ftype, int rank, const hsize_t *dims,
              const struct tu_layout *lay, const void *data)
 {
@@ -251,4 +253,68 @@ int tu_main(const char *suite, const struct tu_test *tests)
     int rc = tu_run(suite, tests);
     H5close();
     return rc;
+}
+
+/* H5Ewalk2 callback: the innermost description into data (256 bytes). */
+static herr_t innermost_desc(unsigned n, const H5E_error2_t *e, void *data)
+{
+    if (n == 0 && e->desc)
+        snprintf(data, 256, "%s", e->desc);
+    return 0;
+}
+
+size_t tu_decode_limited(H5Z_func_t fn, H5Z_filter_t id, size_t ncd, const unsigned *cd, const void *data, size_t n,
+                         size_t lo, size_t hi, const char *want)
+{
+    struct h5shuf_filter_limits *l = h5shuf_filter_limits_here();
+    memset(l, 0, sizeof *l);
+    if (hi) {
+        l->set = 1;
+        l->n = 1;
+        l->f[0] = (struct h5shuf_filter_limit){id, lo, hi};
+    }
+    size_t size = n ? n : 1;
+    void *buf = H5allocate_memory(size, 0);
+    memcpy(buf, data, n);
+    H5Eclear2(H5E_DEFAULT);
+    size_t r = fn(H5Z_FLAG_REVERSE, ncd, cd, n, &size, &buf);
+    char cause[256] = "";
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost_desc, cause);
+    if (want) {
+        CU_ASSERT_EQUAL(r, 0);
+        CU_ASSERT(memcmp(buf, data, n) == 0);
+        if (!strstr(cause, want))
+            fprintf(stderr, "\n  expected \"%s\" in \"%s\"\n", want, cause);
+        CU_ASSERT(strstr(cause, want) != NULL);
+        if (hi) {
+            CU_ASSERT(l->refused && l->refused_nbytes == n && l->refused_hash == h5shuf_filter_hash(data, n));
+            CU_ASSERT(strcmp(l->refused_msg, cause) == 0);
+        }
+    } else {
+        if (r == 0)
+            fprintf(stderr, "\n  refused: \"%s\"\n", cause);
+        CU_ASSERT(r > 0 && r <= size);
+    }
+    memset(l, 0, sizeof *l);
+    H5Eclear2(H5E_DEFAULT);
+    H5free_memory(buf);
+    return r;
+}
+
+size_t tu_zstd_rle_frame(unsigned char *out, size_t total)
+{
+    /* magic, frame header: no content size, not single-segment, window 128 KiB */
+    static const unsigned char head[6] = {0x28, 0xB5, 0x2F, 0xFD, 0x00, (17 - 10) << 3};
+    memcpy(out, head, sizeof head);
+    size_t p = sizeof head;
+    while (total) {
+        size_t n = total < 131072 ? total : 131072;
+        total -= n;
+        uint32_t h = (uint32_t)(total == 0) | 1u << 1 | (uint32_t)n << 3; /* last block?, RLE, its size */
+        out[p++] = (unsigned char)h;
+        out[p++] = (unsigned char)(h >> 8);
+        out[p++] = (unsigned char)(h >> 16);
+        out[p++] = 0; /* the byte repeated */
+    }
+    return p;
 }

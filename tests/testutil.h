@@ -47,6 +47,21 @@ int tu_same_chunks(hid_t a, hid_t b);
 /* Whole-file contents compare: 1 when both files exist and are byte-identical. */
 int tu_same_bytes(const char *a, const char *b);
 
+/* A zstd frame without a content size that decodes to total zero bytes, as RLE blocks of 128 KiB (4 bytes
+ * each: 32 KiB for 1 GiB, the decompression bomb of issue 48), into out (tu_zstd_rle_bytes(total) bytes);
+ * returns its size. */
+size_t tu_zstd_rle_frame(unsigned char *out, size_t total);
+#define tu_zstd_rle_bytes(total) (6 + 4 * (((total) + 131071) / 131072))
+
+/* Run a filter's decoder fn on a copy of data (n bytes; cd_values ncd, cd) as HDF5 calls it, with the
+ * decoded-size limit [lo, hi] declared for filter id on this thread as h5shuf's reads declare it
+ * (filters/filter_limit.h; hi 0: none declared), the declaration cleared after.  Returns the decoded size
+ * (0: refused).  When want is not NULL the call must be refused: the input untouched, the refusal
+ * recorded (its size, hash and message) and its message, also on HDF5's stack, containing want (printed
+ * when not); when NULL it must succeed.  HDF5's stack is cleared after. */
+size_t tu_decode_limited(H5Z_func_t fn, H5Z_filter_t id, size_t ncd, const unsigned *cd, const void *data, size_t n,
+                         size_t lo, size_t hi, const char *want);
+
 /* tu_run with HDF5's error printing off (the tests provoke HDF5 errors on purpose), then H5close. */
 int tu_main(const char *suite, const struct tu_test *tests);
 

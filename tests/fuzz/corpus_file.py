@@ -5,7 +5,9 @@ usage: /usr/bin/python3 tests/fuzz/corpus_file.py DIR
 
 One file per layout h5shuf reads differently: fixed-size rows contiguous, chunked with gzip+shuffle,
 compact, a compound, vlen strings, vlen int32 sequences beside a fixed-size dataset, attributes and a
-group (copied in whole-file mode).  Every one must pass the target (replay_file) before it is committed.
+group (copied in whole-file mode), zstd (32015, hdf5plugin's cd_values [level]) in chunks that split
+rows (written through h5shuf's plugin: run with HDF5_PLUGIN_PATH=build/plugins; without it that seed is
+skipped, said on stderr).  Every one must pass the target (replay_file) before it is committed.
 """
 import os
 import sys
@@ -69,3 +71,11 @@ with f("array-vlen-rows") as h:  # rows of arrays of vlen strings (the descripto
     for i in range(6):
         a[i] = ["s%d" % i, "" if i % 3 else "three", "ü" * (i % 4)]
     h["a"][...] = a
+try:
+    with f("zstd-split") as h:  # issue 48: chunks that split rows, whose filter HDF5 or h5shuf's codec runs
+        h.create_dataset("x", data=(np.arange(96, dtype="<i4").reshape(8, 12) * 37) % 101, chunks=(2, 5),
+                         compression=32015, compression_opts=(3,), allow_unknown_filter=True)
+except (OSError, ValueError) as e:
+    os.unlink(os.path.join(d, "zstd-split"))
+    print("corpus_file.py: zstd-split skipped (no zstd plugin: HDF5_PLUGIN_PATH=build/plugins): %s" % e,
+          file=sys.stderr)

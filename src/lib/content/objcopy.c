@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "attrs.h"
+#include "boundread.h" /* h5shuf__dread, h5shuf__bound_begin */
 #include "dscheck.h"
 #include "error.h"
 #include "fault.h"
@@ -271,7 +272,7 @@ static herr_t read_data(hid_t dset, hid_t *mtype, hid_t *space, void **buf, size
     *buf = *mtype >= 0 && np >= 0 ? calloc(*n ? *n : 1, H5Tget_size(*mtype)) : NULL;
     if (!*buf)
         return -1;
-    return *n ? h5shuf__vlen_bound_whole(dset) < 0 ? -1 : H5Dread(dset, *mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, *buf) : 0;
+    return *n ? h5shuf__vlen_bound_whole(dset) < 0 ? -1 : h5shuf__dread(dset, *mtype, H5S_ALL, H5S_ALL, *buf) : 0;
 }
 
 static void free_data(hid_t mtype, hid_t space, void *buf, int filled)
@@ -461,6 +462,7 @@ int h5shuf__objcopy_make(const struct h5shuf_obj *e, const struct h5shuf_input *
 {
     char cause[256];
     herr_t r = 0;
+    struct h5shuf_bound bound;
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE), cpl = H5I_INVALID_HID, src = H5I_INVALID_HID, t = H5I_INVALID_HID,
           s = H5I_INVALID_HID;
     if (lcpl >= 0)
@@ -495,25 +497,27 @@ int h5shuf__objcopy_make(const struct h5shuf_obj *e, const struct h5shuf_input *
         /* fall through */
     case H5SHUF_OBJ_TYPE:
         if (e->kind == H5SHUF_OBJ_DATASET) { /* H5Ocopy decodes vlen data: HDF5 trusts its heap objects */
-            src = H5Dopen2(first->file, e->path, H5P_DEFAULT);
+            src = H5Dopen2(first->file, e->path, H5P_DEFAULT); /* (closed below, after the cause is taken) */
             r = src < 0 ? -1 : h5shuf__vlen_bound_whole(src);
-            if (src >= 0 && r < 0) {
-                hid_t stack = H5Eget_current_stack(); /* (H5Dclose would empty it) */
-                H5Dclose(src);
-                if (stack >= 0)
-                    H5Eset_current_stack(stack);
-            } else if (src >= 0) {
-                H5Dclose(src);
-            }
-            src = H5I_INVALID_HID;
             if (r < 0)
                 break;
         }
         cpl = H5Pcreate(H5P_OBJECT_COPY);
         H5Pset_copy_object(cpl, H5O_COPY_WITHOUT_ATTR_FLAG);
+        /* H5Ocopy decodes the chunks of a dataset of vlen or reference type (to convert them): bracketed with
+         * the dataset's decoded-size limits (boundread.h), the dataset closed first (h5shuf__bound_detach) */
+        if (src >= 0) {
+            h5shuf__bound_begin(&bound, src);
+            h5shuf__bound_detach(&bound, first->file, e->path);
+            H5Dclose(src);
+        }
         /* (dataset mode: a scale's group may be on no shuffled dataset's way) */
         r = H5SHUF_FAULT() || h5shuf__make_parents(out, e->path) < 0 ? -1
                                                                      : H5Ocopy(first->file, e->path, out, e->path, cpl, lcpl);
+        if (src >= 0) {
+            r = h5shuf__bound_end(&bound, r, H5S_ALL);
+            src = H5I_INVALID_HID; /* (closed above) */
+        }
         break;
     case H5SHUF_OBJ_SOFT:
         r = H5SHUF_FAULT() ? -1 : H5Lcreate_soft(e->value, out, e->path, lcpl, H5P_DEFAULT);

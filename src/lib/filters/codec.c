@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
+#include <zstd_errors.h> /* ZSTD_getErrorCode */
 
 #include "byteshuffle.h"
 #include "codec.h"
@@ -248,7 +249,11 @@ static enum step decode_step(const struct h5shuf_pipeline_filter *f, struct h5sh
             snprintf(err, errcap, "zstd: out of memory");
             return STEP_ERROR;
         }
-        size_t got = ZSTD_decompressDCtx(c->zd, out, cap, in, *n);
+        size_t got = ZSTD_decompressDCtx(c->zd, out, cap, in, *n); /* never more than cap bytes */
+        if (ZSTD_isError(got) && ZSTD_getErrorCode(got) == ZSTD_error_dstSize_tooSmall) {
+            snprintf(err, errcap, "zstd: chunk decodes to more than %zu bytes (corrupt chunk)", cap);
+            return STEP_ERROR;
+        }
         if (ZSTD_isError(got)) {
             snprintf(err, errcap, "zstd: corrupt data: %s", ZSTD_getErrorName(got));
             return STEP_ERROR;
@@ -283,7 +288,11 @@ static enum step decode_step(const struct h5shuf_pipeline_filter *f, struct h5sh
         size_t got = 0;
         int r = h5shuf_bshuf_params_from_cd(f->ncd, f->cd, &bp);
         if (r == H5SHUF_BSHUF_OK)
-            r = h5shuf_bshuf_decode(&bp, in, *n, out, cap, &got);
+            r = h5shuf_bshuf_decode(&bp, in, *n, out, cap, &got); /* its header's size checked against cap first */
+        if (r == H5SHUF_BSHUF_E2BIG) {
+            snprintf(err, errcap, "bitshuffle: chunk decodes to more than %zu bytes (corrupt chunk)", cap);
+            return STEP_ERROR;
+        }
         if (r != H5SHUF_BSHUF_OK) {
             snprintf(err, errcap, "bitshuffle: %s", h5shuf_bshuf_strerror(r));
             return STEP_ERROR;

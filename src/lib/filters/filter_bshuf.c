@@ -34,6 +34,8 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "filter_limit.h"
+
 #define BSHUF_ERR(...) H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_PLINE, H5E_CANTFILTER, __VA_ARGS__)
 
 /* Largest chunk HDF5 stores: 4 GiB - 1 bytes. */
@@ -545,6 +547,45 @@ herr_t h5shuf_bshuf_set_local(hid_t dcpl, hid_t type, hid_t space)
     return H5Pmodify_filter(dcpl, H5SHUF_FILTER_BSHUF, flags, nv, v) < 0 ? -1 : 1;
 }
 
+/* Decode the chunk in *buf (nbytes) under p into a new buffer handed to HDF5: its size, read from the stream
+ * (the header of the compressed modes, nbytes without compression), checked against the limit declared
+ * for this thread (filter_limit.h) or, with none, HDF5's chunk limit, before anything is allocated. */
+static size_t decode_chunk(const struct h5shuf_bshuf_params *p, size_t nbytes, size_t *buf_size, void **buf)
+{
+    size_t lo, hi, cap;
+    const int declared = h5shuf_filter_limit(H5SHUF_FILTER_BSHUF, &lo, &hi);
+    int st = h5shuf_bshuf_decoded_size(p, *buf, nbytes, &cap);
+    if (st != H5SHUF_BSHUF_OK)
+        return REFUSE(*buf, nbytes, "bitshuffle: %s", h5shuf_bshuf_strerror(st));
+    if (cap > hi)
+        return REFUSE(*buf, nbytes, "bitshuffle: chunk claims %zu bytes, more than %zu, %s (corrupt chunk)", cap, hi,
+                      !declared  ? "the most an HDF5 chunk holds"
+                      : lo == hi ? "the chunk's size"
+                                 : "the most this chunk can hold");
+    if (cap < lo) /* (0 included: HDF5 has no empty chunks) */
+        return REFUSE(*buf, nbytes, "bitshuffle: chunk holds %zu bytes, %s %zu (corrupt chunk)", cap,
+                      lo == hi ? "not the chunk's" : "fewer than the chunk's", lo);
+    void *out = H5allocate_memory(cap, 0);
+    if (!out) {
+        BSHUF_ERR("bitshuffle: cannot allocate %zu bytes", cap);
+        return 0;
+    }
+    size_t n = 0;
+    st = h5shuf_bshuf_decode(p, *buf, nbytes, out, cap, &n);
+    if (st != H5SHUF_BSHUF_OK) {
+        H5free_memory(out);
+        if (st == H5SHUF_BSHUF_ENOMEM) {
+            BSHUF_ERR("bitshuffle: %s", h5shuf_bshuf_strerror(st));
+            return 0;
+        }
+        return REFUSE(*buf, nbytes, "bitshuffle: %s", h5shuf_bshuf_strerror(st));
+    }
+    H5free_memory(*buf);
+    *buf = out;
+    *buf_size = cap;
+    return n;
+}
+
 size_t h5shuf_bshuf_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size_t nbytes,
                            size_t *buf_size, void **buf)
 {
@@ -554,16 +595,10 @@ size_t h5shuf_bshuf_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_v
                   "multiple of 8, compression 0, 2 or 3 expected)", cd_nelmts);
         return 0;
     }
-    size_t cap;
-    int st;
-    if (flags & H5Z_FLAG_REVERSE) {
-        st = h5shuf_bshuf_decoded_size(&p, *buf, nbytes, &cap);
-        if (st == H5SHUF_BSHUF_OK && (cap == 0 || cap > CHUNK_MAX))
-            st = H5SHUF_BSHUF_ECORRUPT; /* HDF5 has no empty chunks, nor chunks of 4 GiB */
-    } else {
-        cap = h5shuf_bshuf_bound(&p, nbytes);
-        st = nbytes % p.elem_size ? H5SHUF_BSHUF_EPARAM : cap == 0 ? H5SHUF_BSHUF_E2BIG : H5SHUF_BSHUF_OK;
-    }
+    if (flags & H5Z_FLAG_REVERSE)
+        return decode_chunk(&p, nbytes, buf_size, buf);
+    size_t cap = h5shuf_bshuf_bound(&p, nbytes);
+    int st = nbytes % p.elem_size ? H5SHUF_BSHUF_EPARAM : cap == 0 ? H5SHUF_BSHUF_E2BIG : H5SHUF_BSHUF_OK;
     if (st != H5SHUF_BSHUF_OK) {
         BSHUF_ERR("bitshuffle: %s", st == H5SHUF_BSHUF_EPARAM ? "chunk is not a whole number of elements"
                                                               : h5shuf_bshuf_strerror(st));
@@ -575,8 +610,7 @@ size_t h5shuf_bshuf_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_v
         return 0;
     }
     size_t n = 0;
-    st = flags & H5Z_FLAG_REVERSE ? h5shuf_bshuf_decode(&p, *buf, nbytes, out, cap, &n)
-                                  : h5shuf_bshuf_encode(&p, *buf, nbytes, out, cap, &n);
+    st = h5shuf_bshuf_encode(&p, *buf, nbytes, out, cap, &n);
     if (st != H5SHUF_BSHUF_OK) {
         BSHUF_ERR("bitshuffle: %s", h5shuf_bshuf_strerror(st));
         H5free_memory(out);

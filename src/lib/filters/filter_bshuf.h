@@ -44,8 +44,11 @@ herr_t h5shuf_bshuf_set_local(hid_t dcpl, hid_t type, hid_t space);
  * The filter function (H5Z_func_t).  Without compression the chunk keeps its size; with LZ4 or zstd the
  * stream is the 12-byte header (uint64 big-endian uncompressed bytes, uint32 big-endian block bytes),
  * then per block a uint32 big-endian compressed size and the compressed block, then the trailing bytes
- * (see filter_bshuf.c).  Decoding reads the block size from the header.  On malformed input or
- * allocation failure it pushes a message on HDF5's error stack and returns 0, *buf untouched.
+ * (see filter_bshuf.c).  Decoding reads the block size from the header, and the decoded size from it
+ * (without compression: the stored size), which must lie within the decoded-size limit the reading
+ * thread declared (filter_limit.h; with none, under 4 GiB) before anything is allocated.  On malformed
+ * input, a size outside the limit or allocation failure it pushes a message on HDF5's error stack and
+ * returns 0, *buf untouched.
  */
 size_t h5shuf_bshuf_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size_t nbytes,
                            size_t *buf_size, void **buf);

@@ -24,6 +24,8 @@
 #include <lzf.h>
 #include <stdint.h>
 
+#include "filter_limit.h"
+
 #define LZF_ERR(...) H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_PLINE, H5E_CANTFILTER, __VA_ARGS__)
 
 /* Largest chunk HDF5 stores: 4 GiB - 1 bytes. */
@@ -121,11 +123,14 @@ static size_t compress_chunk(size_t nbytes, size_t *buf_size, void **buf)
 static size_t decompress_chunk(size_t cd_nelmts, const unsigned cd_values[], size_t nbytes, size_t *buf_size,
                                void **buf)
 {
-    /* First guess: the chunk size set_local recorded (h5py does the same), else what HDF5 allocated;
-     * never more than any stream of nbytes decodes to (a back reference of 3 bytes copies at most 264),
-     * so neither a corrupt cd_values[2] nor a corrupt stream asks for more memory than that. */
-    const size_t most = nbytes < CHUNK_MAX / 88 ? nbytes * 88 : CHUNK_MAX;
-    size_t cap = cd_nelmts >= 3 && cd_values[2] != 0 ? cd_values[2] : *buf_size;
+    /* With a declared limit (h5shuf reading: filter_limit.h), one buffer of its most; else the first guess
+     * is the chunk size set_local recorded (h5py does the same), or what HDF5 allocated, grown while liblzf
+     * says it is too small; never more than any stream of nbytes decodes to (a back reference of 3 bytes
+     * copies at most 264), so neither a corrupt cd_values[2] nor a corrupt stream asks for more than that. */
+    size_t lo, hi;
+    const int declared = h5shuf_filter_limit(H5SHUF_FILTER_LZF, &lo, &hi);
+    const size_t most = declared ? hi : nbytes < CHUNK_MAX / 88 ? nbytes * 88 : CHUNK_MAX;
+    size_t cap = declared ? hi : cd_nelmts >= 3 && cd_values[2] != 0 ? cd_values[2] : *buf_size;
     if (cap == 0)
         cap = nbytes;
     if (cap > most)
@@ -138,21 +143,22 @@ static size_t decompress_chunk(size_t cd_nelmts, const unsigned cd_values[], siz
         }
         size_t n = 0;
         int r = h5shuf_lzf_decode(*buf, nbytes, out, cap, &n);
-        if (r == H5SHUF_LZF_OK) {
+        if (r == H5SHUF_LZF_OK && n >= lo) {
             H5free_memory(*buf);
             *buf = out;
             *buf_size = cap;
             return n;
         }
         H5free_memory(out);
-        if (r != H5SHUF_LZF_E2BIG) {
-            LZF_ERR("lzf: invalid data for LZF decompression (corrupt chunk)");
-            return 0;
-        }
-        if (cap >= most) {
-            LZF_ERR("lzf: chunk decompresses to more than %zu bytes (corrupt chunk)", most);
-            return 0;
-        }
+        if (r == H5SHUF_LZF_OK) /* a stream cut between two runs: fewer bytes than the chunk's */
+            return REFUSE(*buf, nbytes, "lzf: chunk decodes to %zu bytes, %s %zu (corrupt chunk)", n,
+                          lo == hi ? "not the chunk's" : "fewer than the chunk's", lo);
+        if (r != H5SHUF_LZF_E2BIG)
+            return REFUSE(*buf, nbytes, "lzf: invalid data for LZF decompression (corrupt chunk)");
+        if (cap >= most)
+            return REFUSE(*buf, nbytes, "lzf: chunk decodes to more than %zu bytes, %s (corrupt chunk)", most,
+                          declared ? (lo == hi ? "the chunk's size" : "the most this chunk can hold")
+                                   : "the most a stream of its size makes");
         cap = cap > most / 2 ? most : cap * 2;
     }
 }

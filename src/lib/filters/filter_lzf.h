@@ -34,8 +34,10 @@ herr_t h5shuf_lzf_set_local(hid_t dcpl, hid_t type, hid_t space);
  * The filter function (H5Z_func_t).  Compression: one LZF stream that must fit in nbytes (the size of
  * the unfiltered chunk); when it would not, it returns 0 and leaves *buf untouched, which HDF5 turns
  * into "filter skipped for this chunk" because h5py (and h5shuf) mark LZF optional.  Decompression: into
- * a buffer of cd_values[2] bytes (the chunk size) when set, else *buf_size, grown while liblzf says it
- * is too small, to at most 88 x nbytes (the most an LZF stream expands) or 4 GiB (HDF5's chunk limit).
+ * a buffer of the decoded-size limit the reading thread declared (filter_limit.h; h5shuf's reads always
+ * do), a stream that decodes to more or to fewer bytes being refused; with none declared, into a buffer
+ * of cd_values[2] bytes (the chunk size) when set, else *buf_size, grown while liblzf says it is too
+ * small, to at most 88 x nbytes (the most an LZF stream expands) or 4 GiB (HDF5's chunk limit).
  * LZF has neither an end marker nor a checksum: a stream cut between two runs decodes to fewer bytes,
  * and that size is returned, as h5py's filter does (chunkio checks a chunk's decoded size; fletcher32 is
  * HDF5's answer to the rest).  On corrupt input or allocation failure it pushes a message on HDF5's

@@ -28,6 +28,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "filter_limit.h"
+
 _Static_assert(H5SHUF_LZO_WORK_BYTES == LZO1X_1_MEM_COMPRESS, "H5SHUF_LZO_WORK_BYTES is liblzo2's LZO1X_1_MEM_COMPRESS");
 _Static_assert(sizeof(lzo_uint) == sizeof(size_t), "liblzo2's lengths are size_t");
 
@@ -157,13 +159,16 @@ static _Thread_local size_t last_decoded;
 
 static size_t decompress_chunk(size_t nbytes, size_t *buf_size, void **buf)
 {
-    /* Never more than any LZO1X stream of nbytes decodes to (a run of zero bytes lengthens a match by 255
-     * a byte), so a corrupt stream asks for no more memory than that. */
-    const size_t most = nbytes < (CHUNK_MAX - 4096) / 256 ? nbytes * 256 + 4096 : CHUNK_MAX;
+    /* With a declared limit (h5shuf reading: filter_limit.h), one buffer of its most.  Else never more
+     * than any LZO1X stream of nbytes decodes to (a run of zero bytes lengthens a match by 255 a byte), so
+     * a corrupt stream asks for no more memory than that. */
+    size_t lo, hi;
+    const int declared = h5shuf_filter_limit(H5SHUF_FILTER_LZO, &lo, &hi);
+    const size_t most = declared ? hi : nbytes < (CHUNK_MAX - 4096) / 256 ? nbytes * 256 + 4096 : CHUNK_MAX;
     size_t cap = last_decoded > *buf_size ? last_decoded : *buf_size;
     if (cap < nbytes)
         cap = nbytes;
-    if (cap > most)
+    if (declared || cap > most)
         cap = most;
     for (;;) {
         void *out = H5allocate_memory(cap, 0);
@@ -173,7 +178,7 @@ static size_t decompress_chunk(size_t nbytes, size_t *buf_size, void **buf)
         }
         size_t n = 0;
         int r = h5shuf_lzo_decode(*buf, nbytes, out, cap, &n);
-        if (r == H5SHUF_LZO_OK) {
+        if (r == H5SHUF_LZO_OK && n >= lo) {
             H5free_memory(*buf);
             *buf = out;
             *buf_size = cap;
@@ -181,14 +186,15 @@ static size_t decompress_chunk(size_t nbytes, size_t *buf_size, void **buf)
             return n;
         }
         H5free_memory(out);
-        if (r != H5SHUF_LZO_E2BIG) {
-            LZO_ERR("lzo: %s", h5shuf_lzo_strerror(r));
-            return 0;
-        }
-        if (cap >= most) {
-            LZO_ERR("lzo: chunk decompresses to more than %zu bytes (corrupt chunk)", most);
-            return 0;
-        }
+        if (r == H5SHUF_LZO_OK)
+            return REFUSE(*buf, nbytes, "lzo: chunk decodes to %zu bytes, %s %zu (corrupt chunk)", n,
+                          lo == hi ? "not the chunk's" : "fewer than the chunk's", lo);
+        if (r != H5SHUF_LZO_E2BIG)
+            return REFUSE(*buf, nbytes, "lzo: %s", h5shuf_lzo_strerror(r));
+        if (cap >= most)
+            return REFUSE(*buf, nbytes, "lzo: chunk decodes to more than %zu bytes, %s (corrupt chunk)", most,
+                          declared ? (lo == hi ? "the chunk's size" : "the most this chunk can hold")
+                                   : "the most a stream of its size makes");
         cap = cap > most / 2 ? most : cap * 2;
     }
 }

@@ -31,7 +31,9 @@ extern const H5Z_class2_t h5shuf_lzo_class;
  * The filter function (H5Z_func_t).  Compression: one LZO1X-1 stream, kept only when it is shorter than
  * nbytes (the size of the unfiltered chunk); otherwise it returns 0 and leaves *buf untouched, which HDF5
  * turns into "filter skipped for this chunk" because PyTables (and h5shuf, keeping the flags it finds)
- * mark LZO optional.  Decompression: into a buffer first as large as the last chunk this thread decoded
+ * mark LZO optional.  Decompression: into a buffer of the decoded-size limit the reading thread declared
+ * (filter_limit.h; h5shuf's reads always do), a stream that decodes to more or to fewer bytes being
+ * refused; with none declared, into a buffer first as large as the last chunk this thread decoded
  * (or *buf_size, or nbytes, whichever is largest), doubled while liblzo2 reports it too small, up to 256
  * x nbytes + 4 KiB (beyond what any LZO1X stream of nbytes expands to) or 4 GiB (HDF5's chunk limit).
  * The stream must end exactly at its end marker at byte nbytes: trailing bytes are refused (see

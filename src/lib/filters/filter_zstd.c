@@ -1,15 +1,21 @@
 /*
  * filter_zstd.c - Zstandard as an HDF5 filter (id 32015), compatible with the HDF Group's reference
  * plugin and hdf5plugin: the same cd_values (level in cd_values[0]) and the same stream (one zstd frame
- * per chunk, content size in its header).  Buffers handed to or taken from HDF5 are allocated with
- * H5allocate_memory / H5free_memory, which a plugin must use (the library may be built with its own
- * allocator).  Every zstd result is checked: a corrupt chunk becomes an HDF5 error, never garbage.
+ * per chunk, content size in its header).  A chunk decodes to at most the size its reader declared
+ * (filter_limit.h: the decompression bomb of issue 48 was a frame without a content size).  Buffers
+ * handed to or taken from HDF5 are allocated with H5allocate_memory / H5free_memory, which a plugin must
+ * use (the library may be built with its own allocator).  Every zstd result is checked: a corrupt chunk
+ * becomes an HDF5 error, never garbage.
  */
 #include "filter_zstd.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <zstd.h>
+#include <zstd_errors.h> /* ZSTD_getErrorCode */
+
+#include "filter_limit.h"
 
 #define ZSTD_ERR(...) H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_PLINE, H5E_CANTFILTER, __VA_ARGS__)
 
@@ -54,11 +60,30 @@ static size_t compress_chunk(int level, size_t nbytes, size_t *buf_size, void **
     return n;
 }
 
-/* Frames without a content size (streaming writers): decompress into a buffer that grows. */
+/* Hand out (a buffer of cap bytes holding n decoded bytes) to HDF5 in place of *buf. */
+static size_t hand_over(void *out, size_t cap, size_t n, size_t *buf_size, void **buf)
+{
+    H5free_memory(*buf);
+    *buf = out;
+    *buf_size = cap;
+    return n;
+}
+
+/* What the limit [lo, hi] of a chunk is, for a message (filter_limit.h: lo == hi when the size is exact). */
+static const char *limit_name(size_t lo, size_t hi, int declared)
+{
+    return !declared ? "the most an HDF5 chunk holds" : lo == hi ? "the chunk's size" : "the most this chunk can hold";
+}
+
+/* Frames without a content size (streaming writers), where no limit is declared (another program
+ * through the plugin): decompress into a buffer that grows, to at most H5SHUF_CHUNK_MAX bytes. */
 static size_t decompress_stream(size_t nbytes, size_t *buf_size, void **buf)
 {
+    const size_t most = H5SHUF_CHUNK_MAX + (size_t)1; /* one more than any chunk: reaching it is too much */
     ZSTD_DStream *ds = ZSTD_createDStream();
     size_t cap = nbytes * 4 > ZSTD_DStreamOutSize() ? nbytes * 4 : ZSTD_DStreamOutSize();
+    if (cap > most)
+        cap = most;
     void *out = H5allocate_memory(cap, 0);
     ZSTD_inBuffer in = {*buf, nbytes, 0};
     ZSTD_outBuffer ob = {out, cap, 0};
@@ -69,77 +94,96 @@ static size_t decompress_stream(size_t nbytes, size_t *buf_size, void **buf)
     }
     while (in.pos < in.size || r != 0) {
         if (ob.pos == ob.size) {
-            if (cap > SIZE_MAX / 2) {
-                ZSTD_ERR("zstd: decompressed size overflows");
+            if (cap == most) {
+                (void)REFUSE(*buf, nbytes, "zstd: chunk decodes to more than %zu bytes, the most an HDF5 chunk holds "
+                       "(corrupt chunk)", H5SHUF_CHUNK_MAX);
                 goto fail;
             }
-            void *bigger = H5resize_memory(out, cap * 2);
+            size_t grown = cap > most / 2 ? most : cap * 2;
+            void *bigger = H5resize_memory(out, grown);
             if (!bigger) {
-                ZSTD_ERR("zstd: cannot allocate %zu bytes", cap * 2);
+                ZSTD_ERR("zstd: cannot allocate %zu bytes", grown);
                 goto fail;
             }
             out = bigger;
-            cap *= 2;
+            cap = grown;
             ob.dst = out;
             ob.size = cap;
         }
         size_t before_in = in.pos, before_out = ob.pos;
         r = ZSTD_decompressStream(ds, &ob, &in);
         if (ZSTD_isError(r)) {
-            ZSTD_ERR("zstd: corrupt data: %s", ZSTD_getErrorName(r));
+            (void)REFUSE(*buf, nbytes, "zstd: corrupt data: %s", ZSTD_getErrorName(r));
             goto fail;
         }
         if (in.pos == in.size && r != 0 && ob.pos < ob.size && before_in == in.pos && before_out == ob.pos) {
-            ZSTD_ERR("zstd: truncated frame");
+            (void)REFUSE(*buf, nbytes, "zstd: truncated frame (corrupt chunk)");
             goto fail;
         }
     }
     ZSTD_freeDStream(ds);
-    H5free_memory(*buf);
-    *buf = out;
-    *buf_size = cap;
-    return ob.pos;
+    if (ob.pos == 0) { /* HDF5 has no empty chunks */
+        H5free_memory(out);
+        return REFUSE(*buf, nbytes, "zstd: chunk decodes to no bytes (corrupt chunk)");
+    }
+    return hand_over(out, cap, ob.pos, buf_size, buf);
 fail:
     ZSTD_freeDStream(ds);
     H5free_memory(out);
     return 0;
 }
 
+/* Decompress in[0 .. nbytes) (frames) in one call into a new buffer of cap bytes: their whole content
+ * when its size is known (cap), else at most the declared limit (cap = hi).  libzstd stops at the end of
+ * the buffer (dstSize_tooSmall), so a chunk that decodes to more costs cap bytes and no more. */
+static size_t decompress_into(size_t nbytes, size_t cap, size_t lo, size_t hi, int declared, size_t *buf_size,
+                              void **buf)
+{
+    void *out = H5allocate_memory(cap ? cap : 1, 0);
+    if (!out) {
+        ZSTD_ERR("zstd: cannot allocate %zu bytes", cap);
+        return 0;
+    }
+    size_t n = ZSTD_decompress(out, cap, *buf, nbytes);
+    if (ZSTD_isError(n) || n < lo || n > hi) {
+        H5free_memory(out);
+        if (!ZSTD_isError(n))
+            return REFUSE(*buf, nbytes, "zstd: chunk decodes to %zu bytes, %s %zu (corrupt chunk)", n,
+                          lo == hi ? "not the chunk's" : "fewer than the chunk's", lo);
+        if (ZSTD_getErrorCode(n) == ZSTD_error_dstSize_tooSmall)
+            return REFUSE(*buf, nbytes, "zstd: chunk decodes to more than %zu bytes, %s (corrupt chunk)", cap,
+                          limit_name(lo, hi, declared));
+        return REFUSE(*buf, nbytes, "zstd: corrupt data: %s", ZSTD_getErrorName(n));
+    }
+    return hand_over(out, cap ? cap : 1, n, buf_size, buf);
+}
+
 static size_t decompress_chunk(size_t nbytes, size_t *buf_size, void **buf)
 {
+    size_t lo, hi;
+    const int declared = h5shuf_filter_limit(H5SHUF_FILTER_ZSTD, &lo, &hi);
     unsigned long long size = ZSTD_getFrameContentSize(*buf, nbytes);
-    if (size == ZSTD_CONTENTSIZE_ERROR) {
-        ZSTD_ERR("zstd: not a valid zstd frame (corrupt chunk)");
-        return 0;
-    }
-    /* One frame with its size (what every known writer of 32015 produces): decompress in one call.
-     * No size, or more than one frame: stream, which handles any sequence of frames. */
+    if (size == ZSTD_CONTENTSIZE_ERROR)
+        return REFUSE(*buf, nbytes, "zstd: not a valid zstd frame (corrupt chunk)");
     size_t frame = ZSTD_findFrameCompressedSize(*buf, nbytes);
-    if (ZSTD_isError(frame)) {
-        ZSTD_ERR("zstd: corrupt frame: %s", ZSTD_getErrorName(frame));
-        return 0;
+    if (ZSTD_isError(frame))
+        return REFUSE(*buf, nbytes, "zstd: corrupt frame: %s", ZSTD_getErrorName(frame));
+    /* One frame with its size (what every known writer of 32015 produces): its header says what it decodes
+     * to, checked against the limit before anything is allocated, then one call. */
+    if (size != ZSTD_CONTENTSIZE_UNKNOWN && frame == nbytes) {
+        if (size > hi)
+            return REFUSE(*buf, nbytes, "zstd: frame claims %llu bytes, more than %zu, %s (corrupt chunk)", size, hi,
+                          limit_name(lo, hi, declared));
+        if (size < lo) /* (0 included: HDF5 has no empty chunks) */
+            return REFUSE(*buf, nbytes, "zstd: frame holds %llu bytes, %s %zu (corrupt chunk)", size,
+                          lo == hi ? "not the chunk's" : "fewer than the chunk's", lo);
+        return decompress_into(nbytes, (size_t)size, lo, hi, declared, buf_size, buf);
     }
-    if (size == ZSTD_CONTENTSIZE_UNKNOWN || frame != nbytes)
-        return decompress_stream(nbytes, buf_size, buf);
-    if (size > UINT32_MAX) { /* HDF5 chunks are at most 4 GiB: a larger claim is a corrupt header */
-        ZSTD_ERR("zstd: frame claims %llu bytes, more than an HDF5 chunk holds (corrupt chunk)", size);
-        return 0;
-    }
-    void *out = H5allocate_memory(size ? (size_t)size : 1, 0);
-    if (!out) {
-        ZSTD_ERR("zstd: cannot allocate %llu bytes (corrupt frame header?)", size);
-        return 0;
-    }
-    size_t n = ZSTD_decompress(out, (size_t)size, *buf, nbytes);
-    if (ZSTD_isError(n) || n != size) {
-        ZSTD_ERR("zstd: corrupt data: %s", ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size differs from the header");
-        H5free_memory(out);
-        return 0;
-    }
-    H5free_memory(*buf);
-    *buf = out;
-    *buf_size = size ? (size_t)size : 1;
-    return n;
+    /* No size, or several frames (streaming writers): at most the declared limit in one call; with none
+     * declared, a growing buffer. */
+    if (declared)
+        return decompress_into(nbytes, hi, lo, hi, declared, buf_size, buf);
+    return decompress_stream(nbytes, buf_size, buf);
 }
 
 size_t h5shuf_zstd_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size_t nbytes,

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "blocks.h" /* h5shuf__read_chunk */
+#include "boundread.h" /* h5shuf__dread */
 #include "chunkio.h"
 #include "codec.h"
 #include "fault.h"
@@ -168,6 +169,16 @@ static void push_error(const char *msg)
     H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_PLINE, H5E_CANTFILTER, "%s", msg);
 }
 
+/* Chunk k's failure, named by its offset (k->off, over the dataset's rank): "chunk at (r, c): why". */
+static void push_chunk_error(const struct h5shuf_codec_chunk *k)
+{
+    char at[H5S_MAX_RANK * 21 + 4] = "", *p = at;
+    for (int d = 0; d < k->pl->rank; d++)
+        p += snprintf(p, sizeof at - (size_t)(p - at), "%s%llu", d ? ", " : "", (unsigned long long)k->off[d]);
+    H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_PLINE, H5E_CANTFILTER, "chunk at (%s): %s", at,
+             k->err);
+}
+
 static void push_nomem(size_t bytes)
 {
     H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_RESOURCE, H5E_NOSPACE,
@@ -285,7 +296,7 @@ static int finish(struct h5shuf_chunkio *cio, hid_t dset, struct chunk_task *t, 
     for (size_t g = 0; g < n; g++) {
         const struct h5shuf_codec_chunk *k = t->n > 0 ? &t->group[g] : &t->k;
         if (k->err[0]) {
-            push_error(k->err);
+            push_chunk_error(k);
             return -1;
         }
         if (t->encode && (H5SHUF_FAULT() || H5Dwrite_chunk(dset, H5P_DEFAULT, k->mask, k->off, k->raw_n, k->raw) < 0))
@@ -398,7 +409,7 @@ static herr_t read_by_hdf5(hid_t dset, hid_t ftype, const struct h5shuf_codec_ch
     if (r >= 0 && h5shuf__read_may_skip(dset)) /* as h5shuf__read_rows: no fill value, zeroes (NULL) */
         r = H5Dfill(NULL, ftype, k->user, ftype, ms);
     if (r >= 0)
-        r = H5SHUF_FAULT() ? -1 : H5Dread(dset, ftype, ms, fs, H5P_DEFAULT, k->user);
+        r = H5SHUF_FAULT() ? -1 : h5shuf__dread(dset, ftype, ms, fs, k->user);
     return h5shuf__spaces_close(r, fs, ms);
 }
 
@@ -687,7 +698,7 @@ herr_t h5shuf__prefetch_finish(struct h5shuf_chunkio *cio, struct h5shuf_prefetc
         for (size_t g = 0; g < (t->n > 0 ? t->n : 1) && r == 0; g++) {
             const struct h5shuf_codec_chunk *k = t->n > 0 ? &t->group[g] : &t->k;
             if (k->err[0]) {
-                push_error(k->err);
+                push_chunk_error(k);
                 r = -1;
             }
         }

@@ -14,6 +14,7 @@
  */
 #include <string.h>
 
+#include "boundread.h"
 #include "fault.h"
 #include "rows.h"
 
@@ -88,12 +89,12 @@ static herr_t transfer_rows(hid_t dset, hid_t ftype, uint64_t start, uint64_t co
     if (r >= 0 && H5SHUF_FAULT())
         r = -1;
     else if (r >= 0 && buf_in)
-        r = H5Dwrite(dset, ftype, ms, fs, H5P_DEFAULT, buf_in);
+        r = h5shuf__dwrite(dset, ftype, ms, fs, buf_in);
     else if (r >= 0) {
         const hssize_t elems = H5Sget_simple_extent_npoints(ms); /* (count whole rows) */
         if (elems > 0 && h5shuf__read_may_skip(dset))
             memset(buf_out, 0, (size_t)elems * H5Tget_size(ftype));
-        r = H5Dread(dset, ftype, ms, fs, H5P_DEFAULT, buf_out);
+        r = h5shuf__dread(dset, ftype, ms, fs, buf_out);
     }
     return h5shuf__spaces_close(r, fs, ms);
 }

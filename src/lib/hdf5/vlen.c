@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "boundread.h" /* h5shuf__dread, h5shuf__dwrite */
 #include "error.h"
 #include "fault.h"
 #include "h5err.h"
@@ -167,7 +168,7 @@ herr_t h5shuf__vlen_read_arena(const struct h5shuf_dsinfo *ds, hid_t dset, uint6
     if (r >= 0 && H5SHUF_FAULT())
         r = -1;
     else if (r >= 0)
-        r = H5Dread(dset, ds->mtype, ms, fs, H5P_DEFAULT, buf);
+        r = h5shuf__dread(dset, ds->mtype, ms, fs, buf);
     return h5shuf__spaces_close(r, fs, ms);
 }
 
@@ -365,7 +366,7 @@ herr_t h5shuf__vlen_band_write(const struct h5shuf_dsinfo *ds, hid_t dset, uint6
     if (r >= 0 && H5SHUF_FAULT())
         r = -1;
     else if (r >= 0)
-        r = H5Dwrite(dset, ds->mtype, ms, fs, H5P_DEFAULT, desc);
+        r = h5shuf__dwrite(dset, ds->mtype, ms, fs, desc);
     return h5shuf__spaces_close(r, fs, ms);
 }
 

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "base.h"
+#include "boundread.h" /* h5shuf__dread */
 #include "gheap.h"
 #include "rows.h"
 #include "varena.h"
@@ -247,11 +248,11 @@ static herr_t read_descs(const struct target *tg, hid_t dt, uint64_t b, uint64_t
     if (tg->attr)
         return H5Aread(tg->obj, dt, desc);
     if (tg->whole)
-        return H5Dread(tg->obj, dt, H5S_ALL, H5S_ALL, H5P_DEFAULT, desc);
+        return h5shuf__dread(tg->obj, dt, H5S_ALL, H5S_ALL, desc);
     hid_t fs, ms;
     herr_t r = h5shuf__select_rows(tg->obj, b, k, &fs, &ms, 0);
     if (r >= 0)
-        r = H5Dread(tg->obj, dt, ms, fs, H5P_DEFAULT, desc);
+        r = h5shuf__dread(tg->obj, dt, ms, fs, desc);
     return h5shuf__spaces_close(r, fs, ms);
 }
 
