@@ -35,10 +35,16 @@ int main(int argc, char **argv)
     hid_t file = H5Fopen(argv[1], H5F_ACC_RDONLY, H5P_DEFAULT);
     if (file < 0)
         return 1;
-    uint64_t seed;
+    /* An attribute is read into a buffer only once its shape and type are known to fit it: the seed is
+     * one integer (a file could hold 1000 there, and H5Aread would write them all). */
+    uint64_t seed = 0;
     hid_t a = H5Aopen(file, "h5shuf_seed", H5P_DEFAULT);
-    H5Aread(a, H5T_NATIVE_UINT64, &seed);
-    H5Aclose(a);
+    hid_t a_space = a < 0 ? -1 : H5Aget_space(a), a_type = a < 0 ? -1 : H5Aget_type(a);
+    int ok = a_space >= 0 && a_type >= 0 && H5Sget_simple_extent_npoints(a_space) == 1 &&
+             H5Tget_class(a_type) == H5T_INTEGER && H5Aread(a, H5T_NATIVE_UINT64, &seed) >= 0;
+    H5Tclose(a_type), H5Sclose(a_space), H5Aclose(a);
+    if (!ok)
+        return fprintf(stderr, "read_pile: %s: attribute h5shuf_seed is not one integer\n", argv[1]), 1;
 
     char name[64];
     snprintf(name, sizeof name, "/piles/%06lu", strtoul(argv[2], NULL, 10));
@@ -52,6 +58,11 @@ int main(int argc, char **argv)
     hsize_t dims[H5S_MAX_RANK];
     H5Sget_simple_extent_dims(space, dims, NULL);
     size_t rows = (size_t)dims[0];
+    hid_t ids_space = H5Dget_space(ids_ds); /* one id a row, or the read below overruns ids */
+    hssize_t nids = H5Sget_simple_extent_npoints(ids_space);
+    H5Sclose(ids_space);
+    if (nids < 0 || (size_t)nids != rows)
+        return fprintf(stderr, "read_pile: %s: not one id for each of its %zu rows\n", name, rows), 1;
     hid_t type = H5Dget_type(rows_ds); /* rows move as raw bytes of the file type, as h5shuf moves them */
     size_t row_bytes = rows ? n / rows * H5Tget_size(type) : 0;
 

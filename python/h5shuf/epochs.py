@@ -266,9 +266,7 @@ class Epochs(readers._Reader):
             self._own.pop("bg", None)
         path = self._path(epoch)
         with h5py.File(path, "r") as f:
-            seed = int(f.attrs["h5shuf_seed"])
-            table = f["pile_table"][()]
-            offsets = np.append(table["offset"], np.uint64(f.attrs["h5shuf_rows"])).astype(np.int64)
+            seed, _, _, offsets = readers._pile_header(path, f)
         if seed != self.epoch_seed(epoch) or int(offsets[-1]) != self.rows:
             raise errors.InternalError("%s: seed %d and %d rows, expected %d and %d" % (
                 path, seed, int(offsets[-1]), self.epoch_seed(epoch), self.rows))

@@ -291,6 +291,69 @@ def _text(v):
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
+def _pile_attr(path, attrs, name, kind, count=None):
+    """Root attribute `name` of the pile file at `path` (its h5py attrs), of the shape and type a scatter
+    writes: kind "int" (integers, none negative: Python ints) or "text" (strings: str); one value (count
+    None: a scalar or an array of one) or a list of them (count 0: one or more, an array).  Raises
+    errors.UnsupportedError ("PATH: damaged pile file: attribute NAME ...") for any other."""
+    def bad(why):
+        return errors.UnsupportedError("%s: damaged pile file: attribute %s %s" % (path, name, why))
+    if name not in attrs:
+        raise bad("is missing")
+    try:
+        v = attrs[name]
+    except Exception as exc:  # noqa: BLE001 - a type h5py cannot read: the same refusal
+        raise bad("cannot be read: %s" % exc) from None
+    if isinstance(v, h5py.Empty):
+        raise bad("holds no value")
+    a = np.asarray(v)
+    if count is None and a.size != 1:
+        raise bad("holds %d values, not 1" % a.size)
+    if count == 0 and (a.ndim != 1 or a.size == 0):
+        raise bad("holds %s, not a list of values" % ("no value" if a.size == 0 else "a scalar"))
+    values = a.reshape(-1).tolist()
+    if kind == "int":
+        if a.dtype.kind not in "iu":
+            raise bad("is of type %s, not an integer" % a.dtype)
+        if any(x < 0 for x in values):
+            raise bad("holds a negative value")
+    elif not all(isinstance(x, (bytes, str)) for x in values):
+        raise bad("is of type %s, not a string" % a.dtype)
+    else:
+        try:
+            values = [_text(x) for x in values]
+        except UnicodeDecodeError:
+            raise bad("is not UTF-8 text") from None
+    return values[0] if count is None else values
+
+
+def _pile_header(path, f):
+    """What a reader needs of pile file f (h5py, at `path`), each attribute checked (_pile_attr):
+    (seed, the dataset names, /pile_table, the output row of each pile's first row followed by the rows
+    of all).  errors.UnsupportedError for a file that is not a pile file of format 1, or a damaged one."""
+    a = f.attrs
+    try:
+        fmt = _pile_attr(path, a, "h5shuf_format", "text")
+    except errors.UnsupportedError:
+        fmt = None
+    if fmt != "h5shuf-piles":
+        raise errors.UnsupportedError("%s: not a pile file of h5shuf scatter" % path)
+    version = _pile_attr(path, a, "h5shuf_format_version", "int")
+    if version != 1:
+        raise errors.UnsupportedError("%s: pile file format version %d (this reader knows 1)" % (path, version))
+    seed = _pile_attr(path, a, "h5shuf_seed", "int")
+    names = _pile_attr(path, a, "h5shuf_datasets", "text", count=0)
+    rows, piles = _pile_attr(path, a, "h5shuf_rows", "int"), _pile_attr(path, a, "h5shuf_piles", "int")
+    t = f.get("pile_table")
+    if (not isinstance(t, h5py.Dataset) or t.ndim != 1 or len(t) != piles or t.dtype.names is None
+            or not {"rows", "offset"} <= set(t.dtype.names)):
+        raise errors.UnsupportedError("%s: damaged pile file: no /pile_table of %d piles with rows and offsets"
+                                      % (path, piles))
+    table = t[()]
+    offsets = np.append(table["offset"], np.uint64(rows)).astype(np.int64)
+    return seed, names, table, offsets
+
+
 class PileReader(_Reader):
     """The lazy second pass: batches of the rows `h5shuf gather` would write, read from a pile file.
 
@@ -302,8 +365,9 @@ class PileReader(_Reader):
     output rows: the gathered output's rows, row for row, without writing it.  Memory: one pile (its
     rows and 24 bytes a row of ids and order) plus a batch.  In a DataLoader every worker loads each
     pile of its rank (it yields every W-th batch of it), so workers multiply the pile reads by W.
-    Raises errors.UnsupportedError for a file that is not a pile file of format 1 or for datasets of
-    variable-length rows, KeyError for a dataset the file does not hold.  zstd piles are read through
+    Raises errors.UnsupportedError for a file that is not a pile file of format 1, a damaged one (an
+    attribute or /pile_table of another shape or type than a scatter writes: the message names it) or
+    datasets of variable-length rows, KeyError for a dataset the file does not hold.  zstd piles are read through
     libh5shuf's filters when the library loads (else set HDF5_PLUGIN_PATH, or import hdf5plugin).
     """
 
@@ -311,16 +375,7 @@ class PileReader(_Reader):
         self.path = os.fspath(piles_h5)
         _register_filters()
         with h5py.File(self.path, "r") as f:
-            a = f.attrs
-            if _text(a.get("h5shuf_format", "")) != "h5shuf-piles":
-                raise errors.UnsupportedError("%s: not a pile file of h5shuf scatter" % self.path)
-            if int(a["h5shuf_format_version"]) != 1:
-                raise errors.UnsupportedError("%s: pile file format version %d (this reader knows 1)" % (
-                    self.path, int(a["h5shuf_format_version"])))
-            self.seed = int(a["h5shuf_seed"])
-            names = [_text(x) for x in a["h5shuf_datasets"]]
-            table = f["pile_table"][()]
-            self._offsets = np.append(table["offset"], np.uint64(a["h5shuf_rows"])).astype(np.int64)
+            self.seed, names, table, self._offsets = _pile_header(self.path, f)
             want = names if datasets is None else _names(datasets)
             keys = {}
             for name in want:

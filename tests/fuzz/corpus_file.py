@@ -8,6 +8,10 @@ compact, a compound, vlen strings, vlen int32 sequences beside a fixed-size data
 group (copied in whole-file mode), zstd (32015, hdf5plugin's cd_values [level]) in chunks that split
 rows (written through h5shuf's plugin: run with HDF5_PLUGIN_PATH=build/plugins; without it that seed is
 skipped, said on stderr).  Every one must pass the target (replay_file) before it is committed.
+group (copied in whole-file mode); and attributes of shapes h5shuf once read past its buffers: a CLASS of
+100 strings on a plain dataset (and an integer CLASS), a DIMENSION_LIST of more values than its
+dataset's rank beside a dimension scale, and h5shuf's provenance attributes as arrays on the root
+(copied into the output, which the target verifies).  Every one must pass the target (replay_file) before it is committed.
 """
 import os
 import sys
@@ -79,3 +83,24 @@ except (OSError, ValueError) as e:
     os.unlink(os.path.join(d, "zstd-split"))
     print("corpus_file.py: zstd-split skipped (no zstd plugin: HDF5_PLUGIN_PATH=build/plugins): %s" % e,
           file=sys.stderr)
+with f("array-class") as h:
+    h["x"] = np.arange(8, dtype=np.int32)
+    h["x"].attrs["CLASS"] = np.array([b"DIMENSION_SCALE"] * 100, dtype="S16")
+    h["y"] = np.arange(8, dtype=np.uint8)
+    h["y"].attrs["CLASS"] = np.arange(3)
+with f("dimlist-long") as h:
+    t = h.create_dataset("t", data=np.arange(6, dtype=np.float32))
+    h["x"] = np.arange(6, dtype=np.int16)
+    t.make_scale("t")
+    h["x"].dims[0].attach_scale(t)
+    v = np.empty(5, dtype=object)
+    for i in range(5):
+        v[i] = np.array([t.ref], dtype=h5py.ref_dtype)
+    del h["x"].attrs["DIMENSION_LIST"]
+    h["x"].attrs.create("DIMENSION_LIST", v, dtype=h5py.vlen_dtype(h5py.ref_dtype))
+with f("array-provenance") as h:
+    h["x"] = np.arange(8, dtype=np.int64)
+    h.attrs["h5shuf_seed"] = np.arange(50, dtype=np.uint64)
+    h.attrs.create("h5shuf_index", ["/x"] * 50, dtype=h5py.string_dtype())
+    h.attrs["h5shuf_source_index"] = np.array([b"/x"] * 50)
+    h.attrs["h5shuf_stratify"] = np.arange(50)

@@ -38,8 +38,8 @@
 
 #include <hdf5_hl.h> /* H5DS: dimension scales */
 
+#include "attrget.h"
 #include "discover.h"
-#include "vlenbound.h" /* h5shuf__vlen_bound_attr */
 #include "fault.h"
 #include "h5err.h"
 #include "rowsets.h"
@@ -71,21 +71,17 @@ static herr_t first_scale_cb(hid_t did, unsigned dim, hid_t dsid, void *data)
     return 1; /* the first scale is enough */
 }
 
-/* Is d a dimension scale: its CLASS attribute the string "DIMENSION_SCALE" (the H5DS convention)?  Not
- * H5DSis_scale: HDF5 1.10's leaves the attribute and its type open when CLASS holds anything else (every
- * PyTables dataset has one: "TABLE", "EARRAY"). */
+/* Is d a dimension scale: its CLASS attribute one fixed-length string, "DIMENSION_SCALE" (the H5DS
+ * convention)?  A CLASS of any other shape or type is not (H5DSis_scale, too, takes nothing but a string
+ * for one).  H5DSis_scale is not called: 1.10's leaves the attribute and its type open when CLASS holds
+ * another string (every PyTables dataset has one: "TABLE", "EARRAY").  -1 when out of memory. */
 static int is_scale(hid_t d)
 {
-    char buf[64] = ""; /* (a fixed-length string shorter than this: terminated) */
-    hid_t a = H5Aexists(d, "CLASS") > 0 ? H5Aopen(d, "CLASS", H5P_DEFAULT) : H5I_INVALID_HID;
-    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
-    int yes = t >= 0 && H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) == 0 && H5Tget_size(t) < sizeof buf &&
-              H5Aread(a, t, buf) >= 0 && strcmp(buf, "DIMENSION_SCALE") == 0;
-    if (t >= 0)
-        H5Tclose(t);
-    if (a >= 0)
-        H5Aclose(a);
-    return yes;
+    char why[H5SHUF_ATTR_WHY_MAX], *class = NULL;
+    int got = h5shuf__attr_get_texts(d, "CLASS", 1, 1, &class, why, sizeof why);
+    int yes = got == H5SHUF_ATTR_READ && strcmp(class, "DIMENSION_SCALE") == 0;
+    free(class);
+    return got == H5SHUF_ATTR_NOMEM ? -1 : yes;
 }
 
 /* The NAME netCDF-C gives the scale of a dimension that has no coordinate variable (netcdf.h's
@@ -125,8 +121,9 @@ static uint64_t logical_bytes(hid_t space, size_t size)
 /* The scale attached at dimension dim of dataset d (its address), or HADDR_UNDEF. */
 static haddr_t scale_of(hid_t d, unsigned dim)
 {
-    haddr_t addr = HADDR_UNDEF; /* (a DIMENSION_LIST past the bound: none here; its copy refuses it) */
-    if (h5shuf__vlen_bound_attr(d, "DIMENSION_LIST") >= 0 && H5DSget_num_scales(d, dim) > 0)
+    haddr_t addr = HADDR_UNDEF;
+    char why[H5SHUF_ATTR_WHY_MAX]; /* (a DIMENSION_LIST H5DS cannot read attaches no scale) */
+    if (h5shuf__attr_dimlist(d, why, sizeof why) == H5SHUF_ATTR_READ && H5DSget_num_scales(d, dim) > 0)
         H5DSiterate_scales(d, dim, NULL, first_scale_cb, &addr);
     H5Eclear2(H5E_DEFAULT);
     return addr;
@@ -176,6 +173,10 @@ static herr_t discover_cb(hid_t obj, const char *name, const H5O_info_t *info, v
         if (t >= 0)
             H5Tclose(t);
         f->scale = scale_of(d, 0);
+        if (f->is_scale < 0) {
+            dv->oom = 1;
+            goto out;
+        }
         f->unlimited = maxdims[0] == H5S_UNLIMITED;
         H5Eclear2(H5E_DEFAULT);
     }
@@ -385,10 +386,9 @@ int h5shuf__discover_scales(hid_t file, const char *name, struct h5shuf_spec *sp
         hid_t s = H5Dget_space(d);
         if (s >= 0)
             rank = H5Sget_simple_extent_ndims(s), H5Sclose(s);
-        if (rank > 0 && h5shuf__vlen_bound_attr(d, "DIMENSION_LIST") < 0) /* (H5DS reads it through HDF5's vlen
-                                                                            * conversion, which trusts the heap) */
-            st = h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot read its dimension scales: %s", name, spec->paths[k],
-                              h5shuf__hdf5_cause(cause, sizeof cause));
+        char why[H5SHUF_ATTR_WHY_MAX]; /* (a DIMENSION_LIST H5DS cannot read attaches no scale) */
+        if (rank > 0 && h5shuf__attr_dimlist(d, why, sizeof why) != H5SHUF_ATTR_READ)
+            rank = 0;
         for (int dim = 0; dim < rank && st == H5SHUF_OK; dim++) {
             if (H5DSget_num_scales(d, (unsigned)dim) <= 0) {
                 H5Eclear2(H5E_DEFAULT);

@@ -65,6 +65,15 @@ static char *lossy_text(const struct h5shuf_datasets *dsets)
     return text;
 }
 
+/* Remove root attribute name, when there is one: the whole-file form copies the input's root attributes,
+ * and an input that is itself an output of h5shuf brings its provenance, which would describe this
+ * output wrongly (an h5shuf_index naming a dataset of the input's order, not this one's). */
+static herr_t drop(hid_t root, const char *name)
+{
+    htri_t there = H5Aexists(root, name);
+    return there < 0 ? -1 : there > 0 ? H5Adelete(root, name) : 0;
+}
+
 int h5shuf__output_provenance(const struct h5shuf_outfile *of, hid_t out, const char *ofile, struct h5shuf_err *err)
 {
     char cause[256];
@@ -81,18 +90,21 @@ int h5shuf__output_provenance(const struct h5shuf_outfile *of, hid_t out, const 
         r = h5shuf__attr_put_text(root, "h5shuf_version", H5SHUF_VERSION_STRING, text);
     if (r >= 0)
         r = h5shuf__attr_put_text(root, "h5shuf_inputs", inputs, text);
-    if (r >= 0 && of->index_path)
-        r = h5shuf__attr_put_text(root, "h5shuf_index", of->index_path, text);
-    if (r >= 0 && of->source_index_path)
-        r = h5shuf__attr_put_text(root, "h5shuf_source_index", of->source_index_path, text);
+    if (r >= 0)
+        r = of->index_path ? h5shuf__attr_put_text(root, "h5shuf_index", of->index_path, text)
+                           : drop(root, "h5shuf_index");
+    if (r >= 0)
+        r = of->source_index_path ? h5shuf__attr_put_text(root, "h5shuf_source_index", of->source_index_path, text)
+                                  : drop(root, "h5shuf_source_index");
     if (r >= 0)
         r = h5shuf__attr_put_text(root, "h5shuf_key", of->stratify ? H5SHUF_KEY_STRATIFIED_TEXT : H5SHUF_KEY_TEXT, text);
-    if (r >= 0 && of->stratify)
-        r = h5shuf__attr_put_text(root, "h5shuf_stratify", of->stratify, text);
+    if (r >= 0)
+        r = of->stratify ? h5shuf__attr_put_text(root, "h5shuf_stratify", of->stratify, text)
+                         : drop(root, "h5shuf_stratify");
     if (r >= 0)
         r = h5shuf__attr_put_u64_text(root, "h5shuf_seed", of->seed, text);
-    if (r >= 0 && lossy)
-        r = h5shuf__attr_put_text(root, "h5shuf_lossy", lossy, text);
+    if (r >= 0)
+        r = lossy ? h5shuf__attr_put_text(root, "h5shuf_lossy", lossy, text) : drop(root, "h5shuf_lossy");
     if (root >= 0)
         H5Gclose(root);
     free(inputs);

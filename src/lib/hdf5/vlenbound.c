@@ -539,20 +539,6 @@ herr_t h5shuf__vlen_bound_whole(hid_t obj)
     return r;
 }
 
-herr_t h5shuf__vlen_bound_attr(hid_t obj, const char *name)
-{
-    htri_t has = H5Aexists(obj, name);
-    hid_t a = has > 0 ? H5Aopen(obj, name, H5P_DEFAULT) : H5I_INVALID_HID;
-    herr_t r = has < 0 || (has > 0 && a < 0) ? -1 : a >= 0 ? h5shuf__vlen_bound_whole(a) : 0;
-    if (a >= 0) {
-        hid_t stack = r < 0 ? H5Eget_current_stack() : H5I_INVALID_HID; /* (H5Aclose would empty it) */
-        H5Aclose(a);
-        if (stack >= 0)
-            H5Eset_current_stack(stack);
-    }
-    return r;
-}
-
 herr_t h5shuf__vlen_bound_copy(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
                                uint64_t limit_bytes, unsigned char *buf, struct h5shuf_varena *a, int *copied)
 {

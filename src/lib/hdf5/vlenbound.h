@@ -46,9 +46,4 @@ H5SHUF_INTERNAL herr_t h5shuf__vlen_bound_copy(const struct h5shuf_dsinfo *ds, h
  * cause on HDF5's error stack ("element E: ...", "row R, element E: ...", or the nesting). */
 H5SHUF_INTERNAL herr_t h5shuf__vlen_bound_whole(hid_t obj);
 
-/* h5shuf__vlen_bound_whole of obj's attribute name, when obj has one: before a call of HDF5's that reads
- * it for us (H5DSget_num_scales and H5DSiterate_scales read DIMENSION_LIST, a sequence of references per
- * dimension, through HDF5's vlen conversion).  0 when absent or it may be read; < 0 as the above. */
-H5SHUF_INTERNAL herr_t h5shuf__vlen_bound_attr(hid_t obj, const char *name);
-
 #endif /* H5SHUF_VLENBOUND_H */

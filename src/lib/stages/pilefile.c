@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attrget.h"
 #include "attrs.h"
 #include "error.h"
 #include "fault.h"
@@ -76,24 +77,14 @@ static hid_t table_type(int file)
 
 /* ---- reading attributes ------------------------------------------------------------------------- */
 
-/* Open attribute name of the pile file's root and check it holds n values (n == 0: a scalar).
- * Returns the attribute, or H5I_INVALID_HID with a "damaged pile file" message recorded. */
-static hid_t open_attr(const struct reader *rd, hid_t obj, const char *name, size_t n)
+/* A root attribute of the pile file that is missing, or of another shape or type than a scatter writes
+ * (why), refused: "damaged pile file". */
+static int attr_refused(const struct reader *rd, int got, const char *name, const char *why)
 {
-    hid_t a = H5Aexists(obj, name) > 0 ? H5Aopen(obj, name, H5P_DEFAULT) : H5I_INVALID_HID;
-    hid_t s = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
-    hssize_t npoints = s >= 0 ? H5Sget_simple_extent_npoints(s) : -1;
-    int scalar = s >= 0 && H5Sget_simple_extent_type(s) == H5S_SCALAR;
-    if (s >= 0)
-        H5Sclose(s);
-    if (a >= 0 && ((n == 0 && scalar) || (n > 0 && !scalar && npoints == (hssize_t)n)))
-        return a;
-    if (a >= 0)
-        H5Aclose(a);
-    H5Eclear2(H5E_DEFAULT);
-    h5shuf__fail(rd->err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: attribute %s is missing or has the wrong shape",
-                 rd->path, name);
-    return H5I_INVALID_HID;
+    if (got == H5SHUF_ATTR_NOMEM)
+        return h5shuf__fail(rd->err, H5SHUF_ENOMEM, "%s: attribute %s: out of memory", rd->path, name);
+    return h5shuf__fail(rd->err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: attribute %s %s", rd->path, name,
+                        got == H5SHUF_ATTR_NONE ? "is missing" : why);
 }
 
 /* Values in attribute name of obj, or -1 when there is none (or not a simple array). */
@@ -110,61 +101,20 @@ static hssize_t attr_count(hid_t obj, const char *name)
     return n;
 }
 
+/* n values (n == 0: one, a scalar) of attribute name of obj: integers into v, or strings into
+ * out[0..max(n,1)), each a malloc'd copy. */
 static int get_u64s(const struct reader *rd, hid_t obj, const char *name, size_t n, uint64_t *v)
 {
-    hid_t a = open_attr(rd, obj, name, n);
-    if (a < 0)
-        return rd->err->status;
-    herr_t r = H5Aread(a, H5T_NATIVE_UINT64, v);
-    H5Aclose(a);
-    if (r < 0) {
-        H5Eclear2(H5E_DEFAULT);
-        return h5shuf__fail(rd->err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: attribute %s is not integers",
-                            rd->path, name);
-    }
-    return H5SHUF_OK;
+    char why[H5SHUF_ATTR_WHY_MAX];
+    int got = h5shuf__attr_get_u64s(obj, name, n ? n : 1, v, why, sizeof why);
+    return got == H5SHUF_ATTR_READ ? H5SHUF_OK : attr_refused(rd, got, name, why);
 }
 
-/* Read n strings (n == 0: one, a scalar) into out[0..max(n,1)), each a malloc'd copy. */
 static int get_strings(const struct reader *rd, hid_t obj, const char *name, size_t n, char **out)
 {
-    size_t count = n ? n : 1;
-    for (size_t i = 0; i < count; i++)
-        out[i] = NULL;
-    hid_t a = open_attr(rd, obj, name, n);
-    if (a < 0)
-        return rd->err->status;
-    int st = H5SHUF_OK;
-    hid_t t = h5shuf__vstring_type();
-    hid_t at = H5Aget_type(a);
-    char **raw = calloc(count, sizeof *raw);
-    if (!raw) {
-        st = h5shuf__fail(rd->err, H5SHUF_ENOMEM, "out of memory");
-    } else if (t < 0 || at < 0 || H5Tget_class(at) != H5T_STRING || H5Tis_variable_str(at) <= 0 || H5Aread(a, t, raw) < 0) {
-        H5Eclear2(H5E_DEFAULT);
-        st = h5shuf__fail(rd->err, H5SHUF_EUNSUPPORTED, "%s: damaged pile file: attribute %s is not strings",
-                          rd->path, name);
-        memset(raw, 0, count * sizeof *raw); /* a failed read leaves nothing to free */
-    }
-    for (size_t i = 0; raw && i < count; i++) {
-        if (st == H5SHUF_OK && !(out[i] = strdup(raw[i] ? raw[i] : "")))
-            st = h5shuf__fail(rd->err, H5SHUF_ENOMEM, "out of memory");
-        if (raw[i])
-            H5free_memory(raw[i]);
-    }
-    free(raw);
-    if (at >= 0)
-        H5Tclose(at);
-    if (t >= 0)
-        H5Tclose(t);
-    H5Aclose(a);
-    if (st != H5SHUF_OK) {
-        for (size_t i = 0; i < count; i++) {
-            free(out[i]);
-            out[i] = NULL;
-        }
-    }
-    return st;
+    char why[H5SHUF_ATTR_WHY_MAX];
+    int got = h5shuf__attr_get_texts(obj, name, n ? n : 1, 0, out, why, sizeof why);
+    return got == H5SHUF_ATTR_READ ? H5SHUF_OK : attr_refused(rd, got, name, why);
 }
 
 /* ---- a scatter's pile file ------------------------------------------------------------------------ */

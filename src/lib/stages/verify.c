@@ -16,12 +16,14 @@
  * A row of references is hashed by what its references point at (refcanon.c): their bytes are addresses
  * in their own file, and h5shuf makes each one anew for the output.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <xxhash.h>
 
+#include "attrget.h"
 #include "chunkio.h"
 #include "verify.h"
 #include "error.h"
@@ -194,61 +196,43 @@ static int open_output(const struct h5shuf_datasets *dss, uint64_t rows, const c
     return H5SHUF_OK;
 }
 
-/* The text of attribute name of obj, a variable- or fixed-length string (caller frees); NULL when there is
- * none or it is no string. */
-static char *text_attr(hid_t obj, const char *name)
+/* A root attribute of the output refused: of another shape or type than h5shuf writes (why), or out of
+ * memory. */
+static int attr_refused(int got, const char *outf, const char *name, const char *why, struct h5shuf_err *err)
 {
-    char *out = NULL;
-    hid_t a = H5Aexists(obj, name) > 0 ? H5Aopen(obj, name, H5P_DEFAULT) : H5I_INVALID_HID;
-    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
-    if (t >= 0 && H5Tget_class(t) == H5T_STRING) {
-        if (H5Tis_variable_str(t) > 0) {
-            char *value = NULL;
-            if (H5Aread(a, t, &value) >= 0 && value)
-                out = strdup(value);
-            if (value)
-                H5free_memory(value);
-        } else {
-            size_t n = H5Tget_size(t);
-            out = calloc(n + 1, 1);
-            if (out && H5Aread(a, t, out) < 0) {
-                free(out);
-                out = NULL;
-            }
-        }
-    }
-    if (t >= 0)
-        H5Tclose(t);
-    if (a >= 0)
-        H5Aclose(a);
-    H5Eclear2(H5E_DEFAULT);
-    return out;
+    return got == H5SHUF_ATTR_NOMEM ? h5shuf__fail(err, H5SHUF_ENOMEM, "%s: attribute /%s: out of memory", outf, name)
+                                    : h5shuf__fail(err, H5SHUF_EMISMATCH, "%s: attribute /%s %s", outf, name, why);
 }
 
-/* The output's seed (h5shuf_seed: an integer, or its digits in a netCDF file): 0 when it has none. */
-static int read_seed(hid_t file, uint64_t *seed)
+/* The output's seed (h5shuf_seed: one integer, or its decimal digits in a netCDF file) into *seed, and
+ * *has 1; *has 0 when it has none.  One of another shape or type is refused. */
+static int read_seed(hid_t file, const char *outf, int *has, uint64_t *seed, struct h5shuf_err *err)
 {
-    hid_t a = H5Aexists(file, "h5shuf_seed") > 0 ? H5Aopen(file, "h5shuf_seed", H5P_DEFAULT) : H5I_INVALID_HID;
-    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
-    int ok = t >= 0 && H5Tget_class(t) == H5T_INTEGER && H5Aread(a, H5T_NATIVE_UINT64, seed) >= 0;
-    if (t >= 0)
-        H5Tclose(t);
-    if (a >= 0)
-        H5Aclose(a);
-    H5Eclear2(H5E_DEFAULT);
-    if (!ok) {
-        char *text = text_attr(file, "h5shuf_seed"), *end = NULL;
-        ok = text && *text && (*seed = strtoull(text, &end, 10), *end == '\0');
+    char why[H5SHUF_ATTR_WHY_MAX], why_text[H5SHUF_ATTR_WHY_MAX], *text = NULL, *end = NULL;
+    int got = h5shuf__attr_get_u64s(file, "h5shuf_seed", 1, seed, why, sizeof why);
+    if (got == H5SHUF_ATTR_WRONG &&
+        h5shuf__attr_get_texts(file, "h5shuf_seed", 1, 0, &text, why_text, sizeof why_text) == H5SHUF_ATTR_READ) {
+        errno = 0;
+        *seed = strtoull(text, &end, 10);
+        if (text[0] >= '0' && text[0] <= '9' && *end == '\0' && errno == 0)
+            got = H5SHUF_ATTR_READ;
+        else
+            snprintf(why, sizeof why, "is a string, not the decimal digits of a seed"); /* (not quoted: one line) */
         free(text);
     }
-    return ok;
+    *has = got == H5SHUF_ATTR_READ;
+    return got >= 0 ? H5SHUF_OK : attr_refused(got, outf, "h5shuf_seed", why, err);
 }
 
-/* The output's index path (caller frees) and seed, when it has both and the index is (rows,) of
- * integers; else NULL. */
-static char *output_index(hid_t file, uint64_t rows, uint64_t *seed)
+/* *path: the output's index (h5shuf_index, one string) when it names a (rows,) dataset of integers, else
+ * NULL (caller frees).  An h5shuf_index of another shape or type is refused. */
+static int read_index(hid_t file, const char *outf, uint64_t rows, char **path, struct h5shuf_err *err)
 {
-    char *path = NULL, *value = read_seed(file, seed) ? text_attr(file, "h5shuf_index") : NULL;
+    char why[H5SHUF_ATTR_WHY_MAX], *value = NULL;
+    int got = h5shuf__attr_get_texts(file, "h5shuf_index", 1, 0, &value, why, sizeof why);
+    *path = NULL;
+    if (got < 0)
+        return attr_refused(got, outf, "h5shuf_index", why, err);
     if (value && value[0] == '/') {
         hid_t d = H5Lexists(file, value, H5P_DEFAULT) > 0 ? H5Dopen2(file, value, H5P_DEFAULT) : H5I_INVALID_HID;
         if (d >= 0) {
@@ -256,7 +240,7 @@ static char *output_index(hid_t file, uint64_t rows, uint64_t *seed)
             hsize_t n = 0;
             if (H5Sget_simple_extent_ndims(s) == 1 && H5Sget_simple_extent_dims(s, &n, NULL) == 1 && n == rows &&
                 H5Tget_class(dt) == H5T_INTEGER)
-                path = strdup(value);
+                *path = value, value = NULL;
             H5Tclose(dt);
             H5Sclose(s);
             H5Dclose(d);
@@ -264,7 +248,7 @@ static char *output_index(hid_t file, uint64_t rows, uint64_t *seed)
     }
     free(value);
     H5Eclear2(H5E_DEFAULT);
-    return path;
+    return H5SHUF_OK;
 }
 
 /* The sums of every input's rows: per dataset in sums[0..n), row tuples in sums[n], (id, tuple) pairs in
@@ -355,16 +339,15 @@ static int open_file(const char *path, const char *out, hid_t *file, struct h5sh
 
 /* The samples of the weighted inputs' sampled copies, drawn from the output's seed when the run that
  * made it did not draw them (h5shuf verify). */
-static int draw_samples(struct h5shuf_inputs *in, const struct h5shuf_datasets *dss, hid_t file, const char *outf,
-                        struct h5shuf_err *err)
+static int draw_samples(struct h5shuf_inputs *in, const struct h5shuf_datasets *dss, int has_seed, uint64_t seed,
+                        const char *outf, struct h5shuf_err *err)
 {
     int drawn = 1;
     for (size_t f = 0; f < in->n; f++)
         drawn &= !in->v[f].frac_den || in->v[f].sample != NULL;
-    uint64_t seed;
     if (drawn)
         return H5SHUF_OK;
-    if (!read_seed(file, &seed))
+    if (!has_seed)
         return h5shuf__fail(err, H5SHUF_EMISMATCH,
                             "%s: has no h5shuf_seed, which the samples of the weighted inputs are drawn from", outf);
     return h5shuf__inputs_draw(in, dss, seed, err);
@@ -388,7 +371,7 @@ int h5shuf__verify_file(struct h5shuf_chunkio *cio, struct h5shuf_inputs *inputs
     hid_t file = H5I_INVALID_HID;
     struct hashed hp = {progress, 0, 2 * rows};
     struct h5shuf_refcanon canon, *rc = NULL; /* rows of references: hashed by what they point at */
-    int st = H5SHUF_OK;
+    int st = H5SHUF_OK, has_seed = 0;
     for (size_t d = 0; dsets && d < dss->n; d++)
         dsets[d] = H5I_INVALID_HID;
     if (!in || !out || !dsets || !paths)
@@ -402,11 +385,16 @@ int h5shuf__verify_file(struct h5shuf_chunkio *cio, struct h5shuf_inputs *inputs
     for (size_t d = 0; st == H5SHUF_OK && !rc && d < dss->n; d++)
         if (!dss->ds[d].vlen && h5shuf__type_has_refs(dss->ds[d].ftype))
             st = h5shuf__refcanon_open(rc = &canon, file, dss, outf, err);
+    /* (its provenance too: an attribute of the wrong shape fails before the inputs are read) */
     if (st == H5SHUF_OK)
-        st = draw_samples(inputs, dss, file, outf, err);
+        st = read_seed(file, outf, &has_seed, &ord.seed, err);
+    if (st == H5SHUF_OK && has_seed)
+        st = read_index(file, outf, rows, &index_path, err);
+    if (st == H5SHUF_OK)
+        st = draw_samples(inputs, dss, has_seed, ord.seed, outf, err);
     if (st == H5SHUF_OK)
         st = hash_inputs(cio, inputs, dss, slab, in, &hp, rc, err);
-    if (st == H5SHUF_OK && (index_path = output_index(file, rows, &ord.seed)) != NULL) {
+    if (st == H5SHUF_OK && index_path) {
         ord.path = index_path;
         ord.index = H5Dopen2(file, index_path, H5P_DEFAULT);
     }
