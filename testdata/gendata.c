@@ -34,6 +34,16 @@ static int fail(const char *what)
 /* File and dataset creation properties without object timestamps: the same command writes the same
  * bytes, so outputs made from these files (whole-file copies keep their objects' headers) are
  * reproducible to the byte, e.g. in tests/md5_matrix.sh. */
+/* File access properties of the files written here: the earliest file format that holds each object, as
+ * HDF5 1.10 to 1.14 choose by default (2.0 writes the 1.8 format at least), so that every HDF5 writes the
+ * same files. */
+static hid_t earliest_format(void)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_libver_bounds(fapl, H5F_LIBVER_EARLIEST, H5F_LIBVER_LATEST);
+    return fapl;
+}
+
 static hid_t untimed(hid_t cls)
 {
     hid_t p = H5Pcreate(cls);
@@ -56,7 +66,9 @@ static int example(const char *path)
             px[k] = (unsigned char)(splitmix64(&st) >> 56);
     }
     hid_t fcpl = untimed(H5P_FILE_CREATE), plain = untimed(H5P_DATASET_CREATE);
-    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+    hid_t fapl = earliest_format();
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl);
+    H5Pclose(fapl);
     H5Pclose(fcpl);
     if (f < 0)
         return fail("H5Fcreate");
@@ -106,7 +118,9 @@ static int example(const char *path)
 static int floats(const char *path, uint64_t rows, uint64_t cols, unsigned level)
 {
     hid_t fcpl = untimed(H5P_FILE_CREATE);
-    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+    hid_t fapl = earliest_format();
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl);
+    H5Pclose(fapl);
     H5Pclose(fcpl);
     if (f < 0)
         return fail("H5Fcreate");

@@ -31,12 +31,12 @@ cd "$W" || exit 1
 "$GEN" example ex.h5 && "$GEN" floats f1.h5 20000 16 4 && "$GEN" floats f2.h5 7000 16 0 || exit 1
 /usr/bin/python3 - <<'PY' || { echo "not ok - h5py is needed to write the vlen input"; exit 1; }
 import h5py, numpy as np
-with h5py.File('vl.h5', 'w') as f:
+with h5py.File('vl.h5', 'w', libver='earliest') as f:  # (the format every HDF5 writes alike)
     t = f.create_dataset('t', (300,), dtype=h5py.vlen_dtype(np.dtype('int32')), chunks=(8,))
     t[:] = np.array([np.arange(i % 37 + (300 if i == 5 else 0), dtype=np.int32) * 3 for i in range(300)], dtype=object)
     f.create_dataset('s', (300,), dtype=h5py.string_dtype())[:] = ['' if i % 4 == 0 else 'z\u00fcrich %d' % i for i in range(300)]
     f['y'] = np.arange(300, dtype=np.int64)
-with h5py.File('im.h5', 'w') as f:  # images in chunks that split rows (as h5py's automatic chunks), gzip
+with h5py.File('im.h5', 'w', libver='earliest') as f:  # images in chunks that split rows (as h5py's automatic chunks), gzip
     rng = np.random.default_rng(3)
     f.create_dataset('x', data=(np.cumsum(rng.integers(-2, 3, 900 * 192)) % 251).astype('u1').reshape(900, 8, 8, 3),
                      chunks=(100, 4, 4, 1), compression='gzip', compression_opts=4)

@@ -317,10 +317,12 @@ static int target_create_file(struct h5shuf_target *tg, const struct h5shuf_objc
         H5Pset_link_creation_order(fcpl, oc->root_link_order);
     if (oc->root_attr_order)
         H5Pset_attr_creation_order(fcpl, oc->root_attr_order);
-    /* Attributes over 64 KiB, or an input in HDF5 1.8's format or later: dense attribute storage, and room
-     * for the later object formats the input may use (a 1.10 chunk index copied as it is). */
-    if (oc->new_format)
-        H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+    /* The file format's versions, set rather than left to HDF5, whose default changed (2.0 writes the 1.8
+     * format at least): the earliest that holds each object, as HDF5 1.10 to 1.14 chose by default, so that
+     * every HDF5 writes the same bytes.  Attributes over 64 KiB, or an input in HDF5 1.8's format or later:
+     * dense attribute storage, and room for the later object formats the input may use (a 1.10 chunk index
+     * copied as it is). */
+    H5Pset_libver_bounds(fapl, oc->new_format ? H5F_LIBVER_V18 : H5F_LIBVER_EARLIEST, H5F_LIBVER_LATEST);
     *file = H5SHUF_FAULT() ? H5I_INVALID_HID : H5Fcreate(h5shuf__tempfile_hdf5_name(&tg->tf), H5F_ACC_TRUNC, fcpl, fapl);
     if (*file < 0)
         h5shuf__hdf5_cause(cause, sizeof cause); /* before H5Pclose clears the stack */
