@@ -15,6 +15,8 @@ What it pins down:
 - Ctrl-C (SIGINT sent to the process mid-run), KeyboardInterrupt or another exception raised by a progress
   callable cancel the run: the exception comes out, no output, no temporary or scratch file; the SIGINT
   handler is restored; a later run works;
+- SIGTERM, SIGHUP, SIGQUIT (and SIGPIPE) at their default disposition, sent to a process mid-run, end it of
+  that signal after the run removed its files, as the tool does; ignored, the run finishes;
 - progress=True draws a tqdm bar (when tqdm is installed) or plain summary lines (tqdm hidden);
 - the library is found through $H5SHUF_LIBRARY, and a wrong one is reported, naming it.
 Each check prints PASS or FAIL; the last line is "N passed, M failed".
@@ -413,6 +415,45 @@ def case_cancel(d):
           same_bytes(out, os.path.join(d, "cli.h5")))
 
 
+SIGNAL_CHILD = """
+import os, resource, signal, sys
+import h5shuf
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # (SIGQUIT's default action dumps core)
+sig, ignored, src, out = int(sys.argv[1]), sys.argv[2] == "1", sys.argv[3], sys.argv[4]
+signal.signal(sig, signal.SIG_IGN if ignored else signal.SIG_DFL)  # (Python ignores SIGPIPE at start)
+reports = []
+def progress(name, done, total):
+    reports.append(name)
+    if len(reports) == 2:
+        os.kill(os.getpid(), sig)
+h5shuf.shuffle([src], out, seed=1, memory="16M", progress=progress)
+print("finished after %d reports" % len(reports))
+"""
+
+
+def case_signals(d):
+    """The signals the tool handles like SIGINT, sent to a Python process in the middle of pass 1."""
+    src = big_input(d)
+    out = os.path.join(d, "sig.h5")
+    env = dict(os.environ, PYTHONPATH=A.pydir)
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGPIPE):
+        for ignored in (0, 1):
+            p = subprocess.run([sys.executable, "-c", SIGNAL_CHILD, str(int(sig)), str(ignored), src, out], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=d)
+            name = "%s%s" % (signal.Signals(sig).name, " ignored" if ignored else "")
+            left = leftovers(d) + leftovers(os.environ["TMPDIR"])
+            if ignored:
+                check("%s in the middle of a run: it finishes, nothing but its output left" % name,
+                      p.returncode == 0 and os.path.exists(out) and not left,
+                      "exit %d, left %s: %s" % (p.returncode, left, p.stderr.decode()[-300:]))
+            else:
+                check("%s in the middle of a run: the process ends of it, no output, nothing left" % name,
+                      p.returncode == -sig and not os.path.exists(out) and not left,
+                      "exit %d, left %s: %s" % (p.returncode, left, p.stderr.decode()[-300:]))
+            if os.path.exists(out):
+                os.remove(out)
+
+
 def case_resume(d):
     """resume=True: a run cancelled with it keeps its state, the next call continues it to the bytes of an
     uninterrupted run (the CLI's with the same --checkpoint), and nothing is left."""
@@ -498,6 +539,7 @@ if __name__ == "__main__":
     sys.exit(python_env.main([
         ("layout", case_layout), ("header", case_header), ("keys", case_keys), ("acceptance", case_acceptance),
         ("against the CLI", case_against_cli), ("plan", case_plan), ("scatter and gather", case_scatter_gather),
-        ("verify", case_verify), ("errors", case_errors), ("cancel", case_cancel), ("resume", case_resume),
+        ("verify", case_verify), ("errors", case_errors), ("cancel", case_cancel), ("signals", case_signals),
+        ("resume", case_resume),
         ("progress", case_progress),
         ("library", case_library)]))

@@ -81,8 +81,9 @@ def shuffle(inputs, output, *, seed=None, memory="1G", compression=None, shards=
     rows, bytes, seconds), "seconds", "restarts", "piles_split", "scratch_bytes", "peak_rss_bytes" ...
     Raises h5shuf.Error (a subclass per status: NotFoundError for a missing input, OutputExistsError,
     BudgetError, NoSpaceError...) with the library's one-line message naming the file and dataset;
-    KeyboardInterrupt on Ctrl-C, after the run has removed its scratch and partial output; TypeError for
-    an unknown option.  Warnings of the run (references written null...) are issued as H5shufWarning.
+    KeyboardInterrupt on Ctrl-C, after the run has removed its scratch and partial output (SIGTERM,
+    SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2 and SIGXCPU left at their default end the process after that
+    cleanup, docs/python.md); TypeError for an unknown option.  Warnings of the run (references written null...) are issued as H5shufWarning.
     """
     o = _run._options(seed, memory, compression, shards, index, threads, options)
     return _run.execute("shuffle", _run._specs(inputs), os.fspath(output), None, o, progress,
