@@ -856,6 +856,8 @@ static int dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_
     size_t *tlo = calloc((size_t)P, sizeof *tlo), *thi = calloc((size_t)P, sizeof *thi);
     if (st == H5SHUF_OK && (!a || !b || !tlo || !thi))
         st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    if (st == H5SHUF_OK) /* what interrupted runs left (each process its own scratch directory's) */
+        st = h5shuf__job_leftovers_clear(job);
     if (st == H5SHUF_OK) {
         output_ranges(job, P, a, b, tlo, thi);
         st = make_outputs(job);

@@ -47,25 +47,10 @@ char *h5shuf__resume_dir_for(const char *scratch_dir, const char *out, int rank)
     return path;
 }
 
-/* This machine's boot (a random UUID the kernel draws at each boot), or "unknown".  Test builds take
- * H5SHUF_DEBUG_BOOT_ID from the environment instead (tests/resume_safety.sh: a restart, simulated). */
+/* This machine's boot (files.h; test builds may simulate a restart). */
 static void boot_id(char *buf, size_t cap)
 {
-#ifdef H5SHUF_FAULT_INJECTION
-    const char *fake = getenv("H5SHUF_DEBUG_BOOT_ID");
-    if (fake && *fake) {
-        snprintf(buf, cap, "%s", fake);
-        return;
-    }
-#endif
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-    if (!f || !fgets(buf, (int)cap, f))
-        snprintf(buf, cap, "unknown");
-    if (f)
-        fclose(f);
-    buf[strcspn(buf, " \n")] = '\0';
-    if (!buf[0])
-        snprintf(buf, cap, "unknown");
+    h5shuf__boot_id(buf, cap);
 }
 
 void h5shuf__resume_boot_words(const struct h5shuf_resume *rs, char *buf, size_t cap)

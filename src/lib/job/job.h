@@ -110,11 +110,27 @@ struct h5shuf_job {
     struct h5shuf_chunkio *cio;    /* during a run: the thread pool and chunk buffers */
     uint64_t *mixing_counts;       /* h5shuf_job_mixing's arrays */
     struct h5shuf_ckpt ckpt;       /* checkpoints and resume (checkpoint.h) */
+    size_t leftovers_note;         /* 1 + the index in warnings of the plan's note of what interrupted runs
+                                    * left that the run removes (jobfiles.c), 0 when there is none */
 };
 
 /* Plan the job (jobplan.c): everything h5shuf_job_plan does, without its quieting of HDF5's error printing
  * (the caller's).  H5SHUF_OK and job->planned set, or the first error in job->err. */
 H5SHUF_INTERNAL int h5shuf__job_make_plan(h5shuf_job *job);
+
+/* Add a warning (printf-formatted) to the job's (h5shuf_job_warning): H5SHUF_OK, or H5SHUF_ENOMEM in
+ * job->err. */
+H5SHUF_INTERNAL int h5shuf__job_warn(h5shuf_job *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* What interrupted runs left for the job's outputs (jobfiles.c, leftovers.h), once its outputs and scratch
+ * directory are planned: a warning for each kind of file that is only reported (set aside by --force, a
+ * resumable run's temporaries whose state is elsewhere, another machine's), and one for those certainly
+ * of a dead run ("... a run removes them"), which h5shuf__job_leftovers_clear removes when the run
+ * starts, its warning then saying what it removed ("removed N files of M MiB that an interrupted run
+ * (process P) left for this output, such as PATH"), the plan's free space counting their room.
+ * H5SHUF_OK or H5SHUF_ENOMEM in job->err. */
+H5SHUF_INTERNAL int h5shuf__job_leftovers_plan(h5shuf_job *job);
+H5SHUF_INTERNAL int h5shuf__job_leftovers_clear(h5shuf_job *job);
 
 /* With a mixture, before the inputs are opened for the run: open them to count their rows, compute their
  * weights (mixture.h), and add them again with those weights; the job's mix_text says what it chose.  A

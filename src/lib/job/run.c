@@ -79,6 +79,8 @@ static int run_prepare(h5shuf_job *job)
     if (st == H5SHUF_OK)
         st = h5shuf__targets_check(&job->out, &job->in, job->mode == H5SHUF_MODE_GATHER ? job->piles_path : NULL,
                                    job->opts.force, &job->err);
+    if (st == H5SHUF_OK) /* an interrupted run's leftovers, before the free space is checked (jobfiles.c) */
+        st = h5shuf__job_leftovers_clear(job);
     if (st == H5SHUF_OK && !job->opts.debug_skip_space_check)
         st = check_disk(job);
     if (st == H5SHUF_OK && !job->cio && (st = h5shuf__chunkio_create(job->plan.threads, &job->cio)) != H5SHUF_OK)

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "error.h"
 #include "fault.h"
@@ -101,4 +102,34 @@ const char *h5shuf__fd_shortage(const char *path, char *buf, size_t cap)
         return NULL;
     }
     return h5shuf__fd_limit_cause(errno, buf, cap);
+}
+
+void h5shuf__boot_id(char *buf, size_t cap)
+{
+#ifdef H5SHUF_FAULT_INJECTION
+    const char *fake = getenv("H5SHUF_DEBUG_BOOT_ID");
+    if (fake && *fake) {
+        snprintf(buf, cap, "%s", fake);
+        return;
+    }
+#endif
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+    if (!f || !fgets(buf, (int)cap, f))
+        snprintf(buf, cap, "unknown");
+    if (f)
+        fclose(f);
+    buf[strcspn(buf, " \n")] = '\0';
+    if (!buf[0])
+        snprintf(buf, cap, "unknown");
+}
+
+void h5shuf__pid_space(char tag[9])
+{
+    char text[256];
+    h5shuf__boot_id(text, 64);
+    size_t n = strlen(text);
+    text[n++] = '/';
+    const ssize_t m = readlink("/proc/self/ns/pid", text + n, sizeof text - n - 1);
+    n += m > 0 ? (size_t)m : 0;
+    snprintf(tag, 9, "%08x", (unsigned)(XXH3_64bits(text, n) >> 32));
 }
