@@ -185,7 +185,7 @@ typedef struct h5shuf_options {
     int allow_external;
     /* Checkpoints, so that a run killed at any instant (SIGKILL, a node lost, a time limit) can be
      * continued by the same command with resume set (docs/guide.md, "Long runs").  A one-shot shuffle of
-     * more than checkpoint_bytes of rows (or any, with resume) keeps its state in "h5shuf-resume-NAME-HASH"
+     * more than checkpoint_bytes of rows (or any, with resume) keeps its state in "h5shuf-resume-NAME-HASH-uidU"
      * in the scratch directory until it finishes; pass 1 checkpoints every checkpoint_bytes of input read
      * or checkpoint_seconds (whichever comes first), pass 2 closes and syncs each output file every
      * checkpoint_bytes of rows of it (rounded to whole chunks) and at its end.  Default 1 GiB and 60 s

@@ -82,7 +82,7 @@ static void usage(FILE *to)
           "                          the uninterrupted run's, byte for byte (-m and -j may differ)\n"
           "      --checkpoint SIZE[,SECONDS][,sync]  how much work a kill may cost at most: a checkpoint\n"
           "                          every SIZE of input or SECONDS (default 1G,60; state kept in\n"
-          "                          h5shuf-resume-NAME-HASH in the scratch directory); sync: each\n"
+          "                          h5shuf-resume-NAME-HASH-uidU in the scratch directory); sync: each\n"
           "                          synced to the disk (survives a machine's crash too); off: none\n"
           "  -f, --force             replace an existing output file\n"
           "  -q, --quiet             print nothing but errors and warnings\n"

@@ -762,6 +762,7 @@ static int make_outputs(h5shuf_job *job)
     const struct h5shuf_ctx cx = ctx_of(job);
     if (job->ckpt.rs.on)
         return h5shuf__ckpt_targets(job, &cx);
+    job->out.unit_rows = job->ckpt.unit_rows; /* (a run without state written as a checkpointed run's) */
     return h5shuf__targets_create(&cx, &job->out, &job->of, job->out.hi - job->out.lo + 1);
 }
 

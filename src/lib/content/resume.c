@@ -38,9 +38,12 @@ char *h5shuf__resume_dir_for(const char *scratch_dir, const char *out, int rank)
     snprintf(name, sizeof name, "%.40s", base); /* a long name is cut: the hash tells outputs apart */
     size_t need = strlen(scratch_dir) + strlen(name) + 96;
     char *path = malloc(need);
-    char suffix[32] = "";
-    if (rank >= 0) /* one state per process of a distributed run (they may share a scratch directory) */
-        snprintf(suffix, sizeof suffix, "-rank%d", rank);
+    char suffix[48];
+    /* the user's id in the name: another user's state (or a directory planted to block this one) is at
+     * another name; one state per process of a distributed run (they may share a scratch directory) */
+    int n = snprintf(suffix, sizeof suffix, "-uid%lu", (unsigned long)geteuid());
+    if (rank >= 0)
+        snprintf(suffix + n, sizeof suffix - (size_t)n, "-rank%d", rank);
     if (path)
         snprintf(path, need, "%s/h5shuf-resume-%s-%016" PRIx64 "%s", scratch_dir, name,
                  (uint64_t)XXH3_64bits(abs, strlen(abs)), suffix);
@@ -346,19 +349,47 @@ static int never_started(struct h5shuf_resume *rs)
     return none;
 }
 
+/* What is at rs->dir when it is not a directory of this user's (a symbolic link, another user's directory,
+ * something else), into rs->foreign_why; then, with resume, the refusal, else H5SHUF_OK with rs->foreign
+ * set (the caller warns and keeps no state). */
+static int foreign(struct h5shuf_resume *rs, int resume, struct h5shuf_err *err)
+{
+    struct stat l;
+    if (lstat(rs->dir, &l) != 0)
+        snprintf(rs->foreign_why, sizeof rs->foreign_why, "cannot be looked at (%s)", strerror(errno));
+    else if (S_ISLNK(l.st_mode))
+        snprintf(rs->foreign_why, sizeof rs->foreign_why, "a symbolic link");
+    else if (!S_ISDIR(l.st_mode))
+        snprintf(rs->foreign_why, sizeof rs->foreign_why, "not a directory");
+    else
+        snprintf(rs->foreign_why, sizeof rs->foreign_why, "another user's directory (uid %lu)", (unsigned long)l.st_uid);
+    if (rs->dirfd >= 0)
+        close(rs->dirfd);
+    rs->dirfd = -1;
+    if (resume)
+        return h5shuf__fail(err, H5SHUF_EEXIST, "%s: %s, not a state of this user's: refusing to use it as a run's state "
+                            "(resume with another --tmpdir, or have it removed)", rs->dir, rs->foreign_why);
+    rs->foreign = 1;
+    return H5SHUF_OK;
+}
+
 int h5shuf__resume_find(struct h5shuf_resume *rs, int resume, struct h5shuf_err *err)
 {
-    rs->found = 0;
+    rs->found = rs->foreign = 0;
     rs->dirfd = open(rs->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (rs->dirfd < 0 && (errno == ENOENT))
         return H5SHUF_OK;
+    if (rs->dirfd < 0 && (errno == ELOOP || errno == ENOTDIR || errno == EACCES)) /* a link; not ours to read */
+        return foreign(rs, resume, err);
     struct stat s;
     if (rs->dirfd < 0 || fstat(rs->dirfd, &s) < 0)
         return h5shuf__fail(err, H5SHUF_EEXIST, "%s: an interrupted run's state cannot be opened: %s (remove it)", rs->dir,
                             strerror(errno));
-    if (s.st_uid != geteuid() || (s.st_mode & 077))
-        return h5shuf__fail(err, H5SHUF_EEXIST, "%s: not this user's own directory (mode %03o): refusing to use it as a "
-                            "run's state", rs->dir, (unsigned)(s.st_mode & 0777));
+    if (s.st_uid != geteuid())
+        return foreign(rs, resume, err);
+    if (s.st_mode & 077)
+        return h5shuf__fail(err, H5SHUF_EEXIST, "%s: this user's directory but open to others (mode %03o): refusing to "
+                            "use it as a run's state (chmod 700 it to resume)", rs->dir, (unsigned)(s.st_mode & 0777));
     if (never_started(rs)) { /* killed before its IDENTITY: it named nothing, nothing is lost */
         unlinkat(rs->dirfd, JOURNAL_NAME, 0);
         close(rs->dirfd);

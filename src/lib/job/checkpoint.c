@@ -69,6 +69,15 @@ int h5shuf__ckpt_plan_find(h5shuf_job *job)
      * removes everything, as it always did). */
     const h5shuf_u128 bytes = (h5shuf_u128)job->in.rows * job->dsets.row_bytes;
     rs->on = rs->found || job->opts.resume || bytes > job->opts.checkpoint_bytes;
+    job->ckpt.unit_layout = 0;
+    if (st == H5SHUF_OK && rs->foreign) { /* (not with --resume: refused) */
+        /* another user's directory or a link at the state's name: no state, but the outputs written as
+         * a checkpointed run writes them (closed and reopened every interval), so their bytes are the same */
+        job->ckpt.unit_layout = rs->on;
+        st = h5shuf__job_warn(job, "%s: %s, not a state of this user's: ignored%s", rs->dir, rs->foreign_why,
+                              rs->on ? "; this run keeps no state (no --resume after a kill)" : "");
+        rs->on = 0;
+    }
     return st;
 }
 
@@ -232,9 +241,9 @@ int h5shuf__ckpt_plan_check(h5shuf_job *job)
 {
     struct h5shuf_ckpt *c = &job->ckpt;
     struct h5shuf_resume *rs = &c->rs;
+    c->unit_rows = rs->on || c->unit_layout ? unit_rows_of(job) : 0;
     if (!rs->on)
         return H5SHUF_OK;
-    c->unit_rows = unit_rows_of(job);
     free(c->identity);
     c->identity = NULL;
     int st = identity_text(job, &c->identity);
@@ -536,9 +545,9 @@ int h5shuf__ckpt_targets(h5shuf_job *job, const struct h5shuf_ctx *cx)
     struct h5shuf_targets *t = &job->out;
     const int scratch = job->mode == H5SHUF_MODE_RUN && job->plan.strategy != H5SHUF_STRATEGY_DIRECT && !job->one_pass;
     const uint64_t files = t->n + scratch;
+    t->unit_rows = c->unit_rows; /* (without a state too, when unit_layout) */
     if (!c->rs.on)
         return h5shuf__targets_create(cx, t, &job->of, files);
-    t->unit_rows = c->unit_rows;
     t->commit = target_commit;
     t->fapl = target_fapl;
     t->discard = target_discard;

@@ -49,6 +49,8 @@ struct h5shuf_ckpt {
     int started;                  /* the state directory was made or taken over by this run */
     int restored;                 /* pass 1's restore was done (a restart starts afresh) */
     int finished;                 /* the interrupted run had put its outputs in place: only its state is left */
+    int unit_layout;              /* no state (rs.on 0: a foreign directory at its name), but the outputs closed
+                                   * and reopened every unit_rows as the checkpointed run's are: same bytes */
     char resume_text[1024];       /* h5shuf_job_resume_text */
     /* A distributed run (h5shuf__ckpt_set_rank; ranks 0: a serial run): this process's rank, and barrier(
      * barrier_user, err), which returns once every process called it (pass 1's end is applied only once
