@@ -658,6 +658,7 @@ static int two_pass(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, c
     else
         st = h5shuf__targets_close(&job->out, st, &job->err);
     job->temp_file[1] = NULL;
+    st = h5shuf__job_disk_failed(job, st, &sc.tf);
     if (h5shuf__ckpt_keeps(job, st))
         h5shuf__ckpt_scratch_keep(job, &sc);
     else
@@ -878,6 +879,7 @@ static int dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_
         st = h5shuf__verify_file(job->cio, &job->in, &job->dsets, h5shuf__tempfile_hdf5_name(&job->out.v[0].tf),
                                  job->out.v[0].path, job->opts.mem_limit_bytes, &progress, &job->err);
     H5SHUF_KILL_POINT();
+    st = h5shuf__job_disk_failed(job, st, NULL);
     job->out.keep_files = h5shuf__ckpt_keeps(job, st); /* interrupted: the outputs are the state kept */
     st = commit(job, c, st);
     free(a);

@@ -3,16 +3,20 @@
  * (reported by the plan, removed by the run: leftovers.h), and, when a run fails for want of space, how
  * much more it needs and where (job.h).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "files.h"
 #include "job.h"
 #include "leftovers.h"
+#include "tempfile.h"
 
 /* The last component of path. */
 static const char *base_of(const char *path)
@@ -134,4 +138,97 @@ int h5shuf__job_leftovers_clear(h5shuf_job *job)
         job->plan.output_free_bytes = h5shuf__free_bytes(out_dir, &dev);
     free(out_dir);
     return H5SHUF_OK;
+}
+
+/* ---- a run out of space ---------------------------------------------------------------------------- */
+
+/* A filesystem the run writes to: a directory on it, its device, free bytes, what the run needs there in
+ * all (the plan's estimates) and what its files hold there now. */
+struct fs_room {
+    const char *dir;
+    dev_t dev;
+    uint64_t avail, need, used;
+};
+
+/* Add the blocks of the file sb to the filesystem it is on. */
+static void count_file(struct fs_room *fs, size_t n, const struct stat *sb)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fs[i].dev == sb->st_dev) {
+            fs[i].used += (uint64_t)sb->st_blocks * 512;
+            return;
+        }
+}
+
+static void count_tempfile(struct fs_room *fs, size_t n, const struct h5shuf_tempfile *tf)
+{
+    struct stat sb;
+    if (tf && tf->path && (tf->fd >= 0 ? fstat(tf->fd, &sb) : fstatat(tf->dirfd, tf->name, &sb, AT_SYMLINK_NOFOLLOW)) == 0)
+        count_file(fs, n, &sb);
+}
+
+/* The files of the state directory (a resumable run's scratch, pile buffers, logs). */
+static void count_state(struct fs_room *fs, size_t n, const struct h5shuf_resume *rs)
+{
+    int fd = rs->dirfd >= 0 ? dup(rs->dirfd) : -1;
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    rewinddir(d);
+    struct stat sb;
+    for (struct dirent *e; (e = readdir(d));)
+        if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode))
+            count_file(fs, n, &sb);
+    closedir(d);
+}
+
+int h5shuf__job_disk_failed(h5shuf_job *job, int st, const struct h5shuf_tempfile *scratch)
+{
+    struct h5shuf_err *err = &job->err;
+    if (!job->ckpt.disk_decided) {
+        job->ckpt.disk_decided = 1;
+        job->ckpt.disk_keep = st != H5SHUF_OK && h5shuf__err_disk(err) != 0;
+    }
+    if (st == H5SHUF_OK || job->nospace_said || h5shuf__err_disk(err) != 1)
+        return st;
+    job->nospace_said = 1;
+    const h5shuf_plan *p = &job->plan;
+    char *out_dir = h5shuf__dir_of(first_out(job));
+    struct fs_room fs[2] = {{job->scratch_dir ? job->scratch_dir : out_dir, 0, 0, 0, 0}, {out_dir, 0, 0, 0, 0}};
+    if (!out_dir)
+        return st; /* (out of memory: the first error says what failed) */
+    size_t n = 0;
+    for (size_t i = 0; i < 2; i++) {
+        fs[n] = fs[i];
+        fs[n].avail = h5shuf__free_bytes(fs[n].dir, &fs[n].dev);
+        if (n == 0 || fs[n].dev != fs[0].dev)
+            n++;
+    }
+    /* the plan's estimates, on the filesystem each goes to: the scratch's (first), the output's */
+    fs[0].need += p->scratch_estimate_bytes;
+    fs[n - 1].need += p->output_estimate_bytes;
+    if (job->ckpt.rs.on) /* (its scratch is in the state directory) */
+        count_state(fs, n, &job->ckpt.rs);
+    else
+        count_tempfile(fs, n, scratch);
+    for (size_t k = 0; k < job->out.n; k++)
+        count_tempfile(fs, n, &job->out.v[k].tf);
+    /* the fuller filesystem (the one that failed, as a rule): what it lacks for the whole run */
+    size_t f = n > 1 && fs[1].avail < fs[0].avail ? 1 : 0;
+    uint64_t have = fs[f].avail + fs[f].used, more = fs[f].need > have ? fs[f].need - have : 0;
+    if (more < ((uint64_t)1 << 20)) /* the estimate fell short: ask for an eighth more than it */
+        more = fs[f].need / 8 > ((uint64_t)1 << 20) ? fs[f].need / 8 : (uint64_t)1 << 20;
+    char dir[4096], written[64] = "";
+    snprintf(dir, sizeof dir, "%s", fs[f].dir);
+    free(out_dir);
+    if (fs[f].used >= ((uint64_t)1 << 20))
+        snprintf(written, sizeof written, ", %llu of it written", (unsigned long long)(fs[f].used >> 20));
+    err->status = H5SHUF_ENOSPC; /* (the first error stays the cause: this says it in the user's terms) */
+    snprintf(err->msg, sizeof err->msg, "no space left on %s: %llu MiB more needed (about %llu MiB in all there%s; "
+             "%llu MiB free)", dir, (unsigned long long)((more + (1 << 20) - 1) >> 20),
+             (unsigned long long)(fs[f].need >> 20), written, (unsigned long long)(fs[f].avail >> 20));
+    return H5SHUF_ENOSPC;
 }

@@ -380,8 +380,10 @@ static int commit_one(struct h5shuf_tempfile *tf, const char *out, mode_t mode, 
     mode_t mask = umask(0);
     umask(mask);
     e = fchmod(tf->fd, mode & ~mask) == 0 ? sync_fd(tf->fd) : errno;
-    if (e)
+    if (e) {
+        h5shuf__err_note_errno(e);
         return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot sync the finished output to disk: %s", out, strerror(e));
+    }
     e = place(tf, name, force, &renamed);
     if (e == EEXIST)
         return h5shuf__fail(err, H5SHUF_EEXIST, "%s: it appeared while h5shuf ran (use --force to replace it)", out);
