@@ -10,7 +10,9 @@
 # Another user's directory (as root: chown nobody) or a symbolic link at a run's state name (issue 48
 # item 5: anyone can make one in a shared /tmp): a run without --resume warns once, exits 0, keeps no state
 # and writes the bytes of the checkpointed run it would have been (token sequences, whose bytes depend on
-# the checkpoint interval); --resume is refused in one line.
+# the checkpoint interval); --resume is refused in one line.  An input under a path of over 1100
+# characters, changed in place (same size): the identity line that holds its size and time after the path
+# is compared whole, and --resume refuses.
 # Usage: bash tests/resume_safety.sh PATH/TO/h5shuf-fault PATH/TO/h5shuf_gendata
 set -u
 shopt -s nullglob dotglob
@@ -155,4 +157,21 @@ fi
 ln -s "$W/ref" "${vstate[0]}"
 squat "a symbolic link"
 rm -f "${vstate[0]}"
+
+# An input under a long path, changed after the kill: found out, however long the identity line.
+long="$W/$(printf 'd%.0s' {1..200})"
+for k in 1 2 3 4 5; do long="$long/$k$(printf 'e%.0s' {1..200})"; done
+mkdir -p "$long" && cp "$W/in.orig" "$long/in.h5"
+H5SHUF_KILL_AT=20 "$H" "${A[@]}" --resume "$long/in.h5" "$W/o/l.h5" 2>/dev/null
+"$PY" -c "import h5py, sys
+with h5py.File(sys.argv[1], 'r+') as f:
+    f['x'][12345, 3] = 42.0" "$long/in.h5"
+"$H" "${A[@]}" --resume "$long/in.h5" "$W/o/l.h5" 2>"$W/err"
+rc=$?
+if [ "$rc" = 1 ] && grep -qF "$long/in.h5: changed since the interrupted run" "$W/err" && [ ! -e "$W/o/l.h5" ]; then
+    ok "an input under a path of ${#long} characters changed in place: --resume refuses"
+else
+    bad "an input under a path of ${#long} characters changed in place: exit $rc, $(cut -c 1-200 "$W/err")"
+fi
+rm -rf "$W/s"/* "$W/o"/* "$W/o"/.l.h5*
 [ "$failed" = 0 ]

@@ -420,31 +420,52 @@ int h5shuf__resume_find(struct h5shuf_resume *rs, int resume, struct h5shuf_err 
     return st;
 }
 
-/* The line of identity text that differs first, in a and b: its first word (the item), or NULL. */
+/* The length of the line at p (to its newline or the text's end); *next: the line after it, NULL when p
+ * is at the text's end. */
+static size_t line_at(const char *p, const char **next)
+{
+    if (!p || !*p) {
+        *next = NULL;
+        return 0;
+    }
+    const size_t n = strcspn(p, "\n");
+    *next = p[n] ? p + n + 1 : p + n;
+    return n;
+}
+
+/* The first line of identity text that differs, in a and b, compared whole (an input's path may be as long
+ * as PATH_MAX, its size and time after it): H5SHUF_OK, or H5SHUF_EMISMATCH naming the item. */
 int h5shuf__resume_same(const struct h5shuf_resume *rs, const char *identity, struct h5shuf_err *err)
 {
-    const char *a = rs->identity, *b = identity;
-    char la[1024], lb[1024];
-    for (;;) {
-        a = next_line(a, la, sizeof la);
-        b = next_line(b, lb, sizeof lb);
-        if (!a && !b)
+    const char *a = rs->identity, *b = identity, *na, *nb;
+    for (;; a = na, b = nb) {
+        const size_t la = line_at(a, &na), lb = line_at(b, &nb);
+        if (!na && !nb)
             return H5SHUF_OK;
-        if (!a || !b || strcmp(la, lb) != 0) {
-            const char *line = a ? la : lb;
-            char what[64] = "";
-            sscanf(line, "%63s", what);
-            if (strncmp(what, "input", 5) == 0) {
-                char file[768] = "";
-                get_word(line, "file", file, sizeof file);
-                return h5shuf__fail(err, H5SHUF_EMISMATCH,
-                                    "%s: changed since the interrupted run (its size, time, rows or datasets): cannot "
-                                    "resume (remove %s to start again)", file[0] ? file : what, rs->dir);
-            }
-            return h5shuf__fail(err, H5SHUF_EMISMATCH,
-                                "%s differs from the interrupted run's (was: %s; now: %s): cannot resume (run as it was "
-                                "run, or remove %s to start again)", what, a ? la : "nothing", b ? lb : "nothing", rs->dir);
+        if (na && nb && la == lb && memcmp(a, b, la) == 0)
+            continue;
+        const char *p = na ? a : b;
+        const size_t n = na ? la : lb;
+        char *line = strndup(p, n);
+        if (!line)
+            return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+        char what[64] = "";
+        sscanf(line, "%63s", what);
+        int st;
+        if (strncmp(what, "input", 5) == 0) {
+            char file[PATH_MAX + 1] = "";
+            get_word(line, "file", file, sizeof file);
+            st = h5shuf__fail(err, H5SHUF_EMISMATCH,
+                              "%s: changed since the interrupted run (its size, time, rows or datasets): cannot resume "
+                              "(remove %s to start again)", file[0] ? file : what, rs->dir);
+        } else {
+            st = h5shuf__fail(err, H5SHUF_EMISMATCH,
+                              "%s differs from the interrupted run's (was: %.*s; now: %.*s): cannot resume (run as it was "
+                              "run, or remove %s to start again)", what, na ? (int)(la < 2048 ? la : 2048) : 7,
+                              na ? a : "nothing", nb ? (int)(lb < 2048 ? lb : 2048) : 7, nb ? b : "nothing", rs->dir);
         }
+        free(line);
+        return st;
     }
 }
 

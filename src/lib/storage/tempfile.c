@@ -377,9 +377,7 @@ static int commit_one(struct h5shuf_tempfile *tf, const char *out, mode_t mode, 
     *placed = 0;
     if ((st = h5shuf__tempfile_unpark(tf, out, err)) != H5SHUF_OK)
         return st;
-    mode_t mask = umask(0);
-    umask(mask);
-    e = fchmod(tf->fd, mode & ~mask) == 0 ? sync_fd(tf->fd) : errno;
+    e = fchmod(tf->fd, mode & ~h5shuf__umask()) == 0 ? sync_fd(tf->fd) : errno;
     if (e) {
         h5shuf__err_note_errno(e);
         return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot sync the finished output to disk: %s", out, strerror(e));
