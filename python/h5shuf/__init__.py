@@ -86,7 +86,7 @@ def shuffle(inputs, output, *, seed=None, memory="1G", compression=None, shards=
     cleanup, docs/python.md); TypeError for an unknown option.  Warnings of the run (references written null...) are issued as H5shufWarning.
     """
     o = _run._options(seed, memory, compression, shards, index, threads, options)
-    return _run.execute("shuffle", _run._specs(inputs), os.fspath(output), None, o, progress,
+    return _run.execute("shuffle", _run._specs(inputs), os.fsdecode(output), None, o, progress,
                         options.get("mixing_window"))
 
 
@@ -100,7 +100,7 @@ def plan(inputs, output, *, seed=None, memory="1G", compression=None, shards=Non
     "strategy"), "outputs".  Nothing is written.  Raises h5shuf.Error as shuffle() does.
     """
     o = _run._options(seed, memory, compression, shards, index, threads, options)
-    return _run.execute("shuffle", _run._specs(inputs), os.fspath(output), None, o, None,
+    return _run.execute("shuffle", _run._specs(inputs), os.fsdecode(output), None, o, None,
                         options.get("mixing_window"), plan_only=True)
 
 
@@ -113,7 +113,7 @@ def scatter(inputs, piles, *, seed=None, memory="1G", compression=None, index=No
     Returns the report (its "output" is the pile file; "plan" holds the piles).  Raises as shuffle().
     """
     o = _run._options(seed, memory, compression, None, index, threads, options)
-    return _run.execute("scatter", _run._specs(inputs), None, os.fspath(piles), o, progress,
+    return _run.execute("scatter", _run._specs(inputs), None, os.fsdecode(piles), o, progress,
                         options.get("mixing_window"))
 
 
@@ -127,7 +127,7 @@ def gather(piles, output, *, seed=None, memory="1G", compression=None, index=Non
     Returns the report (its "inputs" is [piles]).  Raises as shuffle(); the pile file is only read.
     """
     o = _run._options(seed, memory, compression, None, index, threads, options)
-    return _run.execute("gather", [], os.fspath(output), os.fspath(piles), o, progress, None)
+    return _run.execute("gather", [], os.fsdecode(output), os.fsdecode(piles), o, progress, None)
 
 
 def verify(inputs, output, *, memory="1G", threads=0):
@@ -138,7 +138,7 @@ def verify(inputs, output, *, memory="1G", threads=0):
     {"status": "ok", "inputs", "output", "seconds"}.  Raises MismatchError naming the dataset and what
     differs ("rows differ", "misaligned", row counts, types), or another h5shuf.Error.
     """
-    return _run.verify(_run._specs(inputs), os.fspath(output), memory, threads)
+    return _run.verify(_run._specs(inputs), os.fsdecode(output), memory, threads)
 
 
 def library_path():

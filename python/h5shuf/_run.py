@@ -318,11 +318,11 @@ def execute(kind, inputs, output, piles, options, progress, mixing_window, plan_
     with _Job(options) as job:
         L = job.lib
         for spec in inputs:
-            job.check(L.h5shuf_job_add_input(job.job, spec.encode()))
+            job.check(L.h5shuf_job_add_input(job.job, os.fsencode(spec)))
         if output is not None:
-            job.check(L.h5shuf_job_set_output(job.job, output.encode()))
+            job.check(L.h5shuf_job_set_output(job.job, os.fsencode(output)))
         if piles is not None:
-            job.check(L.h5shuf_job_set_piles(job.job, piles.encode()))
+            job.check(L.h5shuf_job_set_piles(job.job, os.fsencode(piles)))
         p = _lib.Plan()
         job.check(L.h5shuf_job_plan(job.job, ctypes.byref(p)))
         if not plan_only:
@@ -352,8 +352,8 @@ def verify(inputs, output, memory, threads):
     with _Job(o) as job:
         L = job.lib
         for spec in inputs:
-            job.check(L.h5shuf_job_add_input(job.job, spec.encode()))
-        job.check(L.h5shuf_job_set_output(job.job, output.encode()))
+            job.check(L.h5shuf_job_add_input(job.job, os.fsencode(spec)))
+        job.check(L.h5shuf_job_set_output(job.job, os.fsencode(output)))
         job.check(L.h5shuf_verify(job.job))
     return {"h5shuf_version": _lib.text(L.h5shuf_version()), "status": "ok", "inputs": list(inputs), "output": output,
             "seconds": round(time.monotonic() - t0, 3)}
