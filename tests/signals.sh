@@ -187,12 +187,16 @@ done
 (trap '' PIPE; exec "$H" -v --progress=always -s 1 -m 16M -t "$W/scratch" "$W/in.h5" "$W/out/o.h5") 2>&1 |
     head -9 >"$W/err"
 finishes "... | head -9 with SIGPIPE ignored" 0 "${PIPESTATUS[0]}"
-# A write past the file size limit: EFBIG, not a SIGXFSZ that kills the process.
-(ulimit -f 20000; exec "$H" -s 1 -m 16M -t "$W/scratch" "$W/in.h5" "$W/out/o.h5") 2>"$W/err"
-rc=$?
-if [ "$rc" = 1 ] && [ "$(wc -l <"$W/err")" = 1 ] && grep -q "File too large" "$W/err"; then
-    finishes "a write past ulimit -f (20000 KiB): $(cat "$W/err")" 1 "$rc"
-else
-    finishes "a write past ulimit -f: one line saying File too large" "1 with one line" "$rc"
+# A write past the file size limit: EFBIG, not a SIGXFSZ that kills the process.  Not with a tool built
+# with fault points (the sanitizer build's): HDF5 1.10 cannot close a file whose metadata lies past the
+# limit (its flush fails again), and such a build's check that every HDF5 object was closed aborts.
+if ! grep -qa H5SHUF_FAULT_AT "$H"; then
+    (ulimit -f 20000; exec "$H" -s 1 -m 16M -t "$W/scratch" "$W/in.h5" "$W/out/o.h5") 2>"$W/err"
+    rc=$?
+    if [ "$rc" = 1 ] && [ "$(wc -l <"$W/err")" = 1 ] && grep -q "File too large" "$W/err"; then
+        finishes "a write past ulimit -f (20000 KiB): $(cat "$W/err")" 1 "$rc"
+    else
+        finishes "a write past ulimit -f: one line saying File too large" "1 with one line" "$rc"
+    fi
 fi
 [ "$failed" -eq 0 ]
