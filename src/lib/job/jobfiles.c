@@ -192,7 +192,8 @@ int h5shuf__job_disk_failed(h5shuf_job *job, int st, const struct h5shuf_tempfil
         job->ckpt.disk_decided = 1;
         job->ckpt.disk_keep = st != H5SHUF_OK && h5shuf__err_disk(err) != 0;
     }
-    if (st == H5SHUF_OK || job->nospace_said || h5shuf__err_disk(err) != 1)
+    if (st == H5SHUF_OK || job->nospace_said || h5shuf__err_disk(err) != 1 ||
+        (job->mode != H5SHUF_MODE_SCATTER && !job->out.n)) /* (no output planned: nothing was written) */
         return st;
     job->nospace_said = 1;
     const h5shuf_plan *p = &job->plan;
@@ -226,7 +227,7 @@ int h5shuf__job_disk_failed(h5shuf_job *job, int st, const struct h5shuf_tempfil
     free(out_dir);
     if (fs[f].used >= ((uint64_t)1 << 20))
         snprintf(written, sizeof written, ", %llu of it written", (unsigned long long)(fs[f].used >> 20));
-    err->status = H5SHUF_ENOSPC; /* (the first error stays the cause: this says it in the user's terms) */
+    err->status = H5SHUF_ENOSPC; /* the cause in the user's terms: which filesystem, how much room */
     snprintf(err->msg, sizeof err->msg, "no space left on %s: %llu MiB more needed (about %llu MiB in all there%s; "
              "%llu MiB free)", dir, (unsigned long long)((more + (1 << 20) - 1) >> 20),
              (unsigned long long)(fs[f].need >> 20), written, (unsigned long long)(fs[f].avail >> 20));
