@@ -186,7 +186,7 @@ typedef struct h5shuf_options {
     int allow_external;
     /* Checkpoints, so that a run killed at any instant (SIGKILL, a node lost, a time limit) can be
      * continued by the same command with resume set (docs/guide.md, "Long runs").  A one-shot shuffle of
-     * more than checkpoint_bytes of rows (or any, with resume) keeps its state in "h5shuf-resume-NAME-HASH"
+     * more than checkpoint_bytes of rows (or any, with resume) keeps its state in "h5shuf-resume-NAME-HASH-uidU"
      * in the scratch directory until it finishes; pass 1 checkpoints every checkpoint_bytes of input read
      * or checkpoint_seconds (whichever comes first), pass 2 closes and syncs each output file every
      * checkpoint_bytes of rows of it (rounded to whole chunks) and at its end.  Default 1 GiB and 60 s
@@ -197,8 +197,10 @@ typedef struct h5shuf_options {
     /* Nonzero: continue the interrupted run of the same command (its state, above), with any memory budget
      * and threads; refused with H5SHUF_EMISMATCH when the inputs or the options that decide the output
      * changed.  With no state to continue, the run starts from the beginning and checkpoints whatever its
-     * size, and a cancelled run (H5SHUF_ECANCELED: SIGINT, SIGTERM) keeps its state too.  Without it, a run
-     * that finds such a state fails with H5SHUF_EEXIST and touches nothing. */
+     * size, and a cancelled run (H5SHUF_ECANCELED: SIGINT, SIGTERM...) keeps its state too.  Without it, a
+     * run that finds such a state fails with H5SHUF_EEXIST and touches nothing.  A checkpointing run whose
+     * disk fills up (H5SHUF_ENOSPC, "no space left on DIR: N MiB more needed") or fails (an I/O error)
+     * keeps its state, resume set or not, for a resume once there is room. */
     int resume;
     /* Nonzero: every checkpoint is synced to the disk (fsync), so that it survives a crash of the machine
      * too, not only the death of the process; 0 (default): it survives a kill (SIGKILL, the OOM killer, a
@@ -324,7 +326,9 @@ H5SHUF_API int h5shuf_job_plan(h5shuf_job *job, h5shuf_plan *plan);
  * written under a temporary name in its directory and renamed into place only on success; the scratch file
  * is removed on every return.
  * Inputs are opened read-only.  Before writing anything the plan's disk estimates are checked against
- * the free space (H5SHUF_ENOSPC).  Returns H5SHUF_OK or an error status (see h5shuf_errmsg).
+ * the free space (H5SHUF_ENOSPC); a write that finds a disk full fails with H5SHUF_ENOSPC too, its message
+ * "no space left on DIR: N MiB more needed (...)".  Returns H5SHUF_OK or an error status (see
+ * h5shuf_errmsg).
  */
 H5SHUF_API int h5shuf_run(h5shuf_job *job);
 

@@ -9,7 +9,9 @@
 # - an output name 14 characters short of NAME_MAX (its temporary name is cut to fit) works;
 # - the output's mode is the inputs' read and write bits less the umask, as cp makes a new file: a 0600
 #   input gives a 0600 output, a 0644 input 0644 (umask 022) or 0600 (umask 077), 0600 and 0644 inputs
-#   together 0600; a gather's output takes its pile file's.
+#   together 0600; a gather's output takes its pile file's; the umask is read (/proc/self/status), never
+#   set, not even set back at once (a library's caller's other threads would see it change): under
+#   strace, a run makes no umask(2) call.
 # Usage: bash tests/commit_safety.sh PATH/TO/h5shuf PATH/TO/h5shuf-fault PATH/TO/h5shuf_gendata
 set -u
 shopt -s nullglob dotglob
@@ -122,4 +124,10 @@ rm -f "$W/p.h5" "$W/g.h5"
     [ "$(mode_of "$W/p.h5")" = 600 ] && [ "$(mode_of "$W/g.h5")" = 600 ] &&
     ok "mode: a scatter's pile file and its gather's output take the input's 0600" ||
     bad "mode: scatter/gather of a 0600 input: $(mode_of "$W/p.h5") $(mode_of "$W/g.h5")"
+if command -v strace >/dev/null; then
+    rm -f "$W/m.h5"
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=umask -o "$W/trace" \
+        "$H" -q -s 1 "$W/public.h5" "$W/m.h5" && [ ! -s "$W/trace" ] && [ "$(mode_of "$W/m.h5")" = 644 ] &&
+        ok "mode: the umask read without a umask(2) call" || bad "mode: umask(2) called: $(head -3 "$W/trace")"
+fi
 [ "$failed" -eq 0 ]

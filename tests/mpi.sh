@@ -8,7 +8,7 @@
 # and a text column: shards, the single output md5-identical, splits with a head, recursion, the direct
 # path, and a run over TCP only).  Every run leaves its scratch directories empty and no
 # temporary file beside the outputs.  Then failures: a corrupt chunk in one process's share of the rows,
-# and SIGTERM to one process mid-run: a nonzero status within seconds, one line naming the rank and the
+# and SIGTERM or SIGHUP to one process mid-run: a nonzero status within seconds, one line naming the rank and the
 # cause, nothing at the output's name and nothing in any scratch directory.
 # Usage: bash tests/mpi.sh PATH/TO/h5shuf PATH/TO/h5shuf-mpi   (H5SHUF_MPI_PROCS: the P of each case,
 # "1 2 3 4" unless set; the sanitizer build sets "2")
@@ -249,6 +249,7 @@ import h5py, numpy as np
 with h5py.File("big.h5", "w") as f:
     f.create_dataset("x", data=np.random.default_rng(1).standard_normal((1500000, 16)).astype("f4"), chunks=(1000, 16), compression="gzip", compression_opts=6)
 ' || exit 1
+for sig in TERM HUP; do # (SIGHUP: a closed terminal or ssh session, handled as SIGTERM)
 rm -rf tmp; mkdir -p tmp/r0 tmp/r1 tmp/r2
 mpirun --oversubscribe -n 3 "$HM" -q -s 1 -m 8M -j 1 -t "$W/tmp/r%r" big.h5:/x out/term.h5 >/dev/null 2>err &
 job=$!
@@ -262,15 +263,16 @@ for _ in $(seq 1 200); do
 done
 sleep 0.3
 start=$(date +%s)
-[ -n "$victim" ] && kill -TERM "$victim"
+[ -n "$victim" ] && kill -$sig "$victim"
 wait $job; rc=$?
 took=$(( $(date +%s) - start ))
-if [ -n "$victim" ] && [ $rc -ne 0 ] && grep -q '^h5shuf-mpi: rank 1: interrupted by signal 15' err && [ ! -e out/term.h5 ] &&
-   clean_dirs && [ "$took" -le 20 ]; then
-    ok "SIGTERM to rank 1: exit $rc in ${took}s, nothing left behind"
+if [ -n "$victim" ] && [ $rc -ne 0 ] && grep -q "^h5shuf-mpi: rank 1: interrupted by signal $(kill -l $sig);" err &&
+   [ ! -e out/term.h5 ] && clean_dirs && [ "$took" -le 20 ]; then
+    ok "SIG$sig to rank 1: exit $rc in ${took}s, nothing left behind"
 else
-    bad "SIGTERM to rank 1 (victim '${victim}', exit $rc, ${took}s)"; sed 's/^/#   /' err | head -20; find tmp out
+    bad "SIG$sig to rank 1 (victim '${victim}', exit $rc, ${took}s)"; sed 's/^/#   /' err | head -20; find tmp out
 fi
+done
 # --force over 4 shards, 2 processes: process 1 cannot place shard 3 (a directory appeared at its name while
 # the job ran), so process 0 takes shards 0 and 1 back too and the old shards return: all or nothing.
 rm -rf tmp force; mkdir -p tmp/r0 tmp/r1 force

@@ -15,6 +15,12 @@ What it pins down:
 - Ctrl-C (SIGINT sent to the process mid-run), KeyboardInterrupt or another exception raised by a progress
   callable cancel the run: the exception comes out, no output, no temporary or scratch file; the SIGINT
   handler is restored; a later run works;
+- SIGTERM, SIGHUP, SIGQUIT (and SIGPIPE) at their default disposition, sent to a process mid-run, end it of
+  that signal after the run removed its files, as the tool does; ignored, the run finishes;
+- file names that are not valid UTF-8 (bytes >= 0x80 outside a valid sequence) and that are: the tool's
+  --json is valid UTF-8 (each stray byte as "\\udcXX", valid UTF-8 kept), json.loads gives os.fsdecode of
+  each name; the package takes such names as bytes or str and its report (and its json.dumps round trip)
+  holds the same strings;
 - progress=True draws a tqdm bar (when tqdm is installed) or plain summary lines (tqdm hidden);
 - the library is found through $H5SHUF_LIBRARY, and a wrong one is reported, naming it.
 Each check prints PASS or FAIL; the last line is "N passed, M failed".
@@ -413,6 +419,45 @@ def case_cancel(d):
           same_bytes(out, os.path.join(d, "cli.h5")))
 
 
+SIGNAL_CHILD = """
+import os, resource, signal, sys
+import h5shuf
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # (SIGQUIT's default action dumps core)
+sig, ignored, src, out = int(sys.argv[1]), sys.argv[2] == "1", sys.argv[3], sys.argv[4]
+signal.signal(sig, signal.SIG_IGN if ignored else signal.SIG_DFL)  # (Python ignores SIGPIPE at start)
+reports = []
+def progress(name, done, total):
+    reports.append(name)
+    if len(reports) == 2:
+        os.kill(os.getpid(), sig)
+h5shuf.shuffle([src], out, seed=1, memory="16M", progress=progress)
+print("finished after %d reports" % len(reports))
+"""
+
+
+def case_signals(d):
+    """The signals the tool handles like SIGINT, sent to a Python process in the middle of pass 1."""
+    src = big_input(d)
+    out = os.path.join(d, "sig.h5")
+    env = dict(os.environ, PYTHONPATH=A.pydir)
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGPIPE):
+        for ignored in (0, 1):
+            p = subprocess.run([sys.executable, "-c", SIGNAL_CHILD, str(int(sig)), str(ignored), src, out], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=d)
+            name = "%s%s" % (signal.Signals(sig).name, " ignored" if ignored else "")
+            left = leftovers(d) + leftovers(os.environ["TMPDIR"])
+            if ignored:
+                check("%s in the middle of a run: it finishes, nothing but its output left" % name,
+                      p.returncode == 0 and os.path.exists(out) and not left,
+                      "exit %d, left %s: %s" % (p.returncode, left, p.stderr.decode()[-300:]))
+            else:
+                check("%s in the middle of a run: the process ends of it, no output, nothing left" % name,
+                      p.returncode == -sig and not os.path.exists(out) and not left,
+                      "exit %d, left %s: %s" % (p.returncode, left, p.stderr.decode()[-300:]))
+            if os.path.exists(out):
+                os.remove(out)
+
+
 def case_resume(d):
     """resume=True: a run cancelled with it keeps its state, the next call continues it to the bytes of an
     uninterrupted run (the CLI's with the same --checkpoint), and nothing is left."""
@@ -442,6 +487,51 @@ def case_resume(d):
     check("resume: nothing left behind", not leftovers(d) and not leftovers(os.environ["TMPDIR"]) and
           not [n for n in os.listdir(os.environ["TMPDIR"]) if n.startswith("h5shuf-resume-")],
           "%s" % os.listdir(os.environ["TMPDIR"]))
+
+
+def case_names(d):
+    """File names as bytes that are not UTF-8: the tool's --json and the package's report agree."""
+    src, _ = write_inputs(d)
+    db = os.fsencode(d)
+    names = {"stray bytes": b"in-\xff\xfe.h5", "a cut sequence": b"in-\xe2\x82.h5", "a surrogate's bytes":
+             b"in-\xed\xa0\x80.h5", "an overlong NUL": b"in-\xc0\x80.h5", "valid UTF-8": "in-\u00e9\u4e2d.h5".encode()}
+    for what, name in names.items():
+        inp = os.path.join(db, name)
+        with open(src, "rb") as f, open(inp, "wb") as g:
+            g.write(f.read())
+        out = os.path.join(db, b"out-" + name)
+        p = subprocess.run([os.fsencode(A.h5shuf), b"--json", b"-s", b"3", inp, out], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+        try:
+            text = p.stdout.decode("utf-8")  # (strict: the report is valid UTF-8)
+            r = json.loads(text)
+        except ValueError as exc:
+            check("%s: the tool's --json is valid UTF-8 and JSON" % what, False, "%s: %r" % (exc, p.stdout[:300]))
+            continue
+        check("%s: the tool's --json parses, its names are os.fsdecode's (stray bytes as \\udcXX)" % what,
+              p.returncode == 0 and r["inputs"] == [os.fsdecode(inp)] and r["output"] == os.fsdecode(out) and
+              r["outputs"][0]["file"] == os.fsdecode(out) and os.fsencode(r["output"]) == out and
+              ("\\udc" in text) == (what != "valid UTF-8"), "%r" % text[:300])
+        out_py = os.path.join(db, b"py-" + name)
+        rp = h5shuf.shuffle([inp], out_py, seed=3)
+        ok = rp["inputs"] == [os.fsdecode(inp)] and rp["output"] == os.fsdecode(out_py) and \
+            rp["outputs"][0]["file"] == os.fsdecode(out_py) and json.loads(json.dumps(rp)) == rp and same_bytes(out, out_py)
+        check("%s: the package takes the bytes, writes the CLI's bytes; its report and json round trip agree" % what,
+              ok, "%r" % {k: rp[k] for k in ("inputs", "output")})
+        rs = h5shuf.shuffle([os.fsdecode(inp)], os.fsdecode(out_py) + "2", seed=3)
+        check("%s: ... and the same names as str (os.fsdecode)" % what, rs["output"] == os.fsdecode(out_py) + "2")
+    missing = os.path.join(db, b"no-\xff.h5")
+    p = subprocess.run([os.fsencode(A.h5shuf), b"--json", missing, os.path.join(db, b"o.h5")], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    r = json.loads(p.stdout.decode("utf-8"))
+    check("a failed run's --json error names the file as os.fsdecode does", os.fsdecode(missing) in r.get("error", ""),
+          "%r" % r)
+    try:
+        h5shuf.shuffle([missing], os.path.join(db, b"o.h5"))
+        check("the package: a missing input raises NotFoundError", False, "no exception")
+    except h5shuf.NotFoundError as exc:
+        check("the package's error names the file as os.fsdecode does (the CLI's message)", str(exc) == r["error"],
+              "%r vs %r" % (str(exc), r["error"]))
 
 
 def case_progress(d):
@@ -498,6 +588,7 @@ if __name__ == "__main__":
     sys.exit(python_env.main([
         ("layout", case_layout), ("header", case_header), ("keys", case_keys), ("acceptance", case_acceptance),
         ("against the CLI", case_against_cli), ("plan", case_plan), ("scatter and gather", case_scatter_gather),
-        ("verify", case_verify), ("errors", case_errors), ("cancel", case_cancel), ("resume", case_resume),
-        ("progress", case_progress),
+        ("verify", case_verify), ("errors", case_errors), ("cancel", case_cancel), ("signals", case_signals),
+        ("resume", case_resume),
+        ("names", case_names), ("progress", case_progress),
         ("library", case_library)]))

@@ -7,6 +7,12 @@
 # a restart of the machine since unsynced checkpoints (simulated).  Synced checkpoints survive that.
 # After each change is undone (the bytes and the mtime put back), --resume writes the uninterrupted run's
 # bytes.  A torn last journal record is ignored.  --resume with no state runs from the beginning.
+# Another user's directory (as root: chown nobody) or a symbolic link at a run's state name (issue 48
+# item 5: anyone can make one in a shared /tmp): a run without --resume warns once, exits 0, keeps no state
+# and writes the bytes of the checkpointed run it would have been (token sequences, whose bytes depend on
+# the checkpoint interval); --resume is refused in one line.  An input under a path of over 1100
+# characters, changed in place (same size): the identity line that holds its size and time after the path
+# is compared whole, and --resume refuses.
 # Usage: bash tests/resume_safety.sh PATH/TO/h5shuf-fault PATH/TO/h5shuf_gendata
 set -u
 shopt -s nullglob dotglob
@@ -70,7 +76,7 @@ change_input "a dataset appended to" "[f[n].resize(30001, axis=0) for n in ('x',
 refused "another seed" "seed differs" "${A[@]/-s/-s}" --resume -s 6 "$W/in.h5" "$W/o/o.h5"
 refused "other shards" "shards differs" "${A[@]}" --resume --shards 2 "$W/in.h5" "$W/o/o.h5"
 chmod 0755 "${state[0]}"
-refused "a state directory others can read" "not this user's own directory" "${A[@]}" --resume "$W/in.h5" "$W/o/o.h5"
+refused "a state directory others can read" "this user's directory but open to others" "${A[@]}" --resume "$W/in.h5" "$W/o/o.h5"
 chmod 0700 "${state[0]}"
 
 # a restart of the machine (simulated: another boot_id, H5SHUF_DEBUG_BOOT_ID of the test build): the
@@ -105,4 +111,67 @@ if "$H" "${A[@]}" --resume "$W/in.h5" "$W/o/o.h5" 2>"$W/err" && [ "$(md5sum <"$W
 else
     bad "--resume with no state: $(cat "$W/err")"
 fi
+
+# A foreign directory or a symbolic link at the state's name.
+rm -f "$W/o"/*
+"$PY" - "$W/v.h5" <<'PYEOF' || exit 1
+import sys, h5py, numpy as np
+rng = np.random.default_rng(2)
+with h5py.File(sys.argv[1], "w") as f:
+    d = f.create_dataset("tok", (5000,), dtype=h5py.vlen_dtype(np.int32), chunks=(256,))
+    for i in range(5000):
+        d[i] = rng.integers(0, 1000, rng.integers(1, 40)).astype(np.int32)
+PYEOF
+V=(-q -t "$W/s" -s 3 -m 8M --checkpoint 32K)
+"$H" "${V[@]}" "$W/v.h5" "$W/ref/v.h5" && "$H" "${V[@]/32K/off}" "$W/v.h5" "$W/ref/v-off.h5" || exit 1
+[ "$(md5sum <"$W/ref/v.h5")" != "$(md5sum <"$W/ref/v-off.h5")" ] ||
+    bad "the token sequences' bytes do not depend on the checkpoint interval: the test below proves nothing"
+H5SHUF_KILL_AT=20 "$H" "${V[@]}" --resume "$W/v.h5" "$W/o/v.h5" 2>/dev/null
+vstate=("$W/s"/h5shuf-resume-v.h5-*-uid"$(id -u)")
+[ ${#vstate[@]} = 1 ] || bad "no state named with the user's id: $(ls "$W/s")"
+rm -rf "$W/s"/* "$W/o"/.v.h5*
+squat() { # WHAT: a run without --resume goes on, one warning, no state kept, the checkpointed run's bytes
+    local what=$1
+    "$H" "${V[@]}" "$W/v.h5" "$W/o/v.h5" 2>"$W/err"
+    local rc=$?
+    if [ "$rc" = 0 ] && [ "$(wc -l <"$W/err")" = 1 ] && grep -q "^h5shuf: warning: ${vstate[0]}: $what, not a state of this user's: ignored; this run keeps no state" "$W/err" &&
+        [ "$(md5sum <"$W/o/v.h5")" = "$(md5sum <"$W/ref/v.h5")" ] && [ "$(ls -A "$W/s")" = "$(basename "${vstate[0]}")" ] &&
+        [ -z "$(ls -A "$W/o" | grep -v '^v.h5$')" ]; then
+        ok "$what at the state's name: the run goes on, warns once, keeps no state, the checkpointed bytes"
+    else
+        bad "$what at the state's name: exit $rc, $(cat "$W/err"), $(ls -A "$W/s" "$W/o")"
+    fi
+    rm -f "$W/o/v.h5"
+    "$H" "${V[@]}" --resume "$W/v.h5" "$W/o/v.h5" 2>"$W/err"
+    rc=$?
+    [ "$rc" = 1 ] && [ "$(wc -l <"$W/err")" = 1 ] && grep -q "$what, not a state of this user's: refusing" "$W/err" &&
+        [ -z "$(ls -A "$W/o")" ] && ok "... --resume refuses it: $(cat "$W/err")" || bad "... --resume: exit $rc, $(cat "$W/err")"
+}
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+    mkdir -m 0700 "${vstate[0]}" && chown nobody "${vstate[0]}"
+    squat "another user's directory (uid $(id -u nobody))"
+    rmdir "${vstate[0]}"
+else
+    echo "ok - # SKIP another user's directory: not root"
+fi
+ln -s "$W/ref" "${vstate[0]}"
+squat "a symbolic link"
+rm -f "${vstate[0]}"
+
+# An input under a long path, changed after the kill: found out, however long the identity line.
+long="$W/$(printf 'd%.0s' {1..200})"
+for k in 1 2 3 4 5; do long="$long/$k$(printf 'e%.0s' {1..200})"; done
+mkdir -p "$long" && cp "$W/in.orig" "$long/in.h5"
+H5SHUF_KILL_AT=20 "$H" "${A[@]}" --resume "$long/in.h5" "$W/o/l.h5" 2>/dev/null
+"$PY" -c "import h5py, sys
+with h5py.File(sys.argv[1], 'r+') as f:
+    f['x'][12345, 3] = 42.0" "$long/in.h5"
+"$H" "${A[@]}" --resume "$long/in.h5" "$W/o/l.h5" 2>"$W/err"
+rc=$?
+if [ "$rc" = 1 ] && grep -qF "$long/in.h5: changed since the interrupted run" "$W/err" && [ ! -e "$W/o/l.h5" ]; then
+    ok "an input under a path of ${#long} characters changed in place: --resume refuses"
+else
+    bad "an input under a path of ${#long} characters changed in place: exit $rc, $(cut -c 1-200 "$W/err")"
+fi
+rm -rf "$W/s"/* "$W/o"/* "$W/o"/.l.h5*
 [ "$failed" = 0 ]

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# signals.sh - SIGINT and SIGTERM at random moments of a ~150 MB shuffle, once and twice in a row: exit
-# 130/143, the input byte-identical, no output, no temporary output, no scratch file.
+# signals.sh - SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGXCPU at random moments of a ~150 MB
+# shuffle, once and twice in a row: exit 128 + the signal, the input byte-identical, no output, no
+# temporary output, no scratch file.  Then (issue 48) the cases where the run must go on or end otherwise:
+# SIGINT and SIGQUIT inherited as ignored (a background job of a script without job control) and SIGHUP
+# ignored (nohup) leave the run to finish, its output alone in place; `h5shuf -v ... 2>&1 | head -9`
+# (SIGPIPE once head has gone) exits 141 leaving nothing, or, with SIGPIPE inherited as ignored, finishes
+# with its output alone; a write past `ulimit -f` fails the run (exit 1, "File too large"), leaving nothing.
 #
 # The trials must really interrupt runs, or the test proves nothing (a run that ignores the cancel of its
 # progress callback finishes, exit 0).  So the run's duration is measured first (two runs without a
@@ -19,7 +24,7 @@ shopt -s nullglob dotglob
 H=$1 GEN=$2
 W=$(mktemp -d "${TMPDIR:-/tmp}/h5shuf-signals.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-MIN_INTERRUPTS=7 # of the 9 trials below
+MIN_INTERRUPTS=12 # of the 15 trials below
 "$GEN" floats "$W/in.h5" 150000 256 1 || exit 1
 sum=$(md5sum <"$W/in.h5")
 mkdir "$W/scratch" "$W/out"
@@ -27,11 +32,12 @@ mkdir "$W/scratch" "$W/out"
 now_us() { echo "${EPOCHREALTIME//[.,]/}"; } # bash 5: no process per reading
 scratch_exists() { local f=("$W"/scratch/*); ((${#f[@]})); }
 
-# start: run the shuffle in the background (pid in $pid), then wait until its scratch file exists or it
-# ends; sets started_us and under_way_us.  Returns 1 when the run ended before its scratch file existed.
+# start [PREFIX...]: run the shuffle in the background (pid in $pid; PREFIX, e.g. "nohup", before the
+# tool), then wait until its scratch file exists or it ends; sets started_us and under_way_us.  Returns 1
+# when the run ended before its scratch file existed.
 start() {
     started_us=$(now_us)
-    "$H" -s 1 -m 16M -t "$W/scratch" "$W/in.h5" "$W/out/o.h5" 2>"$W/err" &
+    "$@" "$H" -s 1 -m 16M -t "$W/scratch" "$W/in.h5" "$W/out/o.h5" >/dev/null 2>"$W/err" &
     pid=$!
     until scratch_exists; do
         kill -0 "$pid" 2>/dev/null || return 1
@@ -68,7 +74,7 @@ interrupts=0 late=0 failed=0 trials=0
 # the end (its time after the scratch file existed in $ran_ms), 1 for a failure.
 attempt() {
     local name=$1 sig=$2 twice=$3 want delay rc t0 t1 left
-    [ "$sig" = INT ] && want=130 || want=143
+    want=$((128 + $(kill -l "$sig")))
     if ! start; then
         wait "$pid"
         echo "not ok - $name: the run ended (exit $?) before its scratch file existed"
@@ -119,10 +125,78 @@ for k in 1 2 3 4; do trial "SIGINT" INT 0; done
 for k in 1 2; do trial "SIGTERM" TERM 0; done
 for k in 1 2; do trial "SIGTERM twice" TERM 1; done
 trial "SIGINT twice" INT 1
+for k in 1 2; do trial "SIGHUP" HUP 0; done
+trial "SIGQUIT" QUIT 0
+trial "SIGQUIT twice" QUIT 1
+trial "SIGUSR1" USR1 0
+trial "SIGXCPU" XCPU 0
 if [ "$interrupts" -lt "$MIN_INTERRUPTS" ] && [ "$failed" -eq 0 ]; then
     echo "not ok - only $interrupts of $trials trials interrupted a run ($late ran to the end; at least" \
         "$MIN_INTERRUPTS must be interrupts)"
     failed=$((failed + 1))
 fi
 echo "$interrupts interrupted, $late ran to the end, $failed failed"
-[ "$failed" -eq 0 ] && [ "$interrupts" -ge "$MIN_INTERRUPTS" ]
+
+# finishes NAME RC: the run ended with exit RC (0: its output alone in place; else nothing left at all).
+finishes() {
+    local name=$1 want=$2 rc=$3 left
+    left=$(find "$W/scratch" "$W/out" -mindepth 1)
+    rm -rf "${W:?}/scratch/"* "${W:?}/out/"*
+    if [ "$(md5sum <"$W/in.h5")" != "$sum" ]; then
+        echo "not ok - $name: the input changed (exit $rc)"
+        failed=$((failed + 1))
+    elif [ "$rc" = "$want" ] && { [ "$want" != 0 ] || [ "$left" = "$W/out/o.h5" ]; } && { [ "$want" = 0 ] || [ -z "$left" ]; }; then
+        echo "ok - $name: exit $rc, $([ "$want" = 0 ] && echo "the output alone in place" || echo "nothing left")"
+    else
+        echo "not ok - $name: exit $rc (want $want), left: $left"
+        sed 's/^/#   /' "$W/err"
+        failed=$((failed + 1))
+    fi
+}
+
+# Inherited as ignored: a background job of a script without job control starts with SIGINT and SIGQUIT
+# ignored, and nohup ignores SIGHUP; the signals then change nothing and the run finishes.
+set +m
+if start; then
+    sleep 0.2
+    kill -QUIT "$pid" 2>/dev/null
+    kill -INT "$pid" 2>/dev/null
+    wait "$pid"
+    finishes "SIGQUIT and SIGINT inherited as ignored (a script's background job)" 0 $?
+else
+    wait "$pid"; echo "not ok - the run with SIGINT and SIGQUIT ignored ended (exit $?) before its scratch file"
+    failed=$((failed + 1))
+fi
+set -m
+if start nohup; then
+    sleep 0.2
+    kill -HUP "$pid" 2>/dev/null
+    wait "$pid"
+    finishes "SIGHUP ignored (nohup)" 0 $?
+else
+    wait "$pid"; echo "not ok - the run under nohup ended (exit $?) before its scratch file"; failed=$((failed + 1))
+fi
+
+# The reader of stderr goes away (head has its 9 lines: -v prints the plan): SIGPIPE at the next line (the
+# first pass's summary) or at the next redraw of the bar.
+for bar in never always; do
+    "$H" -v --progress=$bar -s 1 -m 16M -t "$W/scratch" "$W/in.h5" "$W/out/o.h5" 2>&1 | head -9 >"$W/err"
+    finishes "h5shuf -v --progress=$bar ... 2>&1 | head -9 (SIGPIPE)" 141 "${PIPESTATUS[0]}"
+done
+# SIGPIPE inherited as ignored: the writes fail (EPIPE) and the run goes on to the end.
+(trap '' PIPE; exec "$H" -v --progress=always -s 1 -m 16M -t "$W/scratch" "$W/in.h5" "$W/out/o.h5") 2>&1 |
+    head -9 >"$W/err"
+finishes "... | head -9 with SIGPIPE ignored" 0 "${PIPESTATUS[0]}"
+# A write past the file size limit: EFBIG, not a SIGXFSZ that kills the process.  Not with a tool built
+# with fault points (the sanitizer build's): HDF5 1.10 cannot close a file whose metadata lies past the
+# limit (its flush fails again), and such a build's check that every HDF5 object was closed aborts.
+if ! grep -qa H5SHUF_FAULT_AT "$H"; then
+    (ulimit -f 20000; exec "$H" -s 1 -m 16M -t "$W/scratch" "$W/in.h5" "$W/out/o.h5") 2>"$W/err"
+    rc=$?
+    if [ "$rc" = 1 ] && [ "$(wc -l <"$W/err")" = 1 ] && grep -q "File too large" "$W/err"; then
+        finishes "a write past ulimit -f (20000 KiB): $(cat "$W/err")" 1 "$rc"
+    else
+        finishes "a write past ulimit -f: one line saying File too large" "1 with one line" "$rc"
+    fi
+fi
+[ "$failed" -eq 0 ]

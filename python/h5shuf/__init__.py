@@ -81,11 +81,12 @@ def shuffle(inputs, output, *, seed=None, memory="1G", compression=None, shards=
     rows, bytes, seconds), "seconds", "restarts", "piles_split", "scratch_bytes", "peak_rss_bytes" ...
     Raises h5shuf.Error (a subclass per status: NotFoundError for a missing input, OutputExistsError,
     BudgetError, NoSpaceError...) with the library's one-line message naming the file and dataset;
-    KeyboardInterrupt on Ctrl-C, after the run has removed its scratch and partial output; TypeError for
-    an unknown option.  Warnings of the run (references written null...) are issued as H5shufWarning.
+    KeyboardInterrupt on Ctrl-C, after the run has removed its scratch and partial output (SIGTERM,
+    SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2 and SIGXCPU left at their default end the process after that
+    cleanup, docs/python.md); TypeError for an unknown option.  Warnings of the run (references written null...) are issued as H5shufWarning.
     """
     o = _run._options(seed, memory, compression, shards, index, threads, options)
-    return _run.execute("shuffle", _run._specs(inputs), os.fspath(output), None, o, progress,
+    return _run.execute("shuffle", _run._specs(inputs), os.fsdecode(output), None, o, progress,
                         options.get("mixing_window"))
 
 
@@ -99,7 +100,7 @@ def plan(inputs, output, *, seed=None, memory="1G", compression=None, shards=Non
     "strategy"), "outputs".  Nothing is written.  Raises h5shuf.Error as shuffle() does.
     """
     o = _run._options(seed, memory, compression, shards, index, threads, options)
-    return _run.execute("shuffle", _run._specs(inputs), os.fspath(output), None, o, None,
+    return _run.execute("shuffle", _run._specs(inputs), os.fsdecode(output), None, o, None,
                         options.get("mixing_window"), plan_only=True)
 
 
@@ -112,7 +113,7 @@ def scatter(inputs, piles, *, seed=None, memory="1G", compression=None, index=No
     Returns the report (its "output" is the pile file; "plan" holds the piles).  Raises as shuffle().
     """
     o = _run._options(seed, memory, compression, None, index, threads, options)
-    return _run.execute("scatter", _run._specs(inputs), None, os.fspath(piles), o, progress,
+    return _run.execute("scatter", _run._specs(inputs), None, os.fsdecode(piles), o, progress,
                         options.get("mixing_window"))
 
 
@@ -126,7 +127,7 @@ def gather(piles, output, *, seed=None, memory="1G", compression=None, index=Non
     Returns the report (its "inputs" is [piles]).  Raises as shuffle(); the pile file is only read.
     """
     o = _run._options(seed, memory, compression, None, index, threads, options)
-    return _run.execute("gather", [], os.fspath(output), os.fspath(piles), o, progress, None)
+    return _run.execute("gather", [], os.fsdecode(output), os.fsdecode(piles), o, progress, None)
 
 
 def verify(inputs, output, *, memory="1G", threads=0):
@@ -137,7 +138,7 @@ def verify(inputs, output, *, memory="1G", threads=0):
     {"status": "ok", "inputs", "output", "seconds"}.  Raises MismatchError naming the dataset and what
     differs ("rows differ", "misaligned", row counts, types), or another h5shuf.Error.
     """
-    return _run.verify(_run._specs(inputs), os.fspath(output), memory, threads)
+    return _run.verify(_run._specs(inputs), os.fsdecode(output), memory, threads)
 
 
 def library_path():

@@ -182,5 +182,7 @@ def path():
 
 
 def text(raw):
-    """A C string from the library as str (None stays None)."""
-    return None if raw is None else raw.decode("utf-8", "replace")
+    """A C string from the library as str (None stays None): UTF-8, a byte that is not part of valid UTF-8
+    (a file name's, say) as the lone surrogate U+DC80 + byte, as os.fsdecode makes it and as the tool's
+    --json writes it ("\\udcXX"), so os.fsencode gives the bytes back."""
+    return None if raw is None else raw.decode("utf-8", "surrogateescape")

@@ -8,8 +8,12 @@ its status with the library's one-line message.
 Ctrl-C: while a run is going on in the main thread, SIGINT only sets a flag (Python runs the handler when
 the library next calls back, after a block of a few MiB); the callback then returns nonzero, the library
 cancels the run and removes its temporary files, and KeyboardInterrupt is raised (through the handler that
-was there before).  An exception raised by a progress callable cancels the run the same way and is
-re-raised once the run has cleaned up.
+was there before).  The other signals that end a process and that a terminal, a pipe or a scheduler sends
+(SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2, SIGXCPU), when their disposition is the default one,
+cancel the run the same way, as the tool does; once the run has cleaned up, the default disposition is put
+back and the signal raised again, so the process ends of it as it would have (a handler of the caller's,
+or an ignored signal, is left alone).  An exception raised by a progress callable cancels the run the same
+way and is re-raised once the run has cleaned up.
 """
 
 import ctypes
@@ -131,46 +135,59 @@ def _options(seed, memory, compression, shards, index, threads, extra):
     return o
 
 
-class _Sigint:
-    """Ctrl-C during a run: the handler only sets a flag, which the progress callback turns into a cancel."""
+# The signals that cancel a run in the main thread (_Signals): SIGINT through Python's handler, the others
+# when their disposition is the default (the process would end without removing the run's files).
+_CANCEL_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGPIPE", "SIGUSR1",
+                                                            "SIGUSR2", "SIGXCPU") if hasattr(signal, name))
+
+
+class _Signals:
+    """A signal during a run: the handler only records it (the first one), which the progress callback turns
+    into a cancel; deliver() then hands it on once the run has cleaned up."""
 
     def __init__(self):
-        self.hit = False
-        self.previous = None
-        self.installed = False
+        self.hit = None
+        self.previous = {}
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
-            previous = signal.getsignal(signal.SIGINT)
-            if previous not in (signal.SIG_IGN, None):
-                self.previous = previous
-                signal.signal(signal.SIGINT, self._handler)
-                self.installed = True
+            for sig in (signal.SIGINT,) + _CANCEL_SIGNALS:
+                previous = signal.getsignal(sig)
+                if (previous not in (signal.SIG_IGN, None)) if sig == signal.SIGINT else previous == signal.SIG_DFL:
+                    self.previous[sig] = previous
+                    signal.signal(sig, self._handler)
         return self
 
     def _handler(self, signum, frame):
-        self.hit = True
+        if self.hit is None:
+            self.hit = signum
 
     def __exit__(self, *exc):
-        if self.installed:
-            signal.signal(signal.SIGINT, self.previous)
+        for sig, previous in self.previous.items():
+            signal.signal(sig, previous)
         return False
 
     def deliver(self):
-        """Hand a Ctrl-C that came during the run to the handler that was there before (KeyboardInterrupt)."""
-        if self.hit:
-            if callable(self.previous):
-                self.previous(signal.SIGINT, None)
+        """Hand a signal that came during the run to what was there before: Ctrl-C to the previous handler
+        (KeyboardInterrupt), another signal to its default action (the process ends of it)."""
+        if self.hit is None:
+            return
+        if self.hit == signal.SIGINT:
+            previous = self.previous.get(signal.SIGINT)
+            if callable(previous):
+                previous(signal.SIGINT, None)
             raise KeyboardInterrupt
+        signal.raise_signal(self.hit)  # (its default disposition is back: this ends the process)
+        raise errors.CanceledError("canceled by signal %d" % self.hit)
 
 
 class _Callback:
     """The progress callback of one run: records passes, draws, calls the user's callable, cancels."""
 
-    def __init__(self, progress, sigint):
+    def __init__(self, progress, signals):
         self.user = progress if callable(progress) else None
         self.display = _progress.Display() if progress is True else None
-        self.sigint = sigint
+        self.signals = signals
         self.passes = _progress.Passes(0)
         self.exc = None
         self.fn = _lib.PROGRESS_FN(self._call)
@@ -189,7 +206,7 @@ class _Callback:
         except BaseException as exc:  # noqa: B902 - KeyboardInterrupt too: it cancels the run
             if self.exc is None:
                 self.exc = exc
-        return 1 if self.exc is not None or self.sigint.hit else 0
+        return 1 if self.exc is not None or self.signals.hit is not None else 0
 
     def finish(self):
         ended = self.passes.finish()
@@ -295,28 +312,28 @@ def execute(kind, inputs, output, piles, options, progress, mixing_window, plan_
     inputs: the input specs (a gather: none); output: the output spec (a scatter: none); piles: the pile file.
     """
     t0 = time.monotonic()
-    sigint = _Sigint()
-    cb = _Callback(progress, sigint)
+    signals = _Signals()
+    cb = _Callback(progress, signals)
     options.progress = cb.fn
     with _Job(options) as job:
         L = job.lib
         for spec in inputs:
-            job.check(L.h5shuf_job_add_input(job.job, spec.encode()))
+            job.check(L.h5shuf_job_add_input(job.job, os.fsencode(spec)))
         if output is not None:
-            job.check(L.h5shuf_job_set_output(job.job, output.encode()))
+            job.check(L.h5shuf_job_set_output(job.job, os.fsencode(output)))
         if piles is not None:
-            job.check(L.h5shuf_job_set_piles(job.job, piles.encode()))
+            job.check(L.h5shuf_job_set_piles(job.job, os.fsencode(piles)))
         p = _lib.Plan()
         job.check(L.h5shuf_job_plan(job.job, ctypes.byref(p)))
         if not plan_only:
             cb.passes.row_bytes = p.row_bytes
             run = {"shuffle": L.h5shuf_run, "scatter": L.h5shuf_run_scatter, "gather": L.h5shuf_run_gather}[kind]
-            with sigint:
+            with signals:
                 status = run(job.job)
             cb.finish()
             if cb.exc is not None:
                 raise cb.exc
-            sigint.deliver()
+            signals.deliver()
             job.check(status)
             job.check(L.h5shuf_job_plan(job.job, ctypes.byref(p)))  # the run's figures: restarts, splits...
         for text in job.listed(L.h5shuf_job_warning):
@@ -335,8 +352,8 @@ def verify(inputs, output, memory, threads):
     with _Job(o) as job:
         L = job.lib
         for spec in inputs:
-            job.check(L.h5shuf_job_add_input(job.job, spec.encode()))
-        job.check(L.h5shuf_job_set_output(job.job, output.encode()))
+            job.check(L.h5shuf_job_add_input(job.job, os.fsencode(spec)))
+        job.check(L.h5shuf_job_set_output(job.job, os.fsencode(output)))
         job.check(L.h5shuf_verify(job.job))
     return {"h5shuf_version": _lib.text(L.h5shuf_version()), "status": "ok", "inputs": list(inputs), "output": output,
             "seconds": round(time.monotonic() - t0, 3)}

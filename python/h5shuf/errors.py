@@ -85,7 +85,8 @@ class InternalError(Error):
 
 
 class NoSpaceError(Error):
-    """Not enough disk space for the scratch file or the output, checked before writing."""
+    """Not enough disk space for the scratch file or the output: checked before writing, or a write found a
+    disk full ("no space left on DIR: N MiB more needed"; a checkpointing run keeps its state)."""
     status, status_name = 15, "H5SHUF_ENOSPC"
 
 

@@ -1,10 +1,19 @@
 /*
- * interrupt.c - SIGINT and SIGTERM during a run, and fatal signals.
+ * interrupt.c - the signals that end a run (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2,
+ * SIGXCPU), and fatal signals.
  *
- * The handler only records the signal; the job's progress callback, called after every block of work,
- * returns nonzero then, and the library cancels the run, removes its temporary files and returns
- * H5SHUF_ECANCELED.  A second signal does not wait: the handler unlinks the temporary files (their names
- * copied from the job as it reports making them; unlink is async-signal-safe) and exits 128 + signal.
+ * Each of the signals that end a process by default and that a terminal, a pipe or a scheduler sends (a
+ * closed terminal or ssh session: SIGHUP; Ctrl-\: SIGQUIT; the reader of a pipe gone, as `| head` does:
+ * SIGPIPE; a batch system's warning: SIGUSR1, SIGUSR2, SIGXCPU) is handled as SIGINT is.  The handler only
+ * records the signal; the job's progress callback, called after every block of work, returns nonzero
+ * then, and the library cancels the run, removes its temporary files (or keeps a resumable run's state)
+ * and returns H5SHUF_ECANCELED.  A second signal does not wait: the handler unlinks the temporary files
+ * (their names copied from the job as it reports making them; unlink is async-signal-safe) and exits 128
+ * + signal.  SIGPIPE is never that second signal: after the first one the handler ignores it, so the
+ * writes that follow (the tool's last lines, to a pipe nobody reads) fail with EPIPE instead of ending
+ * the cleanup.  SIGXFSZ (a write past `ulimit -f`) is ignored: the write then fails with EFBIG, and the
+ * run fails and cleans up as on any write error.  A signal ignored when the tool started (nohup's SIGHUP,
+ * a script's background job's SIGINT and SIGQUIT, an ignored SIGPIPE) stays ignored: the run goes on.
  * A fatal signal (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL: a crash, in h5shuf or in a library or filter
  * plugin it runs) removes them too, then kills the process with the same signal, so the exit status and
  * a core dump are what they would have been.
@@ -43,6 +52,17 @@ static void remove_temps(void)
 
 static void on_signal(int sig)
 {
+    if (sig == SIGPIPE) {
+        /* Nobody reads stdout or stderr any more: cancel, and let later writes fail with EPIPE. */
+        struct sigaction ign;
+        memset(&ign, 0, sizeof ign);
+        ign.sa_handler = SIG_IGN;
+        sigemptyset(&ign.sa_mask);
+        sigaction(SIGPIPE, &ign, NULL);
+        if (!g_signal)
+            g_signal = sig;
+        return;
+    }
     if (g_signal) {
         /* A second signal: stop at once, removing what the library would have removed. */
         remove_temps();
@@ -130,11 +150,17 @@ void interrupt_catch(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    const int sigs[] = {SIGINT, SIGTERM};
-    for (int i = 0; i < 2; i++)
-        /* a signal the caller ignores (nohup, a background job's SIGINT) stays ignored */
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2, SIGXCPU};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+        /* a signal the caller ignores (nohup, a background job's SIGINT and SIGQUIT) stays ignored */
         if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
             sigaction(sigs[i], &sa, NULL);
+    /* A write past the file size limit (ulimit -f) fails with EFBIG instead of killing the process. */
+    struct sigaction ign;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGXFSZ, &ign, NULL);
     /* A crash must not leave partial files behind either. */
     struct sigaction fa;
     memset(&fa, 0, sizeof fa);

@@ -1,7 +1,8 @@
 /*
- * interrupt.h - SIGINT and SIGTERM during a run (interrupt.c): the first cancels the run through the
- * job's progress callback, so the library cleans up and returns; a second removes the run's temporary
- * files at once and exits.  A fatal signal (a crash) removes them and dies of the signal.
+ * interrupt.h - the signals that end a run (interrupt.c: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE,
+ * SIGUSR1, SIGUSR2, SIGXCPU): the first cancels the run through the job's progress callback, so the
+ * library cleans up and returns; a second (not SIGPIPE) removes the run's temporary files at once and
+ * exits.  A fatal signal (a crash) removes them and dies of the signal.
  */
 #ifndef H5SHUF_CLI_INTERRUPT_H
 #define H5SHUF_CLI_INTERRUPT_H
@@ -9,8 +10,9 @@
 #include "h5shuf.h"
 #include "progress.h"
 
-/* Catch SIGINT and SIGTERM (a signal the caller ignores, as nohup does, stays ignored), and the fatal
- * signals SIGSEGV, SIGBUS, SIGABRT, SIGFPE and SIGILL. */
+/* Catch SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2 and SIGXCPU (a signal the caller
+ * ignores, as nohup does, stays ignored), ignore SIGXFSZ (an oversized write fails with EFBIG), and catch
+ * the fatal signals SIGSEGV, SIGBUS, SIGABRT, SIGFPE and SIGILL. */
 void interrupt_catch(void);
 
 /* The signal caught (0: none), for the exit status 128 + signal. */

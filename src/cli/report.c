@@ -92,16 +92,54 @@ void report_mixing_text(FILE *out, char *const *inputs, const h5shuf_mixing *mix
     }
 }
 
+/* The length of the valid UTF-8 sequence at s (RFC 3629: no overlong form, no surrogate, at most
+ * U+10FFFF), 0 when the byte at s does not start one. */
+static size_t utf8_length(const unsigned char *s)
+{
+    const unsigned char c = s[0];
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xbf; /* the second byte's range */
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2;
+    else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        lo = c == 0xe0 ? 0xa0 : 0x80; /* (overlong) */
+        hi = c == 0xed ? 0x9f : 0xbf; /* (surrogates) */
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        lo = c == 0xf0 ? 0x90 : 0x80;
+        hi = c == 0xf4 ? 0x8f : 0xbf; /* (past U+10FFFF) */
+    } else
+        return 0;
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (s[i] < 0x80 || s[i] > 0xbf)
+            return 0;
+    return n;
+}
+
+/* A JSON string (RFC 8259) of the bytes s: valid UTF-8 as it is, '"', '\\' and control characters
+ * escaped, and each byte that is not part of valid UTF-8 (file names are bytes) as the lone surrogate
+ * "\\udcXX" (U+DC80 + the byte), as Python's surrogateescape decodes it: so the report is valid UTF-8,
+ * Python's json.loads gives os.fsdecode of the name, and os.fsencode of that the bytes (docs/guide.md,
+ * section 14). */
 static void json_string(FILE *out, const char *s)
 {
     fputc('"', out);
-    for (const unsigned char *c = (const unsigned char *)s; c && *c; c++) {
+    for (const unsigned char *c = (const unsigned char *)s; c && *c;) {
+        const size_t n = utf8_length(c);
         if (*c == '"' || *c == '\\')
             fprintf(out, "\\%c", *c);
         else if (*c < 0x20)
             fprintf(out, "\\u%04x", *c);
+        else if (n == 0)
+            fprintf(out, "\\udc%02x", *c);
         else
-            fputc(*c, out);
+            fwrite(c, 1, n, out);
+        c += n ? n : 1;
     }
     fputc('"', out);
 }

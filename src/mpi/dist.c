@@ -658,6 +658,7 @@ static int two_pass(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, c
     else
         st = h5shuf__targets_close(&job->out, st, &job->err);
     job->temp_file[1] = NULL;
+    st = h5shuf__job_disk_failed(job, st, &sc.tf);
     if (h5shuf__ckpt_keeps(job, st))
         h5shuf__ckpt_scratch_keep(job, &sc);
     else
@@ -762,6 +763,7 @@ static int make_outputs(h5shuf_job *job)
     const struct h5shuf_ctx cx = ctx_of(job);
     if (job->ckpt.rs.on)
         return h5shuf__ckpt_targets(job, &cx);
+    job->out.unit_rows = job->ckpt.unit_rows; /* (a run without state written as a checkpointed run's) */
     return h5shuf__targets_create(&cx, &job->out, &job->of, job->out.hi - job->out.lo + 1);
 }
 
@@ -856,6 +858,8 @@ static int dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_
     size_t *tlo = calloc((size_t)P, sizeof *tlo), *thi = calloc((size_t)P, sizeof *thi);
     if (st == H5SHUF_OK && (!a || !b || !tlo || !thi))
         st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    if (st == H5SHUF_OK) /* what interrupted runs left (each process its own scratch directory's) */
+        st = h5shuf__job_leftovers_clear(job);
     if (st == H5SHUF_OK) {
         output_ranges(job, P, a, b, tlo, thi);
         st = make_outputs(job);
@@ -875,6 +879,7 @@ static int dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_
         st = h5shuf__verify_file(job->cio, &job->in, &job->dsets, h5shuf__tempfile_hdf5_name(&job->out.v[0].tf),
                                  job->out.v[0].path, job->opts.mem_limit_bytes, &progress, &job->err);
     H5SHUF_KILL_POINT();
+    st = h5shuf__job_disk_failed(job, st, NULL);
     job->out.keep_files = h5shuf__ckpt_keeps(job, st); /* interrupted: the outputs are the state kept */
     st = commit(job, c, st);
     free(a);

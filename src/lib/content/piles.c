@@ -634,7 +634,7 @@ static void save_flush(struct saver *s)
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
-            s->failed = errno ? errno : EIO;
+            s->failed = w == 0 ? ENOSPC : errno ? errno : EIO;
         else {
             at += (size_t)w;
             s->off += (uint64_t)w;
@@ -706,6 +706,8 @@ int h5shuf__pileset_save(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps,
         }
     }
     save_flush(s);
+    if (s->failed)
+        h5shuf__err_note_errno(s->failed);
     int st = s->failed ? h5shuf__fail(cx->err, H5SHUF_EIO, "%s: cannot save pass 1's pile buffers: %s", ps->sc->path,
                                       strerror(s->failed))
                        : H5SHUF_OK;

@@ -43,7 +43,7 @@ struct h5shuf_scratch {
 
 /* A scratch file is made in two steps, so that its name is known (sc->path, for a handler of fatal
  * signals) before HDF5 writes to it.  Reserve: an empty file in dir (h5shuf__tempfile_create: lead,
- * for_path and mid make its name, e.g. "DIR/h5shuf-scratch-out.h5-PID-XXXXXX") for piles holding rows of
+ * for_path and mid make its name, e.g. "DIR/h5shuf-scratch-out.h5-PID-TAG-XXXXXX") for piles holding rows of
  * dsets (which must outlive it), compressed with filters (their ids and vlen lengths with id_filters).
  * Destroy with h5shuf__scratch_destroy, also after a failure. */
 H5SHUF_INTERNAL int h5shuf__scratch_reserve(struct h5shuf_scratch *sc, const char *dir, const char *lead,

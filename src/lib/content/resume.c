@@ -38,34 +38,22 @@ char *h5shuf__resume_dir_for(const char *scratch_dir, const char *out, int rank)
     snprintf(name, sizeof name, "%.40s", base); /* a long name is cut: the hash tells outputs apart */
     size_t need = strlen(scratch_dir) + strlen(name) + 96;
     char *path = malloc(need);
-    char suffix[32] = "";
-    if (rank >= 0) /* one state per process of a distributed run (they may share a scratch directory) */
-        snprintf(suffix, sizeof suffix, "-rank%d", rank);
+    char suffix[48];
+    /* the user's id in the name: another user's state (or a directory planted to block this one) is at
+     * another name; one state per process of a distributed run (they may share a scratch directory) */
+    int n = snprintf(suffix, sizeof suffix, "-uid%lu", (unsigned long)geteuid());
+    if (rank >= 0)
+        snprintf(suffix + n, sizeof suffix - (size_t)n, "-rank%d", rank);
     if (path)
         snprintf(path, need, "%s/h5shuf-resume-%s-%016" PRIx64 "%s", scratch_dir, name,
                  (uint64_t)XXH3_64bits(abs, strlen(abs)), suffix);
     return path;
 }
 
-/* This machine's boot (a random UUID the kernel draws at each boot), or "unknown".  Test builds take
- * H5SHUF_DEBUG_BOOT_ID from the environment instead (tests/resume_safety.sh: a restart, simulated). */
+/* This machine's boot (files.h; test builds may simulate a restart). */
 static void boot_id(char *buf, size_t cap)
 {
-#ifdef H5SHUF_FAULT_INJECTION
-    const char *fake = getenv("H5SHUF_DEBUG_BOOT_ID");
-    if (fake && *fake) {
-        snprintf(buf, cap, "%s", fake);
-        return;
-    }
-#endif
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-    if (!f || !fgets(buf, (int)cap, f))
-        snprintf(buf, cap, "unknown");
-    if (f)
-        fclose(f);
-    buf[strcspn(buf, " \n")] = '\0';
-    if (!buf[0])
-        snprintf(buf, cap, "unknown");
+    h5shuf__boot_id(buf, cap);
 }
 
 void h5shuf__resume_boot_words(const struct h5shuf_resume *rs, char *buf, size_t cap)
@@ -361,19 +349,47 @@ static int never_started(struct h5shuf_resume *rs)
     return none;
 }
 
+/* What is at rs->dir when it is not a directory of this user's (a symbolic link, another user's directory,
+ * something else), into rs->foreign_why; then, with resume, the refusal, else H5SHUF_OK with rs->foreign
+ * set (the caller warns and keeps no state). */
+static int foreign(struct h5shuf_resume *rs, int resume, struct h5shuf_err *err)
+{
+    struct stat l;
+    if (lstat(rs->dir, &l) != 0)
+        snprintf(rs->foreign_why, sizeof rs->foreign_why, "cannot be looked at (%s)", strerror(errno));
+    else if (S_ISLNK(l.st_mode))
+        snprintf(rs->foreign_why, sizeof rs->foreign_why, "a symbolic link");
+    else if (!S_ISDIR(l.st_mode))
+        snprintf(rs->foreign_why, sizeof rs->foreign_why, "not a directory");
+    else
+        snprintf(rs->foreign_why, sizeof rs->foreign_why, "another user's directory (uid %lu)", (unsigned long)l.st_uid);
+    if (rs->dirfd >= 0)
+        close(rs->dirfd);
+    rs->dirfd = -1;
+    if (resume)
+        return h5shuf__fail(err, H5SHUF_EEXIST, "%s: %s, not a state of this user's: refusing to use it as a run's state "
+                            "(resume with another --tmpdir, or have it removed)", rs->dir, rs->foreign_why);
+    rs->foreign = 1;
+    return H5SHUF_OK;
+}
+
 int h5shuf__resume_find(struct h5shuf_resume *rs, int resume, struct h5shuf_err *err)
 {
-    rs->found = 0;
+    rs->found = rs->foreign = 0;
     rs->dirfd = open(rs->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (rs->dirfd < 0 && (errno == ENOENT))
         return H5SHUF_OK;
+    if (rs->dirfd < 0 && (errno == ELOOP || errno == ENOTDIR || errno == EACCES)) /* a link; not ours to read */
+        return foreign(rs, resume, err);
     struct stat s;
     if (rs->dirfd < 0 || fstat(rs->dirfd, &s) < 0)
         return h5shuf__fail(err, H5SHUF_EEXIST, "%s: an interrupted run's state cannot be opened: %s (remove it)", rs->dir,
                             strerror(errno));
-    if (s.st_uid != geteuid() || (s.st_mode & 077))
-        return h5shuf__fail(err, H5SHUF_EEXIST, "%s: not this user's own directory (mode %03o): refusing to use it as a "
-                            "run's state", rs->dir, (unsigned)(s.st_mode & 0777));
+    if (s.st_uid != geteuid())
+        return foreign(rs, resume, err);
+    if (s.st_mode & 077)
+        return h5shuf__fail(err, H5SHUF_EEXIST, "%s: this user's directory but open to others (mode %03o): refusing to "
+                            "use it as a run's state (chmod 700 it to resume)", rs->dir, (unsigned)(s.st_mode & 0777));
     if (never_started(rs)) { /* killed before its IDENTITY: it named nothing, nothing is lost */
         unlinkat(rs->dirfd, JOURNAL_NAME, 0);
         close(rs->dirfd);
@@ -404,31 +420,52 @@ int h5shuf__resume_find(struct h5shuf_resume *rs, int resume, struct h5shuf_err 
     return st;
 }
 
-/* The line of identity text that differs first, in a and b: its first word (the item), or NULL. */
+/* The length of the line at p (to its newline or the text's end); *next: the line after it, NULL when p
+ * is at the text's end. */
+static size_t line_at(const char *p, const char **next)
+{
+    if (!p || !*p) {
+        *next = NULL;
+        return 0;
+    }
+    const size_t n = strcspn(p, "\n");
+    *next = p[n] ? p + n + 1 : p + n;
+    return n;
+}
+
+/* The first line of identity text that differs, in a and b, compared whole (an input's path may be as long
+ * as PATH_MAX, its size and time after it): H5SHUF_OK, or H5SHUF_EMISMATCH naming the item. */
 int h5shuf__resume_same(const struct h5shuf_resume *rs, const char *identity, struct h5shuf_err *err)
 {
-    const char *a = rs->identity, *b = identity;
-    char la[1024], lb[1024];
-    for (;;) {
-        a = next_line(a, la, sizeof la);
-        b = next_line(b, lb, sizeof lb);
-        if (!a && !b)
+    const char *a = rs->identity, *b = identity, *na, *nb;
+    for (;; a = na, b = nb) {
+        const size_t la = line_at(a, &na), lb = line_at(b, &nb);
+        if (!na && !nb)
             return H5SHUF_OK;
-        if (!a || !b || strcmp(la, lb) != 0) {
-            const char *line = a ? la : lb;
-            char what[64] = "";
-            sscanf(line, "%63s", what);
-            if (strncmp(what, "input", 5) == 0) {
-                char file[768] = "";
-                get_word(line, "file", file, sizeof file);
-                return h5shuf__fail(err, H5SHUF_EMISMATCH,
-                                    "%s: changed since the interrupted run (its size, time, rows or datasets): cannot "
-                                    "resume (remove %s to start again)", file[0] ? file : what, rs->dir);
-            }
-            return h5shuf__fail(err, H5SHUF_EMISMATCH,
-                                "%s differs from the interrupted run's (was: %s; now: %s): cannot resume (run as it was "
-                                "run, or remove %s to start again)", what, a ? la : "nothing", b ? lb : "nothing", rs->dir);
+        if (na && nb && la == lb && memcmp(a, b, la) == 0)
+            continue;
+        const char *p = na ? a : b;
+        const size_t n = na ? la : lb;
+        char *line = strndup(p, n);
+        if (!line)
+            return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+        char what[64] = "";
+        sscanf(line, "%63s", what);
+        int st;
+        if (strncmp(what, "input", 5) == 0) {
+            char file[PATH_MAX + 1] = "";
+            get_word(line, "file", file, sizeof file);
+            st = h5shuf__fail(err, H5SHUF_EMISMATCH,
+                              "%s: changed since the interrupted run (its size, time, rows or datasets): cannot resume "
+                              "(remove %s to start again)", file[0] ? file : what, rs->dir);
+        } else {
+            st = h5shuf__fail(err, H5SHUF_EMISMATCH,
+                              "%s differs from the interrupted run's (was: %.*s; now: %.*s): cannot resume (run as it was "
+                              "run, or remove %s to start again)", what, na ? (int)(la < 2048 ? la : 2048) : 7,
+                              na ? a : "nothing", nb ? (int)(lb < 2048 ? lb : 2048) : 7, nb ? b : "nothing", rs->dir);
         }
+        free(line);
+        return st;
     }
 }
 

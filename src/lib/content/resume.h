@@ -3,9 +3,12 @@
  * directory, its journal (journal.h) and what the journal says was finished (resume.c; docs/guide.md,
  * "Long runs").
  *
- * The state directory is "h5shuf-resume-NAME-HASH" in the scratch directory (NAME the output's base name,
- * HASH 16 hex digits of XXH3 of the output's absolute path), mode 0700 and this user's: nobody else can
- * put a file in it, so the files h5shuf reopens by name after a kill are its own.  It holds the journal,
+ * The state directory is "h5shuf-resume-NAME-HASH-uidU" in the scratch directory (NAME the output's base
+ * name, HASH 16 hex digits of XXH3 of the output's absolute path, U the effective user id), mode 0700 and
+ * this user's: nobody else can put a file in it, so the files h5shuf reopens by name after a kill are its
+ * own.  Another user's directory (or a symbolic link, or any other file) at that name, which anyone may
+ * make in a shared /tmp, is not a state: a run without --resume warns and goes on without one, a resume
+ * is refused.  It holds the journal,
  * the scratch file and the redo logs of the files being written (walfile.h) and pass 1's pile buffers at
  * a checkpoint.  The outputs' temporary files stay beside the outputs (tempfile.h), each recorded in the
  * journal with its device and inode number, and are reopened only when they are still that file.
@@ -98,6 +101,8 @@ struct h5shuf_resume {
     struct h5shuf_journal j;   /* open for appending while the run lasts (fd -1 otherwise) */
     /* What the journal of an interrupted run says (found != 0: this run continues it). */
     int found;
+    int foreign;               /* at rs->dir: something that is not this user's directory (foreign_why), ignored */
+    char foreign_why[160];
     char *identity;            /* its IDENTITY text (owned) */
     uint64_t seed;             /* its seed */
     struct h5shuf_rtarget *t;  /* ntargets: TARGETS (or NAMES) and their states, or NULL before NAMES */
@@ -121,15 +126,18 @@ struct h5shuf_resume {
     int assembled;             /* a distributed run's single output was assembled (PASS2 "assembled 1") */
 };
 
-/* The state directory's path for the output out (as given) in scratch_dir: "DIR/h5shuf-resume-NAME-HASH",
- * and "-rankR" after it for process rank of a distributed run (rank < 0: a serial run).  Allocated
+/* The state directory's path for the output out (as given) in scratch_dir:
+ * "DIR/h5shuf-resume-NAME-HASH-uidU", and "-rankR" after it for process rank of a distributed run (rank <
+ * 0: a serial run).  Allocated
  * (caller frees), NULL when out of memory. */
 H5SHUF_INTERNAL char *h5shuf__resume_dir_for(const char *scratch_dir, const char *out, int rank);
 
 /* Look for an interrupted run's state in rs->dir (set): none (rs->found 0, H5SHUF_OK); one (opened and
  * read, rs->found 1) when resume is set; else H5SHUF_EEXIST "an interrupted run's state is in DIR: add
- * --resume to continue, or remove it".  A directory that is not this user's or is open to others is
- * refused (H5SHUF_EINVAL), and so is a journal without an IDENTITY. */
+ * --resume to continue, or remove it".  Something at rs->dir that is not this user's directory (another
+ * user's, a symbolic link, a file): without resume, H5SHUF_OK with rs->foreign set and rs->foreign_why
+ * saying what it is (the caller keeps no state); with resume, H5SHUF_EEXIST.  This user's directory open
+ * to others is refused (H5SHUF_EEXIST), and so is a journal without an IDENTITY (H5SHUF_EMISMATCH). */
 H5SHUF_INTERNAL int h5shuf__resume_find(struct h5shuf_resume *rs, int resume, struct h5shuf_err *err);
 
 /* Compare identity (this run's IDENTITY text) with the interrupted run's: H5SHUF_OK, or H5SHUF_EMISMATCH

@@ -5,6 +5,7 @@
  * caller above it only forwards the status.  HDF5's own error stack is silenced during a run; its
  * innermost message (h5err.c) is appended to ours where it says more than we know.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,9 +26,25 @@ const char *h5shuf_strerror(int status)
     }
 }
 
+/* The errno behind the failure the next h5shuf__fail records (h5shuf__err_note_errno). */
+static _Thread_local int t_errno;
+
+void h5shuf__err_note_errno(int e)
+{
+    t_errno = e;
+}
+
+int h5shuf__err_disk(const struct h5shuf_err *err)
+{
+    return err->sys_errno == ENOSPC || err->sys_errno == EDQUOT ? 1 : err->sys_errno == EIO ? 2 : 0;
+}
+
 int h5shuf__fail(struct h5shuf_err *err, int status, const char *fmt, ...)
 {
+    const int e = t_errno;
+    t_errno = 0;
     if (err->status == H5SHUF_OK) {
+        err->sys_errno = e;
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
@@ -43,6 +60,8 @@ int h5shuf__fail(struct h5shuf_err *err, int status, const char *fmt, ...)
 
 void h5shuf__err_reset(struct h5shuf_err *err)
 {
+    t_errno = 0;
+    err->sys_errno = 0;
     err->status = H5SHUF_OK;
     err->msg[0] = '\0';
 }

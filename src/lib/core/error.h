@@ -15,14 +15,27 @@
 #define H5SHUF_ERRMSG_MAX (2 * 4096 + 1024)
 
 struct h5shuf_err {
-    int status; /* H5SHUF_OK until the first failure */
+    int status;    /* H5SHUF_OK until the first failure */
+    int sys_errno; /* the system's errno behind it when known (h5shuf__err_note_errno), else 0 */
     char msg[H5SHUF_ERRMSG_MAX];
 };
 
 /* Record an error (printf-style) unless one is already recorded, and return status.  The first error
- * wins: it is the cause; later ones are its consequences during cleanup. */
+ * wins: it is the cause; later ones are its consequences during cleanup.  The errno noted on this thread
+ * since the last call (h5shuf__err_note_errno) goes with a recorded error as its sys_errno, and is
+ * forgotten either way. */
 H5SHUF_INTERNAL int h5shuf__fail(struct h5shuf_err *err, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Note errno e of a failed system call (a write, a sync) whose failure the next h5shuf__fail on this
+ * thread records: so that a disk out of space or failing (ENOSPC, EDQUOT, EIO) is known as such, whatever
+ * the message and status (H5SHUF_EHDF5 when HDF5 made the call: its file drivers' messages carry the
+ * errno as text, which h5err.c reads).  Thread-local: the job's thread and HDF5's callbacks on it. */
+H5SHUF_INTERNAL void h5shuf__err_note_errno(int e);
+
+/* Whether err's failure is the disk's: out of space or quota (ENOSPC, EDQUOT: 1), an I/O error (EIO: 2),
+ * by its sys_errno; 0 otherwise. */
+H5SHUF_INTERNAL int h5shuf__err_disk(const struct h5shuf_err *err);
 
 /* Forget the recorded error (each public call starts clean). */
 H5SHUF_INTERNAL void h5shuf__err_reset(struct h5shuf_err *err);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
 #include "fault.h"
 #include "h5err.h"
 
@@ -76,6 +77,9 @@ static int driver_cause(const char *desc, char *buf, size_t cap)
     const char *end = m ? strchr(m + sizeof key - 1, '\'') : NULL;
     if (!colon || !m || !end || colon > m)
         return 0;
+    const char *no = strstr(desc, "errno = ");
+    if (no && no < m) /* the system's errno: a disk out of space or failing is told apart (error.h) */
+        h5shuf__err_note_errno(atoi(no + strlen("errno = ")));
     m += sizeof key - 1;
     snprintf(buf, cap, "%.*s: %.*s", (int)(colon - desc), desc, (int)(end - m), m);
     return 1;

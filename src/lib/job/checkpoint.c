@@ -69,6 +69,15 @@ int h5shuf__ckpt_plan_find(h5shuf_job *job)
      * removes everything, as it always did). */
     const h5shuf_u128 bytes = (h5shuf_u128)job->in.rows * job->dsets.row_bytes;
     rs->on = rs->found || job->opts.resume || bytes > job->opts.checkpoint_bytes;
+    job->ckpt.unit_layout = 0;
+    if (st == H5SHUF_OK && rs->foreign) { /* (not with --resume: refused) */
+        /* another user's directory or a link at the state's name: no state, but the outputs written as
+         * a checkpointed run writes them (closed and reopened every interval), so their bytes are the same */
+        job->ckpt.unit_layout = rs->on;
+        st = h5shuf__job_warn(job, "%s: %s, not a state of this user's: ignored%s", rs->dir, rs->foreign_why,
+                              rs->on ? "; this run keeps no state (no --resume after a kill)" : "");
+        rs->on = 0;
+    }
     return st;
 }
 
@@ -232,9 +241,9 @@ int h5shuf__ckpt_plan_check(h5shuf_job *job)
 {
     struct h5shuf_ckpt *c = &job->ckpt;
     struct h5shuf_resume *rs = &c->rs;
+    c->unit_rows = rs->on || c->unit_layout ? unit_rows_of(job) : 0;
     if (!rs->on)
         return H5SHUF_OK;
-    c->unit_rows = unit_rows_of(job);
     free(c->identity);
     c->identity = NULL;
     int st = identity_text(job, &c->identity);
@@ -380,8 +389,10 @@ static int target_sync(h5shuf_job *job, size_t k, uint64_t *size)
     struct h5shuf_target *tg = &job->out.v[k];
     struct stat s;
     int st = h5shuf__tempfile_unpark(&tg->tf, tg->path, &job->err);
-    if (st == H5SHUF_OK && ((job->ckpt.rs.synced && fsync(tg->tf.fd) < 0) || fstat(tg->tf.fd, &s) < 0))
+    if (st == H5SHUF_OK && ((job->ckpt.rs.synced && fsync(tg->tf.fd) < 0) || fstat(tg->tf.fd, &s) < 0)) {
+        h5shuf__err_note_errno(errno);
         st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot sync %s: %s", tg->path, tg->tf.path, strerror(errno));
+    }
     if (st == H5SHUF_OK)
         *size = (uint64_t)s.st_size;
     if (job->out.hi - job->out.lo > 8)
@@ -536,9 +547,9 @@ int h5shuf__ckpt_targets(h5shuf_job *job, const struct h5shuf_ctx *cx)
     struct h5shuf_targets *t = &job->out;
     const int scratch = job->mode == H5SHUF_MODE_RUN && job->plan.strategy != H5SHUF_STRATEGY_DIRECT && !job->one_pass;
     const uint64_t files = t->n + scratch;
+    t->unit_rows = c->unit_rows; /* (without a state too, when unit_layout) */
     if (!c->rs.on)
         return h5shuf__targets_create(cx, t, &job->of, files);
-    t->unit_rows = c->unit_rows;
     t->commit = target_commit;
     t->fapl = target_fapl;
     t->discard = target_discard;
@@ -667,8 +678,10 @@ static int spill_create(h5shuf_job *job, char *name, size_t cap)
         snprintf(name, cap, "spill.%u", ++c->spill_seq);
         fd = H5SHUF_FAULT() ? (errno = EIO, -1) : openat(c->rs.dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     }
-    if (fd < 0)
+    if (fd < 0) {
+        h5shuf__err_note_errno(errno);
         h5shuf__fail(&job->err, H5SHUF_EIO, "%s/%s: cannot create: %s", c->rs.dir, name, strerror(errno));
+    }
     return fd;
 }
 
@@ -695,8 +708,12 @@ static int pass1_checkpoint(void *user, uint64_t rows, struct h5shuf_pileset *ps
     int fd = spill_create(job, name, sizeof name);
     int st = fd < 0 ? err->status : h5shuf__pileset_save(&(struct h5shuf_ctx){err, job->cio, {NULL, NULL}}, ps, fd, &bytes, &sum);
     H5SHUF_KILL_POINT();
-    if (st == H5SHUF_OK && c->rs.synced && fsync(fd) < 0)
+    if (st == H5SHUF_OK && c->rs.synced && fsync(fd) < 0) {
+        h5shuf__err_note_errno(errno);
         st = h5shuf__fail(err, H5SHUF_EIO, "%s/%s: cannot sync: %s", c->rs.dir, name, strerror(errno));
+    }
+    const int made = fd >= 0;
+    int recorded = 0;
     if (fd >= 0)
         close(fd);
     if (st == H5SHUF_OK)
@@ -710,14 +727,17 @@ static int pass1_checkpoint(void *user, uint64_t rows, struct h5shuf_pileset *ps
                                    " next %" PRIu64 " %s spill %s spillbytes %" PRIu64 " spillsum 0x%016" PRIx64 " %s",
                                    rows, ps->m, ps->cap, job->plan.restarts, ps->first_number, sc->next_number, fs, name,
                                    bytes, sum, sn);
+        recorded = st == H5SHUF_OK;
     }
     H5SHUF_KILL_POINT();
     if (st == H5SHUF_OK)
         st = h5shuf__walfile_apply(c->scratch_wal, err);
-    if (st == H5SHUF_OK) { /* the previous spill file is named by no record that counts now */
+    if (recorded) { /* the previous spill file is named by no record that counts now */
         if (c->spill[0])
             unlinkat(c->rs.dirfd, c->spill, 0);
         snprintf(c->spill, sizeof c->spill, "%s", name);
+    } else if (made) { /* a failure (a full disk) before the record: a resume has no use for this one */
+        unlinkat(c->rs.dirfd, name, 0);
     }
     c->last_rows = rows;
     c->last_time = now_seconds();
@@ -864,8 +884,10 @@ void h5shuf__ckpt_pass2_from(h5shuf_job *job, const struct h5shuf_scratch *sc, s
 int h5shuf__ckpt_keeps(const h5shuf_job *job, int st)
 {
     /* a resumed run's state is never given up by the run that takes it over (but when it finishes) */
+    /* and a run whose disk was full or failed (ENOSPC, EDQUOT, EIO) keeps what it has done for the resume
+     * once space is freed or the disk mended, with --resume or not */
     return job->ckpt.rs.on && job->ckpt.started && st != H5SHUF_OK &&
-           (job->ckpt.rs.found || (st == H5SHUF_ECANCELED && job->opts.resume));
+           (job->ckpt.rs.found || (st == H5SHUF_ECANCELED && job->opts.resume) || job->ckpt.disk_keep);
 }
 
 void h5shuf__ckpt_scratch_destroy(h5shuf_job *job, struct h5shuf_scratch *sc)
@@ -903,11 +925,18 @@ int h5shuf__ckpt_end(h5shuf_job *job, int st)
     h5shuf__walfile_free(c->target_wal);
     h5shuf__walfile_free(c->scratch_wal);
     c->target_wal = c->scratch_wal = NULL;
+    st = h5shuf__job_disk_failed(job, st, NULL); /* (a failure to place the outputs: said, not kept) */
     if (!c->rs.on || !c->started)
         return st;
     if (h5shuf__ckpt_keeps(job, st)) {
         char note[4096 + 128];
-        snprintf(note, sizeof note, " (the run's state is kept in %s: run it again with --resume to continue)", c->rs.dir);
+        const int disk = c->disk_keep ? h5shuf__err_disk(&job->err) : 0;
+        if (disk)
+            snprintf(note, sizeof note, "; the run's state is kept in %s: %s, run it again with --resume to continue",
+                     c->rs.dir, disk == 1 ? "once there is room" : "once the disk is mended");
+        else
+            snprintf(note, sizeof note, " (the run's state is kept in %s: run it again with --resume to continue)",
+                     c->rs.dir);
         size_t n = strlen(job->err.msg);
         snprintf(job->err.msg + n, sizeof job->err.msg - n, "%s", note);
         h5shuf__journal_close(&c->rs.j);

@@ -3,6 +3,7 @@
  * caller may ask of it (seed, datasets, output files, temporary files, the last error).  Planning and
  * running it are in run.c.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,6 +167,23 @@ const char *h5shuf_job_temp_file(const h5shuf_job *job, int which)
     if (which == 0 && !job->temp_file[0]) /* the output (a scatter's pile file is temp_file[0]) */
         return job->out.n ? job->out.v[0].tf.path : NULL;
     return job->temp_file[which];
+}
+
+int h5shuf__job_warn(h5shuf_job *job, const char *fmt, ...)
+{
+    char text[H5SHUF_ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    char **v = realloc(job->warnings, (job->nwarnings + 1) * sizeof *v);
+    if (!v)
+        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    job->warnings = v;
+    if (!(v[job->nwarnings] = strdup(text)))
+        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
+    job->nwarnings++;
+    return H5SHUF_OK;
 }
 
 const char *h5shuf_job_warning(const h5shuf_job *job, size_t index)

@@ -49,6 +49,9 @@ struct h5shuf_ckpt {
     int started;                  /* the state directory was made or taken over by this run */
     int restored;                 /* pass 1's restore was done (a restart starts afresh) */
     int finished;                 /* the interrupted run had put its outputs in place: only its state is left */
+    int disk_decided, disk_keep; /* h5shuf__job_disk_failed decided (keep: the failure is the disk's) */
+    int unit_layout;              /* no state (rs.on 0: a foreign directory at its name), but the outputs closed
+                                   * and reopened every unit_rows as the checkpointed run's are: same bytes */
     char resume_text[1024];       /* h5shuf_job_resume_text */
     /* A distributed run (h5shuf__ckpt_set_rank; ranks 0: a serial run): this process's rank, and barrier(
      * barrier_user, err), which returns once every process called it (pass 1's end is applied only once
@@ -110,11 +113,40 @@ struct h5shuf_job {
     struct h5shuf_chunkio *cio;    /* during a run: the thread pool and chunk buffers */
     uint64_t *mixing_counts;       /* h5shuf_job_mixing's arrays */
     struct h5shuf_ckpt ckpt;       /* checkpoints and resume (checkpoint.h) */
+    int nospace_said;              /* h5shuf__job_disk_failed has said how much room the run lacks */
+    size_t leftovers_note;         /* 1 + the index in warnings of the plan's note of what interrupted runs
+                                    * left that the run removes (jobfiles.c), 0 when there is none */
 };
 
 /* Plan the job (jobplan.c): everything h5shuf_job_plan does, without its quieting of HDF5's error printing
  * (the caller's).  H5SHUF_OK and job->planned set, or the first error in job->err. */
 H5SHUF_INTERNAL int h5shuf__job_make_plan(h5shuf_job *job);
+
+/* Add a warning (printf-formatted) to the job's (h5shuf_job_warning): H5SHUF_OK, or H5SHUF_ENOMEM in
+ * job->err. */
+H5SHUF_INTERNAL int h5shuf__job_warn(h5shuf_job *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* What interrupted runs left for the job's outputs (jobfiles.c, leftovers.h), once its outputs and scratch
+ * directory are planned: a warning for each kind of file that is only reported (set aside by --force, a
+ * resumable run's temporaries whose state is elsewhere, another machine's), and one for those certainly
+ * of a dead run ("... a run removes them"), which h5shuf__job_leftovers_clear removes when the run
+ * starts, its warning then saying what it removed ("removed N files of M MiB that an interrupted run
+ * (process P) left for this output, such as PATH"), the plan's free space counting their room.
+ * H5SHUF_OK or H5SHUF_ENOMEM in job->err. */
+H5SHUF_INTERNAL int h5shuf__job_leftovers_plan(h5shuf_job *job);
+H5SHUF_INTERNAL int h5shuf__job_leftovers_clear(h5shuf_job *job);
+
+/* Where a run with status st decides to keep or remove its files (the first call decides: later
+ * failures, such as the outputs' commit, do not change it): a resumable run whose disk was full or failed
+ * (ENOSPC, EDQUOT, EIO: error.h) keeps its state (job->ckpt.disk_keep, h5shuf__ckpt_keeps).  And a failure
+ * for want of space, first seen at any call, becomes H5SHUF_ENOSPC "no space left on DIR: N MiB more
+ * needed (...)", DIR the directory of the fuller of the filesystems the run writes (scratch, output), N
+ * what the plan's estimates for that filesystem need beyond what its free space and the run's files
+ * there (the scratch file, or else the state directory, and the outputs' temporaries) hold, at least
+ * 1 MiB.  scratch: the scratch file when it is open (NULL: none, or in the state directory).  Returns the
+ * status (st when the failure is another, or was said already). */
+struct h5shuf_tempfile;
+H5SHUF_INTERNAL int h5shuf__job_disk_failed(h5shuf_job *job, int st, const struct h5shuf_tempfile *scratch);
 
 /* With a mixture, before the inputs are opened for the run: open them to count their rows, compute their
  * weights (mixture.h), and add them again with those weights; the job's mix_text says what it chose.  A

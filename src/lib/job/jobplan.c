@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +24,6 @@
 #include "h5err.h"
 #include "head.h"
 #include "job.h"
-#include "leftovers.h"
 #include "output.h"
 #include "pilefile.h"
 #include "plan.h"
@@ -197,25 +195,6 @@ static int parse_filters(h5shuf_job *job)
     return st;
 }
 
-/* Record a warning (printf-style) for h5shuf_job_warning. */
-static int warn(h5shuf_job *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int warn(h5shuf_job *job, const char *fmt, ...)
-{
-    char text[H5SHUF_ERRMSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    char **v = realloc(job->warnings, (job->nwarnings + 1) * sizeof *v);
-    if (!v)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    job->warnings = v;
-    if (!(v[job->nwarnings] = strdup(text)))
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    job->nwarnings++;
-    return H5SHUF_OK;
-}
-
 /* An input's file identity and place, sorted to find the same file named twice. */
 struct file_id {
     uint64_t dev, ino;
@@ -264,7 +243,7 @@ static int warn_same_inputs(h5shuf_job *job)
         for (size_t d = 0; same && d < a->npaths; d++)
             same = strcmp(a->paths[d], b->paths[d]) == 0;
         if (same)
-            st = warn(job, "input %zu (%s) is the same file as input %zu (%s): its rows are shuffled in twice",
+            st = h5shuf__job_warn(job, "input %zu (%s) is the same file as input %zu (%s): its rows are shuffled in twice",
                       ids[k].f + 1, in->v[ids[k].f].spec.file, ids[first].f + 1, in->v[ids[first].f].spec.file);
     }
     free(ids);
@@ -287,21 +266,21 @@ static int plan_objects(h5shuf_job *job)
                                   (const char *const *)job->in.extra, job->in.nextra, job->opts.drop_references,
                                   job->opts.allow_external, &job->err);
     if (st == H5SHUF_OK && job->in.external) /* datasets whose rows are in other files: read (--allow-external) */
-        st = warn(job, "%s", job->in.external);
+        st = h5shuf__job_warn(job, "%s", job->in.external);
     if (st == H5SHUF_OK && job->objects.external)
-        st = warn(job, "%s; its copy refers to that file as the input's does", job->objects.external);
+        st = h5shuf__job_warn(job, "%s; its copy refers to that file as the input's does", job->objects.external);
     const struct h5shuf_drops *drops = &job->objects.drops;
     for (size_t k = 0; st == H5SHUF_OK && k < drops->n; k++) {
         unsigned more = drops->count[k] - 1;
         if (more)
-            st = warn(job, "%s: written as a null reference, and %u more reference%s there (--drop-references)",
+            st = h5shuf__job_warn(job, "%s: written as a null reference, and %u more reference%s there (--drop-references)",
                       drops->note[k], more, more == 1 ? "" : "s");
         else
-            st = warn(job, "%s: written as a null reference (--drop-references)", drops->note[k]);
+            st = h5shuf__job_warn(job, "%s: written as a null reference (--drop-references)", drops->note[k]);
     }
     for (size_t d = 0; st == H5SHUF_OK && d < job->dsets.n; d++)
         if (job->dsets.ds[d].lossy)
-            st = warn(job, "%s:%s: rows re-encoded through the lossy filter %d (%s); recorded in h5shuf_lossy "
+            st = h5shuf__job_warn(job, "%s:%s: rows re-encoded through the lossy filter %d (%s); recorded in h5shuf_lossy "
                            "(--allow-lossy)",
                       job->out_spec.file, job->dsets.ds[d].out_path, job->dsets.ds[d].lossy, job->dsets.ds[d].lossy_name);
     job->of = (struct h5shuf_outfile){&job->dsets, &job->in, job->index_path, job->source_index_path, job->seed,
@@ -695,50 +674,6 @@ static uint64_t chunk_buffer_bytes(const struct h5shuf_datasets *dsets, unsigned
     return (uint64_t)threads * 4 * largest + out;
 }
 
-/* The last component of path. */
-static const char *base_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
-/* Say what an interrupted run (SIGKILL) left for the same outputs: its temporaries and scratch files (disk
- * it holds), and above all a file --force had set aside (what an output's name held before), which may be
- * the user's only copy.  Neither reused nor removed (issue 26). */
-static int warn_leftovers(h5shuf_job *job)
-{
-    const char *const out = job->mode == H5SHUF_MODE_SCATTER ? job->out_spec.file : job->out.v[0].path;
-    char *out_dir = h5shuf__dir_of(out);
-    const char **names = calloc(job->out.n ? job->out.n : 1, sizeof *names);
-    if (!out_dir || !names) {
-        free(out_dir);
-        free(names);
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    }
-    size_t n = 0;
-    if (job->mode == H5SHUF_MODE_SCATTER)
-        names[n++] = base_of(out);
-    else
-        for (size_t k = 0; k < job->out.n; k++)
-            names[n++] = base_of(job->out.v[k].path);
-    struct h5shuf_leftovers found;
-    h5shuf__leftovers_find(out_dir, names, n, job->mode == H5SHUF_MODE_GATHER ? NULL : job->scratch_dir,
-                           base_of(job->out_spec.file), &found);
-    free(out_dir);
-    free(names);
-    int st = H5SHUF_OK;
-    if (found.set_aside)
-        st = warn(job, "an interrupted run set %zu file%s aside, such as %s: the file an output's name held "
-                       "before --force replaced it; if that name is now missing, move it back, else remove it",
-                  found.set_aside, found.set_aside > 1 ? "s" : "", found.first);
-    if (st == H5SHUF_OK && found.files)
-        st = warn(job, "an interrupted run left %zu file%s of %.1f MiB for this output, such as %s: h5shuf "
-                       "neither reuses nor removes them",
-                  found.files, found.files > 1 ? "s" : "", (double)found.bytes / (1 << 20),
-                  found.set_aside ? "its temporaries and scratch" : found.first);
-    return st;
-}
-
 int h5shuf__job_make_plan(h5shuf_job *job)
 {
     const unsigned workers = h5shuf__pool_threads_for(job->opts.threads) - 1;
@@ -798,8 +733,8 @@ int h5shuf__job_make_plan(h5shuf_job *job)
         st = plan_objects(job);
     if (st == H5SHUF_OK)
         st = plan_disk(job);
-    if (st == H5SHUF_OK && !job->ckpt.rs.found) /* (a resumed run's are its own, taken back) */
-        st = warn_leftovers(job);
+    if (st == H5SHUF_OK) /* what interrupted runs left: the run removes what is certainly a dead run's */
+        st = h5shuf__job_leftovers_plan(job);
     if (st != H5SHUF_OK)
         return st;
     job->planned = 1;

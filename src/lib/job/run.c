@@ -79,6 +79,8 @@ static int run_prepare(h5shuf_job *job)
     if (st == H5SHUF_OK)
         st = h5shuf__targets_check(&job->out, &job->in, job->mode == H5SHUF_MODE_GATHER ? job->piles_path : NULL,
                                    job->opts.force, &job->err);
+    if (st == H5SHUF_OK) /* an interrupted run's leftovers, before the free space is checked (jobfiles.c) */
+        st = h5shuf__job_leftovers_clear(job);
     if (st == H5SHUF_OK && !job->opts.debug_skip_space_check)
         st = check_disk(job);
     if (st == H5SHUF_OK && !job->cio && (st = h5shuf__chunkio_create(job->plan.threads, &job->cio)) != H5SHUF_OK)
@@ -195,6 +197,7 @@ static int two_pass(h5shuf_job *job)
             st = fill_outputs(job, &sc, 1, NULL, NULL);
     }
     job->temp_file[1] = NULL;
+    st = h5shuf__job_disk_failed(job, st, &sc.tf); /* (a full disk: said with the room needed, while the files are there) */
     if (h5shuf__ckpt_keeps(job, st))
         h5shuf__ckpt_scratch_keep(job, &sc);
     else
@@ -261,6 +264,7 @@ static int run(h5shuf_job *job)
         st = check_output(job);
     if (job->ckpt.rs.on) /* (a kill here finds every output written: a resume only places them) */
         H5SHUF_KILL_POINT();
+    st = h5shuf__job_disk_failed(job, st, NULL);
     job->out.keep_files = h5shuf__ckpt_keeps(job, st); /* interrupted: the outputs are the state kept */
     st = h5shuf__targets_finish(&job->out, st, job->opts.force, job->out_mode, &job->err);
     return h5shuf__ckpt_end(job, st);
@@ -325,6 +329,7 @@ static int run_scatter(h5shuf_job *job)
     if (st == H5SHUF_OK) /* in place: nothing left for h5shuf__scratch_destroy to remove */
         st = h5shuf__tempfile_commit_all(&tf, &out, 1, job->out_mode, job->opts.force, &job->err);
     job->temp_file[0] = job->temp_file[1] = NULL;
+    st = h5shuf__job_disk_failed(job, st, &sc.tf);
     if (h5shuf__ckpt_keeps(job, st))
         h5shuf__ckpt_scratch_keep(job, &sc);
     else
@@ -349,6 +354,7 @@ static int run_gather(h5shuf_job *job)
                                     .id_filters = job->scratch_id_filters};
         st = fill_outputs(job, &sc, 0, NULL, NULL); /* the user's pile file: nothing released */
     }
+    st = h5shuf__job_disk_failed(job, st, NULL);
     job->out.keep_files = h5shuf__ckpt_keeps(job, st);
     st = h5shuf__targets_finish(&job->out, st, job->opts.force, job->out_mode, &job->err);
     return h5shuf__ckpt_end(job, st);

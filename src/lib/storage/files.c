@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "error.h"
 #include "fault.h"
@@ -101,4 +102,69 @@ const char *h5shuf__fd_shortage(const char *path, char *buf, size_t cap)
         return NULL;
     }
     return h5shuf__fd_limit_cause(errno, buf, cap);
+}
+
+void h5shuf__boot_id(char *buf, size_t cap)
+{
+#ifdef H5SHUF_FAULT_INJECTION
+    const char *fake = getenv("H5SHUF_DEBUG_BOOT_ID");
+    if (fake && *fake) {
+        snprintf(buf, cap, "%s", fake);
+        return;
+    }
+#endif
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+    if (!f || !fgets(buf, (int)cap, f))
+        snprintf(buf, cap, "unknown");
+    if (f)
+        fclose(f);
+    buf[strcspn(buf, " \n")] = '\0';
+    if (!buf[0])
+        snprintf(buf, cap, "unknown");
+}
+
+void h5shuf__pid_space(char tag[9])
+{
+    char text[256];
+    h5shuf__boot_id(text, 64);
+    size_t n = strlen(text);
+    text[n++] = '/';
+    const ssize_t m = readlink("/proc/self/ns/pid", text + n, sizeof text - n - 1);
+    n += m > 0 ? (size_t)m : 0;
+    snprintf(tag, 9, "%08x", (unsigned)(XXH3_64bits(text, n) >> 32));
+}
+
+/* The Umask line of /proc/self/status (Linux 4.7 and later) into *mask: 1, or 0 when there is none. */
+static int proc_umask(mode_t *mask)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    char line[256];
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f))
+        if (strncmp(line, "Umask:", 6) == 0) {
+            char *end;
+            const unsigned long v = strtoul(line + 6, &end, 8);
+            found = end != line + 6 && v <= 0777;
+            *mask = (mode_t)v;
+        }
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* The fallback of h5shuf__umask on a kernel without the Umask line: the mask when the library was loaded
+ * (before the program's threads, as a rule), read the only way there is then, umask(2) set and set back. */
+static mode_t g_load_umask = 022;
+__attribute__((constructor)) static void load_umask(void)
+{
+    if (!proc_umask(&g_load_umask)) {
+        g_load_umask = umask(0);
+        umask(g_load_umask);
+    }
+}
+
+mode_t h5shuf__umask(void)
+{
+    mode_t mask;
+    return proc_umask(&mask) ? mask : g_load_umask;
 }

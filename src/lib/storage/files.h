@@ -32,6 +32,23 @@ H5SHUF_INTERNAL void h5shuf__file_writeback(hid_t file);
  * again: a resumable run's scratch, whose next commit's fsync then has little left to write). */
 H5SHUF_INTERNAL void h5shuf__fd_writeback(int fd);
 
+/* This machine's boot: the random UUID the kernel draws at each boot (/proc/sys/kernel/random/boot_id),
+ * or "unknown"; into buf of cap bytes (37 hold it).  Test builds take H5SHUF_DEBUG_BOOT_ID from the
+ * environment instead (a restart, simulated: tests/resume_safety.sh). */
+H5SHUF_INTERNAL void h5shuf__boot_id(char *buf, size_t cap);
+
+/* The space this process's id lives in, as 8 hex digits and a NUL into tag: a hash of this machine's
+ * boot and of its pid namespace (/proc/self/ns/pid: a container has its own).  Two processes with the
+ * same tag see the same processes, so a pid in a name made by one is alive or gone for the other
+ * (kill(pid, 0)); a name with another tag was made on another machine, boot or container (leftovers.h). */
+H5SHUF_INTERNAL void h5shuf__pid_space(char tag[9]);
+
+/* The process's file mode creation mask, read without setting it: the Umask line of /proc/self/status;
+ * on a kernel without it (before 4.7), the mask when the library was loaded.  umask(2) cannot be read
+ * without being set, and setting it, even back at once, would change it under the caller's other threads
+ * (a file one of them makes in between would get mode 0666). */
+H5SHUF_INTERNAL mode_t h5shuf__umask(void);
+
 /* After an open of path failed (H5Fopen, H5Fis_hdf5, which say only "unable to open file" or nothing):
  * when the process or the system is out of file descriptors, so that open(2) of path fails now with
  * EMFILE or ENFILE, the cause for a message, "too many open files (ulimit -n is N)" or "too many open

@@ -33,8 +33,11 @@ static int pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
         ssize_t w = H5SHUF_FAULT() ? (errno = EIO, -1) : pwrite(fd, p, n, (off_t)off);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w <= 0)
+        if (w <= 0) {
+            if (w == 0) /* (no progress: the disk is full) */
+                errno = ENOSPC;
             return -1;
+        }
         p += w;
         n -= (size_t)w;
         off += (uint64_t)w;
@@ -69,8 +72,10 @@ int h5shuf__journal_create(int dirfd, const char *name, const char *path, struct
     if (!(j->path = strdup(path)))
         return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     j->fd = H5SHUF_FAULT() ? (errno = EIO, -1) : openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (j->fd < 0 || pwrite_all(j->fd, HEADER, HEADER_BYTES, 0) < 0 || fsync(j->fd) < 0 || fsync(dirfd) < 0)
+    if (j->fd < 0 || pwrite_all(j->fd, HEADER, HEADER_BYTES, 0) < 0 || fsync(j->fd) < 0 || fsync(dirfd) < 0) {
+        h5shuf__err_note_errno(errno);
         return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot create the journal: %s", path, strerror(errno));
+    }
     return H5SHUF_OK;
 }
 
@@ -169,8 +174,10 @@ int h5shuf__journal_append(struct h5shuf_journal *j, uint32_t kind, const char *
     memcpy(head + 8, &length, 8);
     if (pwrite_all(j->fd, head, sizeof head, j->end) < 0 || pwrite_all(j->fd, payload, (size_t)length, j->end + sizeof head) < 0 ||
         pwrite_all(j->fd, &sum, sizeof sum, j->end + sizeof head + length) < 0 ||
-        (H5SHUF_FAULT() ? (errno = EIO, -1) : fdatasync(j->fd)) < 0)
+        (H5SHUF_FAULT() ? (errno = EIO, -1) : fdatasync(j->fd)) < 0) {
+        h5shuf__err_note_errno(errno);
         return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot write the journal: %s", j->path, strerror(errno));
+    }
     j->end += sizeof head + length + sizeof sum;
     return H5SHUF_OK;
 }

@@ -94,14 +94,24 @@ static void adopt(struct h5shuf_tempfile *tf, int fd, const struct stat *st)
     snprintf(tf->hdf5_name, sizeof tf->hdf5_name, "/proc/self/fd/%d", fd);
 }
 
-/* The name "LEAD BASE MID PID-XXXXXX" (XXXXXX left for randomize) in buf of cap bytes (at least
- * NAME_MAX + 1); its length. */
-static size_t make_name(const char *lead, const char *for_path, const char *mid, char *buf, size_t cap)
+/* "PID-TAG-KIND" (KIND "XXXXXX", "old-XXXXXX" or "state-XXXXXX"): which process made a name, in which
+ * space of process ids (h5shuf__pid_space), and for what (leftovers.h), into buf of cap bytes. */
+static void run_words(const char *kind, char *buf, size_t cap)
+{
+    char tag[9];
+    h5shuf__pid_space(tag);
+    snprintf(buf, cap, "%ld-%s-%sXXXXXX", (long)getpid(), tag, kind);
+}
+
+/* The name "LEAD BASE MID PID-TAG-[KIND]XXXXXX" (XXXXXX left for randomize) in buf of cap bytes (at
+ * least NAME_MAX + 1); its length. */
+static size_t make_name(const char *lead, const char *for_path, const char *mid, const char *kind, char *buf,
+                        size_t cap)
 {
     const char *slash = strrchr(for_path, '/');
     const char *base = slash ? slash + 1 : for_path;
-    char pid[24];
-    snprintf(pid, sizeof pid, "%ld-XXXXXX", (long)getpid());
+    char pid[64];
+    run_words(kind, pid, sizeof pid);
     /* the name fits NAME_MAX however long BASE is (an output name near the limit still gets a temporary) */
     const size_t fixed = strlen(lead) + strlen(mid) + strlen(pid);
     const size_t keep = strlen(base) + fixed <= NAME_MAX ? strlen(base) : NAME_MAX - fixed;
@@ -111,7 +121,7 @@ static size_t make_name(const char *lead, const char *for_path, const char *mid,
 
 void h5shuf__tempfile_name(const char *lead, const char *for_path, const char *mid, char *buf, size_t cap)
 {
-    make_name(lead, for_path, mid, buf, cap);
+    make_name(lead, for_path, mid, "state-", buf, cap);
     randomize(buf);
 }
 
@@ -136,7 +146,7 @@ int h5shuf__tempfile_create(struct h5shuf_tempfile *tf, const char *dir, const c
 {
     h5shuf__tempfile_init(tf);
     char name[NAME_MAX + 1];
-    const size_t nlen = make_name(lead, for_path, mid, name, sizeof name);
+    const size_t nlen = make_name(lead, for_path, mid, "", name, sizeof name);
     const size_t len = strlen(dir) + 1 + nlen + 1;
     tf->path = malloc(len);
     if (!tf->path)
@@ -302,12 +312,10 @@ static const char *base_of(const char *path)
 }
 
 /* Link the file (its inode, through /proc/self/fd/N) under a new random name beside the temporary one
- * (".NAME.h5shuf-PID-XXXXXX"), written into fresh (NAME_MAX + 1 bytes); 0 or an errno. */
+ * (".NAME.h5shuf-PID-TAG-XXXXXX"), written into fresh (NAME_MAX + 1 bytes); 0 or an errno. */
 static int link_fresh(const struct h5shuf_tempfile *tf, const char *name, char *fresh)
 {
-    const size_t fixed = strlen(".") + strlen(".h5shuf-") + 21 + strlen("-XXXXXX");
-    const size_t keep = strlen(name) + fixed <= NAME_MAX ? strlen(name) : NAME_MAX - fixed;
-    snprintf(fresh, NAME_MAX + 1, ".%.*s.h5shuf-%ld-XXXXXX", (int)keep, name, (long)getpid());
+    make_name(".", name, ".h5shuf-", "", fresh, NAME_MAX + 1);
     int e = EEXIST;
     for (int tries = 0; e == EEXIST && tries < NAME_TRIES; tries++) {
         randomize(fresh);
@@ -369,11 +377,11 @@ static int commit_one(struct h5shuf_tempfile *tf, const char *out, mode_t mode, 
     *placed = 0;
     if ((st = h5shuf__tempfile_unpark(tf, out, err)) != H5SHUF_OK)
         return st;
-    mode_t mask = umask(0);
-    umask(mask);
-    e = fchmod(tf->fd, mode & ~mask) == 0 ? sync_fd(tf->fd) : errno;
-    if (e)
+    e = fchmod(tf->fd, mode & ~h5shuf__umask()) == 0 ? sync_fd(tf->fd) : errno;
+    if (e) {
+        h5shuf__err_note_errno(e);
         return h5shuf__fail(err, H5SHUF_EIO, "%s: cannot sync the finished output to disk: %s", out, strerror(e));
+    }
     e = place(tf, name, force, &renamed);
     if (e == EEXIST)
         return h5shuf__fail(err, H5SHUF_EEXIST, "%s: it appeared while h5shuf ran (use --force to replace it)", out);
@@ -406,8 +414,8 @@ static int keep_old(const struct h5shuf_tempfile *tf, const char *name, const ch
                                : h5shuf__fail(err, H5SHUF_EIO, "%s: %s", out, strerror(errno));
     if (!S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode)) /* (a directory or device appeared there meanwhile) */
         return h5shuf__fail(err, H5SHUF_EEXIST, "%s: exists and is not a regular file; not replacing it", out);
-    char pid[32];
-    snprintf(pid, sizeof pid, "%ld-old-XXXXXX", (long)getpid());
+    char pid[64];
+    run_words("old-", pid, sizeof pid);
     const size_t keep = strlen(name) + strlen(pid) + 9 <= NAME_MAX ? strlen(name) : NAME_MAX - strlen(pid) - 9;
     const size_t len = keep + strlen(pid) + 10;
     if (!(k->name = malloc(len)))

@@ -30,9 +30,11 @@ struct h5shuf_tempfile {
 /* An empty tempfile (no file, descriptors -1). */
 H5SHUF_INTERNAL void h5shuf__tempfile_init(struct h5shuf_tempfile *tf);
 
-/* Create an empty file (mode 0600) in dir named "LEAD BASE MID PID-XXXXXX" (XXXXXX random; BASE the last
- * component of for_path, cut so that the name fits NAME_MAX), e.g. ".out.h5.h5shuf-4242-a8Zq0F": the
- * name says which output (BASE) and which run (the process id PID) it belongs to.  The directory is
+/* Create an empty file (mode 0600) in dir named "LEAD BASE MID PID-TAG-XXXXXX" (XXXXXX random; BASE the
+ * last component of for_path, cut so that the name fits NAME_MAX; TAG the space of process ids PID is in,
+ * files.h), e.g. ".out.h5.h5shuf-4242-9c0e21f7-a8Zq0F": the name says which output (BASE) and which run
+ * (the process PID of this machine's boot and pid namespace) it belongs to, so that a later run can
+ * remove it once that process is gone (leftovers.h).  The directory is
  * opened once and kept; the file is created with O_CREAT|O_EXCL|O_NOFOLLOW, so it is always new and ours.
  * Returns H5SHUF_OK, H5SHUF_EIO ("WHAT in DIR: cause", what e.g. "cannot create the scratch file") or
  * H5SHUF_ENOMEM; on failure tf holds nothing.  Release with h5shuf__tempfile_remove or _commit_all. */
@@ -58,9 +60,10 @@ H5SHUF_INTERNAL void h5shuf__tempfile_park(struct h5shuf_tempfile *tf);
 H5SHUF_INTERNAL int h5shuf__tempfile_unpark(struct h5shuf_tempfile *tf, const char *out, struct h5shuf_err *err);
 
 /* The two halves of h5shuf__tempfile_create, for a name that must be recorded before the file exists (a
- * resumable run's journal, resume.h): a fresh name as h5shuf__tempfile_create makes it (the last
- * component only, into buf of cap bytes; its XXXXXX random), then the file created with exactly that
- * name (O_EXCL: EEXIST is an error, H5SHUF_EIO). */
+ * resumable run's journal, resume.h): a fresh name as h5shuf__tempfile_create makes it but for "state-"
+ * before its XXXXXX ("LEAD BASE MID PID-TAG-state-XXXXXX": a file a state names, which a later run never
+ * removes as a leftover; the last component only, into buf of cap bytes; its XXXXXX random), then the
+ * file created with exactly that name (O_EXCL: EEXIST is an error, H5SHUF_EIO). */
 H5SHUF_INTERNAL void h5shuf__tempfile_name(const char *lead, const char *for_path, const char *mid, char *buf, size_t cap);
 H5SHUF_INTERNAL int h5shuf__tempfile_create_as(struct h5shuf_tempfile *tf, const char *dir, const char *name,
                                                const char *what, struct h5shuf_err *err);
@@ -88,7 +91,7 @@ H5SHUF_INTERNAL void h5shuf__tempfile_remove(struct h5shuf_tempfile *tf);
  * file), fsync of the descriptor, then linkat(2) of /proc/self/fd/N to out's name (AT_SYMLINK_FOLLOW:
  * the inode itself, and never over an existing name), then the temporary name removed (if still ours)
  * and the directory fsync'ed.  A file that appeared at out is never replaced without force
- * (H5SHUF_EEXIST).  With force, every existing out is first linked aside (".NAME.h5shuf-PID-old-XXXXXX")
+ * (H5SHUF_EEXIST).  With force, every existing out is first linked aside (".NAME.h5shuf-PID-TAG-old-XXXXXX")
  * and replaced by renameat(2) of the temporary name, checked just before (still this file) and after (out
  * is this file); the second names go once all are in place.  On any failure every out is as it was
  * before: files already placed are taken back and the old ones renamed back, and the tf are left for the

@@ -110,14 +110,20 @@ static void step(const char *what)
     H5SHUF_KILL_POINT_AT(what); /* (tests/kill_sweep.sh; the step names the point in a trace) */
 }
 
-/* An injected I/O fault in test builds (errno EIO), never otherwise. */
-static int io_fault(void)
+/* An injected I/O fault in test builds (errno EIO), never otherwise: a fault point, or (write set) the
+ * Nth write of the process's walfiles when H5SHUF_DEBUG_WAL_EIO_AT=N (tests/disk_full.sh: a disk that fails
+ * in the middle of a resumable run). */
+static int io_fault(int write)
 {
 #ifdef H5SHUF_FAULT_INJECTION
-    if (h5shuf__fault()) {
+    static _Atomic long writes;
+    const char *at = write ? getenv("H5SHUF_DEBUG_WAL_EIO_AT") : NULL;
+    if (h5shuf__fault() || (at && ++writes == atol(at))) {
         errno = EIO;
         return 1;
     }
+#else
+    (void)write;
 #endif
     return 0;
 }
@@ -127,7 +133,7 @@ static int write_all(int fd, const void *buf, size_t n, uint64_t off)
 {
     const unsigned char *p = buf;
     while (n > 0) {
-        if (io_fault())
+        if (io_fault(1))
             return EIO;
         ssize_t w = pwrite(fd, p, n > ((size_t)1 << 30) ? (size_t)1 << 30 : n, (off_t)off);
         if (w < 0 && errno == EINTR)
@@ -167,7 +173,7 @@ static int read_full(int fd, void *buf, size_t n, uint64_t off)
 /* fsync: 0 or an errno; EINVAL/ENOTSUP (a file system that cannot sync) count as done. */
 static int sync_fd(int fd)
 {
-    if (io_fault())
+    if (io_fault(0))
         return EIO;
     int e = fsync(fd) == 0 ? 0 : errno;
     return e == EINVAL || e == ENOTSUP ? 0 : e;
@@ -175,7 +181,7 @@ static int sync_fd(int fd)
 
 static int truncate_fd(int fd, uint64_t size)
 {
-    if (io_fault())
+    if (io_fault(0))
         return EIO;
     return ftruncate(fd, (off_t)size) == 0 ? 0 : errno;
 }
@@ -308,7 +314,7 @@ static int log_create(struct h5shuf_walfile *wf, uint64_t seq, int *fd, char nam
         for (size_t i = 0; i < sizeof r; i++)
             name[n + (int)i] = set[r[i] % (sizeof set - 1)];
         name[n + 6] = '\0';
-        if (io_fault())
+        if (io_fault(0))
             return EIO;
         *fd = openat(wf->dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (*fd >= 0)
@@ -359,8 +365,10 @@ static void fd_name(int fd, char *buf, size_t cap)
         buf[n] = '\0';
 }
 
+/* The status of errno e, which the error being recorded carries (error.h). */
 static int status_of(int e)
 {
+    h5shuf__err_note_errno(e);
     return e == ENOMEM ? H5SHUF_ENOMEM : e == ENOSPC ? H5SHUF_ENOSPC : H5SHUF_EIO;
 }
 
@@ -674,8 +682,10 @@ static herr_t wal_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
         return -1;
     }
     int e = wal_write_bytes(wf, buf, size, addr);
-    if (e)
+    if (e) {
         wf->broken = 1; /* HDF5 may go on (H5Dclose's failed chunk write is only its return value) */
+        h5shuf__err_note_errno(e); /* (for the h5shuf__fail of HDF5's failure: error.h) */
+    }
     if (e == EBUSY)
         WAL_ERR(H5E_WRITEERROR, "%s: written between a commit's prepare and apply", wf->base_name);
     else if (e)
@@ -707,6 +717,7 @@ static herr_t wal_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing)
     int e = set_eof(wf, wf->eoa);
     if (e) {
         wf->broken = 1;
+        h5shuf__err_note_errno(e);
         WAL_ERR(H5E_CANTUPDATE, "%s: cannot set its size to %llu: %s", wf->base_name, (unsigned long long)wf->eoa,
                 strerror(e));
         return -1;
