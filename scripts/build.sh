@@ -10,10 +10,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tests=${H5SHUF_BUILD_TESTS:-OFF}
 
-# The tool and the library: a compiler, CMake, HDF5, and the codecs of the built-in filters (zstd,
-# libdeflate for gzip, lzf, lzo for PyTables' LZO, lz4 for bitshuffle's LZ4 mode), xxhash (the journal's
-# checksums).  zlib1g-dev: CMake's check of zlib (libhdf5-dev needs it too).
-packages=(build-essential cmake pkg-config libhdf5-dev libzstd-dev libxxhash-dev libdeflate-dev zlib1g-dev
+# The tool and the library: a C compiler (gcc, make, the C library's headers: not build-essential's C++ and
+# packaging tools), CMake, HDF5, and the codecs of the built-in filters (zstd, libdeflate for gzip, lzf, lzo
+# for PyTables' LZO, lz4 for bitshuffle's LZ4 mode), xxhash (the journal's checksums).  zlib1g-dev: CMake's
+# check of zlib (libhdf5-dev needs it too).
+packages=(gcc make libc6-dev cmake pkg-config libhdf5-dev libzstd-dev libxxhash-dev libdeflate-dev zlib1g-dev
           liblzf-dev liblzo2-dev liblz4-dev)
 if [ "$tests" = ON ]; then
   # The test suites: CUnit; HDF5's tools (h5dump, h5diff, h5repack) and the independent writers and readers
@@ -23,7 +24,7 @@ if [ "$tests" = ON ]; then
   # package's progress bar); openmpi-bin and libopenmpi-dev (h5shuf-mpi and its tests); setuptools, wheel,
   # venv and pip (the PEP 517 package from a clone, tests/python_venv.sh).  python3-torch (the readers
   # under a real DataLoader, tests/python_readers.py) unless H5SHUF_TEST_TORCH=OFF.
-  packages+=(libcunit1-dev hdf5-tools python3-h5py python3-numpy time strace python3-netcdf4 python3-tables netcdf-bin
+  packages+=(build-essential libcunit1-dev hdf5-tools python3-h5py python3-numpy time strace python3-netcdf4 python3-tables netcdf-bin
              python3-hdf5plugin bitshuffle hdf5-filter-plugin hdf5-filter-plugin-blosc-serial hdf5-filter-plugin-zfp-serial
              python3-tqdm openmpi-bin libopenmpi-dev python3-setuptools python3-wheel python3-venv python3-pip)
   [ "${H5SHUF_TEST_TORCH:-ON}" = OFF ] || packages+=(python3-torch)
@@ -41,7 +42,10 @@ if ((${#missing[@]})); then
   # with them, as Debian installs them for a user)
   norec=--no-install-recommends
   [ "$tests" = ON ] && norec=
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $norec "${missing[@]}" >/dev/null
+  # (dpkg's unsafe-io: no sync after each file it unpacks, as Debian's installers and image builders do for
+  # a fresh install: a crash mid-install is repaired by installing again)
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $norec -o Dpkg::Options::=--force-unsafe-io \
+    "${missing[@]}" >/dev/null
 fi
 
 build="${H5SHUF_BUILD_DIR:-build}"
