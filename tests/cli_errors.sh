@@ -430,6 +430,10 @@ expect "20c --split fractions not summing to 1" 2 "$O/o-a.h5" 'sum to 0\.9, not 
 expect "20d --split with a name given twice" 2 "$O/o-a.h5" 'twice' "'a'" -- --split a=0.5,a=0.5 ex.h5 "$O/o.h5"
 expect "20e --split with a zero fraction" 2 "$O/o-a.h5" 'above 0' -- --split a=0,b=1 ex.h5 "$O/o.h5"
 expect "20f --split with a name holding '/'" 2 "$O/o-a.h5" 'letters, digits' -- --split a/b=1 ex.h5 "$O/o.h5"
+expect "20f2 --split with a fraction of 19 significant digits" 2 "$O/o-a.h5" 'too many digits' "'a'" -- \
+    --split a=0.1234567890123456789,b=0.8765432109876543211 ex.h5 "$O/o.h5"
+expect "20f3 --split whose denominators' common multiple passes 10^18" 2 "$O/o-a.h5" 'least common multiple' -- \
+    --split a=1/999999999999999989,b=1/2 ex.h5 "$O/o.h5"
 expect "20g --shards 0" 2 "$O/o-00000-of-00000.h5" 'invalid --shards' "'0'" -- --shards 0 ex.h5 "$O/o.h5"
 expect "20h --shards abc" 2 "$O/o.h5" 'invalid --shards' -- --shards abc ex.h5 "$O/o.h5"
 expect "20i --shards with --split" 2 "$O/o-00000-of-00002.h5" 'cannot be combined' -- --shards 2 --split a=1 \

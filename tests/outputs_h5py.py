@@ -6,7 +6,8 @@ usage: /usr/bin/python3 tests/outputs_h5py.py PATH/TO/h5shuf
 The oracle is oracle_h5py.py's (numpy Philox keys, the order = rows sorted by (key, i)); this file only
 adds what the several-outputs features promise:
   - shards and splits: consecutive ranges of the one-file output (their concatenation equals it byte for
-    byte), with the documented boundaries (shard s: floor(s*N/K); split k: floor(N * cumulative fraction));
+    byte), with the documented boundaries (shard s: floor(s*N/K); split k: floor(N * cumulative fraction /
+    sum), in exact rationals: fractions.Fraction of the fractions' text, so 0.9/0.1 of 200000 is 180000/20000);
   - a head of n rows: the first n rows of the full output, the same rows for the same seed on any file
     of N rows;
   - --source-index: the input file of each output row, from the oracle's order and the inputs' sizes;
@@ -15,6 +16,7 @@ adds what the several-outputs features promise:
 Each check prints PASS or FAIL; the last line is "N passed, M failed"; exit 0 only when nothing failed.
 """
 
+import fractions
 import json
 import math
 import os
@@ -178,6 +180,39 @@ def case_shards_edges(tmp):
     check("whole-file mode: /meta and attributes in every shard", ok)
 
 
+def exact_bounds(n, fractions_text):
+    """[0, b_1, ..., n]: b_k = floor(n * (F_0 + ... + F_{k-1}) / sum F) in exact rationals."""
+    fr = [fractions.Fraction(f) for f in fractions_text]
+    return [0] + [n * sum(fr[:i + 1]) // sum(fr) for i in range(len(fr) - 1)] + [n]
+
+
+def case_split_exact(tmp):
+    """--split counts as people do (issue 50): 0.9/0.1 of 200000 is 180000/20000, 0.7/0.2/0.1 of 1000 is
+    700/200/100, 1/3 and 0.333333 three times, 1e-6; every split against the exact boundaries."""
+    cases = [(200000, [("train", "0.9"), ("val", "0.1")], [180000, 20000]),
+             (1000, [("train", "0.7"), ("val", "0.2"), ("test", "0.1")], [700, 200, 100]),
+             (1000, [("a", "1/3"), ("b", "1/3"), ("c", "1/3")], [333, 333, 334]),
+             (1000, [("a", "0.333333"), ("b", "0.333333"), ("c", "0.333333")], [333, 333, 334]),
+             (1000000, [("big", "0.999999"), ("tiny", "1e-6")], [999999, 1]),
+             (997, [("a", "0.15"), ("b", "0.35"), ("c", "0.5")], None)]
+    for n, parts, want in cases:
+        src = os.path.join(tmp, "ex%d.h5" % n)
+        if not os.path.exists(src):
+            with h5py.File(src, "w") as h:
+                h.create_dataset("y", data=np.arange(n, dtype="<u4"))
+        out = os.path.join(tmp, "ex%d_{split}.h5" % n)
+        spec = ",".join("%s=%s" % p for p in parts)
+        O.shuf("-q", "-s", 5, "--force", "--split", spec, src, out)
+        rows = []
+        for name, _ in parts:
+            with h5py.File(out.replace("{split}", name), "r") as h:
+                rows.append(h["y"].shape[0])
+        b = exact_bounds(n, [f for _, f in parts])
+        exact = [b[i + 1] - b[i] for i in range(len(parts))]
+        check("split %s of %d rows: %s" % (spec, n, exact), rows == exact and (want is None or rows == want),
+              "wrote %s, expected %s" % (rows, want or exact))
+
+
 def case_split(tmp):
     """--split: consecutive, disjoint, complete; boundaries floor(N * cumulative fraction)."""
     ins = make_inputs(tmp, [600, 400, 137], "spl")
@@ -190,8 +225,7 @@ def case_split(tmp):
            *[p + ":/x,/y" for p in ins], out)
     names = [os.path.join(tmp, "spl-%s.h5" % s) for s in ("train", "val", "test")]
     check("split: files spl-train.h5, spl-val.h5, spl-test.h5", all(os.path.exists(p) for p in names))
-    fr = [0.7, 0.2, 0.1]
-    bounds = [0] + [math.floor(n * sum(fr[:i + 1]) / sum(fr)) for i in range(2)] + [n]
+    bounds = exact_bounds(n, ["0.7", "0.2", "0.1"])
     rows = [read_all(p, ["/x"])["/x"].shape[0] for p in names]
     check("split: sizes from floor(N * cumulative fraction)", rows == [bounds[i + 1] - bounds[i] for i in range(3)],
           "%s vs bounds %s" % (rows, bounds))
@@ -348,6 +382,7 @@ def main():
         O.run_case("shards acceptance (8 x 2000 rows, 16 shards)", case_shards_acceptance, tmp)
         O.run_case("shard edges", case_shards_edges, tmp)
         O.run_case("split", case_split, tmp)
+        O.run_case("split counted exactly", case_split_exact, tmp)
         O.run_case("head", case_head, tmp)
         O.run_case("mixing report", case_mixing, tmp)
         O.run_case("source index, one input", case_source_one_input, tmp)

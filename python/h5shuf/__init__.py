@@ -40,8 +40,9 @@ _OPTIONS_DOC = """
     Other options (keyword arguments, as the tool's): chunk_rows (rows per output chunk, or a whole chunk
     shape "64x256"), scratch_compression (filters of the scratch piles, default "zstd:1+shuffle"), tmpdir
     (directory of the scratch file), on_oversize ("recurse" or "restart"), strategy ("auto", "two-pass",
-    "direct"), split ("train=0.9,val=0.1" or {"train": 0.9, "val": 0.1}), head (rows: only the first N
-    of the shuffle), source_index (path of an (N,) dataset of input numbers), check (verify the output
+    "direct"), split ("train=0.9,val=0.1" or {"train": 0.9, "val": 0.1}; fractions exact, as Fraction(1, 3),
+    Decimal or "1/3" too: split k ends at row floor(N * (F_0 + ... + F_k) / sum F)), head (rows: only the
+    first N of the shuffle), source_index (path of an (N,) dataset of input numbers), check (verify the output
     before it is renamed into place), force (replace an existing output), drop_references, allow_lossy,
     allow_external (read datasets whose rows are in other files: external storage, virtual datasets),
     mixing_window (with several inputs: the mixing report of the first and last W output rows; 0: the

@@ -14,6 +14,7 @@ re-raised once the run has cleaned up.
 
 import ctypes
 import decimal
+import fractions
 import os
 import resource
 import signal
@@ -76,10 +77,22 @@ def _specs(inputs):
     return specs
 
 
+def _fraction_text(f):
+    """A --split fraction as the library parses it exactly: a Fraction as "p/q", a Decimal or an int as
+    written, a float as its shortest repr ("0.1", not the binary value's 55 digits)."""
+    if isinstance(f, str):
+        return f
+    if isinstance(f, fractions.Fraction):
+        return "%d/%d" % (f.numerator, f.denominator)
+    if isinstance(f, (int, decimal.Decimal)) and not isinstance(f, bool):
+        return str(f)
+    return repr(float(f))
+
+
 def _split_text(split):
     if split is None or isinstance(split, str):
         return split
-    return ",".join("%s=%r" % (name, float(f)) for name, f in dict(split).items())
+    return ",".join("%s=%s" % (name, _fraction_text(f)) for name, f in dict(split).items())
 
 
 def _options(seed, memory, compression, shards, index, threads, extra):
