@@ -86,7 +86,7 @@ typedef enum h5shuf_phase {
     H5SHUF_PHASE_SELECT = 5,  /* the keys of all N rows scanned, no data read: --head's last row (in
                                * h5shuf_job_plan) and the mixing report's windows (h5shuf_job_mixing) */
     H5SHUF_PHASE_VERIFY = 6   /* h5shuf_verify or --check: rows hashed, the inputs' then the output's
-                               * (rows_total: 2 N) */
+                               * (rows_total: N + the output's rows, 2 N but for a head) */
 } h5shuf_phase;
 
 /*
@@ -334,8 +334,15 @@ H5SHUF_API int h5shuf_run(h5shuf_job *job);
  * multiset hashes (XXH3), memory bounded by mem_limit_bytes.  When the output carries its seed and an
  * index (h5shuf_options.index_path), it also checks that the order is exactly the one the seed defines:
  * the index sorted by (key, id), and each output row equal to the input row its index names.
- * Call it on a job that has not been planned or run.  Returns H5SHUF_OK, H5SHUF_EMISMATCH with a one-line
- * reason naming the dataset ("rows differ", "misaligned", row counts, types), or another error.
+ * An output file of shards or splits is checked with the other files of its set, as the one output they
+ * concatenate to: those added last as inputs that say (by their root attributes) they belong to its set
+ * are taken as its files, and a file still missing is looked for beside it under the name h5shuf gives
+ * it; a set with a file missing fails naming it.  A head (--head R, alone or cut into files) must hold the
+ * rows of the first R of the shuffle of its seed.  Inputs added without weights get the weights the run
+ * gave them (weights and --mix's, from the output's h5shuf_inputs) when there are as many as the run had.
+ * Call it on a job that has not been planned or run.  Returns H5SHUF_OK (h5shuf_job_verify_text then
+ * says what was checked), H5SHUF_EMISMATCH with a one-line reason naming the file and dataset ("rows
+ * differ", "misaligned", row counts, types, a missing file of a set), or another error.
  */
 H5SHUF_API int h5shuf_verify(h5shuf_job *job);
 
@@ -392,6 +399,10 @@ H5SHUF_API uint64_t h5shuf_job_seed(const h5shuf_job *job);
 H5SHUF_API const char *h5shuf_job_warning(const h5shuf_job *job, size_t index);
 /* Why the plan took its strategy, one line (valid after a successful plan; owned by the job). */
 H5SHUF_API const char *h5shuf_job_strategy_why(const h5shuf_job *job);
+/* After a successful h5shuf_verify: what it checked, one line ("a permutation of the inputs' rows,
+ * datasets aligned", or "4 shards, o-00000-of-00004.h5 .. o-00003-of-00004.h5: together ..."); else "".
+ * Owned by the job. */
+H5SHUF_API const char *h5shuf_job_verify_text(const h5shuf_job *job);
 /* After h5shuf_job_plan: what a resumed run found and will redo ("resuming from DIR: pass 1 done to row
  * 812345 of 1000000, ...") or "" when it continues no interrupted run.  Owned by the job. */
 H5SHUF_API const char *h5shuf_job_resume_text(const h5shuf_job *job);

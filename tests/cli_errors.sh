@@ -418,6 +418,23 @@ expect "12p output spec with an empty path list 'o.h5:'" 2 "$O/o.h5" 'empty|path
     ex.h5:/X "$O/o.h5:"
 NO_T=1
 expect "12s verify with a malformed spec is a usage error" 2 "-" 'empty' ex.h5 -- verify ex.h5: "$O/o.h5"
+# verify of a set: a file missing, and root attributes that are not h5shuf's (read after their shape and
+# type are checked: never into a buffer of another size)
+"$H" -q -s 3 --shards 3 "$IN/ex.h5" "$O/vs.h5" && rm -f "$O/vs-00001-of-00003.h5"
+expect "12t verify of a shard set with a shard missing" 1 "-" 'missing' 'shard 1 of 3' vs-00001-of-00003.h5 -- \
+    verify ex.h5 "$O/vs-00000-of-00003.h5"
+if [ "$have_h5py" = 1 ]; then
+    "$H" -q -f -s 3 -n 100 "$IN/ex.h5" "$O/vh.h5"
+    for bad in "row_range np.arange(3, dtype='u8')" "row_range 'nine'" "seed np.arange(4, dtype='u8')" \
+               "output_rows np.array([1.5])" "inputs np.array([b'a', b'b'])"; do
+        cp "$O/vh.h5" "$O/vbad.h5"
+        "$PY" -c "import h5py, numpy as np
+with h5py.File('$O/vbad.h5', 'r+') as f:
+    f.attrs['h5shuf_${bad%% *}'] = ${bad#* }"
+        expect "12u verify of a head whose h5shuf_${bad%% *} is ${bad#* }" 1 "-" 'not as h5shuf writes it' \
+            "h5shuf_${bad%% *}" -- verify ex.h5 "$O/vbad.h5"
+    done
+fi
 NO_T=0
 expect "12q an empty --tmpdir" 2 "$O/o.h5" 'empty|tmpdir' tmpdir -- -t "" ex.h5 "$O/o.h5"
 expect "12r unknown short option bundled after a good one (-fz)" 2 "$O/o.h5" 'unknown' "'-z'" -- -fz ex.h5 "$O/o.h5"

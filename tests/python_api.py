@@ -334,6 +334,32 @@ def case_verify(d):
               err.strip() == "h5shuf: verify: " + str(exc) and "/x" in str(exc), "%r vs %r" % (str(exc), err))
 
 
+def case_verify_sets(d):
+    """verify() of a set of shards (one file or the list), a head; "checked" says what; a missing shard raises."""
+    a, b = write_inputs(d)
+    ins = [a + ":/x,/y", b]
+    sh, hd = os.path.join(d, "sh.h5"), os.path.join(d, "hd.h5")
+    h5shuf.shuffle(ins, sh, seed=6, shards=3)
+    h5shuf.shuffle(ins, hd, seed=6, head=50)
+    files = [os.path.join(d, "sh-%05d-of-00003.h5" % k) for k in range(3)]
+    r = h5shuf.verify(ins, files[1])
+    check("verify() of one shard checks the set of 3", r["status"] == "ok" and r["checked"].startswith("3 shards"),
+          "%r" % r)
+    r = h5shuf.verify(ins, files[::-1])
+    check("verify() of the list of the shards", r["status"] == "ok" and r["output"] == files[::-1], "%r" % r)
+    r = h5shuf.verify(ins, hd)
+    check("verify() of a head of 50", "the first 50 rows" in r["checked"], "%r" % r)
+    os.rename(files[2], files[2] + ".x")
+    try:
+        h5shuf.verify(ins, files[0])
+        check("verify() of a set with a shard missing raises MismatchError", False, "no exception")
+    except h5shuf.MismatchError as exc:
+        _, err = cli("verify", *ins, files[0], rc=1)
+        check("verify() of a set with a shard missing raises MismatchError with the CLI's message",
+              "shard 2 of 3 is missing" in str(exc) and err.strip() == "h5shuf: verify: " + str(exc), str(exc))
+    os.rename(files[2] + ".x", files[2])
+
+
 def expect_error(tag, cls, fn, cli_args=None, needle=None, where=None):
     """fn() raises cls (an h5shuf.Error); its message is the CLI's line for cli_args, naming needle."""
     try:
@@ -533,7 +559,9 @@ def case_library(d):
 if __name__ == "__main__":
     sys.exit(python_env.main([
         ("layout", case_layout), ("header", case_header), ("keys", case_keys), ("acceptance", case_acceptance),
-        ("against the CLI", case_against_cli), ("split counted exactly", case_split_exact), ("plan", case_plan), ("scatter and gather", case_scatter_gather),
-        ("verify", case_verify), ("errors", case_errors), ("cancel", case_cancel), ("resume", case_resume),
+        ("against the CLI", case_against_cli), ("split counted exactly", case_split_exact), ("plan", case_plan),
+        ("scatter and gather", case_scatter_gather),
+        ("verify", case_verify), ("verify of sets", case_verify_sets), ("errors", case_errors), ("cancel", case_cancel),
+        ("resume", case_resume),
         ("progress", case_progress),
         ("library", case_library)]))

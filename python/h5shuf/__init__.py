@@ -133,12 +133,19 @@ def gather(piles, output, *, seed=None, memory="1G", compression=None, index=Non
 def verify(inputs, output, *, memory="1G", threads=0):
     """Check that output holds a permutation of the inputs' rows, datasets still aligned (`h5shuf verify`).
 
-    inputs, output: specs as for shuffle().  Streams both once, with 128-bit multiset hashes, in memory
-    bytes; with the seed and an index in the output, the exact order is checked too.  Returns
-    {"status": "ok", "inputs", "output", "seconds"}.  Raises MismatchError naming the dataset and what
-    differs ("rows differ", "misaligned", row counts, types), or another h5shuf.Error.
+    inputs: specs as for shuffle(); weights may be left out: those the run took (and mix's) are read from
+        the output.
+    output: the output file, or one file of a set of shards or splits (the others are found beside it by
+        their names), or a list of the set's files; a head (shuffle(head=R)) is checked as the first R rows
+        of the shuffle of its seed.  Streams both once, with 128-bit multiset hashes, in memory bytes; with
+        the seed and an index in the output, the exact order is checked too.  Returns {"status": "ok",
+        "inputs", "output", "checked" (what was verified, one line), "seconds"}.  Raises MismatchError
+        naming the file and dataset and what differs ("rows differ", "misaligned", row counts, types, a
+        file of the set missing), or another h5shuf.Error.
     """
-    return _run.verify(_run._specs(inputs), os.fspath(output), memory, threads)
+    if isinstance(output, (str, bytes, os.PathLike)):
+        output = [output]
+    return _run.verify(_run._specs(inputs), [os.fsdecode(p) for p in output], memory, threads)
 
 
 def library_path():

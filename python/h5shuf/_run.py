@@ -341,15 +341,18 @@ def execute(kind, inputs, output, piles, options, progress, mixing_window, plan_
                        None if plan_only else cb, time.monotonic() - t0, options.check)
 
 
-def verify(inputs, output, memory, threads):
-    """h5shuf_verify over specs; raises the Error of a failed check."""
+def verify(inputs, outputs, memory, threads):
+    """h5shuf_verify over specs; outputs: the files of a set after the inputs, the last one the job's output
+    (the library takes the others back from the end of the inputs); raises the Error of a failed check."""
     t0 = time.monotonic()
     o = _options(None, memory, None, None, None, threads, {})
     with _Job(o) as job:
         L = job.lib
-        for spec in inputs:
+        for spec in list(inputs) + outputs[:-1]:
             job.check(L.h5shuf_job_add_input(job.job, spec.encode()))
-        job.check(L.h5shuf_job_set_output(job.job, output.encode()))
+        job.check(L.h5shuf_job_set_output(job.job, outputs[-1].encode()))
         job.check(L.h5shuf_verify(job.job))
-    return {"h5shuf_version": _lib.text(L.h5shuf_version()), "status": "ok", "inputs": list(inputs), "output": output,
+        checked = _lib.text(L.h5shuf_job_verify_text(job.job))
+    return {"h5shuf_version": _lib.text(L.h5shuf_version()), "status": "ok", "inputs": list(inputs),
+            "output": outputs[-1] if len(outputs) == 1 else list(outputs), "checked": checked,
             "seconds": round(time.monotonic() - t0, 3)}

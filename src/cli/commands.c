@@ -74,7 +74,7 @@ static int verify_files(const struct cli_options *co, char *const *inputs, int n
     else if (st != H5SHUF_OK)
         fprintf(stderr, "h5shuf: verify: %s\n", h5shuf_errmsg(job));
     else if (co->verbose)
-        fprintf(stderr, "h5shuf: verify: %s: a permutation of the inputs' rows, datasets aligned\n", output);
+        fprintf(stderr, "h5shuf: verify: %s: %s\n", output, h5shuf_job_verify_text(job));
     h5shuf_job_free(job);
     return rc;
 }

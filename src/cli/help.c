@@ -102,7 +102,10 @@ static void usage(FILE *to)
           "                          byte; PILES.h5 is only read\n"
           "  h5shuf verify [-m SIZE] [-j N] [-q] INPUT... OUTPUT\n"
           "                          check that OUTPUT holds a permutation of the inputs' rows, with\n"
-          "                          datasets shuffled together still aligned (exit 0, else 1)\n"
+          "                          datasets shuffled together still aligned (exit 0, else 1); a file\n"
+          "                          of shards or splits is checked with the rest of its set (given\n"
+          "                          after it, or found beside it), a --head output as the first rows\n"
+          "                          of the seed's shuffle; the run's weights are read from OUTPUT\n"
           "\n"
           "Examples:\n"
           "  h5shuf train.h5 shuffled.h5\n"
@@ -120,7 +123,11 @@ int cli_help(FILE *to, enum cli_command cmd)
     if (cmd == CMD_VERIFY)
         fputs("Usage: h5shuf verify [-m SIZE] [-j N] [-q] INPUT... OUTPUT\n"
               "Check that OUTPUT holds a permutation of the rows of the INPUTs (same syntax as the shuffle),\n"
-              "with datasets shuffled together still aligned.  Exit 0 when it does, 1 otherwise.\n",
+              "with datasets shuffled together still aligned.  Exit 0 when it does, 1 otherwise.\n"
+              "OUTPUT may be one file of --shards or --split: the whole set is checked, its other files\n"
+              "given before OUTPUT (e.g. h5shuf verify in.h5 out-*.h5) or found beside it by their names;\n"
+              "a --head N output is checked as the first N rows of its seed's shuffle.  Weights (and\n"
+              "--mix's) are taken from OUTPUT when the INPUTs are given without them.\n",
               to);
     else
         usage(to);

@@ -1,8 +1,9 @@
 /*
  * attrs.c - attributes: every attribute of an input object copied to its output object as raw values of
- * its own type, and the attributes h5shuf writes itself (provenance, shard ranges, the pile file's
- * records).
+ * its own type, the attributes h5shuf writes itself (provenance, shard ranges, the pile file's records),
+ * and those of them read back from a file that may hold anything (verify): shape and type checked first.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,4 +274,104 @@ herr_t h5shuf__attr_put_u64_text(hid_t obj, const char *name, uint64_t v, int te
     char digits[24];
     snprintf(digits, sizeof digits, "%llu", (unsigned long long)v);
     return text ? h5shuf__attr_put_text(obj, name, digits, 1) : h5shuf__attr_put_u64(obj, name, v);
+}
+
+/* ---- attributes read back ------------------------------------------------------------------------- */
+
+/* Attribute name of obj when it holds exactly n elements (a scalar counts as 1) of class cls (*a, *t
+ * open, the caller closes): 1; 0 when there is none; -1 when it is of another shape or class. */
+static int attr_open_checked(hid_t obj, const char *name, H5T_class_t cls, hssize_t n, hid_t *a, hid_t *t)
+{
+    *a = *t = H5I_INVALID_HID;
+    htri_t exists = H5Aexists(obj, name);
+    if (exists <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return exists == 0 ? 0 : -1;
+    }
+    *a = H5Aopen(obj, name, H5P_DEFAULT);
+    hid_t s = *a >= 0 ? H5Aget_space(*a) : H5I_INVALID_HID;
+    H5S_class_t sc = s >= 0 ? H5Sget_simple_extent_type(s) : H5S_NO_CLASS;
+    hssize_t points = sc == H5S_SCALAR ? 1 : sc == H5S_SIMPLE ? H5Sget_simple_extent_npoints(s) : -1;
+    if (s >= 0)
+        H5Sclose(s);
+    *t = *a >= 0 ? H5Aget_type(*a) : H5I_INVALID_HID;
+    int ok = *t >= 0 && points == n && H5Tget_class(*t) == cls;
+    H5Eclear2(H5E_DEFAULT);
+    return ok ? 1 : -1;
+}
+
+/* Fixed-length text attributes longer than this are not h5shuf's. */
+#define ATTR_TEXT_MAX (UINT64_C(64) << 20)
+
+int h5shuf__attr_get_text(hid_t obj, const char *name, char **out)
+{
+    hid_t a, t;
+    *out = NULL;
+    int r = attr_open_checked(obj, name, H5T_STRING, 1, &a, &t);
+    if (r == 1 && H5Tis_variable_str(t) > 0) {
+        char *value = NULL; /* (HDF5 decodes it from the global heap: bounded first) */
+        if (h5shuf__vlen_bound_whole(a) < 0 || H5Aread(a, t, &value) < 0)
+            r = -1;
+        else if (!(*out = strdup(value ? value : "")))
+            r = -2;
+        if (value)
+            H5free_memory(value);
+    } else if (r == 1) {
+        size_t n = H5Tget_size(t);
+        if (n == 0 || n > ATTR_TEXT_MAX)
+            r = -1;
+        else if (!(*out = calloc(n + 1, 1)))
+            r = -2;
+        else if (H5Aread(a, t, *out) < 0)
+            r = -1;
+    }
+    if (r < 0 && *out) {
+        free(*out);
+        *out = NULL;
+    }
+    if (t >= 0)
+        H5Tclose(t);
+    if (a >= 0)
+        H5Aclose(a);
+    H5Eclear2(H5E_DEFAULT);
+    return r;
+}
+
+int h5shuf__attr_get_u64s(hid_t obj, const char *name, uint64_t *v, size_t n)
+{
+    hid_t a, t;
+    int r = attr_open_checked(obj, name, H5T_INTEGER, (hssize_t)n, &a, &t);
+    if (r == 1 && H5Aread(a, H5T_NATIVE_UINT64, v) < 0)
+        r = -1;
+    if (t >= 0)
+        H5Tclose(t);
+    if (a >= 0)
+        H5Aclose(a);
+    H5Eclear2(H5E_DEFAULT);
+    if (r != -1)
+        return r;
+    /* not n integers: perhaps the netCDF form, n decimal numbers in a string */
+    char *text = NULL;
+    if ((r = h5shuf__attr_get_text(obj, name, &text)) != 1)
+        return r == -2 ? -2 : -1;
+    const char *p = text;
+    for (size_t k = 0; k < n && r == 1; k++) {
+        char *end;
+        while (*p == ' ')
+            p++;
+        if (*p < '0' || *p > '9') {
+            r = -1;
+            break;
+        }
+        errno = 0;
+        v[k] = strtoull(p, &end, 10);
+        r = errno ? -1 : 1;
+        p = end;
+    }
+    while (r == 1 && *p == ' ')
+        p++;
+    if (r == 1 && *p)
+        r = -1;
+    free(text);
+    return r;
 }

@@ -40,6 +40,17 @@ H5SHUF_INTERNAL herr_t h5shuf__attr_put_text(hid_t obj, const char *name, const 
 /* A scalar uint64, or with text its decimal digits as a fixed-length string. */
 H5SHUF_INTERNAL herr_t h5shuf__attr_put_u64_text(hid_t obj, const char *name, uint64_t v, int text);
 
+/* Attribute name of obj as text (*out, caller frees): a string attribute of one element (scalar or 1-D),
+ * variable-length (its heap object bounded first: vlenbound.h) or fixed-length (at most 64 MiB).  1 when
+ * read; 0 when obj has no such attribute; -1 when it has one of another shape or type, or unreadable;
+ * -2 when out of memory.  *out is NULL unless 1.  HDF5's error stack is cleared. */
+H5SHUF_INTERNAL int h5shuf__attr_get_text(hid_t obj, const char *name, char **out);
+/* Attribute name of obj as n unsigned integers into v[0 .. n): an integer attribute of exactly n elements
+ * (a scalar when n is 1), or a text attribute (as above) of n decimal numbers separated by spaces (what
+ * h5shuf__attr_put_text and _u64_text write in a netCDF file).  1 when read; 0 when there is none; -1
+ * when it has another shape or type; -2 when out of memory.  v is undefined unless 1. */
+H5SHUF_INTERNAL int h5shuf__attr_get_u64s(hid_t obj, const char *name, uint64_t *v, size_t n);
+
 /* A variable-length UTF-8 string type (caller closes), or H5I_INVALID_HID. */
 H5SHUF_INTERNAL hid_t h5shuf__vstring_type(void);
 
