@@ -157,6 +157,14 @@ def library_path():
     return _lib.path()
 
 
+_LAZY = ("ShuffledReader", "PileReader", "Epochs", "epoch_seed")
+
+
+def __dir__():
+    # The readers and Epochs are imported on first use (below), but listed with the rest.
+    return sorted(set(globals()) | set(_LAZY))
+
+
 def __getattr__(name):
     # The readers import h5py (and torch when it is installed) on first use only.
     if name in ("ShuffledReader", "PileReader"):
