@@ -44,6 +44,8 @@ static void usage(FILE *to)
           "  -f FILTER, -l CHUNK=DIMS  h5repack's spellings, also accepted: -f SHUF, -f GZIP=4,\n"
           "                          -f UD=32015,0,1,3 (zstd level 3), -f FLET, -f NONE, -l CHUNK=64x256\n"
           "      --plan              print the plan (piles, memory, disk) and exit without writing\n"
+          "                          (without -s its seed is drawn for the plan: it prints the -s\n"
+          "                          that runs this plan)\n"
           "      --progress=WHEN     a live progress bar on stderr: auto (when it is a terminal),\n"
           "                          always, never\n"
           "      --json              print a machine-readable report of the run on stdout\n"
