@@ -411,6 +411,28 @@ def chi2_upper_even(x, df):
     return math.exp(-h) * sum(h ** j / math.factorial(j) for j in range(df // 2))
 
 
+def case_head_maxshape(tmp):
+    """A head of fewer rows than the input's chunks (h5py's automatic chunks of a large dataset): its maxshape
+    is its shape, as the whole output's is its shape (a fixed input), or unlimited as the whole output's (an
+    extendible input); its rows are still the whole output's first (issue 50)."""
+    for tag, maxshape in (("fixed", None), ("extendible", (None, 64))):
+        src = os.path.join(tmp, "hm_%s.h5" % tag)
+        with h5py.File(src, "w") as h:
+            kw = {"maxshape": maxshape} if maxshape else {}
+            h.create_dataset("x", data=np.arange(20000 * 64, dtype="<f4").reshape(20000, 64), chunks=(4096, 64), **kw)
+        full, head = os.path.join(tmp, "hm_%s_full.h5" % tag), os.path.join(tmp, "hm_%s_head.h5" % tag)
+        O.shuf("-q", "-s", 3, src, full)
+        O.shuf("-q", "-s", 3, "-n", 1000, src, head)
+        with h5py.File(full, "r") as f, h5py.File(head, "r") as g:
+            want = (1000, 64) if maxshape is None else (None, 64)
+            fm = f["x"].maxshape
+            check("head of %s input, chunks of 4096 rows: maxshape %s (the whole output's %s)" % (tag, g["x"].maxshape, fm),
+                  g["x"].maxshape == want and fm == ((20000, 64) if maxshape is None else (None, 64)),
+                  "chunks %s" % (g["x"].chunks,))
+            check("head of %s input: the whole output's first 1000 rows" % tag,
+                  O.same_array(g["x"][()], f["x"][:1000])[0])
+
+
 def case_mixing(tmp):
     """The mixing report's counts, chi-square and p-value against numpy; also with a head."""
     sizes = [3000, 1000, 500]  # df = 2
@@ -503,6 +525,7 @@ def main():
         O.run_case("split", case_split, tmp)
         O.run_case("split counted exactly", case_split_exact, tmp)
         O.run_case("head", case_head, tmp)
+        O.run_case("head's maxshape", case_head_maxshape, tmp)
         O.run_case("verify of sets, splits and heads", case_verify_sets, tmp)
         O.run_case("verify with the run's weights", case_verify_weights, tmp)
         O.run_case("mixing report", case_mixing, tmp)
