@@ -384,7 +384,7 @@ static int open_part(const struct h5shuf_datasets *dss, const struct h5shuf_outs
 
 static void close_part(const struct h5shuf_datasets *dss, hid_t *file, hid_t *dsets, struct order *ord)
 {
-    for (size_t d = 0; d < dss->n; d++)
+    for (size_t d = 0; dsets && d < dss->n; d++)
         if (dsets[d] >= 0)
             H5Dclose(dsets[d]);
     if (ord->index >= 0)
@@ -439,6 +439,8 @@ int h5shuf__verify_set(struct h5shuf_chunkio *cio, struct h5shuf_inputs *inputs,
     hid_t *dsets = calloc(dss->n ? dss->n : 1, sizeof *dsets), file = H5I_INVALID_HID;
     const char **paths = malloc((dss->n ? dss->n : 1) * sizeof *paths);
     int st = in && out && dsets && paths ? H5SHUF_OK : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory"), indexed = 0;
+    for (size_t d = 0; dsets && d < dss->n; d++)
+        dsets[d] = H5I_INVALID_HID;
     if (st == H5SHUF_OK && rows > all)
         st = h5shuf__fail(err, H5SHUF_EMISMATCH, "%s: the set holds %llu rows, the inputs %llu", name,
                           (unsigned long long)rows, (unsigned long long)all);
@@ -492,7 +494,7 @@ int h5shuf__verify_set(struct h5shuf_chunkio *cio, struct h5shuf_inputs *inputs,
     }
     if (st == H5SHUF_OK)
         st = hash_inputs(&hs, inputs, in, err);
-    for (size_t d = 0; d < dss->n; d++)
+    for (size_t d = 0; paths && d < dss->n; d++)
         paths[d] = dss->ds[d].out_path;
     for (size_t k = 0; st == H5SHUF_OK && k < set->n; k++) {
         if (set->n > 1) /* (one file stayed open from the check above) */
