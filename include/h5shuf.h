@@ -151,10 +151,13 @@ typedef struct h5shuf_options {
      * h5shuf_row_range ([first, end) in the whole output).  At most 1,000,000 shards. */
     uint64_t shards;
     /* Splits: NULL, or "NAME=FRACTION[,NAME=FRACTION...]" (e.g. "train=0.9,val=0.1"): one output file per
-     * name, holding consecutive ranges of the output order.  Fractions are positive and must sum to 1
-     * within 1e-6; they are normalised, and split k holds rows [b_k, b_{k+1}) with
-     * b_k = floor(R * (f_0 + ... + f_{k-1}) / (f_0 + ... + f_{n-1})) (long double), b_n = R.  Names use
-     * letters, digits, '_', '-' and '.', and are unique.  Excludes shards (H5SHUF_EINVAL). */
+     * name, holding consecutive ranges of the output order.  A fraction is an exact rational: a decimal
+     * ("0.1", "1e-6") or a ratio ("1/3"), at most 18 significant digits (numerator and denominator at
+     * most 10^18 in lowest terms, their denominators' least common multiple too).  Fractions are positive
+     * and must sum to 1 within 1e-6 (checked exactly); they are normalised, and split k holds rows
+     * [b_k, b_{k+1}) with b_k = floor(R * (f_0 + ... + f_{k-1}) / (f_0 + ... + f_{n-1})) computed exactly
+     * (0.9/0.1 of 200000 rows: 180000/20000), b_n = R.  Names use letters, digits, '_', '-' and '.', and
+     * are unique.  Excludes shards (H5SHUF_EINVAL). */
     const char *split;
     /* A head: when head_set, write only the first head_rows rows of the shuffle (all of them when there are
      * fewer): the head_rows smallest (key, i), in the same order as the full output's first rows.  The
