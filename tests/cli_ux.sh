@@ -62,8 +62,8 @@ if grep -q "piles" <<<"$out" && grep -q "scratch about" <<<"$out" && grep -q "fr
 then ok "--plan: piles, scratch estimate, free space; writes nothing"; else bad "--plan" "$out"; fi
 # --plan without -s: the seed it drew is not the run's; it says so, and which -s runs this plan (a head's
 # rows depend on the seed: the plan with that -s is the same plan, seed line and free space aside)
-s=$(sed -n 's/^h5shuf: seed \([0-9]*\) (drawn for this plan: a run without -s draws another; -s \1 runs this plan)$/\1/p' \
-    <<<"$out")
+said='(drawn for this plan: a run without -s draws another; -s \1 runs this plan)'
+s=$(sed -n "s/^h5shuf: seed \([0-9]*\) $said\$/\1/p" <<<"$out")
 again=$("$H" --plan -m 8M -s "${s:-0}" "$W/f.h5" "$W/p4.h5")
 if [ -n "$s" ] && [ "$(head -n 1 <<<"$again")" = "h5shuf: seed $s" ] &&
     [ "$(tail -n +2 <<<"$again" | grep -v free)" = "$(tail -n +2 <<<"$out" | grep -v free)" ]

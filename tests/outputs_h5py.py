@@ -249,12 +249,14 @@ def case_verify_sets(tmp):
         ok, err = verify(*ins, *args)
         check("verify passes %s" % what, ok, err)
     ok, err = verify("-v", *ins, shards[0])
-    check("verify -v names the set it checked", ok and "4 shards" in err and shards[3] in err and "together" in err, err)
+    check("verify -v names the set it checked", ok and "4 shards" in err and shards[3] in err and "together" in err,
+          err)
     ok, err = verify("-v", *ins, hd)
     check("verify -v says a head is the first 300 rows of the seed's shuffle",
           ok and "the first 300 rows of the shuffle of the inputs' 1137 (seed 11)" in err, err)
     # one changed value: each fails
-    for what, path, args in (("a shard", shards[2], shards[:1]), ("a split", splits[2], splits[:1]), ("the head", hd, [hd])):
+    for what, path, args in (("a shard", shards[2], shards[:1]), ("a split", splits[2], splits[:1]),
+                             ("the head", hd, [hd])):
         bump(path)
         ok, err = verify(*ins, *args, rc=1)
         check("verify fails after one value of %s changed" % what, ok and "rows differ" in err, err)
@@ -426,7 +428,8 @@ def case_head_maxshape(tmp):
         with h5py.File(full, "r") as f, h5py.File(head, "r") as g:
             want = (1000, 64) if maxshape is None else (None, 64)
             fm = f["x"].maxshape
-            check("head of %s input, chunks of 4096 rows: maxshape %s (the whole output's %s)" % (tag, g["x"].maxshape, fm),
+            check("head of %s input, chunks of 4096 rows: maxshape %s (the whole output's %s)" % (
+                tag, g["x"].maxshape, fm),
                   g["x"].maxshape == want and fm == ((20000, 64) if maxshape is None else (None, 64)),
                   "chunks %s" % (g["x"].chunks,))
             check("head of %s input: the whole output's first 1000 rows" % tag,

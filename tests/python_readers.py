@@ -418,7 +418,8 @@ def case_doc_example(d):
 
 if __name__ == "__main__":
     sys.exit(python_env.main([
-        ("split", case_split), ("all datasets", case_all_datasets), ("shuffled", case_shuffled), ("shards", case_shards), ("wide rows", case_wide_rows),
+        ("split", case_split), ("all datasets", case_all_datasets), ("shuffled", case_shuffled),
+        ("shards", case_shards), ("wide rows", case_wide_rows),
         ("resume", case_resume),
         ("piles", case_piles), ("pile errors", case_pile_errors), ("torch", case_torch),
         ("doc example", case_doc_example)]))

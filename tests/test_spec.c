@@ -174,10 +174,10 @@ static void test_split_ends(void)
     splits_are("train=0.7,val=0.2,test=0.1", n63,
                (const uint64_t[]){UINT64_C(6456360425798343065), UINT64_C(8301034833169298227), n63}, 3);
     splits_are("a=0.999999,b=1e-6", n63, (const uint64_t[]){UINT64_C(9223362813482738953), n63}, 2);
-    splits_are("a=3/7,b=3/7,c=1/7", n63, (const uint64_t[]){UINT64_C(3952873730080618203), UINT64_C(7905747460161236406), n63},
-               3);
-    splits_are("a=1/3,b=1/3,c=1/3", max, (const uint64_t[]){UINT64_C(6148914691236517205), UINT64_C(12297829382473034410), max},
-               3);
+    splits_are("a=3/7,b=3/7,c=1/7", n63,
+               (const uint64_t[]){UINT64_C(3952873730080618203), UINT64_C(7905747460161236406), n63}, 3);
+    splits_are("a=1/3,b=1/3,c=1/3", max,
+               (const uint64_t[]){UINT64_C(6148914691236517205), UINT64_C(12297829382473034410), max}, 3);
     splits_are("a=1/3,b=0.5,c=1/6", 6, (const uint64_t[]){2, 5, 6}, 3); /* decimals and ratios together */
     splits_are("a=0.5,b=0.5", 0, (const uint64_t[]){0, 0}, 2);
     splits_are("a=0.5,b=0.5", 1, (const uint64_t[]){0, 1}, 2);

@@ -207,9 +207,9 @@ static int output_dcpl(struct h5shuf_dsinfo *ds, uint64_t rows, uint64_t head_ro
     return H5SHUF_OK;
 }
 
-int h5shuf__output_plan(struct h5shuf_datasets *dsets, uint64_t rows, uint64_t head_rows, const struct h5shuf_filters *f,
-                        const char *chunk_shape, int allow_lossy, const char *in_file, const char *out_file,
-                        struct h5shuf_err *err)
+int h5shuf__output_plan(struct h5shuf_datasets *dsets, uint64_t rows, uint64_t head_rows,
+                        const struct h5shuf_filters *f, const char *chunk_shape, int allow_lossy, const char *in_file,
+                        const char *out_file, struct h5shuf_err *err)
 {
     for (size_t d = 0; d < dsets->n; d++) {
         int st = output_dcpl(&dsets->ds[d], rows, head_rows, f, chunk_shape, allow_lossy, in_file, out_file, err);

@@ -180,8 +180,8 @@ static int parse_items(const char *spec, char *copy, struct h5shuf_splits *s, ui
             return h5shuf__fail(err, H5SHUF_EINVAL, syntax, spec);
         *eq = '\0';
         if (!name_ok(item))
-            return h5shuf__fail(err, H5SHUF_EINVAL, "--split '%s': name '%s' may only hold letters, digits, '_', '-' and '.'",
-                                spec, item);
+            return h5shuf__fail(err, H5SHUF_EINVAL,
+                                "--split '%s': name '%s' may only hold letters, digits, '_', '-' and '.'", spec, item);
         for (size_t k = 0; k < s->n; k++)
             if (strcmp(s->names[k], item) == 0)
                 return h5shuf__fail(err, H5SHUF_EINVAL, "--split '%s': name '%s' given twice", spec, item);

@@ -77,7 +77,8 @@ static int ident_read(const char *path, struct ident *id, struct h5shuf_err *err
     int r, nomem = 0;
 #define U64S(name, v, n, flag) \
     ((r = h5shuf__attr_get_u64s(file, name, v, n)) < 0 ? (bad = bad ? bad : name, nomem |= r == -2, 0) : ((flag) = r))
-#define TEXT(name, out) ((r = h5shuf__attr_get_text(file, name, out)) < 0 ? (bad = bad ? bad : name, nomem |= r == -2) : 0)
+#define TEXT(name, out) \
+    ((r = h5shuf__attr_get_text(file, name, out)) < 0 ? (bad = bad ? bad : name, nomem |= r == -2) : 0)
     int has_rows = 0, has_shard = 0;
     U64S("h5shuf_seed", &id->seed, 1, id->has_seed);
     U64S("h5shuf_row_range", id->range, 2, id->has_range);
@@ -115,8 +116,8 @@ static int same_text(const char *a, const char *b)
 static int same_set(const struct ident *a, const struct ident *b)
 {
     return b->has_range && a->has_seed == b->has_seed && (!a->has_seed || a->seed == b->seed) && a->rows == b->rows &&
-           a->has_shards == b->has_shards && (!a->has_shards || a->shards == b->shards) && same_text(a->splits, b->splits) &&
-           same_text(a->inputs, b->inputs) && same_text(a->stratify, b->stratify);
+           a->has_shards == b->has_shards && (!a->has_shards || a->shards == b->shards) &&
+           same_text(a->splits, b->splits) && same_text(a->inputs, b->inputs) && same_text(a->stratify, b->stratify);
 }
 
 /* The names of a --split text "NAME=F,..." (owned, count in *n), whatever its fractions. */
@@ -489,12 +490,14 @@ int h5shuf__outset_strata(const struct h5shuf_outset *set, const struct h5shuf_i
     free(rows);
     free(ends);
     if (r == -4)
-        return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s: h5shuf_stratify '%s' does not name the groups of these %zu inputs",
-                            set->v[0].path, set->stratify, in->nsrc);
+        return h5shuf__fail(err, H5SHUF_EMISMATCH,
+                            "%s: h5shuf_stratify '%s' does not name the groups of these %zu inputs", set->v[0].path,
+                            set->stratify, in->nsrc);
     if (r == -1 || r == -3)
         return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     if (r != 0)
-        return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s: the strata h5shuf_stratify names cannot be made", set->v[0].path);
+        return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s: the strata h5shuf_stratify names cannot be made",
+                            set->v[0].path);
     return H5SHUF_OK;
 }
 

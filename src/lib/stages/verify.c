@@ -108,11 +108,13 @@ static int read_slab(struct hasher *hs, const struct side *sd, uint64_t start, u
 {
     char cause[256];
     const struct h5shuf_datasets *dss = hs->dss;
+    const uint64_t limit = dss->vlen_read_limit;
     for (size_t d = 0; d < dss->n; d++, *nread = d)
-        if ((sd->from ? h5shuf__input_rows_read(hs->cio, sd->from, sd->f, &dss->ds[d], sd->dsets[d], dss->vlen_read_limit,
-                                                start, n, hs->buf[d])
-             : dss->ds[d].vlen ? h5shuf__vlen_read(&dss->ds[d], sd->dsets[d], start, n, dss->vlen_read_limit, hs->buf[d])
-                               : h5shuf__chunkio_read(hs->cio, sd->dsets[d], dss->ds[d].ftype, start, n, hs->buf[d])) < 0)
+        if ((sd->from       ? h5shuf__input_rows_read(hs->cio, sd->from, sd->f, &dss->ds[d], sd->dsets[d], limit, start,
+                                                      n, hs->buf[d])
+             : dss->ds[d].vlen ? h5shuf__vlen_read(&dss->ds[d], sd->dsets[d], start, n, limit, hs->buf[d])
+                               : h5shuf__chunkio_read(hs->cio, sd->dsets[d], dss->ds[d].ftype, start, n,
+                                                      hs->buf[d])) < 0)
             return h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot read rows %llu..%llu: %s", sd->file, sd->paths[d],
                                 (unsigned long long)start, (unsigned long long)(start + n - 1),
                                 h5shuf__hdf5_cause(cause, sizeof cause));
@@ -314,8 +316,9 @@ static int compare(const struct h5shuf_datasets *dss, uint64_t rows, const char 
     size_t n = dss->n;
     for (size_t d = 0; d < n; d++)
         if (in[d].lo != o[d].lo || in[d].hi != o[d].hi)
-            return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s:%s: rows differ from %s (a row altered, missing or duplicated)",
-                                out, dss->ds[d].out_path, whose);
+            return h5shuf__fail(err, H5SHUF_EMISMATCH,
+                                "%s:%s: rows differ from %s (a row altered, missing or duplicated)", out,
+                                dss->ds[d].out_path, whose);
     if (in[n].lo != o[n].lo || in[n].hi != o[n].hi)
         return h5shuf__fail(err, H5SHUF_EMISMATCH,
                             "%s: datasets misaligned: each dataset's rows match %s, but not row by row across "
@@ -452,8 +455,9 @@ int h5shuf__verify_set(struct h5shuf_chunkio *cio, struct h5shuf_inputs *inputs,
                                                  "not of these %zu",
                           name, (unsigned long long)rows, lines, lines == 1 ? "" : "s", inputs->nsrc);
     if (st == H5SHUF_OK && (rows < all || set->stratify) && !set->has_seed)
-        st = h5shuf__fail(err, H5SHUF_EMISMATCH, "%s: has no h5shuf_seed, which says which of the inputs' %llu rows it holds",
-                          name, (unsigned long long)all);
+        st = h5shuf__fail(err, H5SHUF_EMISMATCH,
+                          "%s: has no h5shuf_seed, which says which of the inputs' %llu rows it holds", name,
+                          (unsigned long long)all);
     for (size_t d = 0; st == H5SHUF_OK && !hs.rc && d < dss->n; d++)
         if (!dss->ds[d].vlen && h5shuf__type_has_refs(dss->ds[d].ftype))
             hs.rc = &canon;
@@ -478,7 +482,8 @@ int h5shuf__verify_set(struct h5shuf_chunkio *cio, struct h5shuf_inputs *inputs,
         hs.rc = NULL; /* (freed below) */
     if (st == H5SHUF_OK)
         st = draw_samples(inputs, dss, set, name, err);
-    if (st == H5SHUF_OK && rows < all && (st = h5shuf__head_bound(set->seed, all, rows, mem, &head, progress, err)) == H5SHUF_OK) {
+    if (st == H5SHUF_OK && rows < all &&
+        (st = h5shuf__head_bound(set->seed, all, rows, mem, &head, progress, err)) == H5SHUF_OK) {
         hs.head = &head;
         if (!(hs.keys = malloc(hs.slab * sizeof *hs.keys)))
             st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");

@@ -23,8 +23,8 @@
  * another error. */
 H5SHUF_INTERNAL int h5shuf__verify_set(struct h5shuf_chunkio *cio, struct h5shuf_inputs *in,
                                        const struct h5shuf_datasets *dsets, const struct h5shuf_outset *set,
-                                       uint64_t mem, const struct h5shuf_progress *progress, char *said, size_t said_cap,
-                                       struct h5shuf_err *err);
+                                       uint64_t mem, const struct h5shuf_progress *progress, char *said,
+                                       size_t said_cap, struct h5shuf_err *err);
 
 /* --check: the one whole output at path (its temporary name; named name in messages) checked as above. */
 H5SHUF_INTERNAL int h5shuf__verify_file(struct h5shuf_chunkio *cio, struct h5shuf_inputs *in,
