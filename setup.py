@@ -20,6 +20,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
@@ -27,8 +28,17 @@ from setuptools.dist import Distribution
 
 try:
     from wheel.bdist_wheel import bdist_wheel
-except ImportError:  # no wheel package: pip install still works through setup.py install paths
-    bdist_wheel = None
+except ImportError:
+    try:  # setuptools 70.1 and later have their own
+        from setuptools.command.bdist_wheel import bdist_wheel
+    except ImportError:
+        bdist_wheel = None
+if bdist_wheel is None and {"bdist_wheel", "dist_info"} & set(sys.argv):
+    # pip install --no-build-isolation builds a wheel with this interpreter's own packages; without the wheel
+    # package setuptools says only "invalid command 'bdist_wheel'" (a pyenv or python.org Python's venv)
+    sys.exit("h5shuf: building needs the 'wheel' package in %s: use Debian's /usr/bin/python3 with "
+             "python3-wheel (docs/python.md, \"Installing\"), or run 'pip install setuptools wheel' in this "
+             "environment first, or leave out --no-build-isolation" % sys.executable)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

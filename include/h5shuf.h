@@ -87,7 +87,7 @@ typedef enum h5shuf_phase {
     H5SHUF_PHASE_SELECT = 5,  /* the keys of all N rows scanned, no data read: --head's last row (in
                                * h5shuf_job_plan) and the mixing report's windows (h5shuf_job_mixing) */
     H5SHUF_PHASE_VERIFY = 6   /* h5shuf_verify or --check: rows hashed, the inputs' then the output's
-                               * (rows_total: 2 N) */
+                               * (rows_total: N + the output's rows, 2 N but for a head) */
 } h5shuf_phase;
 
 /*
@@ -152,10 +152,13 @@ typedef struct h5shuf_options {
      * h5shuf_row_range ([first, end) in the whole output).  At most 1,000,000 shards. */
     uint64_t shards;
     /* Splits: NULL, or "NAME=FRACTION[,NAME=FRACTION...]" (e.g. "train=0.9,val=0.1"): one output file per
-     * name, holding consecutive ranges of the output order.  Fractions are positive and must sum to 1
-     * within 1e-6; they are normalised, and split k holds rows [b_k, b_{k+1}) with
-     * b_k = floor(R * (f_0 + ... + f_{k-1}) / (f_0 + ... + f_{n-1})) (long double), b_n = R.  Names use
-     * letters, digits, '_', '-' and '.', and are unique.  Excludes shards (H5SHUF_EINVAL). */
+     * name, holding consecutive ranges of the output order.  A fraction is an exact rational: a decimal
+     * ("0.1", "1e-6") or a ratio ("1/3"), at most 18 significant digits (numerator and denominator at
+     * most 10^18 in lowest terms, their denominators' least common multiple too).  Fractions are positive
+     * and must sum to 1 within 1e-6 (checked exactly); they are normalised, and split k holds rows
+     * [b_k, b_{k+1}) with b_k = floor(R * (f_0 + ... + f_{k-1}) / (f_0 + ... + f_{n-1})) computed exactly
+     * (0.9/0.1 of 200000 rows: 180000/20000), b_n = R.  Names use letters, digits, '_', '-' and '.', and
+     * are unique.  Excludes shards (H5SHUF_EINVAL). */
     const char *split;
     /* A head: when head_set, write only the first head_rows rows of the shuffle (all of them when there are
      * fewer): the head_rows smallest (key, i), in the same order as the full output's first rows.  The
@@ -339,8 +342,15 @@ H5SHUF_API int h5shuf_run(h5shuf_job *job);
  * multiset hashes (XXH3), memory bounded by mem_limit_bytes.  When the output carries its seed and an
  * index (h5shuf_options.index_path), it also checks that the order is exactly the one the seed defines:
  * the index sorted by (key, id), and each output row equal to the input row its index names.
- * Call it on a job that has not been planned or run.  Returns H5SHUF_OK, H5SHUF_EMISMATCH with a one-line
- * reason naming the dataset ("rows differ", "misaligned", row counts, types), or another error.
+ * An output file of shards or splits is checked with the other files of its set, as the one output they
+ * concatenate to: those added last as inputs that say (by their root attributes) they belong to its set
+ * are taken as its files, and a file still missing is looked for beside it under the name h5shuf gives
+ * it; a set with a file missing fails naming it.  A head (--head R, alone or cut into files) must hold the
+ * rows of the first R of the shuffle of its seed.  Inputs added without weights get the weights the run
+ * gave them (weights and --mix's, from the output's h5shuf_inputs) when there are as many as the run had.
+ * Call it on a job that has not been planned or run.  Returns H5SHUF_OK (h5shuf_job_verify_text then
+ * says what was checked), H5SHUF_EMISMATCH with a one-line reason naming the file and dataset ("rows
+ * differ", "misaligned", row counts, types, a missing file of a set), or another error.
  */
 H5SHUF_API int h5shuf_verify(h5shuf_job *job);
 
@@ -397,6 +407,10 @@ H5SHUF_API uint64_t h5shuf_job_seed(const h5shuf_job *job);
 H5SHUF_API const char *h5shuf_job_warning(const h5shuf_job *job, size_t index);
 /* Why the plan took its strategy, one line (valid after a successful plan; owned by the job). */
 H5SHUF_API const char *h5shuf_job_strategy_why(const h5shuf_job *job);
+/* After a successful h5shuf_verify: what it checked, one line ("a permutation of the inputs' rows,
+ * datasets aligned", or "4 shards, o-00000-of-00004.h5 .. o-00003-of-00004.h5: together ..."); else "".
+ * Owned by the job. */
+H5SHUF_API const char *h5shuf_job_verify_text(const h5shuf_job *job);
 /* After h5shuf_job_plan: what a resumed run found and will redo ("resuming from DIR: pass 1 done to row
  * 812345 of 1000000, ...") or "" when it continues no interrupted run.  Owned by the job. */
 H5SHUF_API const char *h5shuf_job_resume_text(const h5shuf_job *job);

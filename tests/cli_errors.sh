@@ -464,6 +464,23 @@ expect "12p output spec with an empty path list 'o.h5:'" 2 "$O/o.h5" 'empty|path
     ex.h5:/X "$O/o.h5:"
 NO_T=1
 expect "12s verify with a malformed spec is a usage error" 2 "-" 'empty' ex.h5 -- verify ex.h5: "$O/o.h5"
+# verify of a set: a file missing, and root attributes that are not h5shuf's (read after their shape and
+# type are checked: never into a buffer of another size)
+"$H" -q -s 3 --shards 3 "$IN/ex.h5" "$O/vs.h5" && rm -f "$O/vs-00001-of-00003.h5"
+expect "12t verify of a shard set with a shard missing" 1 "-" 'missing' 'shard 1 of 3' vs-00001-of-00003.h5 -- \
+    verify ex.h5 "$O/vs-00000-of-00003.h5"
+if [ "$have_h5py" = 1 ]; then
+    "$H" -q -f -s 3 -n 100 "$IN/ex.h5" "$O/vh.h5"
+    for bad in "row_range np.arange(3, dtype='u8')" "row_range 'nine'" "seed np.arange(4, dtype='u8')" \
+               "output_rows np.array([1.5])" "inputs np.array([b'a', b'b'])"; do
+        cp "$O/vh.h5" "$O/vbad.h5"
+        "$PY" -c "import h5py, numpy as np
+with h5py.File('$O/vbad.h5', 'r+') as f:
+    f.attrs['h5shuf_${bad%% *}'] = ${bad#* }"
+        expect "12u verify of a head whose h5shuf_${bad%% *} is ${bad#* }" 1 "-" 'not as h5shuf writes it' \
+            "h5shuf_${bad%% *}" -- verify ex.h5 "$O/vbad.h5"
+    done
+fi
 NO_T=0
 expect "12q an empty --tmpdir" 2 "$O/o.h5" 'empty|tmpdir' tmpdir -- -t "" ex.h5 "$O/o.h5"
 expect "12r unknown short option bundled after a good one (-fz)" 2 "$O/o.h5" 'unknown' "'-z'" -- -fz ex.h5 "$O/o.h5"
@@ -476,6 +493,10 @@ expect "20c --split fractions not summing to 1" 2 "$O/o-a.h5" 'sum to 0\.9, not 
 expect "20d --split with a name given twice" 2 "$O/o-a.h5" 'twice' "'a'" -- --split a=0.5,a=0.5 ex.h5 "$O/o.h5"
 expect "20e --split with a zero fraction" 2 "$O/o-a.h5" 'above 0' -- --split a=0,b=1 ex.h5 "$O/o.h5"
 expect "20f --split with a name holding '/'" 2 "$O/o-a.h5" 'letters, digits' -- --split a/b=1 ex.h5 "$O/o.h5"
+expect "20f2 --split with a fraction of 19 significant digits" 2 "$O/o-a.h5" 'too many digits' "'a'" -- \
+    --split a=0.1234567890123456789,b=0.8765432109876543211 ex.h5 "$O/o.h5"
+expect "20f3 --split whose denominators' common multiple passes 10^18" 2 "$O/o-a.h5" 'least common multiple' -- \
+    --split a=1/999999999999999989,b=1/2 ex.h5 "$O/o.h5"
 expect "20g --shards 0" 2 "$O/o-00000-of-00000.h5" 'invalid --shards' "'0'" -- --shards 0 ex.h5 "$O/o.h5"
 expect "20h --shards abc" 2 "$O/o.h5" 'invalid --shards' -- --shards abc ex.h5 "$O/o.h5"
 expect "20i --shards with --split" 2 "$O/o-00000-of-00002.h5" 'cannot be combined' -- --shards 2 --split a=1 \

@@ -60,6 +60,15 @@ then ok "--json: a report that parses, with plan, passes, memory"; else bad "--j
 out=$("$H" --plan -m 8M "$W/f.h5" "$W/p4.h5")
 if grep -q "piles" <<<"$out" && grep -q "scratch about" <<<"$out" && grep -q "free" <<<"$out" && [ ! -e "$W/p4.h5" ]
 then ok "--plan: piles, scratch estimate, free space; writes nothing"; else bad "--plan" "$out"; fi
+# --plan without -s: the seed it drew is not the run's; it says so, and which -s runs this plan (a head's
+# rows depend on the seed: the plan with that -s is the same plan, seed line and free space aside)
+said='(drawn for this plan: a run without -s draws another; -s \1 runs this plan)'
+s=$(sed -n "s/^h5shuf: seed \([0-9]*\) $said\$/\1/p" <<<"$out")
+again=$("$H" --plan -m 8M -s "${s:-0}" "$W/f.h5" "$W/p4.h5")
+if [ -n "$s" ] && [ "$(head -n 1 <<<"$again")" = "h5shuf: seed $s" ] &&
+    [ "$(tail -n +2 <<<"$again" | grep -v free)" = "$(tail -n +2 <<<"$out" | grep -v free)" ]
+then ok "--plan without -s says the seed is drawn for the plan and gives the -s that runs it"
+else bad "--plan without -s and its seed" "$out"; fi
 # pass 2's cap on a pile's memory (plan.h H5SHUF_PASS2_BYTES_MAX) is said when it makes more piles than the
 # budget alone would: 1 GiB of rows (h5py, chunks never written: --plan reads no row) at -m 1G, not at 200M
 "$PY" -c 'import h5py, sys; h5py.File(sys.argv[1], "w").create_dataset("x", (1 << 20, 256), "f4", chunks=(1024, 256))' "$W/big.h5"

@@ -155,6 +155,24 @@ H5SHUF_DEBUG_SEND_ROWS=1 case_ tok-rows-sent md5 -s 12 -m 4M --shards 3 tok.h5:/
 # "Two nodes": Open MPI over TCP only (no shared memory between the processes), each its own scratch
 MPIRUN_OPTS="--mca btl tcp,self" case_ tok-tcp md5 -s 9 -m 4M --shards 3 tok.h5:/tok,/domain
 
+# --tmpdir with %r whose per-rank directories do not exist yet: each process makes its own (0700) when the
+# parent exists; a missing parent is the run's error, naming the directory.
+rm -rf tmp; mkdir -p tmp
+mpi 2 -q -f -s 1 -m 16M --strategy two-pass -t "$W/tmp/new-%r" a.h5:/x,/y out/mk.h5 >/dev/null 2>err; rc=$?
+if [ $rc = 0 ] && [ -e out/mk.h5 ] && [ "$(stat -c %a tmp/new-0)" = 700 ] && [ "$(stat -c %a tmp/new-1)" = 700 ] &&
+    [ -z "$(find tmp/new-0 tmp/new-1 -mindepth 1)" ]; then
+    ok "--tmpdir DIR/new-%r: the per-rank directories made, 0700, left empty"
+else
+    bad "--tmpdir DIR/new-%r with no such directories (exit $rc)"; ls -la tmp tmp/* 2>&1 | sed 's/^/#   /'
+    sed 's/^/#   /' err | head -5
+fi
+if ! mpi 2 -q -f -s 1 -m 4M -t "$W/tmp/none/x-%r" a.h5:/x,/y out/mk2.h5 >/dev/null 2>err && grep -q 'tmp/none/x-' err &&
+    [ ! -e tmp/none ] && [ ! -e out/mk2.h5 ]; then
+    ok "--tmpdir with %r under a missing directory: refused naming it, nothing made"
+else
+    bad "--tmpdir with %r under a missing directory"; sed 's/^/#   /' err | head -5
+fi
+
 # Progress and --json on process 0 count the rows of every process (the passes' rows are N, by h5py), and
 # the bytes pass 2 sent between processes (none at P = 1).
 n=$(/usr/bin/python3 -c 'import h5py; print(len(h5py.File("tok.h5", "r")["tok"]))')

@@ -6,18 +6,24 @@ usage: /usr/bin/python3 tests/outputs_h5py.py PATH/TO/h5shuf
 The oracle is oracle_h5py.py's (numpy Philox keys, the order = rows sorted by (key, i)); this file only
 adds what the several-outputs features promise:
   - shards and splits: consecutive ranges of the one-file output (their concatenation equals it byte for
-    byte), with the documented boundaries (shard s: floor(s*N/K); split k: floor(N * cumulative fraction));
+    byte), with the documented boundaries (shard s: floor(s*N/K); split k: floor(N * cumulative fraction /
+    sum), in exact rationals: fractions.Fraction of the fractions' text, so 0.9/0.1 of 200000 is 180000/20000);
   - a head of n rows: the first n rows of the full output, the same rows for the same seed on any file
     of N rows;
   - --source-index: the input file of each output row, from the oracle's order and the inputs' sizes;
+  - h5shuf verify of a whole set (shards, splits; given whole or by one file, the rest found by name), a
+    head, with weights and --mix taken from the output: passes the run's files and fails each after one
+    changed value, a missing file, a head of another seed, rows swapped in an indexed set;
   - the mixing report: counts per input in the first/last window, chi-square and its p-value (closed
     form for even degrees of freedom: Q(k, x/2) = exp(-x/2) * sum_{j<k} (x/2)^j / j!).
 Each check prints PASS or FAIL; the last line is "N passed, M failed"; exit 0 only when nothing failed.
 """
 
+import fractions
 import json
 import math
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -178,6 +184,156 @@ def case_shards_edges(tmp):
     check("whole-file mode: /meta and attributes in every shard", ok)
 
 
+def exact_bounds(n, fractions_text):
+    """[0, b_1, ..., n]: b_k = floor(n * (F_0 + ... + F_{k-1}) / sum F) in exact rationals."""
+    fr = [fractions.Fraction(f) for f in fractions_text]
+    return [0] + [n * sum(fr[:i + 1]) // sum(fr) for i in range(len(fr) - 1)] + [n]
+
+
+def case_split_exact(tmp):
+    """--split counts as people do (issue 50): 0.9/0.1 of 200000 is 180000/20000, 0.7/0.2/0.1 of 1000 is
+    700/200/100, 1/3 and 0.333333 three times, 1e-6; every split against the exact boundaries."""
+    cases = [(200000, [("train", "0.9"), ("val", "0.1")], [180000, 20000]),
+             (1000, [("train", "0.7"), ("val", "0.2"), ("test", "0.1")], [700, 200, 100]),
+             (1000, [("a", "1/3"), ("b", "1/3"), ("c", "1/3")], [333, 333, 334]),
+             (1000, [("a", "0.333333"), ("b", "0.333333"), ("c", "0.333333")], [333, 333, 334]),
+             (1000000, [("big", "0.999999"), ("tiny", "1e-6")], [999999, 1]),
+             (997, [("a", "0.15"), ("b", "0.35"), ("c", "0.5")], None)]
+    for n, parts, want in cases:
+        src = os.path.join(tmp, "ex%d.h5" % n)
+        if not os.path.exists(src):
+            with h5py.File(src, "w") as h:
+                h.create_dataset("y", data=np.arange(n, dtype="<u4"))
+        out = os.path.join(tmp, "ex%d_{split}.h5" % n)
+        spec = ",".join("%s=%s" % p for p in parts)
+        O.shuf("-q", "-s", 5, "--force", "--split", spec, src, out)
+        rows = []
+        for name, _ in parts:
+            with h5py.File(out.replace("{split}", name), "r") as h:
+                rows.append(h["y"].shape[0])
+        b = exact_bounds(n, [f for _, f in parts])
+        exact = [b[i + 1] - b[i] for i in range(len(parts))]
+        check("split %s of %d rows: %s" % (spec, n, exact), rows == exact and (want is None or rows == want),
+              "wrote %s, expected %s" % (rows, want or exact))
+
+
+def verify(*args, rc=0):
+    """h5shuf verify ARGS: (exit status as expected, its stderr)."""
+    proc = subprocess.run([O.H5SHUF, "verify"] + [str(a) for a in args], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=120)
+    return proc.returncode == rc, proc.stderr.decode("utf-8", "replace").strip()
+
+
+def bump(path, name="/y", row=3):
+    """Change one value of dataset name in file path."""
+    with h5py.File(path, "r+") as h:
+        v = h[name][row]
+        h[name][row] = v + 1
+
+
+def case_verify_sets(tmp):
+    """h5shuf verify of a 4-shard set, a 3-way split and a head of the same seed (issue 50): each passes, by
+    all its files or by one of them, and fails after one changed value or with a file missing."""
+    ins = [p + ":/x,/y" for p in make_inputs(tmp, [600, 400, 137], "vs")]
+    d = os.path.join(tmp, "vsets")
+    os.makedirs(d)
+    sh, sp, hd = os.path.join(d, "sh.h5"), os.path.join(d, "sp.h5"), os.path.join(d, "hd.h5")
+    O.shuf("-q", "-s", 11, "--shards", 4, *ins, sh)
+    O.shuf("-q", "-s", 11, "--split", "train=0.7,val=0.2,test=0.1", *ins, sp)
+    O.shuf("-q", "-s", 11, "-n", 300, *ins, hd)
+    shards, splits = shard_names(sh, 4), [os.path.join(d, "sp-%s.h5" % n) for n in ("train", "val", "test")]
+    for what, args in (("4 shards, all given", shards), ("4 shards, all given out of order", shards[::-1]),
+                       ("4 shards, the first given", shards[:1]), ("4 shards, the third given", shards[2:3]),
+                       ("3 splits, all given", splits), ("3 splits, val given", splits[1:2]),
+                       ("a head of 300", [hd])):
+        ok, err = verify(*ins, *args)
+        check("verify passes %s" % what, ok, err)
+    ok, err = verify("-v", *ins, shards[0])
+    check("verify -v names the set it checked", ok and "4 shards" in err and shards[3] in err and "together" in err,
+          err)
+    ok, err = verify("-v", *ins, hd)
+    check("verify -v says a head is the first 300 rows of the seed's shuffle",
+          ok and "the first 300 rows of the shuffle of the inputs' 1137 (seed 11)" in err, err)
+    # one changed value: each fails
+    for what, path, args in (("a shard", shards[2], shards[:1]), ("a split", splits[2], splits[:1]),
+                             ("the head", hd, [hd])):
+        bump(path)
+        ok, err = verify(*ins, *args, rc=1)
+        check("verify fails after one value of %s changed" % what, ok and "rows differ" in err, err)
+        bump(path)  # (+1 again: still changed, so re-made below)
+    O.shuf("-q", "-f", "-s", 11, "--shards", 4, *ins, sh)
+    O.shuf("-q", "-f", "-s", 11, "--split", "train=0.7,val=0.2,test=0.1", *ins, sp)
+    O.shuf("-q", "-f", "-s", 11, "-n", 300, *ins, hd)
+    ok, err = verify(*ins, shards[0])
+    check("verify passes the shards made again", ok, err)
+    # a file missing
+    os.rename(shards[1], shards[1] + ".away")
+    ok, err = verify(*ins, shards[0], rc=1)
+    check("verify fails with a shard missing, naming it", ok and "shard 1 of 4 is missing" in err and
+          os.path.basename(shards[1]) in err, err)
+    ok, err = verify(*ins, shards[0], shards[2], shards[3], rc=1)
+    check("verify fails with a shard missing from the files given", ok and "shard 1 of 4 is missing" in err, err)
+    os.rename(shards[1] + ".away", shards[1])
+    os.rename(splits[2], splits[2] + ".away")
+    ok, err = verify(*ins, splits[0], rc=1)
+    check("verify fails with a split missing, naming it", ok and "split 'test'" in err, err)
+    os.rename(splits[2] + ".away", splits[2])
+    # a file of another run in its place, a file given twice
+    other = os.path.join(d, "other.h5")
+    O.shuf("-q", "-s", 12, "--shards", 4, *ins, other)
+    os.rename(shards[3], shards[3] + ".away")
+    os.rename(shard_names(other, 4)[3], shards[3])
+    ok, err = verify(*ins, shards[0], rc=1)
+    check("verify fails when a shard of another seed stands in for one", ok and "shard 3 of 4 is missing" in err, err)
+    os.rename(shards[3] + ".away", shards[3])
+    ok, err = verify(*ins, shards[0], shards[0], rc=1)
+    check("verify fails with a file of the set given twice", ok and "given twice" in err, err)
+    # a head of another seed: its attribute says 11, its rows are 12's
+    hd12 = os.path.join(d, "hd12.h5")
+    O.shuf("-q", "-s", 12, "-n", 300, *ins, hd12)
+    with h5py.File(hd12, "r+") as h:
+        h.attrs["h5shuf_seed"] = np.uint64(11)
+    ok, err = verify(*ins, hd12, rc=1)
+    check("verify fails a head whose rows are another seed's first 300", ok and "rows differ" in err, err)
+    # with an index: the order across the files of a set, rows swapped between two shards
+    shi = os.path.join(d, "shi.h5")
+    O.shuf("-q", "-s", 11, "--shards", 4, "--index", "/i", *ins, shi)
+    names = shard_names(shi, 4)
+    ok, err = verify(*ins, names[0])
+    check("verify passes an indexed set (the order across its files)", ok, err)
+    with h5py.File(names[1], "r+") as a, h5py.File(names[2], "r+") as b:
+        for ds in ("x", "y", "i"):
+            ra, rb = a[ds][0], b[ds][0]
+            a[ds][0], b[ds][0] = rb, ra
+    ok, err = verify(*ins, names[0], rc=1)
+    check("verify fails an indexed set with a row swapped between two shards", ok and "order differs" in err, err)
+    with h5py.File(shards[1], "r+") as a, h5py.File(shards[2], "r+") as b:  # the same without an index
+        for ds in ("x", "y"):
+            ra, rb = a[ds][0], b[ds][0]
+            a[ds][0], b[ds][0] = rb, ra
+    ok, err = verify(*ins, shards[0])
+    check("verify passes that swap in a set without an index (any permutation of the set's rows, as documented)",
+          ok, err)
+
+
+def case_verify_weights(tmp):
+    """verify takes the weights (and --mix's) of the run from the output's h5shuf_inputs."""
+    a, b = make_inputs(tmp, [500, 300], "vw")
+    d = os.path.join(tmp, "vweights")
+    os.makedirs(d)
+    w = os.path.join(d, "w.h5")
+    O.shuf("-q", "-s", 4, "--shards", 2, "-n", 700, a + ":/x,/y@1.5", b + ":/x,/y@0.5", w)
+    ok, err = verify(a + ":/x,/y", b + ":/x,/y", shard_names(w, 2)[1])
+    check("verify of weighted inputs' head in 2 shards, the weights from the output", ok, err)
+    ok, err = verify(a + ":/x,/y@2", b + ":/x,/y", shard_names(w, 2)[1], rc=1)
+    check("verify with weights of its own uses them (and fails with wrong ones)", ok, err)
+    m = os.path.join(d, "m.h5")
+    O.shuf("-q", "-s", 4, "--mix", "one=0.25,two=0.75", "--split", "tr=0.5,te=0.5", "one=" + a + ":/x,/y",
+           "two=" + b + ":/x,/y", m)
+    ok, err = verify(a + ":/x,/y", b + ":/x,/y", os.path.join(d, "m-te.h5"))
+    check("verify of a --mix split, its weights from the output", ok, err)
+
+
 def case_split(tmp):
     """--split: consecutive, disjoint, complete; boundaries floor(N * cumulative fraction)."""
     ins = make_inputs(tmp, [600, 400, 137], "spl")
@@ -190,8 +346,7 @@ def case_split(tmp):
            *[p + ":/x,/y" for p in ins], out)
     names = [os.path.join(tmp, "spl-%s.h5" % s) for s in ("train", "val", "test")]
     check("split: files spl-train.h5, spl-val.h5, spl-test.h5", all(os.path.exists(p) for p in names))
-    fr = [0.7, 0.2, 0.1]
-    bounds = [0] + [math.floor(n * sum(fr[:i + 1]) / sum(fr)) for i in range(2)] + [n]
+    bounds = exact_bounds(n, ["0.7", "0.2", "0.1"])
     rows = [read_all(p, ["/x"])["/x"].shape[0] for p in names]
     check("split: sizes from floor(N * cumulative fraction)", rows == [bounds[i + 1] - bounds[i] for i in range(3)],
           "%s vs bounds %s" % (rows, bounds))
@@ -256,6 +411,29 @@ def chi2_upper_even(x, df):
     """P(X >= x), X ~ chi-square(df), df even: exp(-x/2) * sum_{j<df/2} (x/2)^j / j!."""
     h = x / 2
     return math.exp(-h) * sum(h ** j / math.factorial(j) for j in range(df // 2))
+
+
+def case_head_maxshape(tmp):
+    """A head of fewer rows than the input's chunks (h5py's automatic chunks of a large dataset): its maxshape
+    is its shape, as the whole output's is its shape (a fixed input), or unlimited as the whole output's (an
+    extendible input); its rows are still the whole output's first (issue 50)."""
+    for tag, maxshape in (("fixed", None), ("extendible", (None, 64))):
+        src = os.path.join(tmp, "hm_%s.h5" % tag)
+        with h5py.File(src, "w") as h:
+            kw = {"maxshape": maxshape} if maxshape else {}
+            h.create_dataset("x", data=np.arange(20000 * 64, dtype="<f4").reshape(20000, 64), chunks=(4096, 64), **kw)
+        full, head = os.path.join(tmp, "hm_%s_full.h5" % tag), os.path.join(tmp, "hm_%s_head.h5" % tag)
+        O.shuf("-q", "-s", 3, src, full)
+        O.shuf("-q", "-s", 3, "-n", 1000, src, head)
+        with h5py.File(full, "r") as f, h5py.File(head, "r") as g:
+            want = (1000, 64) if maxshape is None else (None, 64)
+            fm = f["x"].maxshape
+            check("head of %s input, chunks of 4096 rows: maxshape %s (the whole output's %s)" % (
+                tag, g["x"].maxshape, fm),
+                  g["x"].maxshape == want and fm == ((20000, 64) if maxshape is None else (None, 64)),
+                  "chunks %s" % (g["x"].chunks,))
+            check("head of %s input: the whole output's first 1000 rows" % tag,
+                  O.same_array(g["x"][()], f["x"][:1000])[0])
 
 
 def case_mixing(tmp):
@@ -348,7 +526,11 @@ def main():
         O.run_case("shards acceptance (8 x 2000 rows, 16 shards)", case_shards_acceptance, tmp)
         O.run_case("shard edges", case_shards_edges, tmp)
         O.run_case("split", case_split, tmp)
+        O.run_case("split counted exactly", case_split_exact, tmp)
         O.run_case("head", case_head, tmp)
+        O.run_case("head's maxshape", case_head_maxshape, tmp)
+        O.run_case("verify of sets, splits and heads", case_verify_sets, tmp)
+        O.run_case("verify with the run's weights", case_verify_weights, tmp)
         O.run_case("mixing report", case_mixing, tmp)
         O.run_case("source index, one input", case_source_one_input, tmp)
         O.run_case("scatter/gather with several outputs", case_lazy, tmp)

@@ -259,6 +259,39 @@ def case_against_cli(d):
         check("weights: a negative weight raises InvalidArgumentError", "0 or more" in str(e), str(e))
 
 
+def case_split_exact(d):
+    """split= counts as the CLI does, exactly (issue 50): {"train": 0.9, "val": 0.1} of 200000 rows is
+    180000/20000; Fraction and Decimal fractions are passed exactly ("1/3", "0.7") and write the CLI's bytes."""
+    import decimal
+    import fractions
+    big, small = os.path.join(d, "big.h5"), os.path.join(d, "small.h5")
+    with h5py.File(big, "w") as f:
+        f["y"] = np.arange(200000, dtype="<u4")
+    with h5py.File(small, "w") as f:
+        f["y"] = np.arange(1000, dtype="<u4")
+
+    def rows(pattern, names):
+        out = []
+        for n in names:
+            with h5py.File(pattern.replace("{split}", n), "r") as f:
+                out.append(f["y"].shape[0])
+        return out
+    h5shuf.shuffle([big], os.path.join(d, "b_{split}.h5"), seed=3, split={"train": 0.9, "val": 0.1})
+    got = rows(os.path.join(d, "b_{split}.h5"), ["train", "val"])
+    check("split={'train': 0.9, 'val': 0.1} of 200000 rows: 180000/20000", got == [180000, 20000], "%r" % got)
+    h5shuf.shuffle([small], os.path.join(d, "s_{split}.h5"), seed=3,
+                   split={"train": decimal.Decimal("0.7"), "val": 0.2, "test": "0.1"})
+    got = rows(os.path.join(d, "s_{split}.h5"), ["train", "val", "test"])
+    check("split= Decimal 0.7, 0.2, '0.1' of 1000 rows: 700/200/100", got == [700, 200, 100], "%r" % got)
+    third = fractions.Fraction(1, 3)
+    h5shuf.shuffle([small], os.path.join(d, "t_{split}.h5"), seed=3, split={"a": third, "b": third, "c": third})
+    cli("-s", 3, "--split", "a=1/3,b=1/3,c=1/3", small, os.path.join(d, "c_{split}.h5"))
+    got = rows(os.path.join(d, "t_{split}.h5"), "abc")
+    check("split= Fraction(1, 3) three times: 333/333/334, the bytes of the CLI's a=1/3,b=1/3,c=1/3",
+          got == [333, 333, 334] and all(same_bytes(os.path.join(d, "t_%s.h5" % n), os.path.join(d, "c_%s.h5" % n))
+                                         for n in "abc"), "%r" % got)
+
+
 def case_plan(d):
     a, b = write_inputs(d)
     out = os.path.join(d, "out.h5")
@@ -307,6 +340,32 @@ def case_verify(d):
               err.strip() == "h5shuf: verify: " + str(exc) and "/x" in str(exc), "%r vs %r" % (str(exc), err))
 
 
+def case_verify_sets(d):
+    """verify() of a set of shards (one file or the list), a head; "checked" says what; a missing shard raises."""
+    a, b = write_inputs(d)
+    ins = [a + ":/x,/y", b]
+    sh, hd = os.path.join(d, "sh.h5"), os.path.join(d, "hd.h5")
+    h5shuf.shuffle(ins, sh, seed=6, shards=3)
+    h5shuf.shuffle(ins, hd, seed=6, head=50)
+    files = [os.path.join(d, "sh-%05d-of-00003.h5" % k) for k in range(3)]
+    r = h5shuf.verify(ins, files[1])
+    check("verify() of one shard checks the set of 3", r["status"] == "ok" and r["checked"].startswith("3 shards"),
+          "%r" % r)
+    r = h5shuf.verify(ins, files[::-1])
+    check("verify() of the list of the shards", r["status"] == "ok" and r["output"] == files[::-1], "%r" % r)
+    r = h5shuf.verify(ins, hd)
+    check("verify() of a head of 50", "the first 50 rows" in r["checked"], "%r" % r)
+    os.rename(files[2], files[2] + ".x")
+    try:
+        h5shuf.verify(ins, files[0])
+        check("verify() of a set with a shard missing raises MismatchError", False, "no exception")
+    except h5shuf.MismatchError as exc:
+        _, err = cli("verify", *ins, files[0], rc=1)
+        check("verify() of a set with a shard missing raises MismatchError with the CLI's message",
+              "shard 2 of 3 is missing" in str(exc) and err.strip() == "h5shuf: verify: " + str(exc), str(exc))
+    os.rename(files[2] + ".x", files[2])
+
+
 def expect_error(tag, cls, fn, cli_args=None, needle=None, where=None):
     """fn() raises cls (an h5shuf.Error); its message is the CLI's line for cli_args, naming needle."""
     try:
@@ -320,7 +379,8 @@ def expect_error(tag, cls, fn, cli_args=None, needle=None, where=None):
         if cli_args is not None:
             _, err = cli(*cli_args, rc=None)
             line = err.strip().splitlines()[0] if err.strip() else ""
-            check("%s: the message is the CLI's" % tag, line == "h5shuf: " + msg, "%r vs %r" % (msg, line))
+            cli_line = "h5shuf: " + msg.replace("pass force=True", "use --force")  # the keyword for the option
+            check("%s: the message is the CLI's" % tag, line == cli_line, "%r vs %r" % (msg, line))
         if where is not None:
             check("%s: nothing left behind" % tag, not leftovers(where) and not leftovers(os.environ["TMPDIR"]))
         return exc
@@ -350,8 +410,10 @@ def case_errors(d):
     expect_error("a budget too small", h5shuf.BudgetError, lambda: h5shuf.shuffle([a], out, memory="1K"),
                  ["-m", "1K", a, out], None, d)
     h5shuf.shuffle([a], out, seed=1)
-    expect_error("an existing output", h5shuf.OutputExistsError, lambda: h5shuf.shuffle([a], out, seed=2),
-                 [a, out], "out.h5", d)
+    exc = expect_error("an existing output", h5shuf.OutputExistsError, lambda: h5shuf.shuffle([a], out, seed=2),
+                       [a, out], "out.h5", d)
+    check("an existing output: the message says force=True, not the tool's --force",
+          exc is not None and "pass force=True to replace it" in str(exc) and "--force" not in str(exc), str(exc))
     check("an existing output: force=True replaces it",
           h5shuf.shuffle([a], out, seed=2, force=True)["seed"] == 2)
     expect_error("the output is an input", h5shuf.SameFileError, lambda: h5shuf.shuffle([a], a, force=True),
@@ -587,8 +649,9 @@ def case_library(d):
 if __name__ == "__main__":
     sys.exit(python_env.main([
         ("layout", case_layout), ("header", case_header), ("keys", case_keys), ("acceptance", case_acceptance),
-        ("against the CLI", case_against_cli), ("plan", case_plan), ("scatter and gather", case_scatter_gather),
-        ("verify", case_verify), ("errors", case_errors), ("cancel", case_cancel), ("signals", case_signals),
-        ("resume", case_resume),
+        ("against the CLI", case_against_cli), ("split counted exactly", case_split_exact), ("plan", case_plan),
+        ("scatter and gather", case_scatter_gather),
+        ("verify", case_verify), ("verify of sets", case_verify_sets), ("errors", case_errors), ("cancel", case_cancel),
+        ("signals", case_signals), ("resume", case_resume),
         ("names", case_names), ("progress", case_progress),
         ("library", case_library)]))

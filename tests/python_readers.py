@@ -15,7 +15,9 @@ What it pins down:
   for every k of a small file (directly and through workers); the issue's 2 ranks and 10 batches;
 - PileReader over the pile file of a scatter with forced splits: row for row the gathered output (every
   dataset), over ranks, workers and resumes; refusals of other files and of variable-length rows;
-- a torch DataLoader with 2 workers, when python3-torch is installed (skipped with the reason otherwise).
+- a torch DataLoader with 2 workers, when python3-torch is installed (skipped with the reason otherwise):
+  the one-process batches, a resume, and every rank of 2 and 3 in its own DataLoader as DistributedSampler
+  splits a dataset (disjoint, complete, each rank's rows in order, equal batch counts with drop_last).
 Each check prints PASS or FAIL; the last line is "N passed, M failed".
 """
 
@@ -90,6 +92,38 @@ def case_split(d):
                         bad.append("n %d b %d p %d: counts %s" % (n, b, p, [x.count for x in s]))
     check("split: ranks disjoint; complete without drop_last; equal counts of full batches with it", not bad,
           "; ".join(bad[:4]))
+
+
+def case_all_datasets(d):
+    """datasets=None: the datasets h5shuf shuffled, for ShuffledReader as for PileReader (issue 50); the lazy
+    names are listed by dir(h5shuf) and __all__."""
+    lazy = ("ShuffledReader", "PileReader", "Epochs", "epoch_seed")
+    check("dir(h5shuf) and __all__ list %s" % ", ".join(lazy),
+          all(n in dir(h5shuf) and n in h5shuf.__all__ for n in lazy), str([n for n in lazy if n not in dir(h5shuf)]))
+    src = write_file(os.path.join(d, "in.h5"), 500)
+    with h5py.File(src, "a") as f:
+        f["classes"] = np.arange(3)  # another row count: copied, not shuffled
+    out, sh = os.path.join(d, "all.h5"), os.path.join(d, "allsh.h5")
+    cli("-s", 3, "--index", "/idx", "--source-index", "/src", src, out)
+    cli("-s", 3, "--shards", 2, src, sh)
+    shards = [os.path.join(d, "allsh-%05d-of-00002.h5" % k) for k in range(2)]
+    for tag, path in (("a whole output with its index", out), ("shards", shards)):
+        r = h5shuf.ShuffledReader(path, None, 64)
+        ok = r.datasets == ["/x", "/y"]
+        ok = ok and same_batches(list(r), list(h5shuf.ShuffledReader(path, ["/x", "/y"], 64)), ["/x", "/y"])[0]
+        check("ShuffledReader(%s, None, 64): /x and /y, as named" % tag, ok, "%r" % r.datasets)
+    piles = os.path.join(d, "allpiles.h5")
+    cli("scatter", "-s", 3, src + ":/x,/y", piles)
+    check("PileReader(piles, None, 64): its datasets", h5shuf.PileReader(piles, None, 64).datasets == ["/x", "/y"])
+    tie = os.path.join(d, "tie.h5")
+    with h5py.File(tie, "w") as f:
+        f["a"], f["b"] = np.arange(10), np.arange(20)
+    try:
+        h5shuf.ShuffledReader(tie, None, 4)
+        check("ShuffledReader(None) of a file whose rows cannot be told raises ValueError", False)
+    except ValueError as exc:
+        check("ShuffledReader(None) of a file whose rows cannot be told raises ValueError naming both",
+              "/a" in str(exc) and "/b" in str(exc), str(exc))
 
 
 def case_shuffled(d):
@@ -320,6 +354,30 @@ def case_torch(d):
         reader.set_epoch(1)
         got = list(DataLoader(reader, batch_size=None, num_workers=2))
         check("%s: set_epoch(1) starts the next epoch from its first batch" % tag, len(got) == len(want))
+    # Every rank as DistributedSampler splits a dataset: P processes, each its own reader (rank r of P) in its
+    # own DataLoader with 2 workers; together every row once, disjoint, each rank the file's rows
+    # [floor(r R / P), floor((r + 1) R / P)) in order; with drop_last the same number of full batches.
+    with h5py.File(out, "r") as f:
+        ys = f["y"][()]
+    for P in (2, 3):
+        for drop_last in (False, True):
+            seen, counts, in_order = [], [], True
+            for r in range(P):
+                reader = h5shuf.ShuffledReader(out, names, 30, rank=r, world_size=P, drop_last=drop_last)
+                got = np.concatenate([b["/y"].numpy() for b in DataLoader(reader, batch_size=None, num_workers=2)])
+                lo, hi = r * len(ys) // P, (r + 1) * len(ys) // P
+                want = ys[lo:hi][:(hi - lo) // 30 * 30] if drop_last else ys[lo:hi]
+                in_order &= np.array_equal(got, want)
+                counts.append(len(got) // 30)
+                seen.append(got)
+            allseen = np.concatenate(seen)
+            disjoint = len(np.unique(allseen)) == len(allseen)
+            complete = drop_last or np.array_equal(np.sort(allseen), np.sort(ys))
+            check("DataLoader(num_workers=2) on each of %d ranks%s: rows disjoint%s, each rank's range of the file "
+                  "in order%s" % (P, ", drop_last" if drop_last else "", "" if drop_last else " and complete",
+                                  ", the same batch count %s" % counts if drop_last else ""),
+                  disjoint and complete and in_order and (not drop_last or len(set(counts)) == 1),
+                  "disjoint %s complete %s in order %s counts %s" % (disjoint, complete, in_order, counts))
 
 
 def case_doc_example(d):
@@ -360,7 +418,8 @@ def case_doc_example(d):
 
 if __name__ == "__main__":
     sys.exit(python_env.main([
-        ("split", case_split), ("shuffled", case_shuffled), ("shards", case_shards), ("wide rows", case_wide_rows),
+        ("split", case_split), ("all datasets", case_all_datasets), ("shuffled", case_shuffled),
+        ("shards", case_shards), ("wide rows", case_wide_rows),
         ("resume", case_resume),
         ("piles", case_piles), ("pile errors", case_pile_errors), ("torch", case_torch),
         ("doc example", case_doc_example)]))

@@ -18,6 +18,7 @@ uniformity is test_strata's, over many seeds).  Checked:
   - fixed-size rows on the direct path too; --split with uneven parts; groups = inputs without --mix;
   - killed (SIGKILL) and resumed: the uninterrupted run's bytes;
   - the provenance says the order is stratified (h5shuf_key, h5shuf_stratify);
+  - h5shuf verify of a stratified set passes (its order by the stratified keys) and fails with two rows swapped;
   - refused in one line: without --shards or --split, with --head, with scatter;
   - unstratified runs unchanged (the same command without --stratify gives hypergeometric shard counts,
     at least one shard off its target by more than a row: what --stratify is for).
@@ -117,6 +118,10 @@ def case_mix(tmp):
         st = st.decode() if isinstance(st, bytes) else str(st)
     check("mix: the provenance says stratified, and which groups", key.startswith("stratified") and
           "web: inputs 0 1 2" in st and "books: inputs 5 6" in st, "%s | %s" % (key, st))
+    plain = [x.split("=", 1)[1] for x in ins]
+    proc = subprocess.run([O.H5SHUF, "verify"] + plain + [paths[3]], stderr=subprocess.PIPE)
+    check("mix: h5shuf verify of one shard (the set found by name, the mix's weights from the output) passes, the "
+          "order by the stratified keys", proc.returncode == 0, proc.stderr.decode().strip())
     ref = md5s(paths)
     for opts in (["-m", "500K"], ["-m", "500K", "-j", 1], ["-j", 1], ["--strategy", "two-pass", "-m", "700K"]):
         O.shuf("-q", "-f", "-s", seed, *opts, *mix, "--shards", K, "--stratify", "--index", "/idx", *ins, out)
@@ -164,6 +169,17 @@ def case_fixed(tmp):
             for f, (b, n) in files.items():
                 ok &= within_one(int(((x >= b) & (x < b + n)).sum()), n, len(x), R)
     check("--split train=0.83,val=0.17: each split within one row of every input's share", ok)
+    proc = subprocess.run([O.H5SHUF, "verify"] + plain + [os.path.join(tmp, "sp-val.h5")], stderr=subprocess.PIPE)
+    check("h5shuf verify of the stratified split (groups = the inputs) passes", proc.returncode == 0,
+          proc.stderr.decode().strip())
+    with h5py.File(os.path.join(tmp, "sp-train.h5"), "r+") as h:  # two rows of one split swapped, index too
+        for ds in ("id", "x", "idx"):
+            v = h[ds][()]
+            v[[0, 1]] = v[[1, 0]]
+            h[ds][...] = v
+    proc = subprocess.run([O.H5SHUF, "verify"] + plain + [os.path.join(tmp, "sp-val.h5")], stderr=subprocess.PIPE)
+    check("h5shuf verify of the stratified split fails with two rows swapped", proc.returncode == 1 and
+          b"order differs" in proc.stderr, proc.stderr.decode().strip())
 
 
 def case_resume(tmp):

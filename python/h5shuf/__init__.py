@@ -40,8 +40,9 @@ _OPTIONS_DOC = """
     Other options (keyword arguments, as the tool's): chunk_rows (rows per output chunk, or a whole chunk
     shape "64x256"), scratch_compression (filters of the scratch piles, default "zstd:1+shuffle"), tmpdir
     (directory of the scratch file), on_oversize ("recurse" or "restart"), strategy ("auto", "two-pass",
-    "direct"), split ("train=0.9,val=0.1" or {"train": 0.9, "val": 0.1}), head (rows: only the first N
-    of the shuffle), source_index (path of an (N,) dataset of input numbers), check (verify the output
+    "direct"), split ("train=0.9,val=0.1" or {"train": 0.9, "val": 0.1}; fractions exact, as Fraction(1, 3),
+    Decimal or "1/3" too: split k ends at row floor(N * (F_0 + ... + F_k) / sum F)), head (rows: only the
+    first N of the shuffle), source_index (path of an (N,) dataset of input numbers), check (verify the output
     before it is renamed into place), force (replace an existing output), drop_references, allow_lossy,
     allow_external (read datasets whose rows are in other files: external storage, virtual datasets),
     mixing_window (with several inputs: the mixing report of the first and last W output rows; 0: the
@@ -133,12 +134,19 @@ def gather(piles, output, *, seed=None, memory="1G", compression=None, index=Non
 def verify(inputs, output, *, memory="1G", threads=0):
     """Check that output holds a permutation of the inputs' rows, datasets still aligned (`h5shuf verify`).
 
-    inputs, output: specs as for shuffle().  Streams both once, with 128-bit multiset hashes, in memory
-    bytes; with the seed and an index in the output, the exact order is checked too.  Returns
-    {"status": "ok", "inputs", "output", "seconds"}.  Raises MismatchError naming the dataset and what
-    differs ("rows differ", "misaligned", row counts, types), or another h5shuf.Error.
+    inputs: specs as for shuffle(); weights may be left out: those the run took (and mix's) are read from
+        the output.
+    output: the output file, or one file of a set of shards or splits (the others are found beside it by
+        their names), or a list of the set's files; a head (shuffle(head=R)) is checked as the first R rows
+        of the shuffle of its seed.  Streams both once, with 128-bit multiset hashes, in memory bytes; with
+        the seed and an index in the output, the exact order is checked too.  Returns {"status": "ok",
+        "inputs", "output", "checked" (what was verified, one line), "seconds"}.  Raises MismatchError
+        naming the file and dataset and what differs ("rows differ", "misaligned", row counts, types, a
+        file of the set missing), or another h5shuf.Error.
     """
-    return _run.verify(_run._specs(inputs), os.fsdecode(output), memory, threads)
+    if isinstance(output, (str, bytes, os.PathLike)):
+        output = [output]
+    return _run.verify(_run._specs(inputs), [os.fsdecode(p) for p in output], memory, threads)
 
 
 def library_path():
@@ -148,6 +156,14 @@ def library_path():
     """
     from . import _lib
     return _lib.path()
+
+
+_LAZY = ("ShuffledReader", "PileReader", "Epochs", "epoch_seed")
+
+
+def __dir__():
+    # The readers and Epochs are imported on first use (below), but listed with the rest.
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def __getattr__(name):

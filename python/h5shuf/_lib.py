@@ -99,6 +99,7 @@ _FUNCTIONS = {
     "h5shuf_job_seed": (_u64, [_JOB]),
     "h5shuf_job_warning": (_str, [_JOB, ctypes.c_size_t]),
     "h5shuf_job_strategy_why": (_str, [_JOB]),
+    "h5shuf_job_verify_text": (_str, [_JOB]),
     "h5shuf_job_dataset": (_str, [_JOB, ctypes.c_size_t]),
     "h5shuf_job_output_file": (_str, [_JOB, ctypes.c_size_t, ctypes.POINTER(_u64), ctypes.POINTER(_u64)]),
     "h5shuf_job_mixing": (_int, [_JOB, _u64, ctypes.POINTER(Mixing), ctypes.POINTER(Mixing)]),

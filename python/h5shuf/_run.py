@@ -18,6 +18,7 @@ way and is re-raised once the run has cleaned up.
 
 import ctypes
 import decimal
+import fractions
 import os
 import resource
 import signal
@@ -80,10 +81,22 @@ def _specs(inputs):
     return specs
 
 
+def _fraction_text(f):
+    """A --split fraction as the library parses it exactly: a Fraction as "p/q", a Decimal or an int as
+    written, a float as its shortest repr ("0.1", not the binary value's 55 digits)."""
+    if isinstance(f, str):
+        return f
+    if isinstance(f, fractions.Fraction):
+        return "%d/%d" % (f.numerator, f.denominator)
+    if isinstance(f, (int, decimal.Decimal)) and not isinstance(f, bool):
+        return str(f)
+    return repr(float(f))
+
+
 def _split_text(split):
     if split is None or isinstance(split, str):
         return split
-    return ",".join("%s=%r" % (name, float(f)) for name, f in dict(split).items())
+    return ",".join("%s=%s" % (name, _fraction_text(f)) for name, f in dict(split).items())
 
 
 def _options(seed, memory, compression, shards, index, threads, extra):
@@ -345,15 +358,18 @@ def execute(kind, inputs, output, piles, options, progress, mixing_window, plan_
                        None if plan_only else cb, time.monotonic() - t0, options.check)
 
 
-def verify(inputs, output, memory, threads):
-    """h5shuf_verify over specs; raises the Error of a failed check."""
+def verify(inputs, outputs, memory, threads):
+    """h5shuf_verify over specs; outputs: the files of a set after the inputs, the last one the job's output
+    (the library takes the others back from the end of the inputs); raises the Error of a failed check."""
     t0 = time.monotonic()
     o = _options(None, memory, None, None, None, threads, {})
     with _Job(o) as job:
         L = job.lib
-        for spec in inputs:
+        for spec in list(inputs) + outputs[:-1]:
             job.check(L.h5shuf_job_add_input(job.job, os.fsencode(spec)))
-        job.check(L.h5shuf_job_set_output(job.job, os.fsencode(output)))
+        job.check(L.h5shuf_job_set_output(job.job, os.fsencode(outputs[-1])))
         job.check(L.h5shuf_verify(job.job))
-    return {"h5shuf_version": _lib.text(L.h5shuf_version()), "status": "ok", "inputs": list(inputs), "output": output,
+        checked = _lib.text(L.h5shuf_job_verify_text(job.job))
+    return {"h5shuf_version": _lib.text(L.h5shuf_version()), "status": "ok", "inputs": list(inputs),
+            "output": outputs[-1] if len(outputs) == 1 else list(outputs), "checked": checked,
             "seconds": round(time.monotonic() - t0, 3)}

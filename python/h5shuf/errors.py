@@ -94,8 +94,11 @@ BY_STATUS = {cls.status: cls for cls in Error.__subclasses__()}
 
 
 def from_status(status, message):
-    """The exception for a status code (an unknown code gives a plain Error)."""
+    """The exception for a status code (an unknown code gives a plain Error).  The library's messages name
+    the tool's options; the one a Python caller meets first, "use --force", names the keyword instead."""
     cls = BY_STATUS.get(status)
+    if cls is OutputExistsError:
+        message = message.replace("use --force", "pass force=True")
     if cls is None:
         err = Error(message)
         err.status = status

@@ -52,6 +52,43 @@ def _names(datasets):
     return names
 
 
+def _row_datasets(path):
+    """The datasets h5shuf shuffled in an output file (datasets=None): every dataset whose first dimension
+    is the file's rows, but for the index and source index h5shuf names in h5shuf_index and
+    h5shuf_source_index.  The file's rows: its h5shuf_row_range (a shard, a split, a head), else its index's
+    length, else the row count the most datasets hold (a tie raises ValueError naming the candidates: name
+    the datasets then)."""
+    found = []
+    with h5py.File(path, "r") as f:
+        f.visititems(lambda name, obj: found.append(("/" + name, obj.shape[0])) if isinstance(
+            obj, h5py.Dataset) and obj.shape else None)
+        a = f.attrs
+        skip = {"/" + _text(a[k]).lstrip("/") for k in ("h5shuf_index", "h5shuf_source_index") if k in a}
+        rows = None
+        if "h5shuf_row_range" in a:
+            r = a["h5shuf_row_range"]
+            lo, hi = [int(x) for x in (_text(r).split() if isinstance(r, (str, bytes)) else r)]
+            rows = hi - lo
+        elif "h5shuf_index" in a and _text(a["h5shuf_index"]) in f:
+            rows = f[_text(a["h5shuf_index"])].shape[0]
+    found = [(n, k) for n, k in found if n not in skip]
+    if rows is None:
+        counts = {}
+        for _, k in found:
+            counts[k] = counts.get(k, 0) + 1
+        best = sorted(counts.items(), key=lambda kv: -kv[1])
+        if not best:
+            raise ValueError("%s: no dataset with rows" % path)
+        if len(best) > 1 and best[0][1] == best[1][1]:
+            raise ValueError("%s: cannot tell which datasets hold the rows (%s): name them" % (path, "; ".join(
+                "%d rows: %s" % (k, ", ".join(n for n, m in found if m == k)) for k, c in best if c == best[0][1])))
+        rows = best[0][0]
+    names = [n for n, k in found if k == rows]
+    if not names:
+        raise ValueError("%s: no dataset of its %d rows" % (path, rows))
+    return names
+
+
 class _Reader(_Base):
     """What both readers share: the schedule of batches, the epoch, the state."""
 
@@ -202,7 +239,9 @@ class ShuffledReader(_Reader):
 
     path_or_shards: a file, or a list of files (shards) whose rows follow one another.
     datasets: a dataset path or a list of them ("/X", "/y"), present in every file with the same dtype
-        and dims[1:]; their rows are aligned (shuffled together).
+        and dims[1:]; their rows are aligned (shuffled together).  None: the datasets h5shuf shuffled, as
+        the first file tells them (those whose first dimension is its rows, not the index datasets; see
+        _row_datasets), as PileReader takes None.
     batch_size: rows per batch.  rank, world_size: this process's part (rank r of P holds rows
         [floor(r*R/P), floor((r+1)*R/P)) of the R rows); drop_last: keep full batches only, the same
         number on every rank (floor(floor(R/P)/batch_size)).
@@ -219,7 +258,7 @@ class ShuffledReader(_Reader):
         if isinstance(path_or_shards, (str, bytes, os.PathLike)):
             path_or_shards = [path_or_shards]
         self.paths = [os.fspath(p) for p in path_or_shards]
-        self.datasets = _names(datasets)
+        self.datasets = _row_datasets(self.paths[0]) if datasets is None else _names(datasets)
         _register_filters()
         starts, shape, self.row_bytes, chunk_bytes = [0], {}, 0, 0
         for p in self.paths:

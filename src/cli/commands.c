@@ -74,7 +74,7 @@ static int verify_files(const struct cli_options *co, char *const *inputs, int n
     else if (st != H5SHUF_OK)
         fprintf(stderr, "h5shuf: verify: %s\n", h5shuf_errmsg(job));
     else if (co->verbose)
-        fprintf(stderr, "h5shuf: verify: %s: a permutation of the inputs' rows, datasets aligned\n", output);
+        fprintf(stderr, "h5shuf: verify: %s: %s\n", output, h5shuf_job_verify_text(job));
     h5shuf_job_free(job);
     return rc;
 }
@@ -179,7 +179,8 @@ int cmd_run(enum cli_command cmd, const struct cli_options *o, char **pos, int n
         return rc;
     }
     if (st == H5SHUF_OK && !o->json && (o->plan_only || o->verbose > 1))
-        report_plan_text(o->plan_only ? stdout : stderr, job, &plan);
+        report_plan_text(o->plan_only ? stdout : stderr, job, &plan,
+                         o->plan_only && !o->lib.seed_set && !*h5shuf_job_resume_text(job));
     else if (st == H5SHUF_OK && o->verbose > 0 && *h5shuf_job_resume_text(job)) /* what a resume takes over */
         fprintf(stderr, "h5shuf: %s\n", h5shuf_job_resume_text(job));
     prog.row_bytes = st == H5SHUF_OK ? plan.row_bytes : 0;

@@ -46,6 +46,8 @@ static void usage(FILE *to)
           "  -f FILTER, -l CHUNK=DIMS  h5repack's spellings, also accepted: -f SHUF, -f GZIP=4,\n"
           "                          -f UD=32015,0,1,3 (zstd level 3), -f FLET, -f NONE, -l CHUNK=64x256\n"
           "      --plan              print the plan (piles, memory, disk) and exit without writing\n"
+          "                          (without -s its seed is drawn for the plan: it prints the -s\n"
+          "                          that runs this plan)\n"
           "      --progress=WHEN     a live progress bar on stderr: auto (when it is a terminal),\n"
           "                          always, never\n"
           "      --json              print a machine-readable report of the run on stdout\n"
@@ -66,7 +68,9 @@ static void usage(FILE *to)
           "                          {shards} in OUTPUT's name); shard s holds output rows\n"
           "                          floor(s*N/K) .. floor((s+1)*N/K)-1\n"
           "      --split NAME=F,...  one file OUT-NAME.h5 per name (or replace {split}) holding\n"
-          "                          consecutive ranges of the shuffle, e.g. train=0.9,val=0.1\n"
+          "                          consecutive ranges of the shuffle, e.g. train=0.9,val=0.1;\n"
+          "                          split k ends at floor(N*(F_0+...+F_k)/sum F), exactly (F a\n"
+          "                          decimal such as 0.1 or 1e-6, or a ratio such as 1/3)\n"
           "      --mix NAME=P,...    a mixture of domains: inputs given as NAME=INPUT, domain NAME\n"
           "                          exactly its proportion P of the output's rows, spread over its\n"
           "                          inputs by their rows (as weights @W; --plan and -v print them)\n"
@@ -103,7 +107,10 @@ static void usage(FILE *to)
           "                          byte; PILES.h5 is only read\n"
           "  h5shuf verify [-m SIZE] [-j N] [-q] INPUT... OUTPUT\n"
           "                          check that OUTPUT holds a permutation of the inputs' rows, with\n"
-          "                          datasets shuffled together still aligned (exit 0, else 1)\n"
+          "                          datasets shuffled together still aligned (exit 0, else 1); a file\n"
+          "                          of shards or splits is checked with the rest of its set (given\n"
+          "                          after it, or found beside it), a --head output as the first rows\n"
+          "                          of the seed's shuffle; the run's weights are read from OUTPUT\n"
           "\n"
           "Examples:\n"
           "  h5shuf train.h5 shuffled.h5\n"
@@ -121,7 +128,11 @@ int cli_help(FILE *to, enum cli_command cmd)
     if (cmd == CMD_VERIFY)
         fputs("Usage: h5shuf verify [-m SIZE] [-j N] [-q] INPUT... OUTPUT\n"
               "Check that OUTPUT holds a permutation of the rows of the INPUTs (same syntax as the shuffle),\n"
-              "with datasets shuffled together still aligned.  Exit 0 when it does, 1 otherwise.\n",
+              "with datasets shuffled together still aligned.  Exit 0 when it does, 1 otherwise.\n"
+              "OUTPUT may be one file of --shards or --split: the whole set is checked, its other files\n"
+              "given before OUTPUT (e.g. h5shuf verify in.h5 out-*.h5) or found beside it by their names;\n"
+              "a --head N output is checked as the first N rows of its seed's shuffle.  Weights (and\n"
+              "--mix's) are taken from OUTPUT when the INPUTs are given without them.\n",
               to);
     else
         usage(to);

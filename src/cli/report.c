@@ -14,9 +14,13 @@ static double mib(uint64_t b)
     return (double)b / (1024.0 * 1024.0);
 }
 
-void report_plan_text(FILE *out, const h5shuf_job *job, const h5shuf_plan *p)
+void report_plan_text(FILE *out, const h5shuf_job *job, const h5shuf_plan *p, int seed_drawn)
 {
-    fprintf(out, "h5shuf: seed %" PRIu64 "\n", p->seed);
+    if (seed_drawn) /* --plan without -s: a run draws its own seed; this one reproduces the plan */
+        fprintf(out, "h5shuf: seed %" PRIu64 " (drawn for this plan: a run without -s draws another; -s %" PRIu64
+                     " runs this plan)\n", p->seed, p->seed);
+    else
+        fprintf(out, "h5shuf: seed %" PRIu64 "\n", p->seed);
     fprintf(out, "h5shuf: datasets:");
     for (size_t d = 0; h5shuf_job_dataset(job, d); d++)
         fprintf(out, " %s", h5shuf_job_dataset(job, d));

@@ -9,7 +9,9 @@
 #include "h5shuf.h"
 #include "progress.h"
 
-void report_plan_text(FILE *out, const h5shuf_job *job, const h5shuf_plan *p);
+/* The plan as text (--plan, -vv).  seed_drawn: --plan drew the seed (no -s, no run to resume), so the
+ * line says that a run draws another and which -s runs this plan. */
+void report_plan_text(FILE *out, const h5shuf_job *job, const h5shuf_plan *p, int seed_drawn);
 
 /* The --json report: one JSON object on out.  inputs[0..ninputs) and output as given on the command
  * line; prog may be NULL (plan only); status/errmsg: the result. */

@@ -10,12 +10,14 @@
  * process's budget; --tmpdir may hold "%r", replaced by the rank (one scratch directory per process).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,13 +94,19 @@ static int progress(void *user, h5shuf_phase phase, uint64_t done, uint64_t tota
     return h5shuf_comm_poll(&g_comm) || stop;
 }
 
-/* "%r" in a --tmpdir replaced by the rank, into buf. */
+/* "%r" in a --tmpdir replaced by the rank, into buf; the directory made (0700, this user's) when it does
+ * not exist and its parent does, as one scratch directory per process on a node's local disk needs: a
+ * directory there already is taken as it is (and checked as any --tmpdir), a missing parent is left to
+ * the run to report. */
 static const char *rank_dir(const char *dir, int rank, char *buf, size_t size)
 {
     const char *at = dir ? strstr(dir, "%r") : NULL;
     if (!at)
         return dir;
     snprintf(buf, size, "%.*s%d%s", (int)(at - dir), dir, rank, at + 2);
+    struct stat sb;
+    if (lstat(buf, &sb) != 0 && errno == ENOENT)
+        (void)mkdir(buf, 0700); /* (EEXIST: another process made it; ENOENT: no parent, the run says so) */
     return buf;
 }
 
@@ -166,7 +174,8 @@ static int shuffle(struct cli_options *o, char **pos, int npos)
         return st == H5SHUF_EINVAL ? EXIT_USAGE : 1;
     }
     if (root && !o->json && (o->plan_only || o->verbose > 1))
-        report_plan_text(o->plan_only ? stdout : stderr, job, &plan);
+        report_plan_text(o->plan_only ? stdout : stderr, job, &plan,
+                         o->plan_only && !o->lib.seed_set && !*h5shuf_job_resume_text(job));
     else if (root && !o->json && o->verbose > 0 && *h5shuf_job_resume_text(job)) /* what a resume takes over */
         fprintf(stderr, "h5shuf-mpi: %s (process 0's state; each process resumes from its own)\n",
                 h5shuf_job_resume_text(job));

@@ -148,8 +148,9 @@ static herr_t copy_fill_value(const struct h5shuf_dsinfo *ds, hid_t dcpl)
 /* Creation properties of an output dataset: the first input's layout, chunk shape and filters, or
  * those the options ask for, without what must not be carried over (external raw data files, virtual
  * mappings).  Sets ds->out_dcpl, ds->out_maxdims and ds->out_chunk_rows. */
-static int output_dcpl(struct h5shuf_dsinfo *ds, uint64_t rows, const struct h5shuf_filters *f, const char *chunk_shape,
-                       int allow_lossy, const char *in_file, const char *out_file, struct h5shuf_err *err)
+static int output_dcpl(struct h5shuf_dsinfo *ds, uint64_t rows, uint64_t head_rows, const struct h5shuf_filters *f,
+                       const char *chunk_shape, int allow_lossy, const char *in_file, const char *out_file,
+                       struct h5shuf_err *err)
 {
     char where[600], in_where[600];
     snprintf(where, sizeof where, "%s:%s", out_file, ds->out_path);
@@ -170,6 +171,10 @@ static int output_dcpl(struct h5shuf_dsinfo *ds, uint64_t rows, const struct h5s
         int st = chunk_dims(ds, in_chunked, rows, chunk_shape, where, cdims, err);
         if (st != H5SHUF_OK)
             return st;
+        /* a head of fewer rows than the input's chunk (h5py's of a large dataset: thousands of rows): its
+         * chunk cut to them, else its fixed maximum dimension would be the chunk's rows, not its own */
+        if (head_rows && cdims[0] > head_rows && !chunk_shape && maxdims[0] != H5S_UNLIMITED)
+            cdims[0] = head_rows;
         if (H5Pset_chunk(dcpl, ds->rank, cdims) < 0)
             return h5shuf__fail(err, H5SHUF_EINVAL, "%s: invalid chunk shape", where);
         ds->out_chunk_rows = cdims[0];
@@ -202,12 +207,12 @@ static int output_dcpl(struct h5shuf_dsinfo *ds, uint64_t rows, const struct h5s
     return H5SHUF_OK;
 }
 
-int h5shuf__output_plan(struct h5shuf_datasets *dsets, uint64_t rows, const struct h5shuf_filters *f,
-                        const char *chunk_shape, int allow_lossy, const char *in_file, const char *out_file,
-                        struct h5shuf_err *err)
+int h5shuf__output_plan(struct h5shuf_datasets *dsets, uint64_t rows, uint64_t head_rows,
+                        const struct h5shuf_filters *f, const char *chunk_shape, int allow_lossy, const char *in_file,
+                        const char *out_file, struct h5shuf_err *err)
 {
     for (size_t d = 0; d < dsets->n; d++) {
-        int st = output_dcpl(&dsets->ds[d], rows, f, chunk_shape, allow_lossy, in_file, out_file, err);
+        int st = output_dcpl(&dsets->ds[d], rows, head_rows, f, chunk_shape, allow_lossy, in_file, out_file, err);
         if (st != H5SHUF_OK)
             return st;
     }

@@ -26,12 +26,15 @@ struct h5shuf_outfile {
 
 /* Decide each output dataset's layout, chunk shape and filters (ds[d].out_dcpl, out_maxdims,
  * out_chunk_rows) from the first input's, the filters f and the chunk shape the options give (NULL:
- * keep), for rows rows in all.  A filter kept from the input (in_file, the first) that may be lossy is
- * H5SHUF_EUNSUPPORTED naming in_file and the dataset, unless allow_lossy (then ds[d].lossy names it).
- * Other errors name out_file and the dataset. */
-H5SHUF_INTERNAL int h5shuf__output_plan(struct h5shuf_datasets *dsets, uint64_t rows, const struct h5shuf_filters *f,
-                                        const char *chunk_shape, int allow_lossy, const char *in_file,
-                                        const char *out_file, struct h5shuf_err *err);
+ * keep), for rows rows in all.  head_rows: the rows of a head written as one file (0: none); a chunk
+ * h5shuf picks (the input's, or about 1 MiB) that holds more rows than the head, of a dataset that is not
+ * extendible, is cut to them, so that the head's maximum dimension is its rows as a whole output's is
+ * (HDF5 wants a fixed dimension no smaller than its chunk).  A filter kept from the input (in_file, the
+ * first) that may be lossy is H5SHUF_EUNSUPPORTED naming in_file and the dataset, unless allow_lossy (then
+ * ds[d].lossy names it).  Other errors name out_file and the dataset. */
+H5SHUF_INTERNAL int h5shuf__output_plan(struct h5shuf_datasets *dsets, uint64_t rows, uint64_t head_rows,
+                                        const struct h5shuf_filters *f, const char *chunk_shape, int allow_lossy,
+                                        const char *in_file, const char *out_file, struct h5shuf_err *err);
 
 /* Make an output file's objects in the open file out (named ofile): the shuffled datasets of rows rows
  * and the objects of of->objects, in the input's order, with their attributes (references rewritten);

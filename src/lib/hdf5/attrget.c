@@ -13,6 +13,7 @@
  * DIMENSION_LIST with its own type into one hvl_t per dimension of the dataset (hl/src/H5DS.c, 1.10 to
  * 2.x), so h5shuf__attr_dimlist checks it before they run.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,57 @@ static void close_ids(hid_t a, hid_t t, hid_t s)
         H5Tclose(t);
     if (a >= 0)
         H5Aclose(a);
+}
+
+/* The class of attribute name of obj's type; H5T_NO_CLASS when there is none or HDF5 cannot tell. */
+static H5T_class_t attr_class(hid_t obj, const char *name)
+{
+    hid_t a = H5Aexists(obj, name) > 0 ? H5Aopen(obj, name, H5P_DEFAULT) : H5I_INVALID_HID;
+    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+    H5T_class_t c = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
+    if (t >= 0)
+        H5Tclose(t);
+    if (a >= 0)
+        H5Aclose(a);
+    H5Eclear2(H5E_DEFAULT);
+    return c;
+}
+
+/* h5shuf__attr_get_u64s of a string attribute: one string of n decimal numbers separated by spaces (the
+ * form h5shuf writes integers in a netCDF file, h5shuf__attr_put_text). */
+static int text_u64s(hid_t obj, const char *name, size_t n, uint64_t *v, char *why, size_t cap)
+{
+    char *text = NULL;
+    int got = h5shuf__attr_get_texts(obj, name, 1, 0, &text, why, cap);
+    const char *p = text;
+    for (size_t k = 0; k < n && got == H5SHUF_ATTR_READ; k++) {
+        char *end;
+        while (*p == ' ')
+            p++;
+        errno = 0;
+        if (*p >= '0' && *p <= '9')
+            v[k] = strtoull(p, &end, 10);
+        if (*p < '0' || *p > '9' || errno) {
+            snprintf(why, cap, "is a string, not %zu decimal number%s", n, n == 1 ? "" : "s");
+            got = H5SHUF_ATTR_WRONG;
+        } else {
+            p = end;
+        }
+    }
+    while (got == H5SHUF_ATTR_READ && *p == ' ')
+        p++;
+    if (got == H5SHUF_ATTR_READ && *p) {
+        snprintf(why, cap, "is a string, not %zu decimal number%s", n, n == 1 ? "" : "s");
+        got = H5SHUF_ATTR_WRONG;
+    }
+    free(text);
+    return got;
+}
+
+int h5shuf__attr_get_u64s_or_text(hid_t obj, const char *name, size_t n, uint64_t *v, char *why, size_t cap)
+{
+    return attr_class(obj, name) == H5T_STRING ? text_u64s(obj, name, n, v, why, cap)
+                                               : h5shuf__attr_get_u64s(obj, name, n, v, why, cap);
 }
 
 int h5shuf__attr_get_u64s(hid_t obj, const char *name, size_t n, uint64_t *v, char *why, size_t cap)

@@ -29,6 +29,11 @@ enum h5shuf_attr_found {
  * h5shuf_attr_found; v is written only on H5SHUF_ATTR_READ, why[0..cap) on a WRONG or NOMEM. */
 H5SHUF_INTERNAL int h5shuf__attr_get_u64s(hid_t obj, const char *name, size_t n, uint64_t *v, char *why, size_t cap);
 
+/* h5shuf__attr_get_u64s, or one string of n decimal numbers separated by spaces: the form h5shuf writes an
+ * output's integer root attributes in when the output is a netCDF file (h5shuf__attr_put_u64_text). */
+H5SHUF_INTERNAL int h5shuf__attr_get_u64s_or_text(hid_t obj, const char *name, size_t n, uint64_t *v, char *why,
+                                                  size_t cap);
+
 /* Read attribute name of obj as n strings (n >= 1; a scalar holds one) into v[0..n), each a malloc'd
  * NUL-terminated copy the caller frees (all NULL unless H5SHUF_ATTR_READ).  The attribute must hold
  * exactly n values of a string type: fixed-length (a value's bytes up to its first NUL, a space-padded

@@ -1,7 +1,7 @@
 /*
  * attrs.c - attributes: every attribute of an input object copied to its output object as raw values of
- * its own type, and the attributes h5shuf writes itself (provenance, shard ranges, the pile file's
- * records).
+ * its own type, the attributes h5shuf writes itself (provenance, shard ranges, the pile file's records),
+ * and those of them read back from a file that may hold anything (verify): shape and type checked first.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,3 +286,6 @@ herr_t h5shuf__attr_put_u64_text(hid_t obj, const char *name, uint64_t v, int te
     snprintf(digits, sizeof digits, "%llu", (unsigned long long)v);
     return text ? h5shuf__attr_put_text(obj, name, digits, 1) : h5shuf__attr_put_u64(obj, name, v);
 }
+
+/* ---- attributes read back ------------------------------------------------------------------------- */
+

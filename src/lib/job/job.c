@@ -196,6 +196,11 @@ const char *h5shuf_job_resume_text(const h5shuf_job *job)
     return job ? job->ckpt.resume_text : "";
 }
 
+const char *h5shuf_job_verify_text(const h5shuf_job *job)
+{
+    return job ? job->verify_text : "";
+}
+
 const char *h5shuf_job_strategy_why(const h5shuf_job *job)
 {
     return job ? job->strategy_why : "";

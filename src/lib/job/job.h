@@ -94,6 +94,7 @@ struct h5shuf_job {
     struct h5shuf_direct_rows direct_rows; /* the direct path: which datasets are held (planned when it applies) */
     struct h5shuf_direct_plan direct_plan;
     char strategy_why[256];        /* h5shuf_job_strategy_why */
+    char verify_text[2 * 4096 + 256]; /* h5shuf_job_verify_text */
     struct h5shuf_outfile of;      /* what every output file holds (points into the job) */
     struct h5shuf_objcopy objects; /* the objects besides the rows (of.objects) */
     char **warnings;               /* h5shuf_job_warning */

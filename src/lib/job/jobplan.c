@@ -695,10 +695,13 @@ int h5shuf__job_make_plan(h5shuf_job *job)
         st = h5shuf__inputs_open(&job->in, &job->out_spec, &job->dsets, &job->err);
     if (st == H5SHUF_OK)
         st = warn_same_inputs(job);
-    if (st == H5SHUF_OK)
-        st = h5shuf__output_plan(&job->dsets, job->in.rows, &job->out_filters, job->chunk_shape, job->opts.allow_lossy,
-                                 job->in.v[0].spec.file, job->out_spec.file, &job->err);
     job->out_rows = job->opts.head_set && job->opts.head_rows < job->in.rows ? job->opts.head_rows : job->in.rows;
+    /* a head written as one file: no chunk larger than it (its maximum dimension is then its rows) */
+    const int one_head = job->out_rows < job->in.rows && !job->opts.shards && !job->split;
+    if (st == H5SHUF_OK)
+        st = h5shuf__output_plan(&job->dsets, job->in.rows, one_head ? job->out_rows : 0,
+                                 &job->out_filters, job->chunk_shape, job->opts.allow_lossy, job->in.v[0].spec.file,
+                                 job->out_spec.file, &job->err);
     if (st == H5SHUF_OK)
         st = h5shuf__targets_plan(&job->out, job->out_spec.file, job->opts.shards, job->split, job->out_rows,
                                   job->in.rows, &job->err);

@@ -402,13 +402,22 @@ static int verify(h5shuf_job *job)
         return h5shuf__fail(&job->err, st, "cannot register h5shuf's filters with HDF5");
     if (!job->out_spec.file || job->in.n == 0)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "verify needs inputs and an output");
+    /* the output's set (its files among the last inputs, or beside it), the weights the run took */
+    job->verify_text[0] = '\0';
+    struct h5shuf_outset set;
+    st = h5shuf__outset_find(&set, job->out_spec.file, &job->in, &job->err);
+    if (st == H5SHUF_OK)
+        st = h5shuf__outset_weights(&set, &job->in, &job->err);
     job->in.allow_external = job->opts.allow_external;
     job->dsets.vlen_read_limit = h5shuf__vlen_read_limit(job->opts.mem_limit_bytes);
-    if ((st = h5shuf__inputs_open(&job->in, &job->out_spec, &job->dsets, &job->err)) != H5SHUF_OK)
-        return st;
+    if (st == H5SHUF_OK)
+        st = h5shuf__inputs_open(&job->in, &job->out_spec, &job->dsets, &job->err);
     const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};
-    return h5shuf__verify_file(job->cio, &job->in, &job->dsets, job->out_spec.file, job->out_spec.file,
-                               job->opts.mem_limit_bytes, &progress, &job->err);
+    if (st == H5SHUF_OK)
+        st = h5shuf__verify_set(job->cio, &job->in, &job->dsets, &set, job->opts.mem_limit_bytes, &progress,
+                                job->verify_text, sizeof job->verify_text, &job->err);
+    h5shuf__outset_free(&set);
+    return st;
 }
 
 int h5shuf_verify(h5shuf_job *job)

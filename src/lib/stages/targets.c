@@ -11,7 +11,6 @@
  * targets gives exactly the single-file output.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +25,7 @@
 #include "inputs.h"
 #include "output.h"
 #include "provenance.h"
+#include "splits.h"
 #include "targets.h"
 #include "tempfile.h"
 #include "writer.h"
@@ -101,80 +101,20 @@ static int add_target(struct h5shuf_targets *t, char *path, const char *label, u
     return H5SHUF_OK;
 }
 
-/* Parse "name=frac,..." into names (pointers into copy, which the caller frees) and fractions. */
-static int split_parse(const char *split, char *copy, char ***names, double **fracs, size_t *n, struct h5shuf_err *err)
-{
-    size_t cap = 1;
-    for (const char *p = copy; *p; p++)
-        cap += *p == ',';
-    *names = calloc(cap, sizeof **names);
-    *fracs = calloc(cap, sizeof **fracs);
-    if (!*names || !*fracs)
-        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-    const char *syntax = "--split '%s': expected NAME=FRACTION[,NAME=FRACTION...], e.g. train=0.9,val=0.1";
-    double sum = 0;
-    *n = 0;
-    for (char *item = copy, *next; item; item = next) {
-        next = strchr(item, ',');
-        if (next)
-            *next++ = '\0';
-        char *eq = strchr(item, '=');
-        if (!eq || eq == item || !eq[1])
-            return h5shuf__fail(err, H5SHUF_EINVAL, syntax, split);
-        *eq = '\0';
-        for (const char *c = item; *c; c++)
-            if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' ||
-                  *c == '-' || *c == '.'))
-                return h5shuf__fail(err, H5SHUF_EINVAL,
-                                    "--split '%s': name '%s' may only hold letters, digits, '_', '-' and '.'", split,
-                                    item);
-        for (size_t k = 0; k < *n; k++)
-            if (strcmp((*names)[k], item) == 0)
-                return h5shuf__fail(err, H5SHUF_EINVAL, "--split '%s': name '%s' given twice", split, item);
-        char *end;
-        errno = 0;
-        double f = strtod(eq + 1, &end);
-        if (*end || errno || eq[1] == ' ' || !isfinite(f))
-            return h5shuf__fail(err, H5SHUF_EINVAL, syntax, split);
-        if (!(f > 0))
-            return h5shuf__fail(err, H5SHUF_EINVAL, "--split '%s': the fraction of '%s' must be above 0",
-                                split, item);
-        (*names)[*n] = item;
-        (*fracs)[(*n)++] = f;
-        sum += f;
-    }
-    if (fabs(sum - 1.0) > 1e-6)
-        return h5shuf__fail(err, H5SHUF_EINVAL, "--split '%s': the fractions sum to %.9g, not 1", split, sum);
-    return H5SHUF_OK;
-}
-
-/* The targets of --split: consecutive ranges of the output order by the normalised fractions. */
+/* The targets of --split: consecutive ranges of the output order, exact (splits.h). */
 static int plan_splits(struct h5shuf_targets *t, const char *out, struct h5shuf_err *err)
 {
-    uint64_t rows = t->rows;
-    char *copy = strdup(t->split), **names = NULL;
-    double *fracs = NULL;
-    size_t n = 0;
-    int st = copy ? split_parse(t->split, copy, &names, &fracs, &n, err) : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-    if (st == H5SHUF_OK && !(t->v = calloc(n, sizeof *t->v)))
+    struct h5shuf_splits s;
+    int st = h5shuf__splits_parse(t->split, &s, err);
+    if (st == H5SHUF_OK && !(t->v = calloc(s.n, sizeof *t->v)))
         st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-    long double total = 0, cum = 0;
-    for (size_t k = 0; k < n; k++)
-        total += fracs[k];
     uint64_t first = 0;
-    for (size_t k = 0; k < n && st == H5SHUF_OK; k++) {
-        cum += fracs[k];
-        uint64_t end = k + 1 == n ? rows : (uint64_t)floorl((long double)rows * cum / total);
-        if (end > rows)
-            end = rows;
-        if (end < first)
-            end = first;
-        st = add_target(t, output_name(out, "{split}", names[k], names[k]), names[k], first, end - first, err);
+    for (size_t k = 0; k < s.n && st == H5SHUF_OK; k++) {
+        uint64_t end = h5shuf__splits_end(&s, k, t->rows);
+        st = add_target(t, output_name(out, "{split}", s.names[k], s.names[k]), s.names[k], first, end - first, err);
         first = end;
     }
-    free(names);
-    free(fracs);
-    free(copy);
+    h5shuf__splits_free(&s);
     return st;
 }
 

@@ -15,8 +15,14 @@
  *
  * A row of references is hashed by what its references point at (refcanon.c): their bytes are addresses
  * in their own file, and h5shuf makes each one anew for the output.
+ *
+ * A set of files (shards, splits: outset.h) is checked as the one output they concatenate to: its files'
+ * rows are hashed one file after the other into the same sums, and the order check runs on across them.
+ * A head of R of the inputs' N rows (alone, or cut into shards or splits) must hold the rows of the first
+ * R of the shuffle: the input side then hashes only the rows whose (K(seed, i), i) is at most the R-th
+ * smallest (head.h, from the output's seed), which is exactly the set of rows the head chose.  A
+ * stratified set's order is checked with its stratified keys (strata.h, from h5shuf_stratify).
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
@@ -25,17 +31,23 @@
 
 #include "attrget.h"
 #include "chunkio.h"
-#include "verify.h"
 #include "error.h"
 #include "fault.h"
 #include "files.h"
 #include "h5err.h"
+#include "head.h"
 #include "inputs.h"
+#include "keys.h"
+#include "outset.h"
 #include "piles.h"
 #include "plan.h"
 #include "refcanon.h"
 #include "slabs.h"
+#include "strata.h"
+#include "verify.h"
 #include "vlen.h"
+
+/* ---- hashing rows ---------------------------------------------------------------------------- */
 
 struct sums {
     uint64_t lo, hi;
@@ -47,122 +59,171 @@ static void add(struct sums *s, XXH128_hash_t h)
     s->hi += h.high64;
 }
 
-/* The exact-order check on the output side. */
+/* The exact-order check on the output side, run on from one file of a set to the next. */
 struct order {
     uint64_t seed;
-    hid_t index;        /* the output's index dataset */
+    const struct h5shuf_strata *strata; /* a stratified set's, or NULL */
+    hid_t index;        /* the index dataset of the output file being hashed */
     const char *path;   /* its path, for messages */
+    uint64_t base;      /* the set's row of that file's row 0 */
     int have_prev;
     uint64_t prev_key, prev_id;
-    uint64_t bad_row;   /* first output row out of order, or UINT64_MAX */
+    uint64_t bad_row;   /* first row of the set out of order, or UINT64_MAX */
     int out_of_range;   /* an id >= N */
 };
 
-/* Rows hashed so far of both sides (2 N), reported to the caller's progress (H5SHUF_PHASE_VERIFY). */
-struct hashed {
+/* What every hashing of rows shares: the datasets, slabs, progress (rows hashed of both sides, reported
+ * as H5SHUF_PHASE_VERIFY), references, and which input rows count (a head's). */
+struct hasher {
+    struct h5shuf_chunkio *cio;
+    const struct h5shuf_datasets *dss;
+    uint64_t slab;
     const struct h5shuf_progress *progress;
     uint64_t done, total;
+    struct h5shuf_refcanon *rc;          /* rows of references: hashed by what they point at; or NULL */
+    uint64_t all_rows;                   /* N: an index naming a row at or past it is out of range */
+    const struct h5shuf_keyidx *head;    /* only input rows with (K(seed, id), id) <= *head; NULL: all */
+    uint64_t seed;
+    unsigned char **buf;                 /* a slab of each dataset, and ids */
+    XXH128_hash_t *h;                    /* a row's hash of each dataset */
+    XXH3_state_t *xs;                    /* vlen rows' */
+    uint64_t *keys;                      /* a head's keys of a slab */
 };
 
-/* Hash rows [0, rows) of dsets[0..nds) (input f of from's, when from is not NULL: its rows in the
- * permutation, h5shuf__input_rows_read) in slabs into per[d] and *tuple.  When pairs is not NULL, also
- * the (id, tuple) pairs: ids are first_id + r on the input side, the index on the output side (ord).
- * Progress goes to *hp every H5SHUF_SCAN_STEP_ROWS rows and after each slab (H5SHUF_ECANCELED). */
-static int hash_rows(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *from, size_t f,
-                     const struct h5shuf_datasets *dss, const hid_t *dsets, uint64_t rows,
-                     uint64_t slab, struct sums *per, struct sums *tuple, const char *file, const char *const *paths,
-                     struct sums *pairs, uint64_t first_id, uint64_t all_rows, struct order *ord, struct hashed *hp,
-                     struct h5shuf_refcanon *rc, struct h5shuf_err *err)
+/* One side hashed: input f of from (its rows in the permutation), or (from NULL) an output file. */
+struct side {
+    const struct h5shuf_inputs *from;
+    size_t f;
+    const hid_t *dsets;
+    const char *file;
+    const char *const *paths;
+    uint64_t rows;
+    uint64_t first_id; /* an input's global id of its row 0 */
+    struct order *ord; /* an output with an index: the (id, tuple) pairs and the order */
+};
+
+/* Read rows [start, start + n) of every dataset of side sd into hs->buf (and the index's into ids). */
+static int read_slab(struct hasher *hs, const struct side *sd, uint64_t start, uint64_t n, size_t *nread,
+                     struct h5shuf_err *err)
 {
     char cause[256];
-    unsigned char **buf = h5shuf__bufs_alloc(dss, slab, err);
-    XXH128_hash_t *h = malloc((dss->n ? dss->n : 1) * sizeof *h);
-    XXH3_state_t *xs = dss->nvlen ? XXH3_createState() : NULL;
-    int st = buf && h && (xs || !dss->nvlen) ? H5SHUF_OK : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-    for (uint64_t start = 0; start < rows && st == H5SHUF_OK; start += slab) {
-        uint64_t n = rows - start < slab ? rows - start : slab;
-        size_t nread = 0;
-        for (size_t d = 0; d < dss->n && st == H5SHUF_OK; d++, nread = d)
-            if ((from ? h5shuf__input_rows_read(cio, from, f, &dss->ds[d], dsets[d], dss->vlen_read_limit, start, n, buf[d])
-                 : dss->ds[d].vlen ? h5shuf__vlen_read(&dss->ds[d], dsets[d], start, n, dss->vlen_read_limit, buf[d])
-                                   : h5shuf__chunkio_read(cio, dsets[d], dss->ds[d].ftype, start, n, buf[d])) < 0)
-                st = h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot read rows %llu..%llu: %s", file, paths[d],
-                                  (unsigned long long)start, (unsigned long long)(start + n - 1),
-                                  h5shuf__hdf5_cause(cause, sizeof cause));
-        for (size_t d = 0; rc && d < dss->n && st == H5SHUF_OK; d++) /* references: by what they point at */
-            if (!dss->ds[d].vlen && h5shuf__type_has_refs(dss->ds[d].ftype)) {
-                char where[600];
-                snprintf(where, sizeof where, "%s:%s", file, paths[d]);
-                st = h5shuf__refcanon_rows(rc, dss->ds[d].ftype, buf[d],
+    const struct h5shuf_datasets *dss = hs->dss;
+    const uint64_t limit = dss->vlen_read_limit;
+    for (size_t d = 0; d < dss->n; d++, *nread = d)
+        if ((sd->from       ? h5shuf__input_rows_read(hs->cio, sd->from, sd->f, &dss->ds[d], sd->dsets[d], limit, start,
+                                                      n, hs->buf[d])
+             : dss->ds[d].vlen ? h5shuf__vlen_read(&dss->ds[d], sd->dsets[d], start, n, limit, hs->buf[d])
+                               : h5shuf__chunkio_read(hs->cio, sd->dsets[d], dss->ds[d].ftype, start, n,
+                                                      hs->buf[d])) < 0)
+            return h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot read rows %llu..%llu: %s", sd->file, sd->paths[d],
+                                (unsigned long long)start, (unsigned long long)(start + n - 1),
+                                h5shuf__hdf5_cause(cause, sizeof cause));
+    for (size_t d = 0; hs->rc && d < dss->n; d++) /* references: by what they point at */
+        if (!dss->ds[d].vlen && h5shuf__type_has_refs(dss->ds[d].ftype)) {
+            char where[600];
+            snprintf(where, sizeof where, "%s:%s", sd->file, sd->paths[d]);
+            int st = h5shuf__refcanon_rows(hs->rc, dss->ds[d].ftype, hs->buf[d],
                                            (size_t)(n * (dss->ds[d].row_bytes / H5Tget_size(dss->ds[d].ftype))), where, err);
-            }
-        const uint64_t *ids = (const uint64_t *)buf[dss->n];
-        if (st == H5SHUF_OK && ord && h5shuf__chunkio_read(cio, ord->index, H5T_NATIVE_UINT64, start, n, buf[dss->n]) < 0)
-            st = h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot read the index: %s", file, ord->path,
-                              h5shuf__hdf5_cause(cause, sizeof cause));
+            if (st != H5SHUF_OK)
+                return st;
+        }
+    if (sd->ord && h5shuf__chunkio_read(hs->cio, sd->ord->index, H5T_NATIVE_UINT64, start, n, hs->buf[dss->n]) < 0)
+        return h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot read the index: %s", sd->file, sd->ord->path,
+                            h5shuf__hdf5_cause(cause, sizeof cause));
+    if (sd->from && hs->head) /* which of these rows the head holds */
+        h5shuf__keys(hs->seed, NULL, sd->first_id + start, n, hs->keys);
+    return H5SHUF_OK;
+}
+
+/* The hash of row r of the slab in dataset d. */
+static XXH128_hash_t row_hash(struct hasher *hs, size_t d, uint64_t r)
+{
+    const struct h5shuf_dsinfo *ds = &hs->dss->ds[d];
+    uint64_t rb = ds->row_bytes;
+    if (!ds->vlen)
+        return XXH3_128bits_withSeed(hs->buf[d] + r * rb, rb, d + 1);
+    XXH3_128bits_reset_withSeed(hs->xs, d + 1); /* the elements' payloads, each with its length */
+    for (uint64_t e = 0; e < ds->elems; e++) {
+        if (ds->vlen == H5SHUF_VLEN_REC && e % ds->nslot == 0) { /* an element's fixed members */
+            const unsigned char *rec = hs->buf[d] + r * rb + e / ds->nslot * ds->rec_bytes;
+            for (size_t k = 0; k < ds->nrun; k++)
+                XXH3_128bits_update(hs->xs, rec + ds->run[k].off, ds->run[k].len);
+        }
+        uint64_t bytes;
+        const void *p = h5shuf__vlen_elem(ds, hs->buf[d] + r * rb, e, &bytes);
+        XXH3_128bits_update(hs->xs, &bytes, sizeof bytes);
+        XXH3_128bits_update(hs->xs, p, bytes);
+    }
+    return XXH3_128bits_digest(hs->xs);
+}
+
+/* The order check of output row start + r of this file, id its index entry. */
+static void order_row(struct order *ord, uint64_t all_rows, uint64_t row, uint64_t id)
+{
+    uint64_t key;
+    if (id >= all_rows) {
+        ord->out_of_range = 1;
+        return;
+    }
+    h5shuf__order_keys(ord->seed, ord->strata, &id, 0, 1, &key);
+    if (ord->have_prev && ord->bad_row == UINT64_MAX &&
+        (key < ord->prev_key || (key == ord->prev_key && id <= ord->prev_id)))
+        ord->bad_row = ord->base + row;
+    ord->have_prev = 1;
+    ord->prev_key = key;
+    ord->prev_id = id;
+}
+
+/* Hash side sd's rows in slabs into sums[d] per dataset, sums[n] the tuples and, with pairs, sums[n + 1]
+ * the (id, tuple) pairs: ids are first_id + r on the input side, the index on the output side.  An input
+ * row a head does not hold is skipped.  Progress every H5SHUF_SCAN_STEP_ROWS rows and after each slab. */
+static int hash_rows(struct hasher *hs, const struct side *sd, struct sums *sums, int pairs, struct h5shuf_err *err)
+{
+    const struct h5shuf_datasets *dss = hs->dss;
+    int st = H5SHUF_OK;
+    for (uint64_t start = 0; start < sd->rows && st == H5SHUF_OK; start += hs->slab) {
+        uint64_t n = sd->rows - start < hs->slab ? sd->rows - start : hs->slab;
+        size_t nread = 0;
+        st = read_slab(hs, sd, start, n, &nread, err);
+        const uint64_t *ids = (const uint64_t *)hs->buf[dss->n];
         for (uint64_t r = 0; r < n && st == H5SHUF_OK; r++) {
             if ((r + 1) % H5SHUF_SCAN_STEP_ROWS == 0 &&
-                (st = h5shuf__progress(hp->progress, err, H5SHUF_PHASE_VERIFY, hp->done + r, hp->total)) != H5SHUF_OK)
+                (st = h5shuf__progress(hs->progress, err, H5SHUF_PHASE_VERIFY, hs->done + r, hs->total)) != H5SHUF_OK)
                 break;
-            for (size_t d = 0; d < dss->n; d++) {
-                const struct h5shuf_dsinfo *ds = &dss->ds[d];
-                uint64_t rb = ds->row_bytes;
-                if (ds->vlen) { /* the elements' payloads, each with its length */
-                    XXH3_128bits_reset_withSeed(xs, d + 1);
-                    for (uint64_t e = 0; e < ds->elems; e++) {
-                        if (ds->vlen == H5SHUF_VLEN_REC && e % ds->nslot == 0) { /* an element's fixed members */
-                            const unsigned char *rec = buf[d] + r * rb + e / ds->nslot * ds->rec_bytes;
-                            for (size_t k = 0; k < ds->nrun; k++)
-                                XXH3_128bits_update(xs, rec + ds->run[k].off, ds->run[k].len);
-                        }
-                        uint64_t bytes;
-                        const void *p = h5shuf__vlen_elem(ds, buf[d] + r * rb, e, &bytes);
-                        XXH3_128bits_update(xs, &bytes, sizeof bytes);
-                        XXH3_128bits_update(xs, p, bytes);
-                    }
-                    h[d] = XXH3_128bits_digest(xs);
-                } else {
-                    h[d] = XXH3_128bits_withSeed(buf[d] + r * rb, rb, d + 1);
-                }
-                add(&per[d], h[d]);
-            }
-            XXH128_hash_t t = XXH3_128bits(h, dss->n * sizeof *h);
-            add(tuple, t);
+            uint64_t id = sd->ord ? ids[r] : sd->first_id + start + r;
+            if (sd->from && hs->head &&
+                (hs->keys[r] > hs->head->key || (hs->keys[r] == hs->head->key && id > hs->head->idx)))
+                continue; /* not a row of the head */
+            for (size_t d = 0; d < dss->n; d++)
+                add(&sums[d], hs->h[d] = row_hash(hs, d, r));
+            XXH128_hash_t t = XXH3_128bits(hs->h, dss->n * sizeof *hs->h);
+            add(&sums[dss->n], t);
             if (!pairs)
                 continue;
             struct {
                 uint64_t id;
                 XXH128_hash_t tuple;
-            } pair = {ord ? ids[r] : first_id + start + r, t};
-            add(pairs, XXH3_128bits(&pair, sizeof pair));
-            if (ord) {
-                uint64_t key = h5shuf_key(ord->seed, pair.id);
-                if (pair.id >= all_rows)
-                    ord->out_of_range = 1;
-                if (ord->have_prev && ord->bad_row == UINT64_MAX &&
-                    (key < ord->prev_key || (key == ord->prev_key && pair.id <= ord->prev_id)))
-                    ord->bad_row = start + r;
-                ord->have_prev = 1;
-                ord->prev_key = key;
-                ord->prev_id = pair.id;
-            }
+            } pair = {id, t};
+            add(&sums[dss->n + 1], XXH3_128bits(&pair, sizeof pair));
+            if (sd->ord)
+                order_row(sd->ord, hs->all_rows, start + r, id);
         }
         for (size_t d = 0; d < nread; d++)
             if (dss->ds[d].vlen)
-                h5shuf__vlen_reclaim(&dss->ds[d], n, buf[d]);
-        hp->done += n;
+                h5shuf__vlen_reclaim(&dss->ds[d], n, hs->buf[d]);
+        hs->done += n;
         if (st == H5SHUF_OK)
-            st = h5shuf__progress(hp->progress, err, H5SHUF_PHASE_VERIFY, hp->done, hp->total);
+            st = h5shuf__progress(hs->progress, err, H5SHUF_PHASE_VERIFY, hs->done, hs->total);
     }
-    h5shuf__bufs_free(dss, buf);
-    free(h);
-    XXH3_freeState(xs);
     return st;
 }
 
-/* Open the output's datasets (file named out) and check their type and shape against the inputs'. */
+/* ---- the output's files ---------------------------------------------------------------------- */
+
+/* Open the datasets of output file out (open as file) into dsets and check their type and shape against
+ * the inputs', with rows rows (those of its range when ranged, else the inputs'). */
 static int open_output(const struct h5shuf_datasets *dss, uint64_t rows, const char *out, hid_t file, hid_t *dsets,
-                       struct h5shuf_err *err)
+                       int ranged, struct h5shuf_err *err)
 {
     char cause[256];
     for (size_t d = 0; d < dss->n; d++) {
@@ -190,57 +251,32 @@ static int open_output(const struct h5shuf_datasets *dss, uint64_t rows, const c
             return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s:%s: datatype or row shape differs from the input's", out,
                                 ds->out_path);
         if (dims[0] != rows)
-            return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s:%s: has %llu rows, the inputs %llu", out, ds->out_path,
-                                (unsigned long long)dims[0], (unsigned long long)rows);
+            return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s:%s: has %llu rows, %s %llu", out, ds->out_path,
+                                (unsigned long long)dims[0], ranged ? "its h5shuf_row_range" : "the inputs",
+                                (unsigned long long)rows);
     }
     return H5SHUF_OK;
 }
 
-/* A root attribute of the output refused: of another shape or type than h5shuf writes (why), or out of
- * memory. */
-static int attr_refused(int got, const char *outf, const char *name, const char *why, struct h5shuf_err *err)
+/* The output file's index path into *path (caller frees), when it names one (h5shuf_index) that is (rows,)
+ * of integers; else NULL.  An h5shuf_index of another shape or type than one string is refused (outf names
+ * the file). */
+static int output_index(hid_t file, const char *outf, uint64_t rows, char **path, struct h5shuf_err *err)
 {
-    return got == H5SHUF_ATTR_NOMEM ? h5shuf__fail(err, H5SHUF_ENOMEM, "%s: attribute /%s: out of memory", outf, name)
-                                    : h5shuf__fail(err, H5SHUF_EMISMATCH, "%s: attribute /%s %s", outf, name, why);
-}
-
-/* The output's seed (h5shuf_seed: one integer, or its decimal digits in a netCDF file) into *seed, and
- * *has 1; *has 0 when it has none.  One of another shape or type is refused. */
-static int read_seed(hid_t file, const char *outf, int *has, uint64_t *seed, struct h5shuf_err *err)
-{
-    char why[H5SHUF_ATTR_WHY_MAX], why_text[H5SHUF_ATTR_WHY_MAX], *text = NULL, *end = NULL;
-    int got = h5shuf__attr_get_u64s(file, "h5shuf_seed", 1, seed, why, sizeof why);
-    if (got == H5SHUF_ATTR_WRONG &&
-        h5shuf__attr_get_texts(file, "h5shuf_seed", 1, 0, &text, why_text, sizeof why_text) == H5SHUF_ATTR_READ) {
-        errno = 0;
-        *seed = strtoull(text, &end, 10);
-        if (text[0] >= '0' && text[0] <= '9' && *end == '\0' && errno == 0)
-            got = H5SHUF_ATTR_READ;
-        else
-            snprintf(why, sizeof why, "is a string, not the decimal digits of a seed"); /* (not quoted: one line) */
-        free(text);
-    }
-    *has = got == H5SHUF_ATTR_READ;
-    return got >= 0 ? H5SHUF_OK : attr_refused(got, outf, "h5shuf_seed", why, err);
-}
-
-/* *path: the output's index (h5shuf_index, one string) when it names a (rows,) dataset of integers, else
- * NULL (caller frees).  An h5shuf_index of another shape or type is refused. */
-static int read_index(hid_t file, const char *outf, uint64_t rows, char **path, struct h5shuf_err *err)
-{
-    char why[H5SHUF_ATTR_WHY_MAX], *value = NULL;
-    int got = h5shuf__attr_get_texts(file, "h5shuf_index", 1, 0, &value, why, sizeof why);
+    char *value = NULL, why[H5SHUF_ATTR_WHY_MAX];
     *path = NULL;
+    int got = h5shuf__attr_get_texts(file, "h5shuf_index", 1, 0, &value, why, sizeof why);
     if (got < 0)
-        return attr_refused(got, outf, "h5shuf_index", why, err);
-    if (value && value[0] == '/') {
+        return got == H5SHUF_ATTR_NOMEM ? h5shuf__fail(err, H5SHUF_ENOMEM, "%s: attribute /h5shuf_index: out of memory", outf)
+                                        : h5shuf__fail(err, H5SHUF_EMISMATCH, "%s: attribute /h5shuf_index %s", outf, why);
+    if (got == H5SHUF_ATTR_READ && value[0] == '/') {
         hid_t d = H5Lexists(file, value, H5P_DEFAULT) > 0 ? H5Dopen2(file, value, H5P_DEFAULT) : H5I_INVALID_HID;
         if (d >= 0) {
             hid_t s = H5Dget_space(d), dt = H5Dget_type(d);
             hsize_t n = 0;
             if (H5Sget_simple_extent_ndims(s) == 1 && H5Sget_simple_extent_dims(s, &n, NULL) == 1 && n == rows &&
                 H5Tget_class(dt) == H5T_INTEGER)
-                *path = value, value = NULL;
+                *path = strdup(value);
             H5Tclose(dt);
             H5Sclose(s);
             H5Dclose(d);
@@ -251,15 +287,13 @@ static int read_index(hid_t file, const char *outf, uint64_t rows, char **path, 
     return H5SHUF_OK;
 }
 
-/* The sums of every input's rows: per dataset in sums[0..n), row tuples in sums[n], (id, tuple) pairs in
- * sums[n + 1]; rows of references through rc (NULL: none). */
-static int hash_inputs(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *in, const struct h5shuf_datasets *dss,
-                       uint64_t slab, struct sums *sums, struct hashed *hp, struct h5shuf_refcanon *rc,
-                       struct h5shuf_err *err)
+/* The sums of the inputs' rows (those a head holds): per dataset in sums[0..n), row tuples in sums[n],
+ * (id, tuple) pairs in sums[n + 1]. */
+static int hash_inputs(struct hasher *hs, const struct h5shuf_inputs *in, struct sums *sums, struct h5shuf_err *err)
 {
-    hid_t *dsets = malloc(dss->n * sizeof *dsets);
-    const char **paths = malloc(dss->n * sizeof *paths);
-    int st = dsets && paths ? H5SHUF_OK : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    const struct h5shuf_datasets *dss = hs->dss;
+    const char **paths = malloc((dss->n ? dss->n : 1) * sizeof *paths);
+    int st = paths ? H5SHUF_OK : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     for (size_t f = 0; f < in->n && st == H5SHUF_OK; f++) {
         const struct h5shuf_input *inp = &in->v[f];
         const struct h5shuf_spec *names = inp->spec.npaths ? &inp->spec : &in->v[0].spec;
@@ -268,36 +302,35 @@ static int hash_inputs(struct h5shuf_chunkio *cio, const struct h5shuf_inputs *i
             st = err->status;
             break;
         }
-        for (size_t d = 0; d < dss->n; d++) {
-            dsets[d] = src[d];
+        for (size_t d = 0; d < dss->n; d++)
             paths[d] = names->paths[d];
-        }
-        if (rc && (st = h5shuf__refcanon_input(rc, inp->file, src, err)) != H5SHUF_OK)
+        if (hs->rc && (st = h5shuf__refcanon_input(hs->rc, inp->file, src, err)) != H5SHUF_OK)
             break;
-        st = hash_rows(cio, in, f, dss, dsets, inp->rows, slab, sums, &sums[dss->n], inp->spec.file, paths,
-                       &sums[dss->n + 1], inp->first_row, in->rows, NULL, hp, rc, err);
+        const struct side sd = {in, f, src, inp->spec.file, paths, inp->rows, inp->first_row, NULL};
+        st = hash_rows(hs, &sd, sums, 1, err);
     }
-    free(dsets);
     free(paths);
     return st;
 }
 
-/* The output's verdict from the sums of both sides (and the order check when the output has an index). */
-static int compare(const struct h5shuf_datasets *dss, uint64_t rows, const char *out, const struct sums *in,
-                   const struct sums *o, const struct order *ord, const char *index_path, struct h5shuf_err *err)
+/* The verdict from the sums of both sides (and the order check when the output has an index); out names
+ * the output (a set: its first and last file), whose the rows it should hold. */
+static int compare(const struct h5shuf_datasets *dss, uint64_t rows, const char *out, const char *whose,
+                   const struct sums *in, const struct sums *o, const struct order *ord, const char *index_path,
+                   struct h5shuf_err *err)
 {
     size_t n = dss->n;
     for (size_t d = 0; d < n; d++)
         if (in[d].lo != o[d].lo || in[d].hi != o[d].hi)
             return h5shuf__fail(err, H5SHUF_EMISMATCH,
-                                "%s:%s: rows differ from the inputs' (a row altered, missing or duplicated)", out,
-                                dss->ds[d].out_path);
+                                "%s:%s: rows differ from %s (a row altered, missing or duplicated)", out,
+                                dss->ds[d].out_path, whose);
     if (in[n].lo != o[n].lo || in[n].hi != o[n].hi)
         return h5shuf__fail(err, H5SHUF_EMISMATCH,
-                            "%s: datasets misaligned: each dataset's rows match the inputs', but not row by row across "
+                            "%s: datasets misaligned: each dataset's rows match %s, but not row by row across "
                             "%s and the others",
-                            out, dss->ds[0].out_path);
-    if (ord->index < 0)
+                            out, whose, dss->ds[0].out_path);
+    if (!index_path)
         return H5SHUF_OK;
     if (ord->out_of_range)
         return h5shuf__fail(err, H5SHUF_EMISMATCH, "%s:%s: the index names rows beyond the inputs' %llu", out, index_path,
@@ -312,34 +345,9 @@ static int compare(const struct h5shuf_datasets *dss, uint64_t rows, const char 
     return H5SHUF_OK;
 }
 
-/* Open the output file at path (named out) read-only (*file), refusing what is not an HDF5 file. */
-static int open_file(const char *path, const char *out, hid_t *file, struct h5shuf_err *err)
-{
-    char cause[256];
-    struct stat sb; /* before HDF5 opens it: a FIFO would wait for a writer (a missing file: as HDF5 says) */
-    const char *kind = stat(path, &sb) == 0 ? h5shuf__not_regular(sb.st_mode) : NULL;
-    if (kind)
-        return h5shuf__fail(err, H5SHUF_ENOTHDF5, "%s: is %s, not an HDF5 file", out, kind);
-    int st = H5SHUF_OK;
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-    if (H5Fis_hdf5(path) <= 0) {
-        H5Eclear2(H5E_DEFAULT);
-        st = h5shuf__fd_shortage(path, cause, sizeof cause)
-                 ? h5shuf__fail(err, H5SHUF_EIO, "%s: cannot open: %s", out, cause)
-                 : h5shuf__fail(err, H5SHUF_ENOTHDF5, "%s: missing or not an HDF5 file", out);
-    } else if ((*file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0) {
-        h5shuf__hdf5_cause(cause, sizeof cause);
-        h5shuf__fd_shortage(path, cause, sizeof cause);
-        st = h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot open: %s", out, cause);
-    }
-    H5Pclose(fapl);
-    return st;
-}
-
 /* The samples of the weighted inputs' sampled copies, drawn from the output's seed when the run that
  * made it did not draw them (h5shuf verify). */
-static int draw_samples(struct h5shuf_inputs *in, const struct h5shuf_datasets *dss, int has_seed, uint64_t seed,
+static int draw_samples(struct h5shuf_inputs *in, const struct h5shuf_datasets *dss, const struct h5shuf_outset *set,
                         const char *outf, struct h5shuf_err *err)
 {
     int drawn = 1;
@@ -347,80 +355,214 @@ static int draw_samples(struct h5shuf_inputs *in, const struct h5shuf_datasets *
         drawn &= !in->v[f].frac_den || in->v[f].sample != NULL;
     if (drawn)
         return H5SHUF_OK;
-    if (!has_seed)
+    if (!set->has_seed)
         return h5shuf__fail(err, H5SHUF_EMISMATCH,
                             "%s: has no h5shuf_seed, which the samples of the weighted inputs are drawn from", outf);
-    return h5shuf__inputs_draw(in, dss, seed, err);
+    return h5shuf__inputs_draw(in, dss, set->seed, err);
 }
 
-int h5shuf__verify_file(struct h5shuf_chunkio *cio, struct h5shuf_inputs *inputs,
-                        const struct h5shuf_datasets *dss, const char *path, const char *outf, uint64_t mem,
-                        const struct h5shuf_progress *progress, struct h5shuf_err *err)
+/* The rows output file k of set holds: its range's, or a whole output's all (the inputs'). */
+static uint64_t part_rows(const struct h5shuf_outset *set, size_t k, uint64_t all)
 {
-    const uint64_t rows = inputs->rows;
-    uint64_t slab_bytes = mem / 2 < H5SHUF_SLAB_BYTES_MAX ? mem / 2 : H5SHUF_SLAB_BYTES_MAX;
-    uint64_t slab = slab_bytes / (dss->row_bytes + sizeof(uint64_t));
-    if (slab == 0)
-        slab = 1;
-    /* [n]: the tuples; [n + 1]: the (id, tuple) pairs of the exact-order check */
-    struct sums *in = calloc(dss->n + 2, sizeof *in), *out = calloc(dss->n + 2, sizeof *out);
-    struct order ord = {.index = H5I_INVALID_HID, .bad_row = UINT64_MAX};
-    char *index_path = NULL;
-    hid_t *dsets = malloc(dss->n * sizeof *dsets);
-    const char **paths = malloc(dss->n * sizeof *paths);
-    hid_t file = H5I_INVALID_HID;
-    struct hashed hp = {progress, 0, 2 * rows};
-    struct h5shuf_refcanon canon, *rc = NULL; /* rows of references: hashed by what they point at */
-    int st = H5SHUF_OK, has_seed = 0;
-    for (size_t d = 0; dsets && d < dss->n; d++)
+    return set->kind == H5SHUF_OUT_WHOLE ? all : set->v[k].rows;
+}
+
+/* Open output file k of set and its datasets (checked, rows rows) into *file and dsets, and its index into
+ * ord (H5I_INVALID_HID when it has none; *index_path: its path, caller frees). */
+static int open_part(const struct h5shuf_datasets *dss, const struct h5shuf_outset *set, size_t k, uint64_t rows,
+                     hid_t *file, hid_t *dsets, struct order *ord, char **index_path, struct h5shuf_err *err)
+{
+    const char *path = set->v[k].path;
+    *file = H5I_INVALID_HID;
+    for (size_t d = 0; d < dss->n; d++)
         dsets[d] = H5I_INVALID_HID;
-    if (!in || !out || !dsets || !paths)
-        st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-    /* the output opened and checked first: a FIFO, a missing dataset or a wrong shape fails at once, not
-     * after the inputs' rows were read */
+    ord->index = H5I_INVALID_HID;
+    free(*index_path);
+    *index_path = NULL;
+    int st = h5shuf__outset_open(path, path, file, err);
     if (st == H5SHUF_OK)
-        st = open_file(path, outf, &file, err);
+        st = open_output(dss, rows, path, *file, dsets, set->kind != H5SHUF_OUT_WHOLE, err);
     if (st == H5SHUF_OK)
-        st = open_output(dss, rows, outf, file, dsets, err);
-    for (size_t d = 0; st == H5SHUF_OK && !rc && d < dss->n; d++)
-        if (!dss->ds[d].vlen && h5shuf__type_has_refs(dss->ds[d].ftype))
-            st = h5shuf__refcanon_open(rc = &canon, file, dss, outf, err);
-    /* (its provenance too: an attribute of the wrong shape fails before the inputs are read) */
-    if (st == H5SHUF_OK)
-        st = read_seed(file, outf, &has_seed, &ord.seed, err);
-    if (st == H5SHUF_OK && has_seed)
-        st = read_index(file, outf, rows, &index_path, err);
-    if (st == H5SHUF_OK)
-        st = draw_samples(inputs, dss, has_seed, ord.seed, outf, err);
-    if (st == H5SHUF_OK)
-        st = hash_inputs(cio, inputs, dss, slab, in, &hp, rc, err);
-    if (st == H5SHUF_OK && index_path) {
-        ord.path = index_path;
-        ord.index = H5Dopen2(file, index_path, H5P_DEFAULT);
+        st = output_index(*file, path, rows, index_path, err);
+    if (st == H5SHUF_OK && *index_path) {
+        ord->path = *index_path;
+        ord->base = set->v[k].first;
+        if ((ord->index = H5Dopen2(*file, *index_path, H5P_DEFAULT)) < 0)
+            st = h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot open the index", path, *index_path);
     }
-    if (st == H5SHUF_OK) {
-        for (size_t d = 0; d < dss->n; d++)
-            paths[d] = dss->ds[d].out_path;
-        if (rc)
-            h5shuf__refcanon_output(rc, file);
-        st = hash_rows(cio, NULL, 0, dss, dsets, rows, slab, out, &out[dss->n], outf, paths,
-                       ord.index >= 0 ? &out[dss->n + 1] : NULL, 0, rows, ord.index >= 0 ? &ord : NULL, &hp, rc, err);
-    }
-    if (st == H5SHUF_OK)
-        st = compare(dss, rows, outf, in, out, &ord, index_path, err);
-    if (ord.index >= 0)
-        H5Dclose(ord.index);
-    if (rc)
-        h5shuf__refcanon_free(rc);
-    free(index_path);
+    return st;
+}
+
+static void close_part(const struct h5shuf_datasets *dss, hid_t *file, hid_t *dsets, struct order *ord)
+{
     for (size_t d = 0; dsets && d < dss->n; d++)
         if (dsets[d] >= 0)
             H5Dclose(dsets[d]);
-    if (file >= 0)
-        H5Fclose(file);
+    if (ord->index >= 0)
+        H5Dclose(ord->index);
+    ord->index = H5I_INVALID_HID;
+    if (*file >= 0)
+        H5Fclose(*file);
+    *file = H5I_INVALID_HID;
+}
+
+/* ---- the check ------------------------------------------------------------------------------- */
+
+/* What a set holds in words, into said: which files, and which rows (all, or a head's of the seed). */
+static void describe(const struct h5shuf_outset *set, uint64_t rows, uint64_t all, int ordered, char *said, size_t cap)
+{
+    char what[160], files[2 * 4096 + 64] = "";
+    if (rows == all)
+        snprintf(what, sizeof what, "a permutation of the inputs' rows");
+    else
+        snprintf(what, sizeof what, "the first %llu rows of the shuffle of the inputs' %llu (seed %llu)",
+                 (unsigned long long)rows, (unsigned long long)all, (unsigned long long)set->seed);
+    if (set->n > 1)
+        snprintf(files, sizeof files, "%zu %s, %s .. %s: together ", set->n,
+                 set->kind == H5SHUF_OUT_SHARDS ? "shards" : "splits", set->v[0].path, set->v[set->n - 1].path);
+    snprintf(said, cap, "%s%s, datasets aligned%s", files, what, ordered && set->kind != H5SHUF_OUT_WHOLE
+                                                                    ? ", in the seed's order" : "");
+}
+
+int h5shuf__verify_set(struct h5shuf_chunkio *cio, struct h5shuf_inputs *inputs, const struct h5shuf_datasets *dss,
+                       const struct h5shuf_outset *set, uint64_t mem, const struct h5shuf_progress *progress,
+                       char *said, size_t said_cap, struct h5shuf_err *err)
+{
+    const uint64_t all = inputs->rows, rows = set->kind == H5SHUF_OUT_WHOLE ? all : set->rows;
+    char name[2 * 4096 + 8], whose[128];
+    snprintf(name, sizeof name, set->n > 1 ? "%s .. %s" : "%s", set->v[0].path, set->v[set->n - 1].path);
+    if (rows == all)
+        snprintf(whose, sizeof whose, "the inputs'");
+    else
+        snprintf(whose, sizeof whose, "those of the first %llu of the shuffle", (unsigned long long)rows);
+    uint64_t slab_bytes = mem / 2 < H5SHUF_SLAB_BYTES_MAX ? mem / 2 : H5SHUF_SLAB_BYTES_MAX;
+    struct hasher hs = {cio, dss, slab_bytes / (dss->row_bytes + sizeof(uint64_t)), progress, 0, all + rows, NULL, all,
+                        NULL, set->seed, NULL, NULL, NULL, NULL};
+    if (hs.slab == 0)
+        hs.slab = 1;
+    /* [n]: the tuples; [n + 1]: the (id, tuple) pairs of the exact-order check */
+    struct sums *in = calloc(dss->n + 2, sizeof *in), *out = calloc(dss->n + 2, sizeof *out);
+    struct order ord = {.seed = set->seed, .index = H5I_INVALID_HID, .bad_row = UINT64_MAX};
+    struct h5shuf_strata strata, *stp = NULL;
+    struct h5shuf_keyidx head;
+    struct h5shuf_refcanon canon;
+    char *index_path = NULL;
+    hid_t *dsets = calloc(dss->n ? dss->n : 1, sizeof *dsets), file = H5I_INVALID_HID;
+    const char **paths = malloc((dss->n ? dss->n : 1) * sizeof *paths);
+    int st = in && out && dsets && paths ? H5SHUF_OK : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory"), indexed = 0;
+    for (size_t d = 0; dsets && d < dss->n; d++)
+        dsets[d] = H5I_INVALID_HID;
+    if (st == H5SHUF_OK && rows > all)
+        st = h5shuf__fail(err, H5SHUF_EMISMATCH, "%s: the set holds %llu rows, the inputs %llu", name,
+                          (unsigned long long)rows, (unsigned long long)all);
+    size_t lines = 1; /* the run's inputs, when it says */
+    for (const char *p = set->inputs; p && *p; p++)
+        lines += *p == '\n';
+    if (st == H5SHUF_OK && rows < all && set->inputs && lines != inputs->nsrc)
+        st = h5shuf__fail(err, H5SHUF_EMISMATCH, "%s: holds %llu rows of the shuffle of %zu input%s (h5shuf_inputs), "
+                                                 "not of these %zu",
+                          name, (unsigned long long)rows, lines, lines == 1 ? "" : "s", inputs->nsrc);
+    if (st == H5SHUF_OK && (rows < all || set->stratify) && !set->has_seed)
+        st = h5shuf__fail(err, H5SHUF_EMISMATCH,
+                          "%s: has no h5shuf_seed, which says which of the inputs' %llu rows it holds", name,
+                          (unsigned long long)all);
+    for (size_t d = 0; st == H5SHUF_OK && !hs.rc && d < dss->n; d++)
+        if (!dss->ds[d].vlen && h5shuf__type_has_refs(dss->ds[d].ftype))
+            hs.rc = &canon;
+    if (hs.rc && set->n > 1 && st == H5SHUF_OK) {
+        st = h5shuf__fail(err, H5SHUF_EUNSUPPORTED, "%s:%s: rows of references are verified in one output file, not a "
+                                                    "set of %zu", name, dss->ds[0].out_path, set->n);
+        hs.rc = NULL;
+    }
+    /* every output file opened and checked first: a FIFO, a missing dataset or a wrong shape fails at once,
+     * not after the inputs' rows were read; one file stays open */
+    for (size_t k = 0; st == H5SHUF_OK && k < set->n; k++) {
+        if ((st = open_part(dss, set, k, part_rows(set, k, all), &file, dsets, &ord, &index_path, err)) ==
+                H5SHUF_OK && k > 0 &&
+            (ord.index >= 0) != indexed)
+            st = h5shuf__fail(err, H5SHUF_EMISMATCH, "%s: %s an index where %s %s", set->v[k].path,
+                              indexed ? "has no" : "has", set->v[0].path, indexed ? "has one" : "has none");
+        indexed = k == 0 ? ord.index >= 0 : indexed;
+        if (set->n > 1 || st != H5SHUF_OK)
+            close_part(dss, &file, dsets, &ord);
+    }
+    if (st == H5SHUF_OK && hs.rc && (st = h5shuf__refcanon_open(hs.rc, file, dss, name, err)) != H5SHUF_OK)
+        hs.rc = NULL; /* (freed below) */
+    if (st == H5SHUF_OK)
+        st = draw_samples(inputs, dss, set, name, err);
+    if (st == H5SHUF_OK && rows < all &&
+        (st = h5shuf__head_bound(set->seed, all, rows, mem, &head, progress, err)) == H5SHUF_OK) {
+        hs.head = &head;
+        if (!(hs.keys = malloc(hs.slab * sizeof *hs.keys)))
+            st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    }
+    if (st == H5SHUF_OK && set->stratify && (st = h5shuf__outset_strata(set, inputs, &strata, err)) == H5SHUF_OK)
+        ord.strata = stp = &strata;
+    if (st == H5SHUF_OK) {
+        hs.buf = h5shuf__bufs_alloc(dss, hs.slab, err);
+        hs.h = malloc((dss->n ? dss->n : 1) * sizeof *hs.h);
+        hs.xs = dss->nvlen ? XXH3_createState() : NULL;
+        if (!hs.buf || !hs.h || (!hs.xs && dss->nvlen))
+            st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    }
+    if (st == H5SHUF_OK)
+        st = hash_inputs(&hs, inputs, in, err);
+    for (size_t d = 0; paths && d < dss->n; d++)
+        paths[d] = dss->ds[d].out_path;
+    for (size_t k = 0; st == H5SHUF_OK && k < set->n; k++) {
+        if (set->n > 1) /* (one file stayed open from the check above) */
+            st = open_part(dss, set, k, part_rows(set, k, all), &file, dsets, &ord, &index_path, err);
+        if (st == H5SHUF_OK && hs.rc)
+            h5shuf__refcanon_output(hs.rc, file);
+        const struct side sd = {NULL, 0, dsets, set->v[k].path, paths, part_rows(set, k, all), 0,
+                                ord.index >= 0 ? &ord : NULL};
+        if (st == H5SHUF_OK)
+            st = hash_rows(&hs, &sd, out, indexed, err);
+        if (set->n > 1)
+            close_part(dss, &file, dsets, &ord);
+    }
+    if (st == H5SHUF_OK)
+        st = compare(dss, all, name, whose, in, out, &ord, indexed ? index_path : NULL, err);
+    if (st == H5SHUF_OK && said)
+        describe(set, rows, all, indexed, said, said_cap);
+    close_part(dss, &file, dsets, &ord);
+    if (hs.rc)
+        h5shuf__refcanon_free(hs.rc);
+    if (stp)
+        h5shuf__strata_free(stp);
+    h5shuf__bufs_free(dss, hs.buf);
+    free(hs.h);
+    XXH3_freeState(hs.xs);
+    free(hs.keys);
+    free(index_path);
     free(in);
     free(out);
     free(dsets);
     free(paths);
+    return st;
+}
+
+int h5shuf__verify_file(struct h5shuf_chunkio *cio, struct h5shuf_inputs *inputs, const struct h5shuf_datasets *dss,
+                        const char *path, const char *outf, uint64_t mem, const struct h5shuf_progress *progress,
+                        struct h5shuf_err *err)
+{
+    /* --check: the finished file at its temporary path, named outf in messages; its seed for the samples */
+    struct h5shuf_outpart part = {(char *)path, 0, inputs->rows};
+    struct h5shuf_outset set = {H5SHUF_OUT_WHOLE, 1, &part, 0, 0, 0, NULL, NULL, 0};
+    hid_t file = H5I_INVALID_HID;
+    char why[H5SHUF_ATTR_WHY_MAX];
+    int st = h5shuf__outset_open(path, outf, &file, err);
+    if (st == H5SHUF_OK)
+        set.has_seed =
+            h5shuf__attr_get_u64s_or_text(file, "h5shuf_seed", 1, &set.seed, why, sizeof why) == H5SHUF_ATTR_READ;
+    if (file >= 0)
+        H5Fclose(file);
+    if (st == H5SHUF_OK)
+        st = h5shuf__verify_set(cio, inputs, dss, &set, mem, progress, NULL, 0, err);
+    if (st != H5SHUF_OK && strncmp(err->msg, path, strlen(path)) == 0) { /* name the output, not its temporary */
+        char msg[H5SHUF_ERRMSG_MAX];
+        snprintf(msg, sizeof msg, "%s%s", outf, err->msg + strlen(path));
+        snprintf(err->msg, sizeof err->msg, "%s", msg);
+    }
     return st;
 }
