@@ -13,6 +13,7 @@
 # every exit, error and signal included.  Needs root.
 #   H5SHUF_CHROOT_DIR   where the chroot lives (default /var/tmp/h5shuf-chroot-SUITE); an existing one is
 #                       reused as it is (CI starts without one)
+#   H5SHUF_CMAKE_FLAGS  the configure flags there (default -DH5SHUF_WERROR=ON)
 #   H5SHUF_TEST_TORCH   ON: install python3-torch there too (default OFF: about 1 GB more to install for the
 #                       readers' DataLoader test, which does not depend on HDF5's version; the host's runs it)
 #   H5SHUF_SHARED       a directory bind-mounted read-only beside the clone as ../shared (default: ../shared
@@ -80,8 +81,10 @@ if [ -d "$shared" ]; then
 fi
 
 quoted=$(printf ' %q' "$@")
+stamp() { echo "=== chroot.sh: $* (at ${SECONDS} s)"; }
+stamp "$suite ready: the packages, the build and the suite"
 chroot "$dir" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-  LANG=C.UTF-8 CI="${CI:-}" DEBIAN_FRONTEND=noninteractive H5SHUF_CMAKE_FLAGS="-DH5SHUF_WERROR=ON" \
+  LANG=C.UTF-8 CI="${CI:-}" DEBIAN_FRONTEND=noninteractive H5SHUF_CMAKE_FLAGS="${H5SHUF_CMAKE_FLAGS:--DH5SHUF_WERROR=ON}" \
   H5SHUF_TEST_TORCH="${H5SHUF_TEST_TORCH:-OFF}" \
   /bin/bash -c "set -euo pipefail; cd $work; . /etc/os-release; echo \"=== chroot: \$PRETTY_NAME\";
     bash scripts/test.sh$quoted"
