@@ -47,8 +47,8 @@ static void close_row_datasets(const h5shuf_job *job, hid_t *dsets)
 }
 
 /* Process q > 0: send every stored block of its part (closed, its temporary file job->out.v[0].tf) to process 0,
- * then an end mark. */
-static int send_part(h5shuf_job *job, struct h5shuf_comm *c)
+ * then an end mark (*sent grows by the bytes sent). */
+static int send_part(h5shuf_job *job, struct h5shuf_comm *c, uint64_t *sent)
 {
     char cause[256];
     struct h5shuf_tempfile *tf = &job->out.v[0].tf;
@@ -85,6 +85,7 @@ static int send_part(h5shuf_job *job, struct h5shuf_comm *c)
                 st = h5shuf_comm_sendrecv(c, &b, sizeof b, 0, NULL, 0, -1, TAG_BLOCK, &job->err);
             if (st == H5SHUF_OK && more > 0)
                 st = h5shuf_comm_sendrecv(c, buf, b.bytes, 0, NULL, 0, -1, TAG_BLOCK_DATA, &job->err);
+            *sent += more > 0 ? sizeof b + b.bytes : 0;
             H5SHUF_KILL_POINT();
         }
         if (st == H5SHUF_OK && more < 0)
@@ -142,10 +143,10 @@ static int receive_part(h5shuf_job *job, struct h5shuf_comm *c, int q, uint64_t 
     return st;
 }
 
-int h5shuf_dist_assemble(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, const uint64_t *b)
+int h5shuf_dist_assemble(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, const uint64_t *b, uint64_t *sent)
 {
     if (c->rank != 0)
-        return a[c->rank] < b[c->rank] ? send_part(job, c) : H5SHUF_OK;
+        return a[c->rank] < b[c->rank] ? send_part(job, c, sent) : H5SHUF_OK;
     char cause[256];
     struct h5shuf_target *tg = &job->out.v[0];
     if (h5shuf__tempfile_unpark(&tg->tf, tg->path, &job->err) != H5SHUF_OK)

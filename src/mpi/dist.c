@@ -30,6 +30,7 @@
  */
 #include "dist.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -125,7 +126,7 @@ static void pile_range(const uint64_t *start, size_t n, uint64_t a, uint64_t b, 
 
 /* Pass 1 over this process's share of the inputs, then pass 2 and (the single output) the assembly. */
 static int two_pass(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, const uint64_t *b,
-                    const struct h5shuf_dist_resume *r)
+                    const struct h5shuf_dist_resume *r, struct h5shuf_dist_figures *fig)
 {
     const struct h5shuf_ctx cx = ctx_of(job);
     const int P = c->size, me = c->rank;
@@ -187,7 +188,7 @@ static int two_pass(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, c
         job->plan.piles = sc.npiles;
     }
     if (st == H5SHUF_OK)
-        st = h5shuf_dist_pass2(job, c, &cx, &sc, g, start, plo, phi, a[me], b[me]);
+        st = h5shuf_dist_pass2(job, c, &cx, &sc, g, start, plo, phi, a, b, &fig->rounds);
     else
         st = h5shuf__targets_close(&job->out, st, &job->err);
     job->temp_file[1] = NULL;
@@ -200,7 +201,7 @@ static int two_pass(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, c
     free(plo);
     free(phi);
     if (st == H5SHUF_OK && job->out.n == 1 && P > 1 && !r->assembled)
-        st = h5shuf_dist_assemble(job, c, a, b);
+        st = h5shuf_dist_assemble(job, c, a, b, &fig->assembled_bytes);
     return st;
 }
 
@@ -208,7 +209,7 @@ static int two_pass(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, c
  * written): every process reads the rows of its own range straight from the inputs, in output order; no
  * scratch, nothing exchanged.  Then (the single output) the assembly. */
 static int direct_run(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, const uint64_t *b,
-                      const struct h5shuf_dist_resume *r)
+                      const struct h5shuf_dist_resume *r, struct h5shuf_dist_figures *fig)
 {
     const struct h5shuf_ctx cx = ctx_of(job);
     const int me = c->rank;
@@ -241,7 +242,7 @@ static int direct_run(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a,
     }
     st = h5shuf__targets_close(&job->out, st, &job->err);
     if (st == H5SHUF_OK && job->out.n == 1 && c->size > 1 && !r->assembled)
-        st = h5shuf_dist_assemble(job, c, a, b);
+        st = h5shuf_dist_assemble(job, c, a, b, &fig->assembled_bytes);
     return st;
 }
 
@@ -312,6 +313,28 @@ static int commit(h5shuf_job *job, struct h5shuf_comm *c, int st)
     return st;
 }
 
+void h5shuf_dist_plan_text(const h5shuf_job *job, const struct h5shuf_comm *c, char *buf, size_t size)
+{
+    *buf = 0;
+    if (c->size < 2 || job->out.n != 1 || job->out_rows == 0)
+        return;
+    const double mib = (double)job->plan.output_estimate_bytes / 1048576.0;
+    const double share = (double)(c->size - 1) / (double)c->size;
+    if (rows_hold_addresses(job) && job->plan.strategy != H5SHUF_STRATEGY_DIRECT)
+        snprintf(buf, size, "single writer: process 0 gathers every pile and writes all %llu rows of the output alone "
+                 "(about %.0f MiB; its chunks hold addresses in the file, so no other process can make them), the "
+                 "%d others sending it %.0f%% of the rows in pass 2; --shards K (K >= %d) writes in parallel\n",
+                 (unsigned long long)job->out_rows, mib, c->size - 1, 100.0 * share, c->size);
+    else if (rows_hold_addresses(job))
+        snprintf(buf, size, "single writer: process 0 reads and writes all %llu rows of the output alone (about %.0f "
+                 "MiB; its chunks hold addresses in the file); --shards K (K >= %d) writes in parallel\n",
+                 (unsigned long long)job->out_rows, mib, c->size);
+    else
+        snprintf(buf, size, "single writer: process 0 writes the whole output (about %.0f MiB), the %d others' parts "
+                 "as their stored chunks (about %.0f MiB sent to it); --shards K (K >= %d) writes in parallel\n",
+                 mib, c->size - 1, mib * share, c->size);
+}
+
 /* The barrier before a process applies its PILES (checkpoint.h). */
 static int barrier(void *user, struct h5shuf_err *err)
 {
@@ -377,7 +400,8 @@ static int place_only(h5shuf_job *job)
     return h5shuf__ckpt_end(job, st);
 }
 
-static int dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_dist_resume *r)
+static int dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_dist_resume *r,
+                    struct h5shuf_dist_figures *fig)
 {
     const int P = c->size;
     int st = H5SHUF_OK;
@@ -400,7 +424,8 @@ static int dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_
     if (st == H5SHUF_OK && job->ckpt.rs.on)
         st = barrier(c, &job->err);
     if (st == H5SHUF_OK && job->out_rows > 0)
-        st = job->plan.strategy == H5SHUF_STRATEGY_DIRECT ? direct_run(job, c, a, b, r) : two_pass(job, c, a, b, r);
+        st = job->plan.strategy == H5SHUF_STRATEGY_DIRECT ? direct_run(job, c, a, b, r, fig)
+                                                                    : two_pass(job, c, a, b, r, fig);
     const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};
     if (st == H5SHUF_OK && job->opts.check && c->rank == 0) /* before the rename: a failed check leaves nothing */
         st = h5shuf__tempfile_unpark(&job->out.v[0].tf, job->out.v[0].path, &job->err);
@@ -417,12 +442,14 @@ static int dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_
     return h5shuf__ckpt_end(job, st);
 }
 
-int h5shuf_dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_dist_resume *r)
+int h5shuf_dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_dist_resume *r,
+                    struct h5shuf_dist_figures *fig)
 {
+    memset(fig, 0, sizeof *fig);
     h5shuf__err_reset(&job->err);
     struct h5shuf_quiet q;
     h5shuf__quiet_begin(&q);
-    int st = dist_run(job, c, r);
+    int st = dist_run(job, c, r, fig);
     h5shuf__chunkio_free(job->cio);
     job->cio = NULL;
     h5shuf__quiet_end(&q);
