@@ -28,6 +28,8 @@ int h5shuf_comm_init(struct h5shuf_comm *c)
         r = MPI_Comm_rank(c->comm, &c->rank);
     if (r == MPI_SUCCESS)
         r = MPI_Comm_size(c->comm, &c->size);
+    if (r == MPI_SUCCESS && !(c->heard = calloc((size_t)c->size, 1)))
+        r = MPI_ERR_NO_MEM;
     return r;
 }
 
@@ -35,6 +37,8 @@ void h5shuf_comm_free(struct h5shuf_comm *c)
 {
     free(c->notices);
     c->notices = NULL;
+    free(c->heard);
+    c->heard = NULL;
     if (c->comm != MPI_COMM_NULL)
         MPI_Comm_free(&c->comm);
 }
@@ -59,6 +63,7 @@ int h5shuf_comm_poll(struct h5shuf_comm *c)
     while (MPI_Iprobe(MPI_ANY_SOURCE, TAG_FAIL, c->comm, &flag, &s) == MPI_SUCCESS && flag) {
         int who = -1;
         MPI_Recv(&who, 1, MPI_INT, s.MPI_SOURCE, TAG_FAIL, c->comm, MPI_STATUS_IGNORE);
+        c->heard[s.MPI_SOURCE] |= 1;
         if (c->failed_rank < 0)
             c->failed_rank = who;
     }
@@ -209,19 +214,25 @@ void h5shuf_comm_fail(struct h5shuf_comm *c, double seconds)
             if (q != c->rank)
                 MPI_Isend(&c->rank, 1, MPI_INT, q, TAG_FAIL, c->comm, &c->notices[q]);
         }
-    int acks = 0, flag;
+    int answered = 0, flag;
     double until = now() + seconds;
     MPI_Status s;
-    while (acks < c->size - 1 && now() < until) {
+    for (;;) {
+        h5shuf_comm_poll(c); /* (other processes' notices) */
+        answered = 0;
+        for (int q = 0; q < c->size; q++) {
+            if ((c->heard[q] & 1) && !(c->heard[q] & 2)) { /* it failed too: it waits for this one's answer */
+                MPI_Send(&c->rank, 1, MPI_INT, q, TAG_ACK, c->comm);
+                c->heard[q] |= 2; /* (and sends none) */
+            }
+            answered += q != c->rank && (c->heard[q] & 2);
+        }
+        if (answered >= c->size - 1 || now() >= until)
+            break;
         if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_ACK, c->comm, &flag, &s) == MPI_SUCCESS && flag) {
             int dummy;
             MPI_Recv(&dummy, 1, MPI_INT, s.MPI_SOURCE, TAG_ACK, c->comm, MPI_STATUS_IGNORE);
-            acks++;
-        } else if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_FAIL, c->comm, &flag, &s) == MPI_SUCCESS && flag) {
-            int who; /* another process failed too: it waits for this one's acknowledgement */
-            MPI_Recv(&who, 1, MPI_INT, s.MPI_SOURCE, TAG_FAIL, c->comm, MPI_STATUS_IGNORE);
-            MPI_Send(&c->rank, 1, MPI_INT, who, TAG_ACK, c->comm);
-            acks++; /* and sends none */
+            c->heard[s.MPI_SOURCE] |= 2;
         } else {
             pause_briefly();
         }

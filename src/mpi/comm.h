@@ -27,6 +27,8 @@ struct h5shuf_comm {
     int rank, size;
     int failed_rank;      /* the first process whose failure notice arrived, or -1 */
     MPI_Request *notices; /* size: the notices this process sent when it failed */
+    unsigned char *heard; /* size: for each process, whether its failure notice arrived (1), and whether it
+                           * has answered this one's (2: by its acknowledgement or a notice of its own) */
     int (*stopped)(void); /* nonzero once this process is asked to stop (a signal caught); NULL: never */
     uint64_t messages;    /* messages this process sent: point to point (each piece) and collectives (each
                            * call counted once) */
@@ -64,7 +66,9 @@ int h5shuf_comm_sendrecv(struct h5shuf_comm *c, const void *buf, uint64_t bytes,
 int h5shuf_comm_debug_stall(struct h5shuf_comm *c, struct h5shuf_err *err);
 
 /* This process failed: send every other process the failure notice (once), wait up to seconds for
- * their acknowledgements, and return (the caller then ends the job with MPI_Abort). */
+ * their answers (an acknowledgement, or a failure notice of their own: all fail at once when each is
+ * sent a signal, and their notices may have arrived before, in a wait), acknowledging theirs, and
+ * return (the caller then ends the job with MPI_Abort). */
 void h5shuf_comm_fail(struct h5shuf_comm *c, double seconds);
 /* This process was cancelled by another's failure: acknowledge it. */
 void h5shuf_comm_acknowledge(struct h5shuf_comm *c);
