@@ -66,7 +66,6 @@ RECORDS_FILTER=${RECORDS_FILTER:-gzip1}
 WORK=${WORK:-/tmp/h5shuf-mpi-bench}
 BUILD=$(cd "$root" && mkdir -p "${BUILD:-build}" && cd "${BUILD:-build}" && pwd)
 RESULTS=${RESULTS:-$root/bench/results/mpi-$(date -u +%Y%m%dT%H%M%SZ)}
-MODEL_ARGS=(--startup-read 3M --id-bytes 2)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 for c in $CASES; do case $c in x|tokens|records|sweep) ;; *) echo "mpi.sh: unknown case '$c' (x, tokens, records, sweep)" >&2; exit 1;; esac; done
 case $RECORDS_FILTER in gzip1|none) ;; *) echo "mpi.sh: RECORDS_FILTER is gzip1 or none" >&2; exit 1;; esac
@@ -310,9 +309,13 @@ print(f"| {kind} | {p} | {wall} s | {sent / rb:.3f} | {(p - 1) / p + 0.05:.3f} |
 PY
     done
   done
-  echo "== the model (bench/mpi_model.py) against the runs"
+  echo "== the model (bench/mpi_model.py) against the runs: each process reads what \`h5shuf --plan\` reads"
+  echo "   (procio.py: the inputs' metadata, a sample of vlen rows), the scratch's bytes a row from P = 1"
   for kind in fix-shards fix-single tok-shards tok-single; do
-    "$PY" "$root/bench/mpi_model.py" validate --label "$kind" "${MODEL_ARGS[@]}" $(for p in ${SWEEP_PROCS:-1 2 4 8 16 32}; do echo "$res/$kind-P$p.json"; done) || true
+    case $kind in fix-*) spec=$dir/fix.h5:/x,/y ;; tok-*) spec=$dir/tok.h5:/tok,/domain ;; esac
+    "$PY" "$IO" "$dir/plan.io" "$H" --plan -s "$SEED" -m 16M "$spec" "$out/o.h5" >/dev/null
+    "$PY" "$root/bench/mpi_model.py" validate --label "$kind" --plan-read "$(iofield "$dir/plan.io" rchar)" \
+      $(for p in ${SWEEP_PROCS:-1 2 4 8 16 32}; do echo "$res/$kind-P$p.json"; done) || true
   done
 }
 

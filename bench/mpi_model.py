@@ -13,7 +13,7 @@ inputs (they are properties of the data, the same at every P).
       model's prediction for its configuration (rows, row bytes, P, -m, shards from the report itself; the
       ratios from --input-ratio/--scratch-ratio/--output-ratio or the report's plan): measured and
       predicted bytes sent (exchanged_bytes) and read (io_read_bytes), the difference in per cent
-  mpi_model.py table [--corpus 1T] [--procs 64,256,1024] [...]
+  mpi_model.py table [--corpus 1e12] [--procs 64,256,1024] [...]
       the extrapolation: a token corpus (vlen int32 rows, --mean-tokens a row) at each P, per process:
       rows, bytes read, written and sent, messages, memory, and the network's time at 10 and 100 Gbit/s
       a node (one process a node; sending and receiving at once, as a full-duplex link does)
@@ -290,27 +290,27 @@ def cmd_validate(a):
 
 def cmd_table(a):
     mean_bytes = a.mean_tokens * 4
-    n = int(size(a.corpus) / mean_bytes)
-    print(f"A {fmt(size(a.corpus))} token corpus: {n} rows of {a.mean_tokens} int32 tokens on average "
-          f"({mean_bytes} bytes), -m {a.memory} a process, "
-          f"{'--shards P' if a.shards == 0 else '--shards %d' % a.shards}, scratch at {a.scratch_ratio:g} of the rows,"
-          f" one process a node")
-    print("| P | rows a process | piles | rounds | read a process | written a process | sent a process | "
+    n = int(float(a.corpus) / mean_bytes)
+    print(f"A token corpus of {float(a.corpus) / 1e12:g} TB of rows: {n} rows of {a.mean_tokens} int32 tokens on average "
+          f"({mean_bytes} bytes) and an int16 label, -m {a.memory} a process, "
+          f"{'--shards P' if a.shards == 0 else '--shards %d' % a.shards}, inputs, scratch and output stored at "
+          f"{a.input_ratio:g}, {a.scratch_ratio:g} and {a.output_ratio:g} of the rows, one process a node")
+    print("| P | rows a process | piles | rounds | cuts | read a process | written a process | sent a process | "
           "messages a process | memory a process | network at 10 Gbit/s | at 100 Gbit/s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for P in [int(x) for x in a.procs.split(",")]:
         c = config(rows=n, row_bytes=mean_bytes + 2, procs=P, memory=size(a.memory), shards=a.shards or P,
                    vlen=True, vlen_elems=1, vlen_var=(mean_bytes / math.sqrt(3)) ** 2, datasets=2,
                    input_ratio=a.input_ratio, scratch_ratio=a.scratch_ratio, output_ratio=a.output_ratio,
                    id_bytes=a.id_bytes, startup_read=size(a.startup_read), plan_read=size(a.plan_read),
-                   scratch_extra=a.scratch_extra, overhead=size(a.overhead),
-                   plan_row_bytes=mean_bytes + 2 + 16)
+                   scratch_extra=a.scratch_extra, overhead=size(a.overhead), plan_row_bytes=mean_bytes + 2 + 16)
         o = simulate(c)
         sent = max(o["sent"])
-        # full duplex: a node sends and receives its share at once
+        # a node sends its share and receives as much at once (a full-duplex link)
         t10, t100 = sent * 8 / 10e9, sent * 8 / 100e9
-        print(f"| {P} | {n // P} | {o['piles']} | {o['rounds']} | {fmt(max(o['read']))} | {fmt(max(o['written']))} | "
-              f"{fmt(sent)} | {max(o['messages']):.0f} | {fmt(o['memory'])} | {t10:.0f} s | {t100:.1f} s |")
+        print(f"| {P} | {n // P} | {o['piles']} | {o['rounds']} | {o['cuts']} | {fmt(max(o['read']))} | "
+              f"{fmt(max(o['written']))} | {fmt(sent)} | {max(o['messages']):.0f} | {o['memory'] / 2**30:.2f} GiB | "
+              f"{t10:.1f} s | {t100:.2f} s |")
 
 
 def main():
@@ -331,7 +331,7 @@ def main():
     v.add_argument("--tolerance", type=float, default=10.0)
     add_data_args(v)
     t = sub.add_parser("table")
-    t.add_argument("--corpus", default="1T")
+    t.add_argument("--corpus", default="1e12", help="the rows' bytes (decimal: 1e12 is 1 TB)")
     t.add_argument("--mean-tokens", type=int, default=1024)
     t.add_argument("--procs", default="64,256,1024")
     t.add_argument("--memory", default="8G")

@@ -224,6 +224,15 @@ bound tok-shards md5 "$tok_bytes" rows -m 4M --shards 16 tok.h5:/tok,/domain
 bound tok-single md5 "$tok_bytes" rows -m 4M tok.h5:/tok,/domain
 bound wide-stored md5 $wide_bytes scratch -m 4M --shards 16 --scratch-compression zstd:1+shuffle wide.h5:/x,/y
 
+# --plan names the single writer of a single output: process 0, every row of vlen rows, with the bytes.
+one=$(mpi 2 --plan -s 1 -m 4M tok.h5:/tok,/domain out/plan.h5 | grep 'single writer')
+none=$(mpi 2 --plan -s 1 -m 4M --shards 4 tok.h5:/tok,/domain out/plan.h5 | grep -c 'single writer')
+if [[ $one == "h5shuf-mpi: single writer: process 0 gathers every pile and writes all 700 rows of the output alone (about "*" MiB;"*"--shards K (K >= 2) writes in parallel" ]] && [ "$none" = 0 ]; then
+    ok "--plan names process 0 the single writer of vlen rows, not of shards: $one"
+else
+    bad "--plan's single writer: '$one' (with shards: $none lines)"
+fi
+
 # Pass 2 without overlapped piles (vlen rows) also holds the parts sent and received: under MPI a pile
 # gets P/(P+2) of the budget the serial plan gives it (plan.c), so each process stays within --memory.
 pile_mib() { sed -n 's/.*a pile may use \([0-9.]*\) MiB.*/\1/p'; }

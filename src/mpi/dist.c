@@ -321,18 +321,22 @@ void h5shuf_dist_plan_text(const h5shuf_job *job, const struct h5shuf_comm *c, c
     const double mib = (double)job->plan.output_estimate_bytes / 1048576.0;
     const double share = (double)(c->size - 1) / (double)c->size;
     if (rows_hold_addresses(job) && job->plan.strategy != H5SHUF_STRATEGY_DIRECT)
-        snprintf(buf, size, "single writer: process 0 gathers every pile and writes all %llu rows of the output alone "
-                 "(about %.0f MiB; its chunks hold addresses in the file, so no other process can make them), the "
-                 "%d others sending it %.0f%% of the rows in pass 2; --shards K (K >= %d) writes in parallel\n",
-                 (unsigned long long)job->out_rows, mib, c->size - 1, 100.0 * share, c->size);
+        snprintf(buf, size,
+                 "h5shuf-mpi: single writer: process 0 gathers every pile and writes all %llu rows of the output "
+                 "alone (about %.0f MiB; its chunks hold addresses in the file, so no other process can make them), "
+                 "%s sending it %.0f%% of the rows in pass 2; --shards K (K >= %d) writes in parallel\n",
+                 (unsigned long long)job->out_rows, mib, c->size > 2 ? "the others" : "the other",
+                 100.0 * share, c->size);
     else if (rows_hold_addresses(job))
-        snprintf(buf, size, "single writer: process 0 reads and writes all %llu rows of the output alone (about %.0f "
-                 "MiB; its chunks hold addresses in the file); --shards K (K >= %d) writes in parallel\n",
+        snprintf(buf, size,
+                 "h5shuf-mpi: single writer: process 0 reads and writes all %llu rows of the output alone (about "
+                 "%.0f MiB; its chunks hold addresses in the file); --shards K (K >= %d) writes in parallel\n",
                  (unsigned long long)job->out_rows, mib, c->size);
     else
-        snprintf(buf, size, "single writer: process 0 writes the whole output (about %.0f MiB), the %d others' parts "
-                 "as their stored chunks (about %.0f MiB sent to it); --shards K (K >= %d) writes in parallel\n",
-                 mib, c->size - 1, mib * share, c->size);
+        snprintf(buf, size,
+                 "h5shuf-mpi: single writer: process 0 writes the whole output (about %.0f MiB), %s as their "
+                 "stored chunks (about %.0f MiB sent to it); --shards K (K >= %d) writes in parallel\n",
+                 mib, c->size > 2 ? "the others' parts" : "the other's part", mib * share, c->size);
 }
 
 /* The barrier before a process applies its PILES (checkpoint.h). */
