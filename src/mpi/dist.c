@@ -306,6 +306,9 @@ static int commit(h5shuf_job *job, struct h5shuf_comm *c, int st)
     uint64_t ok = 0;
     if (st == H5SHUF_OK)
         st = h5shuf_comm_sums(c, &ok, 1, &job->err); /* every process has written its outputs */
+    /* interrupted (also while it waited for the others here: a signal, another's failure), the outputs are
+     * the state kept */
+    job->out.keep_files = h5shuf__ckpt_keeps(job, st);
     st = h5shuf__targets_place(&job->out, st, job->opts.force, job->out_mode, &job->err);
     if (st == H5SHUF_OK) /* fails when another process could not place its own: take ours back */
         st = h5shuf_comm_sums(c, &ok, 1, &job->err);
@@ -437,7 +440,6 @@ static int dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_
         st = h5shuf__verify_file(job->cio, &job->in, &job->dsets, h5shuf__tempfile_hdf5_name(&job->out.v[0].tf),
                                  job->out.v[0].path, job->opts.mem_limit_bytes, &progress, &job->err);
     H5SHUF_KILL_POINT();
-    job->out.keep_files = h5shuf__ckpt_keeps(job, st); /* interrupted: the outputs are the state kept */
     st = commit(job, c, st);
     free(a);
     free(b);
