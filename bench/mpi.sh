@@ -11,6 +11,9 @@
 #   CASE=tokens bash bench/mpi.sh           2 GiB of token sequences (vlen int32) with a domain label
 #   CASE=records bash bench/mpi.sh          1 GiB of 8 MiB records (the direct path) with labels
 #   CASES="x tokens records" bash bench/mpi.sh    the three, one after the other (x: the first line)
+#   CASE=sweep bash bench/mpi.sh            P = 1, 2, 4, 8, 16, 32 (oversubscribed, -j 1) for fixed rows and
+#                                           token sequences, --shards 16 and the single output, each run once;
+#                                           then bench/mpi_model.py's prediction of every run
 # The cases (CASE or CASES: x is the default):
 #   x        /data (N, 256) float32 gzip-4, chunks of 1024 rows, /label (N,) int64; single output and
 #            --shards 4; -m 256M
@@ -22,6 +25,15 @@
 #            about 2x; none); /label (N,) int64; N = SIZE / 8 MiB; single output and --shards 4; -m 64M:
 #            the plan must choose the direct path (its "strategy" line is printed, for h5shuf and
 #            h5shuf-mpi, and anything else stops the run)
+#   sweep    262144 rows of 264 bytes (/x (N, 64) float32 normals and /y (N,) int64, gzip-1, 63 MB stored)
+#            and 65536 token sequences (/tok vlen int32, 1..255 tokens, ids in 0..50256, /domain int16;
+#            34 MB of rows), -m 16M, --shards 16 and the single output, P in SWEEP_PROCS (1 2 4 8 16 32),
+#            mpirun --oversubscribe --bind-to none, -j 1: one round, each output checked against the serial
+#            run's (md5: shards and the vlen single output; tests/h5same.py: the fixed single output).
+#            Prints, for each run, the wall time, the bytes pass 2 sent over the rows' bytes (bound: (P-1)/P
+#            + 0.05), the largest peak RSS of a process, the messages (all, the most of one process, per
+#            process per round) and the bytes read; keeps each --json report in RESULTS-sweep/, and runs
+#            bench/mpi_model.py validate over them (predicted and measured bytes sent and read)
 # Settings (environment): SIZE (default 1G, tokens 2G; applies to every case listed)  REPS=3  SETTLE=10
 #   MEMORY (default per case, above; applies to every case listed)  PROCS="1 2 4"  SEED=1
 #   RECORDS_FILTER=gzip1  WORK=/tmp/h5shuf-mpi-bench (the inputs kept and reused)
@@ -55,7 +67,7 @@ WORK=${WORK:-/tmp/h5shuf-mpi-bench}
 BUILD=$(cd "$root" && mkdir -p "${BUILD:-build}" && cd "${BUILD:-build}" && pwd)
 RESULTS=${RESULTS:-$root/bench/results/mpi-$(date -u +%Y%m%dT%H%M%SZ)}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-for c in $CASES; do case $c in x|tokens|records) ;; *) echo "mpi.sh: unknown case '$c' (x, tokens, records)" >&2; exit 1;; esac; done
+for c in $CASES; do case $c in x|tokens|records|sweep) ;; *) echo "mpi.sh: unknown case '$c' (x, tokens, records, sweep)" >&2; exit 1;; esac; done
 case $RECORDS_FILTER in gzip1|none) ;; *) echo "mpi.sh: RECORDS_FILTER is gzip1 or none" >&2; exit 1;; esac
 [ "${NO_BUILD:-0}" = 1 ] || H5SHUF_BUILD_TESTS=ON H5SHUF_BUILD_DIR=$BUILD bash "$root/scripts/build.sh" >/dev/null
 H=$BUILD/h5shuf HM=$BUILD/h5shuf-mpi IO=$root/bench/procio.py
@@ -229,7 +241,86 @@ else:
 PY
 }
 
+make_sweep() { # dir: the sweep's two inputs, and their rows' bytes (rows.txt: fixed, tokens)
+  "$PY" - "$1" <<'PY'
+import sys, h5py, numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(5)
+n = 262144
+with h5py.File(d + "/fix.h5", "w") as f:
+    f.create_dataset("x", data=rng.standard_normal((n, 64)).astype("f4"), chunks=(1024, 64), compression="gzip",
+                     compression_opts=1)
+    f.create_dataset("y", data=rng.integers(0, 1 << 40, n), chunks=(8192,), compression="gzip", compression_opts=1)
+n = 65536
+with h5py.File(d + "/tok.h5", "w") as f:
+    tok = f.create_dataset("tok", (n,), dtype=h5py.vlen_dtype(np.dtype("int32")), chunks=(1024,), compression="gzip",
+                           compression_opts=1)
+    lens = rng.integers(1, 256, n)
+    flat = rng.integers(0, 50257, int(lens.sum()), dtype=np.int32)
+    rows = np.empty(n, dtype=object)
+    for i, r in enumerate(np.split(flat, np.cumsum(lens)[:-1])):
+        rows[i] = r
+    tok[:] = rows
+    f.create_dataset("domain", data=rng.integers(0, 16, n).astype("i2"), chunks=(8192,), compression="gzip",
+                     compression_opts=1)
+open(d + "/rows.txt", "w").write(f"{262144 * 264} {int(lens.sum()) * 4 + 2 * n}\n")
+PY
+}
+
+sweep() { # the P sweep: every kind at every P, once
+  local dir=$WORK/sweep res=$RESULTS-sweep kind p spec k rb ref t0 wall verdict
+  mkdir -p "$dir" "$res"
+  [ -f "$dir/rows.txt" ] || make_sweep "$dir"
+  read -r rb_fix rb_tok <"$dir/rows.txt"
+  echo "== sweep: P in ${SWEEP_PROCS:-1 2 4 8 16 32}, -m 16M, -j 1, mpirun --oversubscribe --bind-to none, $(nproc) cores"
+  printf '| kind | P | wall | sent / rows | bound | peak RSS a process | messages (most of one; a process a round) | rounds | read |\n'
+  printf '|---|---|---|---|---|---|---|---|---|\n'
+  for kind in fix-shards fix-single tok-shards tok-single; do
+    case $kind in
+      fix-*) spec=$dir/fix.h5:/x,/y rb=$rb_fix ;;
+      tok-*) spec=$dir/tok.h5:/tok,/domain rb=$rb_tok ;;
+    esac
+    k=(); [[ $kind == *shards ]] && k=(--shards 16)
+    ref=$dir/ref-$kind; rm -rf "$ref"; mkdir -p "$ref"
+    "$H" -q -s "$SEED" -m 16M -j 1 -t "$ref" "${k[@]}" "$spec" "$ref/o.h5"
+    for p in ${SWEEP_PROCS:-1 2 4 8 16 32}; do
+      rm -rf "$out"; mkdir -p "$out"
+      for r in $(seq 0 $((p - 1))); do mkdir -p "$out/tmp$r"; done
+      t0=$(date +%s.%N)
+      mpirun --oversubscribe --bind-to none -n "$p" "$HM" -q --json -s "$SEED" -m 16M -j 1 -t "$out/tmp%r" "${k[@]}" \
+        "$spec" "$out/o.h5" >"$res/$kind-P$p.json"
+      wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+      if [ "$kind" = fix-single ]; then
+        "$PY" "$root/tests/h5same.py" "$ref/o.h5" "$out/o.h5" >/dev/null && verdict=h5same ||
+          { echo "mpi.sh: sweep $kind P=$p: output differs from the serial run's" >&2; exit 1; }
+      else
+        [ "$(cd "$ref" && md5sum o*.h5)" = "$(cd "$out" && md5sum o*.h5)" ] && verdict=md5 ||
+          { echo "mpi.sh: sweep $kind P=$p: output differs from the serial run's" >&2; exit 1; }
+      fi
+      "$PY" - "$res/$kind-P$p.json" "$kind" "$p" "$wall" "$rb" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+kind, p, wall, rb = sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+sent = d.get("exchanged_bytes", 0)
+rounds = d.get("rounds", 0)
+per = d["messages_sent"] / p / rounds if rounds else 0
+print(f"| {kind} | {p} | {wall} s | {sent / rb:.3f} | {(p - 1) / p + 0.05:.3f} | {d['peak_rss_bytes_max'] >> 20} MiB | "
+      f"{d['messages_sent']} ({d['messages_sent_max']}; {per:.1f}) | {rounds} | {d['io_read_bytes'] / 1e6:.0f} MB |")
+PY
+    done
+  done
+  echo "== the model (bench/mpi_model.py) against the runs: each process reads what \`h5shuf --plan\` reads"
+  echo "   (procio.py: the inputs' metadata, a sample of vlen rows), the scratch's bytes a row from P = 1"
+  for kind in fix-shards fix-single tok-shards tok-single; do
+    case $kind in fix-*) spec=$dir/fix.h5:/x,/y ;; tok-*) spec=$dir/tok.h5:/tok,/domain ;; esac
+    "$PY" "$IO" "$dir/plan.io" "$H" --plan -s "$SEED" -m 16M "$spec" "$out/o.h5" >/dev/null
+    "$PY" "$root/bench/mpi_model.py" validate --label "$kind" --plan-read "$(iofield "$dir/plan.io" rchar)" \
+      $(for p in ${SWEEP_PROCS:-1 2 4 8 16 32}; do echo "$res/$kind-P$p.json"; done) || true
+  done
+}
+
 for case in $CASES; do
+  if [ "$case" = sweep ]; then sweep; continue; fi
   case $case in
     x) size=${SIZE:-1G} mem=${MEMORY:-256M} in=$WORK/in-$size.h5 tag= shards="0 4" tsv=$RESULTS.tsv
        spec=$in:/data,/label ;;

@@ -7,11 +7,17 @@
 # and asked for with several windows of keys), and variable-length rows (token sequences with a label
 # and a text column: shards, the single output md5-identical, splits with a head, recursion, the direct
 # path, and a run over TCP only).  Every run leaves its scratch directories empty and no
-# temporary file beside the outputs.  Then failures: a corrupt chunk in one process's share of the rows,
-# and SIGTERM or SIGHUP to one process mid-run: a nonzero status within seconds, one line naming the rank and the
-# cause, nothing at the output's name and nothing in any scratch directory.
+# temporary file beside the outputs.  Each row crosses the network once: at P = 2, 4, 8 (rows of 264 bytes
+# and token sequences, 16 shards and the single output, piles cut by several ranges) pass 2 sends at most
+# (P-1)/P + 0.05 of the rows' bytes (of the scratch's, when it sends the stored chunks of a compressed
+# one).  Then failures: a corrupt chunk in one process's share of the rows, and SIGTERM or SIGHUP to one
+# process mid-run: a nonzero status within seconds, one line naming the rank and the cause, nothing at the
+# output's name and nothing in any scratch directory; SIGTERM to every process while all wait in MPI (one
+# blocked on purpose: H5SHUF_DEBUG_STALL_RANK): all exit within 1 s, leaving only the resume state, which
+# --resume takes up to the uninterrupted run's shards.
 # Usage: bash tests/mpi.sh PATH/TO/h5shuf PATH/TO/h5shuf-mpi   (H5SHUF_MPI_PROCS: the P of each case,
-# "1 2 3 4" unless set; the sanitizer build sets "2")
+# "1 2 3 4" unless set; the sanitizer build sets "2", and the bound is then checked at P = 2 only;
+# H5SHUF_MPI_BOUND_PROCS: the P of the bound, "2 4 8" unless set)
 set -u
 H=$1 HM=$2
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -190,6 +196,69 @@ PY
     rm -f out/prog*.h5
 done
 
+# Each row crosses the network once (issue 51): a pile cut by several processes' output ranges is sent
+# to each only as its rows, so pass 2 sends at most (P-1)/P of the rows' bytes (+ 0.05: ids, vlen lengths,
+# counts, the cuts' sums): rows of 264 bytes and token sequences, 16 shards and the single output, the
+# piles (-m 4M) cut by several ranges each; the outputs the serial run's.  Stored scratch chunks (the
+# scratch compressed, as a large run's is) send at most (P-1)/P of the scratch's bytes (+ 0.05).
+/usr/bin/python3 - <<'PY' || exit 1
+import h5py, numpy as np
+rng = np.random.default_rng(51)
+with h5py.File("wide.h5", "w") as f:  # 40000 rows of 264 bytes
+    f.create_dataset("x", data=rng.standard_normal((40000, 64)).astype("f4"), chunks=(1000, 64), compression="gzip",
+                     compression_opts=1)
+    f.create_dataset("y", data=rng.integers(0, 1 << 40, 40000), chunks=(4096,), compression="gzip", compression_opts=1)
+with h5py.File("tok.h5", "r") as f:  # the rows' bytes: the tokens and the domain labels
+    open("tok_bytes.txt", "w").write(str(sum(len(t) for t in f["tok"][:]) * 4 + 2 * len(f["domain"])))
+PY
+bound() { # NAME HOW ROWS_BYTES [SCRATCH] ARGS...: at P = 2, 4, 8 the serial run's outputs and the bound
+    local name=$1 how=$2 rb=$3 scratch=$4; shift 4
+    mkdir -p out
+    "$H" -q -f -s 21 -j 1 "$@" "out/bser-$name.h5" 2>err || { bad "$name: the serial run failed: $(cat err)"; return; }
+    for p in ${H5SHUF_MPI_BOUND_PROCS:-$bound_procs}; do
+        rm -rf tmp; mkdir -p tmp; for r in $(seq 0 $((p - 1))); do mkdir -p "tmp/r$r"; done
+        local o="out/b$p-$name.h5" same=1
+        if ! mpi "$p" -q -f --json -s 21 -j 1 -t "$W/tmp/r%r" "$@" "$o" >bound.json 2>err; then
+            bad "$name P=$p: failed: $(head -3 err)"; continue
+        fi
+        if [ "$how" = h5same ]; then
+            h5same "out/bser-$name.h5" "$o" >/dev/null || same=0
+        else
+            [ "$(cd out && for f in $(files_of "bser-$name.h5"); do md5sum <"$f"; done)" = \
+              "$(cd out && for f in $(files_of "b$p-$name.h5"); do md5sum <"$f"; done)" ] || same=0
+        fi
+        if /usr/bin/python3 - "$p" "$rb" "$scratch" bound.json <<'PY' && [ $same = 1 ] && clean_dirs; then ok "$name P=$p: $(cat bound.txt)"; else bad "$name P=$p (same $same): $(cat bound.txt)"; fi
+import json, sys
+p, rb, scratch, d = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "scratch", json.load(open(sys.argv[4]))
+sent = d.get("exchanged_bytes", 0)
+of = d["scratch_bytes"] if scratch else rb
+limit = (p - 1) / p + 0.05
+text = (f"sent {sent} bytes = {sent / of:.3f} of the {'scratch' if scratch else 'rows'}' {of} bytes (at most "
+        f"{limit:.3f}), {d.get('messages_sent')} messages in {d.get('rounds')} rounds")
+open("bound.txt", "w").write(text)
+sys.exit(0 if 0 < sent <= limit * of and sent <= limit * rb else 1)
+PY
+        rm -f "$o" "${o%.h5}"-*.h5
+    done
+    rm -f "out/bser-$name.h5" "out/bser-$name"-*.h5
+}
+wide_bytes=$((40000 * 264)) tok_bytes=$(cat tok_bytes.txt) bound_procs="2 4 8"
+[ "$(echo ${H5SHUF_MPI_PROCS:-1 2 3 4} | wc -w)" = 1 ] && bound_procs=2 # (a sanitizer build: one P)
+bound wide-shards md5 $wide_bytes rows -m 4M --shards 16 wide.h5:/x,/y
+bound wide-single h5same $wide_bytes rows -m 4M wide.h5:/x,/y
+bound tok-shards md5 "$tok_bytes" rows -m 4M --shards 16 tok.h5:/tok,/domain
+bound tok-single md5 "$tok_bytes" rows -m 4M tok.h5:/tok,/domain
+bound wide-stored md5 $wide_bytes scratch -m 4M --shards 16 --scratch-compression zstd:1+shuffle wide.h5:/x,/y
+
+# --plan names the single writer of a single output: process 0, every row of vlen rows, with the bytes.
+one=$(mpi 2 --plan -s 1 -m 4M tok.h5:/tok,/domain out/plan.h5 | grep 'single writer')
+none=$(mpi 2 --plan -s 1 -m 4M --shards 4 tok.h5:/tok,/domain out/plan.h5 | grep -c 'single writer')
+if [[ $one == "h5shuf-mpi: single writer: process 0 gathers every pile and writes all 700 rows of the output alone (about "*" MiB;"*"--shards K (K >= 2) writes in parallel" ]] && [ "$none" = 0 ]; then
+    ok "--plan names process 0 the single writer of vlen rows, not of shards: $one"
+else
+    bad "--plan's single writer: '$one' (with shards: $none lines)"
+fi
+
 # Pass 2 without overlapped piles (vlen rows) also holds the parts sent and received: under MPI a pile
 # gets P/(P+2) of the budget the serial plan gives it (plan.c), so each process stays within --memory.
 pile_mib() { sed -n 's/.*a pile may use \([0-9.]*\) MiB.*/\1/p'; }
@@ -291,6 +360,44 @@ else
     bad "SIG$sig to rank 1 (victim '${victim}', exit $rc, ${took}s)"; sed 's/^/#   /' err | head -20; find tmp out
 fi
 done
+# SIGTERM to every process of a run blocked in MPI waits (as Slurm's preemption sends it): rank 1 waits on
+# a message that never comes (H5SHUF_DEBUG_STALL_RANK), the others on rank 1; every process notices the
+# signal in its wait and all have exited within 1 s, leaving nothing but the resume state (--resume), which
+# a run with --resume takes up to the uninterrupted run's output (md5 of the serial run's shards).
+rm -rf tmp ckpt; mkdir -p tmp/r0 tmp/r1 tmp/r2 ckpt
+"$H" -q -s 4 -m 4M --checkpoint 1M --shards 4 wide.h5:/x,/y ckpt/ser.h5 || bad "SIGTERM in waits: the serial run failed"
+H5SHUF_DEBUG_STALL_RANK=1 mpirun --oversubscribe -n 3 "$HM" -q -s 4 -m 4M -j 1 --checkpoint 1M --resume -t "$W/tmp/r%r" \
+    --shards 4 wide.h5:/x,/y ckpt/o.h5 >/dev/null 2>err &
+job=$!
+for _ in $(seq 1 600); do grep -q 'stalled' err && break; sleep 0.05; done
+sleep 0.5 # (the others reach their waits on rank 1)
+ranks=$(for pid in $(pgrep -f "^$HM .*ckpt/o.h5"); do grep -qz '^OMPI_COMM_WORLD_RANK=' /proc/"$pid"/environ 2>/dev/null && echo "$pid"; done)
+t0=$(date +%s%N)
+[ "$(echo $ranks | wc -w)" = 3 ] && kill -TERM $ranks
+running() { local st; st=$(awk '{ print $3 }' /proc/"$1"/stat 2>/dev/null); [ -n "$st" ] && [ "$st" != Z ]; } # (exited: a zombie until mpirun reaps it)
+for _ in $(seq 1 500); do alive=0; for pid in $ranks; do running "$pid" && alive=1; done; [ $alive = 0 ] && break; sleep 0.01; done
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ $alive = 0 ] || kill -KILL $ranks # (not noticed: never ends)
+wait $job; rc=$?
+msj=$(( ($(date +%s%N) - t0) / 1000000 ))
+left=$(find tmp ckpt -type f ! -name 'ser-*' | grep -v '/h5shuf-resume-o.h5-[0-9a-f]*-rank[0-2]/' | grep -v '^ckpt/\.o-0000[0-3]-of-00004.h5.h5shuf-' )
+states=$(ls -d tmp/r*/h5shuf-resume-* 2>/dev/null | wc -l)
+if [ "$(echo $ranks | wc -w)" = 3 ] && [ $alive = 0 ] && [ "$ms" -le 1000 ] && [ $rc -ne 0 ] && [ "$(grep -c 'interrupted by signal 15' err)" = 3 ] &&
+   [ -z "$left" ] && [ "$states" = 3 ]; then
+    ok "SIGTERM to every process blocked in MPI waits: all exited in $ms ms (mpirun in $msj ms, exit $rc), only the 3 resume states left"
+else
+    bad "SIGTERM to every process blocked in MPI waits (ranks $(echo $ranks), $ms ms, exit $rc, $states states, left: $(echo $left))"
+    sed 's/^/#   /' err | grep -v '^#   [-|]' | head -10
+fi
+if mpi 3 -q -s 4 -m 4M -j 1 --checkpoint 1M --resume -t "$W/tmp/r%r" --shards 4 wide.h5:/x,/y ckpt/o.h5 2>err &&
+   [ "$(cd ckpt && md5sum <ser-00000-of-00004.h5; md5sum <ser-00001-of-00004.h5; md5sum <ser-00002-of-00004.h5; md5sum <ser-00003-of-00004.h5)" = \
+     "$(cd ckpt && md5sum <o-00000-of-00004.h5; md5sum <o-00001-of-00004.h5; md5sum <o-00002-of-00004.h5; md5sum <o-00003-of-00004.h5)" ] &&
+   clean_dirs && [ -z "$(ls -A ckpt | grep -v '^ser-\|^o-')" ]; then
+    ok "SIGTERM in waits, then --resume: the uninterrupted run's shards (md5), nothing left"
+else
+    bad "SIGTERM in waits, then --resume"; sed 's/^/#   /' err | head -5; ls -a ckpt tmp/*
+fi
+
 # --force over 4 shards, 2 processes: process 1 cannot place shard 3 (a directory appeared at its name while
 # the job ran), so process 0 takes shards 0 and 1 back too and the old shards return: all or nothing.
 rm -rf tmp force; mkdir -p tmp/r0 tmp/r1 force

@@ -148,6 +148,13 @@ static void json_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
+static const char *g_json_extra;
+
+void report_json_extra(const char *fields)
+{
+    g_json_extra = fields;
+}
+
 void report_json(FILE *out, const h5shuf_job *job, const h5shuf_plan *p, char *const *inputs, int ninputs,
                  const char *output, const struct progress *prog, double seconds, int status, const char *errmsg,
                  int check_status, const h5shuf_mixing *mixing, const h5shuf_mixing_windows *windows)
@@ -246,6 +253,8 @@ void report_json(FILE *out, const h5shuf_job *job, const h5shuf_plan *p, char *c
                     p->restarts, p->splits, p->scratch_bytes);
         if (p && p->exchanged_bytes) /* h5shuf-mpi: what pass 2 sent between processes */
             fprintf(out, ", \"exchanged_bytes\": %" PRIu64, p->exchanged_bytes);
+        if (g_json_extra)
+            fputs(g_json_extra, out);
         struct rusage ru;
         if (getrusage(RUSAGE_SELF, &ru) == 0)
             fprintf(out, ", \"peak_rss_bytes\": %lld", (long long)ru.ru_maxrss * 1024);

@@ -19,6 +19,10 @@ void report_json(FILE *out, const h5shuf_job *job, const h5shuf_plan *p, char *c
                  const char *output, const struct progress *prog, double seconds, int status, const char *errmsg,
                  int check_status, const h5shuf_mixing *mixing, const h5shuf_mixing_windows *windows);
 
+/* Fields appended to every later --json report (h5shuf-mpi's figures of all processes): text of the form
+ * ', "name": value' (kept, not copied; NULL: none). */
+void report_json_extra(const char *fields);
+
 /* The output files with their row ranges, when there are several (shards, splits). */
 void report_outputs_text(FILE *out, const h5shuf_job *job);
 

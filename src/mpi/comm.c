@@ -11,11 +11,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include "comm.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-enum { TAG_FAIL = 1, TAG_ACK = 2 };
+enum { TAG_FAIL = 1, TAG_ACK = 2, TAG_STALL = 3 };
 #define PIECE_BYTES ((uint64_t)1 << 30)
 
 int h5shuf_comm_init(struct h5shuf_comm *c)
@@ -27,6 +28,8 @@ int h5shuf_comm_init(struct h5shuf_comm *c)
         r = MPI_Comm_rank(c->comm, &c->rank);
     if (r == MPI_SUCCESS)
         r = MPI_Comm_size(c->comm, &c->size);
+    if (r == MPI_SUCCESS && !(c->heard = calloc((size_t)c->size, 1)))
+        r = MPI_ERR_NO_MEM;
     return r;
 }
 
@@ -34,6 +37,8 @@ void h5shuf_comm_free(struct h5shuf_comm *c)
 {
     free(c->notices);
     c->notices = NULL;
+    free(c->heard);
+    c->heard = NULL;
     if (c->comm != MPI_COMM_NULL)
         MPI_Comm_free(&c->comm);
 }
@@ -58,6 +63,7 @@ int h5shuf_comm_poll(struct h5shuf_comm *c)
     while (MPI_Iprobe(MPI_ANY_SOURCE, TAG_FAIL, c->comm, &flag, &s) == MPI_SUCCESS && flag) {
         int who = -1;
         MPI_Recv(&who, 1, MPI_INT, s.MPI_SOURCE, TAG_FAIL, c->comm, MPI_STATUS_IGNORE);
+        c->heard[s.MPI_SOURCE] |= 1;
         if (c->failed_rank < 0)
             c->failed_rank = who;
     }
@@ -82,10 +88,13 @@ static void cancel_pending(MPI_Request *req, int n)
 
 static int cancelled(struct h5shuf_comm *c, struct h5shuf_err *err)
 {
+    if (c->failed_rank < 0)
+        return h5shuf__fail(err, H5SHUF_ECANCELED, "rank %d: interrupted", c->rank);
     return h5shuf__fail(err, H5SHUF_ECANCELED, "cancelled: rank %d failed", c->failed_rank);
 }
 
-/* Wait for req[0..n) (point to point when p2p: those are cancelled when another process fails). */
+/* Wait for req[0..n) (point to point when p2p: those are cancelled when another process fails or this
+ * one is stopped). */
 static int wait_requests(struct h5shuf_comm *c, MPI_Request *req, int n, int p2p, struct h5shuf_err *err)
 {
     for (;;) {
@@ -94,7 +103,7 @@ static int wait_requests(struct h5shuf_comm *c, MPI_Request *req, int n, int p2p
             return h5shuf__fail(err, H5SHUF_EIO, "rank %d: MPI failed", c->rank);
         if (done)
             return H5SHUF_OK;
-        if (h5shuf_comm_poll(c)) {
+        if (h5shuf_comm_poll(c) || (c->stopped && c->stopped())) {
             if (p2p)
                 cancel_pending(req, n);
             return cancelled(c, err);
@@ -118,6 +127,7 @@ static int reduce(struct h5shuf_comm *c, uint64_t *v, size_t n, MPI_Op op, struc
         return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     memcpy(p, v, n * sizeof *v);
     MPI_Request req;
+    c->messages++;
     if (MPI_Iallreduce(p, p + n, (int)n, MPI_UINT64_T, op, c->comm, &req) != MPI_SUCCESS) {
         free(p);
         return h5shuf__fail(err, H5SHUF_EIO, "rank %d: MPI_Iallreduce failed", c->rank);
@@ -148,6 +158,7 @@ int h5shuf_comm_alltoall(struct h5shuf_comm *c, const uint64_t *sendv, uint64_t 
         return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     memcpy(p, sendv, n * sizeof *p);
     MPI_Request req;
+    c->messages++;
     MPI_Ialltoall(p, 1, MPI_UINT64_T, p + n, 1, MPI_UINT64_T, c->comm, &req);
     int st = wait_requests(c, &req, 1, 0, err);
     if (st == H5SHUF_OK) { /* else p stays MPI's: the job is about to end */
@@ -174,11 +185,25 @@ int h5shuf_comm_sendrecv(struct h5shuf_comm *c, const void *buf, uint64_t bytes,
             MPI_Irecv((char *)rbuf + roff, (int)rn, MPI_BYTE, from, tag, c->comm, &req[1]);
         if (n)
             MPI_Isend((const char *)buf + off, (int)n, MPI_BYTE, to, tag, c->comm, &req[0]);
+        c->messages += n > 0;
         st = h5shuf_comm_wait(c, req, 2, err);
         off += n;
         roff += rn;
     }
     return st;
+}
+
+int h5shuf_comm_debug_stall(struct h5shuf_comm *c, struct h5shuf_err *err)
+{
+    const char *env = getenv("H5SHUF_DEBUG_STALL_RANK");
+    if (!env || !*env || atoi(env) != c->rank)
+        return H5SHUF_OK;
+    int dummy;
+    MPI_Request req;
+    fprintf(stderr, "h5shuf-mpi: rank %d: stalled (H5SHUF_DEBUG_STALL_RANK)\n", c->rank);
+    fflush(stderr);
+    MPI_Irecv(&dummy, 1, MPI_INT, c->rank, TAG_STALL, c->comm, &req);
+    return h5shuf_comm_wait(c, &req, 1, err);
 }
 
 void h5shuf_comm_fail(struct h5shuf_comm *c, double seconds)
@@ -189,19 +214,25 @@ void h5shuf_comm_fail(struct h5shuf_comm *c, double seconds)
             if (q != c->rank)
                 MPI_Isend(&c->rank, 1, MPI_INT, q, TAG_FAIL, c->comm, &c->notices[q]);
         }
-    int acks = 0, flag;
+    int answered = 0, flag;
     double until = now() + seconds;
     MPI_Status s;
-    while (acks < c->size - 1 && now() < until) {
+    for (;;) {
+        h5shuf_comm_poll(c); /* (other processes' notices) */
+        answered = 0;
+        for (int q = 0; q < c->size; q++) {
+            if ((c->heard[q] & 1) && !(c->heard[q] & 2)) { /* it failed too: it waits for this one's answer */
+                MPI_Send(&c->rank, 1, MPI_INT, q, TAG_ACK, c->comm);
+                c->heard[q] |= 2; /* (and sends none) */
+            }
+            answered += q != c->rank && (c->heard[q] & 2);
+        }
+        if (answered >= c->size - 1 || now() >= until)
+            break;
         if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_ACK, c->comm, &flag, &s) == MPI_SUCCESS && flag) {
             int dummy;
             MPI_Recv(&dummy, 1, MPI_INT, s.MPI_SOURCE, TAG_ACK, c->comm, MPI_STATUS_IGNORE);
-            acks++;
-        } else if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_FAIL, c->comm, &flag, &s) == MPI_SUCCESS && flag) {
-            int who; /* another process failed too: it waits for this one's acknowledgement */
-            MPI_Recv(&who, 1, MPI_INT, s.MPI_SOURCE, TAG_FAIL, c->comm, MPI_STATUS_IGNORE);
-            MPI_Send(&c->rank, 1, MPI_INT, who, TAG_ACK, c->comm);
-            acks++; /* and sends none */
+            c->heard[s.MPI_SOURCE] |= 2;
         } else {
             pause_briefly();
         }

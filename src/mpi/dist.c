@@ -17,12 +17,8 @@
  * filtered data only collectively, with known bugs before 1.12: each process uses serial HDF5 on files of
  * its own.)
  *
- * Pass 2.  Process q gathers the piles that hold its output rows (a pile cut by a range boundary is
- * gathered by both processes, each putting its own rows).  Pile rows are spread over every process's
- * scratch, so pass 2 goes in rounds: in round t, every process q with a t-th pile receives its part from
- * every process r (an all-to-all of counts, then pairwise exchanges in the order r = q, q-1, ...), in
- * order of r, hence in increasing row id, as the serial pile holds them; the sort and the writer are the
- * serial run's.
+ * Pass 2 (exchange.c) brings each pile's rows from every process to the processes that gather it; the
+ * single output's parts are assembled by process 0 (assemble.c).
  *
  * Resume (checkpoint.h).  Every process journals its own share in its own state directory: its pass 1
  * at checkpoints, its PILES (applied only once every process recorded its own), its output files at
@@ -34,28 +30,25 @@
  */
 #include "dist.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "blocks.h"
+#include "assemble.h"
 #include "checkpoint.h"
 #include "chunkio.h"
 #include "direct.h"
+#include "exchange.h"
 #include "fault.h"
-#include "gather.h"
 #include "h5err.h"
 #include "job.h"
 #include "piles.h"
-#include "pilepart.h"
 #include "plan.h"
 #include "scatter.h"
 #include "targets.h"
 #include "verify.h"
-#include "vlen.h"
 #include "writer.h"
-
-enum { TAG_ROWS = 100, TAG_PAYLOAD = 150, TAG_PART_SIZE = 180, TAG_PART = 181, TAG_BLOCK = 200, TAG_BLOCK_DATA = 201 };
 
 static struct h5shuf_ctx ctx_of(h5shuf_job *job)
 {
@@ -128,471 +121,12 @@ static void pile_range(const uint64_t *start, size_t n, uint64_t a, uint64_t b, 
     *phi = j;
 }
 
-/* ---- pass 2's rows between processes -------------------------------------------------------------- */
-
-struct exchange {
-    struct h5shuf_comm *c;
-    const struct h5shuf_ctx *cx;
-    const struct h5shuf_scratch *sc; /* this process's parts of the piles (same order as the global ones) */
-    const size_t *plo, *phi;         /* each process's piles */
-    size_t round;
-    const uint64_t *first;           /* each process's first round to gather (a resumed pass 2: later ones) */
-    unsigned char **send;            /* a part being sent: sc->dsets->n + 1 buffers of send_rows rows */
-    uint64_t send_rows;
-    uint64_t *cnt, *rcnt, *off;      /* size each: rows to each process, from each, and where they go */
-    unsigned char **to;              /* n + 1: where this process's own part goes */
-    /* vlen rows (nvlen of each; NULL without): the payload of the part being sent, and of the pile
-     * gathered (its records point into it until the next round), where each process's part of it starts
-     * (P * nvlen) */
-    struct h5shuf_varena *send_payload, *payload;
-    uint64_t *payload_at;
-    uint64_t sent_bytes;             /* bytes of rows, ids and payload sent to other processes */
-    /* parts sent as their stored chunks (pilepart.h; else as decoded rows): the message being sent, the
-     * one received, and the codec state that decodes it */
-    int packed;
-    struct h5shuf_varena msg, rmsg;
-    struct h5shuf_codec_ctx codec;
-};
-
-static uint64_t set_bytes(const struct h5shuf_datasets *dsets, size_t d)
-{
-    return d < dsets->n ? dsets->ds[d].row_bytes : sizeof(uint64_t);
-}
-
-/* Load this process's part of pile j into to[0..n] (rows of each dataset, ids; vlen rows as lengths, with
- * their payload appended to payload: h5shuf__gather_load). */
-static int load_part(struct exchange *x, size_t j, unsigned char **to, struct h5shuf_varena *payload)
-{
-    return x->sc->piles[j].rows ? h5shuf__gather_load(x->cx, x->sc, &x->sc->piles[j], to, payload) : H5SHUF_OK;
-}
-
-/* Send n rows of set d of a part (buffers from) to process dst while receiving rn rows from process src
- * into the buffers into (at their row 0).  A vlen dataset's rows go as their lengths, then their payload
- * (from send_payload, into x->payload); their records are made once the whole pile is in. */
-static int exchange_set(struct exchange *x, size_t d, unsigned char *from, uint64_t n, int dst, unsigned char *into,
-                        uint64_t rn, int src, struct h5shuf_err *err)
-{
-    const struct h5shuf_datasets *dsets = x->sc->dsets;
-    const struct h5shuf_dsinfo *ds = d < dsets->n && dsets->ds[d].vlen ? &dsets->ds[d] : NULL;
-    if (!ds) {
-        const uint64_t rb = set_bytes(dsets, d);
-        x->sent_bytes += n * rb;
-        return h5shuf_comm_sendrecv(x->c, n ? from : NULL, n * rb, dst, rn ? into : NULL, rn * rb, src, TAG_ROWS + (int)d,
-                                    err);
-    }
-    const uint64_t lb = ds->elems * sizeof(uint64_t);
-    struct h5shuf_varena *sp = &x->send_payload[ds->vslot], *rp = &x->payload[ds->vslot];
-    int st = h5shuf_comm_sendrecv(x->c, n ? h5shuf__vlen_lengths(ds, from, n) : NULL, n * lb, dst,
-                                  rn ? h5shuf__vlen_lengths(ds, into, rn) : NULL, rn * lb, src, TAG_ROWS + (int)d, err);
-    const uint64_t rbytes = st == H5SHUF_OK && rn ? h5shuf__vlen_payload_bytes(ds, into, rn) : 0;
-    if (st == H5SHUF_OK && h5shuf__varena_reserve(rp, rp->n + rbytes) < 0)
-        st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for %llu bytes of variable-length rows",
-                          (unsigned long long)(rp->n + rbytes));
-    if (st == H5SHUF_OK) {
-        x->payload_at[(size_t)src * dsets->nvlen + ds->vslot] = rp->n;
-        st = h5shuf_comm_sendrecv(x->c, n ? sp->data : NULL, n ? sp->n : 0, dst, rbytes ? rp->data + rp->n : NULL, rbytes,
-                                  src, TAG_PAYLOAD + (int)ds->vslot, err);
-    }
-    rp->n += rbytes;
-    x->sent_bytes += n * lb + (n ? sp->n : 0);
-    return st;
-}
-
-/* Send this process's part of pile j (n rows; none: nothing) to process dst as its stored chunks while
- * receiving rn rows of process src's part of the pile it gathers into the buffers into (at their row 0;
- * vlen payload appended to x->payload). */
-static int exchange_packed(struct exchange *x, size_t j, uint64_t n, int dst, unsigned char **into, uint64_t rn,
-                           int src, struct h5shuf_err *err)
-{
-    int st = n ? h5shuf_part_pack(x->cx, x->sc, &x->sc->piles[j], &x->msg) : H5SHUF_OK;
-    uint64_t size = n ? x->msg.n : 0, rsize = 0;
-    if (st == H5SHUF_OK)
-        st = h5shuf_comm_sendrecv(x->c, n ? &size : NULL, n ? sizeof size : 0, dst, rn ? &rsize : NULL,
-                                  rn ? sizeof rsize : 0, src, TAG_PART_SIZE, err);
-    if (st == H5SHUF_OK && h5shuf__varena_reserve(&x->rmsg, rsize) < 0)
-        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for %llu bytes of a pile's part", (unsigned long long)rsize);
-    if (st == H5SHUF_OK)
-        st = h5shuf_comm_sendrecv(x->c, size ? x->msg.data : NULL, size, dst, rsize ? x->rmsg.data : NULL, rsize, src,
-                                  TAG_PART, err);
-    x->sent_bytes += size;
-    const size_t nv = x->sc->dsets->nvlen;
-    for (size_t v = 0; v < nv; v++)
-        x->payload_at[(size_t)src * nv + v] = x->payload[v].n;
-    if (st == H5SHUF_OK && rn)
-        st = h5shuf_part_unpack(x->sc, x->rmsg.data, rsize, rn, src, into, x->payload, &x->codec, err);
-    return st;
-}
-
-/* One round: this process's parts of the round's piles to the processes gathering them, and (buf not
- * NULL) the rows of its own pile of the round from every process into buf, in order of process. */
-static int exchange_round(struct exchange *x, unsigned char **buf, struct h5shuf_err *err)
-{
-    const struct h5shuf_datasets *dsets = x->sc->dsets;
-    const size_t nv = dsets->nvlen;
-    const int P = x->c->size, me = x->c->rank;
-    const size_t t = x->round++;
-    for (int q = 0; q < P; q++)
-        x->cnt[q] = t >= x->first[q] && x->plo[q] + t < x->phi[q] ? x->sc->piles[x->plo[q] + t].rows : 0;
-    int st = h5shuf_comm_alltoall(x->c, x->cnt, x->rcnt, err);
-    uint64_t total = 0;
-    for (int r = 0; r < P; r++) {
-        x->off[r] = total;
-        total += x->rcnt[r];
-    }
-    if (st == H5SHUF_OK && total && !buf)
-        st = h5shuf__fail(err, H5SHUF_EINTERNAL, "rank %d: rows sent for a pile it does not gather", me);
-    for (size_t v = 0; v < nv; v++)
-        x->payload[v].n = 0;
-    unsigned char **to = x->to;
-    for (int k = 0; k < P && st == H5SHUF_OK; k++) {
-        const int dst = (me + k) % P, src = (me - k + P) % P;
-        if (k == 0) { /* this process's own part: loaded in place */
-            for (size_t d = 0; buf && d <= dsets->n; d++)
-                to[d] = buf[d] + x->off[me] * set_bytes(dsets, d);
-            for (size_t v = 0; v < nv; v++)
-                x->payload_at[(size_t)me * nv + v] = x->payload[v].n;
-            st = x->cnt[me] ? load_part(x, x->plo[me] + t, to, x->payload) : H5SHUF_OK;
-            continue;
-        }
-        if (x->packed) {
-            for (size_t d = 0; buf && d <= dsets->n; d++)
-                to[d] = buf[d] + x->off[src] * set_bytes(dsets, d);
-            st = exchange_packed(x, x->plo[dst] + t, x->cnt[dst], dst, to, x->rcnt[src], src, err);
-            continue;
-        }
-        if (x->cnt[dst] > x->send_rows) {
-            h5shuf__bufs_free(dsets, x->send);
-            x->send_rows = 0;
-            if (!(x->send = h5shuf__bufs_alloc(dsets, x->cnt[dst], err)))
-                return err->status;
-            x->send_rows = x->cnt[dst];
-        }
-        for (size_t v = 0; v < nv; v++)
-            x->send_payload[v].n = 0;
-        if (x->cnt[dst])
-            st = load_part(x, x->plo[dst] + t, x->send, x->send_payload);
-        for (size_t d = 0; d <= dsets->n && st == H5SHUF_OK; d++) {
-            const uint64_t rb = set_bytes(dsets, d);
-            st = exchange_set(x, d, x->send ? x->send[d] : NULL, x->cnt[dst], dst,
-                              x->rcnt[src] ? buf[d] + x->off[src] * rb : NULL, x->rcnt[src], src, err);
-        }
-    }
-    /* the vlen rows' records, now that their payload no longer moves */
-    for (int r = 0; r < P && st == H5SHUF_OK && buf && nv; r++)
-        for (size_t d = 0; x->rcnt[r] && d < dsets->n; d++)
-            if (dsets->ds[d].vlen &&
-                h5shuf__vlen_point(&dsets->ds[d], buf[d] + x->off[r] * dsets->ds[d].row_bytes, x->rcnt[r],
-                                   x->payload[dsets->ds[d].vslot].data
-                                       ? x->payload[dsets->ds[d].vslot].data + x->payload_at[(size_t)r * nv + dsets->ds[d].vslot]
-                                       : NULL) < 0)
-                st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-    return st;
-}
-
-static int load_pile(void *user, size_t j, unsigned char **buf, struct h5shuf_err *err)
-{
-    struct exchange *x = user;
-    j += x->first[x->c->rank]; /* (the gather counts its piles from the first it gathers) */
-    if (x->round != j)
-        return h5shuf__fail(err, H5SHUF_EINTERNAL, "pass 2 out of step: pile %zu in round %zu", j, x->round);
-    return exchange_round(x, buf, err);
-}
-
-/* ---- the single output from its parts ------------------------------------------------------------- */
-
-static const char *row_dataset_path(const h5shuf_job *job, size_t d)
-{
-    return d < job->dsets.n ? job->dsets.ds[d].out_path : d == job->dsets.n ? job->index_path : job->source_index_path;
-}
-
-static hid_t row_dataset_type(const h5shuf_job *job, size_t d)
-{
-    return d < job->dsets.n ? job->dsets.ds[d].ftype : d == job->dsets.n ? H5T_STD_U64LE : h5shuf__source_type(&job->in);
-}
-
-/* Open the row datasets of file (named name) into dsets[0..n+2) (invalid where there is none). */
-static int open_row_datasets(h5shuf_job *job, hid_t file, const char *name, hid_t *dsets)
-{
-    char cause[256];
-    for (size_t d = 0; d < job->dsets.n + 2; d++)
-        dsets[d] = H5I_INVALID_HID;
-    for (size_t d = 0; d < job->dsets.n + 2; d++)
-        if (row_dataset_path(job, d) && (dsets[d] = H5Dopen2(file, row_dataset_path(job, d), H5P_DEFAULT)) < 0)
-            return h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s:%s: cannot open: %s", name, row_dataset_path(job, d),
-                                h5shuf__hdf5_cause(cause, sizeof cause));
-    return H5SHUF_OK;
-}
-
-static void close_row_datasets(const h5shuf_job *job, hid_t *dsets)
-{
-    for (size_t d = 0; d < job->dsets.n + 2; d++)
-        if (dsets[d] >= 0)
-            H5Dclose(dsets[d]);
-}
-
-/* Process q > 0: send every stored block of its part (closed, its temporary file job->out.v[0].tf) to process 0,
- * then an end mark. */
-static int send_part(h5shuf_job *job, struct h5shuf_comm *c)
-{
-    char cause[256];
-    struct h5shuf_tempfile *tf = &job->out.v[0].tf;
-    const char *path = tf->path;
-    if (h5shuf__tempfile_unpark(tf, job->out.v[0].path, &job->err) != H5SHUF_OK)
-        return job->err.status;
-    hid_t *dsets = malloc((job->dsets.n + 2) * sizeof *dsets);
-    if (!dsets)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    hid_t file = H5Fopen(h5shuf__tempfile_hdf5_name(tf), H5F_ACC_RDONLY, H5P_DEFAULT);
-    int st = file < 0 ? h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot reopen the part: %s", path,
-                                     h5shuf__hdf5_cause(cause, sizeof cause))
-                      : open_row_datasets(job, file, path, dsets);
-    unsigned char *buf = NULL;
-    uint64_t cap = 0;
-    struct h5shuf_block b;
-    for (size_t d = 0; st == H5SHUF_OK && d < job->dsets.n + 2; d++) {
-        struct h5shuf_blocks it;
-        if (dsets[d] < 0)
-            continue;
-        int more = h5shuf__blocks_open(&it, dsets[d], row_dataset_type(job, d)) < 0 ? -1 : 1;
-        while (st == H5SHUF_OK && (more = more < 0 ? more : h5shuf__blocks_next(&it, &b)) > 0) {
-            b.dataset = (uint32_t)d;
-            if (b.bytes > cap) {
-                free(buf);
-                cap = b.bytes;
-                if (!(buf = malloc(cap)))
-                    st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for a chunk of %llu bytes",
-                                      (unsigned long long)cap);
-            }
-            if (st == H5SHUF_OK && h5shuf__blocks_read(&it, &b, buf) < 0)
-                more = -1;
-            if (st == H5SHUF_OK && more > 0)
-                st = h5shuf_comm_sendrecv(c, &b, sizeof b, 0, NULL, 0, -1, TAG_BLOCK, &job->err);
-            if (st == H5SHUF_OK && more > 0)
-                st = h5shuf_comm_sendrecv(c, buf, b.bytes, 0, NULL, 0, -1, TAG_BLOCK_DATA, &job->err);
-            H5SHUF_KILL_POINT();
-        }
-        if (st == H5SHUF_OK && more < 0)
-            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot read the part: %s", path, row_dataset_path(job, d),
-                              h5shuf__hdf5_cause(cause, sizeof cause));
-    }
-    memset(&b, 0, sizeof b);
-    b.bytes = UINT64_MAX; /* the end */
-    if (st == H5SHUF_OK)
-        st = h5shuf_comm_sendrecv(c, &b, sizeof b, 0, NULL, 0, -1, TAG_BLOCK, &job->err);
-    free(buf);
-    if (file >= 0) {
-        close_row_datasets(job, dsets);
-        H5Fclose(file);
-    }
-    free(dsets);
-    return st;
-}
-
-/* Process 0: receive the blocks of process q's part (its rows start at output row first) and write them
- * into the output's row datasets dsets (named name). */
-static int receive_part(h5shuf_job *job, struct h5shuf_comm *c, int q, uint64_t first, const hid_t *dsets,
-                        const char *name)
-{
-    char cause[256];
-    unsigned char *buf = NULL;
-    uint64_t cap = 0;
-    struct h5shuf_block b;
-    int st = H5SHUF_OK;
-    for (;;) {
-        st = h5shuf_comm_sendrecv(c, NULL, 0, -1, &b, sizeof b, q, TAG_BLOCK, &job->err);
-        if (st != H5SHUF_OK || b.bytes == UINT64_MAX)
-            break;
-        if (b.dataset >= job->dsets.n + 2 || dsets[b.dataset] < 0) {
-            st = h5shuf__fail(&job->err, H5SHUF_EINTERNAL, "rank %d sent a block of no dataset", q);
-            break;
-        }
-        if (b.bytes > cap) {
-            free(buf);
-            cap = b.bytes;
-            if (!(buf = malloc(cap))) {
-                st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory for a chunk of %llu bytes", (unsigned long long)cap);
-                break;
-            }
-        }
-        st = h5shuf_comm_sendrecv(c, NULL, 0, -1, buf, b.bytes, q, TAG_BLOCK_DATA, &job->err);
-        H5SHUF_KILL_POINT();
-        if (st == H5SHUF_OK && h5shuf__block_write(dsets[b.dataset], row_dataset_type(job, b.dataset), &b, first, buf) < 0)
-            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s:%s: cannot write rows of rank %d: %s", name,
-                              row_dataset_path(job, b.dataset), q, h5shuf__hdf5_cause(cause, sizeof cause));
-        if (st != H5SHUF_OK)
-            break;
-    }
-    free(buf);
-    return st;
-}
-
-/* The single output made whole: process 0 writes every other process's part into it. */
-static int assemble(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, const uint64_t *b)
-{
-    if (c->rank != 0)
-        return a[c->rank] < b[c->rank] ? send_part(job, c) : H5SHUF_OK;
-    char cause[256];
-    struct h5shuf_target *tg = &job->out.v[0];
-    if (h5shuf__tempfile_unpark(&tg->tf, tg->path, &job->err) != H5SHUF_OK)
-        return job->err.status;
-    hid_t *dsets = malloc((job->dsets.n + 2) * sizeof *dsets);
-    if (!dsets)
-        return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    /* a resumable run writes it through its checkpoint driver: a kill leaves it at its last commit */
-    hid_t fapl = h5shuf__ckpt_target_fapl(job, 0);
-    hid_t file = fapl < 0 ? H5I_INVALID_HID : H5Fopen(h5shuf__tempfile_hdf5_name(&tg->tf), H5F_ACC_RDWR, fapl);
-    int st = fapl < 0    ? job->err.status
-             : file < 0 ? h5shuf__fail(&job->err, H5SHUF_EHDF5, "%s: cannot reopen: %s", tg->path,
-                                        h5shuf__hdf5_cause(cause, sizeof cause))
-                        : open_row_datasets(job, file, tg->path, dsets);
-    if (fapl >= 0)
-        H5Pclose(fapl);
-    for (int q = 1; q < c->size && st == H5SHUF_OK; q++)
-        if (a[q] < b[q])
-            st = receive_part(job, c, q, a[q], dsets, tg->path);
-    if (file >= 0) {
-        close_row_datasets(job, dsets);
-        if (st != H5SHUF_OK)
-            h5shuf__ckpt_target_discard(job);
-        if (st == H5SHUF_OK && H5Fflush(file, H5F_SCOPE_LOCAL) < 0)
-            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot finish writing: %s", tg->path,
-                              h5shuf__hdf5_cause(cause, sizeof cause));
-        if (H5Fclose(file) < 0 && st == H5SHUF_OK)
-            st = h5shuf__fail(&job->err, H5SHUF_EIO, "%s: cannot finish writing: %s", tg->path,
-                              h5shuf__hdf5_cause(cause, sizeof cause));
-    }
-    if (st == H5SHUF_OK)
-        st = h5shuf__ckpt_target_assembled(job, 0);
-    free(dsets);
-    return st;
-}
 
 /* ---- the run ---------------------------------------------------------------------------------------- */
 
-/* Do the processes send their parts of the piles g of sc as stored chunks (*packed 1) or as decoded rows?
- * Stored chunks when that moves fewer bytes (the scratch files' bytes, summed over the processes, against
- * the rows, ids, vlen lengths and payload of all piles) and every process can decode them: the same
- * answer everywhere.  H5SHUF_DEBUG_SEND_ROWS=1 or 0 (tests) asks for decoded rows or stored chunks
- * whatever the sizes.  Collective. */
-static int send_stored(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_scratch *sc, const struct h5shuf_pile *g,
-                       int *packed)
-{
-    uint64_t per_row = sizeof(uint64_t), decoded = 0;
-    for (size_t d = 0; d < sc->dsets->n; d++)
-        per_row += sc->dsets->ds[d].vlen ? sc->dsets->ds[d].elems * sizeof(uint64_t) : sc->dsets->ds[d].row_bytes;
-    for (size_t j = 0; j < sc->npiles; j++)
-        decoded += g[j].rows * per_row + g[j].bytes;
-    const char *rows_env = getenv("H5SHUF_DEBUG_SEND_ROWS");
-    const int want = rows_env && *rows_env ? *rows_env == '0' : job->plan.scratch_bytes < decoded;
-    uint64_t cannot = !want || h5shuf_part_packable(sc, job->plan.pile_buffer_rows) <= 0;
-    int st = h5shuf_comm_max(c, &cannot, 1, &job->err);
-    *packed = st == H5SHUF_OK && !cannot;
-    return st;
-}
-
-/* Pass 2 of this process: its piles gathered into its output rows [a, b) (none: only its parts sent),
- * then the rounds left of the other processes'. */
-static int pass2(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_scratch *sc, const struct h5shuf_pile *g,
-                 const uint64_t *start, const size_t *plo, const size_t *phi, uint64_t a, uint64_t b)
-{
-    const struct h5shuf_ctx cx = ctx_of(job);
-    const int P = c->size, me = c->rank;
-    uint64_t *first = calloc((size_t)P, sizeof *first);
-    const size_t nv = sc->dsets->nvlen;
-    struct exchange x = {.c = c, .cx = &cx, .sc = sc, .plo = plo, .phi = phi, .first = first};
-    /* one process: its piles hold every row, so they are loaded, overlapped and given back as the serial
-     * run's (no rounds) */
-    const int local = P == 1;
-    size_t rounds = 0;
-    for (int q = 0; q < P && !local; q++)
-        rounds = phi[q] - plo[q] > rounds ? phi[q] - plo[q] : rounds;
-    x.cnt = calloc((size_t)P, sizeof *x.cnt);
-    x.rcnt = calloc((size_t)P, sizeof *x.rcnt);
-    x.off = calloc((size_t)P, sizeof *x.off);
-    x.to = calloc(sc->dsets->n + 1, sizeof *x.to);
-    if (nv) {
-        x.send_payload = calloc(nv, sizeof *x.send_payload);
-        x.payload = calloc(nv, sizeof *x.payload);
-        x.payload_at = calloc((size_t)P * nv, sizeof *x.payload_at);
-    }
-    int st = first && x.cnt && x.rcnt && x.off && x.to && (!nv || (x.send_payload && x.payload && x.payload_at))
-                 ? H5SHUF_OK
-                 : h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
-    if (st == H5SHUF_OK && !local)
-        st = send_stored(job, c, sc, g, &x.packed);
-    struct h5shuf_pass2 p2 = {
-        .sc = sc,
-        .piles = g + plo[me],
-        .npiles = phi[me] - plo[me],
-        .seed = job->seed,
-        .strata = job->strata,
-        .pipelined = local && h5shuf__plan_pipelined(&job->plan),
-        .mem_limit_bytes = job->opts.mem_limit_bytes,
-        .band_bytes = job->band_bytes,
-        .first_row = start[plo[me]],
-        .put_first = a,
-        .put_end = b,
-        .release = local,
-        .load = local ? NULL : load_pile,
-        .load_user = &x,
-    };
-    /* a resumed run: each process gathers from the pile holding its first row not committed, and the
-     * rounds start at the earliest of them */
-    h5shuf__ckpt_pass2_from(job, sc, &p2);
-    if (p2.put_first > b)
-        p2.put_first = b;
-    if (st == H5SHUF_OK) {
-        first[me] = (uint64_t)(p2.piles - (g + plo[me]));
-        st = h5shuf_comm_sums(c, first, (size_t)P, &job->err);
-    }
-    x.round = rounds;
-    for (int q = 0; st == H5SHUF_OK && q < P; q++)
-        if (plo[q] < phi[q] && first[q] < x.round)
-            x.round = (size_t)first[q];
-    if (x.round == rounds)
-        x.round = 0;
-    while (st == H5SHUF_OK && x.round < first[me] && x.round < rounds) /* the others' rounds before this one's */
-        st = exchange_round(&x, NULL, &job->err);
-    if (st == H5SHUF_OK && a < b) {
-        struct h5shuf_writer w;
-        st = h5shuf__writer_init(&w, &job->of, p2.put_first, job->out_rows, job->band_threads, &job->err);
-        if (st == H5SHUF_OK)
-            st = h5shuf__gather(&cx, &p2, &job->out, &w);
-        if (st == H5SHUF_OK)
-            st = h5shuf__writer_flush(&cx, &w);
-        if (st == H5SHUF_OK)
-            st = h5shuf__writer_check_end(&w, b, &job->err);
-        h5shuf__writer_free(&w);
-    }
-    st = h5shuf__targets_close(&job->out, st, &job->err);
-    while (st == H5SHUF_OK && x.round < rounds)
-        st = exchange_round(&x, NULL, &job->err);
-    uint64_t sent = x.sent_bytes; /* (a resumed run: this run's) */
-    if (st == H5SHUF_OK)
-        st = h5shuf_comm_sums(c, &sent, 1, &job->err);
-    job->plan.exchanged_bytes = sent;
-    h5shuf__bufs_free(sc->dsets, x.send);
-    for (size_t v = 0; x.send_payload && x.payload && v < nv; v++) {
-        h5shuf__varena_free(&x.send_payload[v]);
-        h5shuf__varena_free(&x.payload[v]);
-    }
-    free(x.send_payload);
-    free(x.payload);
-    free(x.payload_at);
-    h5shuf__varena_free(&x.msg);
-    h5shuf__varena_free(&x.rmsg);
-    h5shuf__codec_ctx_release(&x.codec);
-    free(first);
-    free(x.cnt);
-    free(x.rcnt);
-    free(x.off);
-    free(x.to);
-    return st;
-}
-
 /* Pass 1 over this process's share of the inputs, then pass 2 and (the single output) the assembly. */
 static int two_pass(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, const uint64_t *b,
-                    const struct h5shuf_dist_resume *r)
+                    const struct h5shuf_dist_resume *r, struct h5shuf_dist_figures *fig)
 {
     const struct h5shuf_ctx cx = ctx_of(job);
     const int P = c->size, me = c->rank;
@@ -654,7 +188,7 @@ static int two_pass(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, c
         job->plan.piles = sc.npiles;
     }
     if (st == H5SHUF_OK)
-        st = pass2(job, c, &sc, g, start, plo, phi, a[me], b[me]);
+        st = h5shuf_dist_pass2(job, c, &cx, &sc, g, start, plo, phi, a, b, &fig->rounds);
     else
         st = h5shuf__targets_close(&job->out, st, &job->err);
     job->temp_file[1] = NULL;
@@ -668,7 +202,7 @@ static int two_pass(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, c
     free(plo);
     free(phi);
     if (st == H5SHUF_OK && job->out.n == 1 && P > 1 && !r->assembled)
-        st = assemble(job, c, a, b);
+        st = h5shuf_dist_assemble(job, c, a, b, &fig->assembled_bytes);
     return st;
 }
 
@@ -676,7 +210,7 @@ static int two_pass(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, c
  * written): every process reads the rows of its own range straight from the inputs, in output order; no
  * scratch, nothing exchanged.  Then (the single output) the assembly. */
 static int direct_run(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, const uint64_t *b,
-                      const struct h5shuf_dist_resume *r)
+                      const struct h5shuf_dist_resume *r, struct h5shuf_dist_figures *fig)
 {
     const struct h5shuf_ctx cx = ctx_of(job);
     const int me = c->rank;
@@ -709,7 +243,7 @@ static int direct_run(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a,
     }
     st = h5shuf__targets_close(&job->out, st, &job->err);
     if (st == H5SHUF_OK && job->out.n == 1 && c->size > 1 && !r->assembled)
-        st = assemble(job, c, a, b);
+        st = h5shuf_dist_assemble(job, c, a, b, &fig->assembled_bytes);
     return st;
 }
 
@@ -774,11 +308,40 @@ static int commit(h5shuf_job *job, struct h5shuf_comm *c, int st)
     uint64_t ok = 0;
     if (st == H5SHUF_OK)
         st = h5shuf_comm_sums(c, &ok, 1, &job->err); /* every process has written its outputs */
+    /* interrupted (also while it waited for the others here: a signal, another's failure), the outputs are
+     * the state kept */
+    job->out.keep_files = h5shuf__ckpt_keeps(job, st);
     st = h5shuf__targets_place(&job->out, st, job->opts.force, job->out_mode, &job->err);
     if (st == H5SHUF_OK) /* fails when another process could not place its own: take ours back */
         st = h5shuf_comm_sums(c, &ok, 1, &job->err);
     h5shuf__targets_settle(&job->out, st == H5SHUF_OK); /* (with --force the files replaced come back) */
     return st;
+}
+
+void h5shuf_dist_plan_text(const h5shuf_job *job, const struct h5shuf_comm *c, char *buf, size_t size)
+{
+    *buf = 0;
+    if (c->size < 2 || job->out.n != 1 || job->out_rows == 0)
+        return;
+    const double mib = (double)job->plan.output_estimate_bytes / 1048576.0;
+    const double share = (double)(c->size - 1) / (double)c->size;
+    if (rows_hold_addresses(job) && job->plan.strategy != H5SHUF_STRATEGY_DIRECT)
+        snprintf(buf, size,
+                 "h5shuf-mpi: single writer: process 0 gathers every pile and writes all %llu rows of the output "
+                 "alone (about %.0f MiB; its chunks hold addresses in the file, so no other process can make them), "
+                 "%s sending it %.0f%% of the rows in pass 2; --shards K (K >= %d) writes in parallel\n",
+                 (unsigned long long)job->out_rows, mib, c->size > 2 ? "the others" : "the other",
+                 100.0 * share, c->size);
+    else if (rows_hold_addresses(job))
+        snprintf(buf, size,
+                 "h5shuf-mpi: single writer: process 0 reads and writes all %llu rows of the output alone (about "
+                 "%.0f MiB; its chunks hold addresses in the file); --shards K (K >= %d) writes in parallel\n",
+                 (unsigned long long)job->out_rows, mib, c->size);
+    else
+        snprintf(buf, size,
+                 "h5shuf-mpi: single writer: process 0 writes the whole output (about %.0f MiB), %s as their "
+                 "stored chunks (about %.0f MiB sent to it); --shards K (K >= %d) writes in parallel\n",
+                 mib, c->size > 2 ? "the others' parts" : "the other's part", mib * share, c->size);
 }
 
 /* The barrier before a process applies its PILES (checkpoint.h). */
@@ -846,7 +409,8 @@ static int place_only(h5shuf_job *job)
     return h5shuf__ckpt_end(job, st);
 }
 
-static int dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_dist_resume *r)
+static int dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_dist_resume *r,
+                    struct h5shuf_dist_figures *fig)
 {
     const int P = c->size;
     int st = H5SHUF_OK;
@@ -871,7 +435,8 @@ static int dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_
     if (st == H5SHUF_OK && job->ckpt.rs.on)
         st = barrier(c, &job->err);
     if (st == H5SHUF_OK && job->out_rows > 0)
-        st = job->plan.strategy == H5SHUF_STRATEGY_DIRECT ? direct_run(job, c, a, b, r) : two_pass(job, c, a, b, r);
+        st = job->plan.strategy == H5SHUF_STRATEGY_DIRECT ? direct_run(job, c, a, b, r, fig)
+                                                                    : two_pass(job, c, a, b, r, fig);
     const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};
     if (st == H5SHUF_OK && job->opts.check && c->rank == 0) /* before the rename: a failed check leaves nothing */
         st = h5shuf__tempfile_unpark(&job->out.v[0].tf, job->out.v[0].path, &job->err);
@@ -879,8 +444,7 @@ static int dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_
         st = h5shuf__verify_file(job->cio, &job->in, &job->dsets, h5shuf__tempfile_hdf5_name(&job->out.v[0].tf),
                                  job->out.v[0].path, job->opts.mem_limit_bytes, &progress, &job->err);
     H5SHUF_KILL_POINT();
-    st = h5shuf__job_disk_failed(job, st, NULL);
-    job->out.keep_files = h5shuf__ckpt_keeps(job, st); /* interrupted: the outputs are the state kept */
+    st = h5shuf__job_disk_failed(job, st, NULL); /* (a disk failure keeps the state: commit decides it) */
     st = commit(job, c, st);
     free(a);
     free(b);
@@ -889,12 +453,14 @@ static int dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_
     return h5shuf__ckpt_end(job, st);
 }
 
-int h5shuf_dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_dist_resume *r)
+int h5shuf_dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_dist_resume *r,
+                    struct h5shuf_dist_figures *fig)
 {
+    memset(fig, 0, sizeof *fig);
     h5shuf__err_reset(&job->err);
     struct h5shuf_quiet q;
     h5shuf__quiet_begin(&q);
-    int st = dist_run(job, c, r);
+    int st = dist_run(job, c, r, fig);
     h5shuf__chunkio_free(job->cio);
     job->cio = NULL;
     h5shuf__quiet_end(&q);

@@ -16,7 +16,20 @@
  * final paths nor in any scratch directory.  The error is job's (H5SHUF_ECANCELED when another process
  * failed: c->failed_rank). */
 struct h5shuf_dist_resume;
-int h5shuf_dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_dist_resume *r);
+struct h5shuf_dist_figures;
+int h5shuf_dist_run(h5shuf_job *job, struct h5shuf_comm *c, const struct h5shuf_dist_resume *r,
+                    struct h5shuf_dist_figures *fig);
+
+/* What this process's run did besides job's plan figures, for the report (set by h5shuf_dist_run). */
+struct h5shuf_dist_figures {
+    uint64_t rounds;          /* pass 2's rounds (an all-to-all of counts each) */
+    uint64_t assembled_bytes; /* bytes of its part of the single output it sent to process 0 */
+};
+
+/* The plan's lines for the processes of c (after h5shuf_job_plan): the single output's writer when one
+ * process writes it all (process 0; with its bytes), into buf (size bytes, "" when there is nothing to
+ * say). */
+void h5shuf_dist_plan_text(const h5shuf_job *job, const struct h5shuf_comm *c, char *buf, size_t size);
 
 /* Before planning job: it is process c->rank of c->size (its state directory, when it checkpoints, is
  * its own: "-rankR", resume.h). */

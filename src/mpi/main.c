@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -75,10 +76,54 @@ static void warn_bound(unsigned threads)
 }
 
 static struct h5shuf_dist_resume g_resume; /* what the processes agreed on resuming (h5shuf_dist_agree) */
+static struct h5shuf_dist_figures g_fig;   /* what this process's run did (h5shuf_dist_run) */
+static char g_json[512];                   /* the --json report's figures of all processes */
 
 static int run_dist(h5shuf_job *job)
 {
-    return h5shuf_dist_run(job, &g_comm, &g_resume);
+    return h5shuf_dist_run(job, &g_comm, &g_resume, &g_fig);
+}
+
+/* This process's bytes through read and write system calls so far (rchar, wchar of /proc/self/io: every
+ * file h5shuf reads or writes, page-cache hits included; 0 where there is no such file). */
+static void io_bytes(uint64_t *rd, uint64_t *wr)
+{
+    *rd = *wr = 0;
+    FILE *f = fopen("/proc/self/io", "r");
+    char line[128];
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long long v;
+        if (sscanf(line, "rchar: %llu", &v) == 1)
+            *rd = v;
+        else if (sscanf(line, "wchar: %llu", &v) == 1)
+            *wr = v;
+    }
+    if (f)
+        fclose(f);
+}
+
+/* The run's figures over all processes (collective, once the run ended well on all), for --json: the
+ * messages sent (all, and the most of one process), pass 2's rounds, the bytes of the single output's
+ * parts sent to process 0, the bytes read and written (all, and the most of one process), and the
+ * largest peak RSS of a process. */
+static void all_figures(void)
+{
+    struct rusage ru;
+    const uint64_t rss = getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0;
+    uint64_t rd, wr;
+    io_bytes(&rd, &wr);
+    uint64_t v[5] = {g_comm.messages, g_fig.assembled_bytes, rd, wr, 0}, s[5], m[5];
+    MPI_Allreduce(v, s, 5, MPI_UINT64_T, MPI_SUM, g_comm.comm);
+    v[4] = rss;
+    MPI_Allreduce(v, m, 5, MPI_UINT64_T, MPI_MAX, g_comm.comm);
+    snprintf(g_json, sizeof g_json,
+             ", \"processes\": %d, \"messages_sent\": %llu, \"messages_sent_max\": %llu, \"rounds\": %llu"
+             ", \"assembled_bytes\": %llu, \"io_read_bytes\": %llu, \"io_read_bytes_max\": %llu"
+             ", \"io_written_bytes\": %llu, \"io_written_bytes_max\": %llu, \"peak_rss_bytes_max\": %llu",
+             g_comm.size, (unsigned long long)s[0], (unsigned long long)m[0], (unsigned long long)g_fig.rounds,
+             (unsigned long long)s[1], (unsigned long long)s[2], (unsigned long long)m[2], (unsigned long long)s[3],
+             (unsigned long long)m[3], (unsigned long long)m[4]);
+    report_json_extra(g_json);
 }
 
 /* The progress callback: the tool's (signals, the bar on process 0, with every process's rows), and
@@ -154,6 +199,7 @@ static int shuffle(struct cli_options *o, char **pos, int npos)
         opts.seed_set = 1;
     }
     interrupt_catch();
+    g_comm.stopped = interrupt_signal; /* a process blocked in MPI notices a signal too */
     h5shuf_job *job = cmd_make_job(&opts, pos, npos - 1, pos[npos - 1], NULL, &rc);
     unsilence(2); /* from here on a process says what went wrong with it */
     if (first_failed(job ? H5SHUF_OK : H5SHUF_EINVAL) >= 0) {
@@ -173,9 +219,13 @@ static int shuffle(struct cli_options *o, char **pos, int npos)
         h5shuf_job_free(job);
         return st == H5SHUF_EINVAL ? EXIT_USAGE : 1;
     }
-    if (root && !o->json && (o->plan_only || o->verbose > 1))
+    if (root && !o->json && (o->plan_only || o->verbose > 1)) {
+        char line[1024];
         report_plan_text(o->plan_only ? stdout : stderr, job, &plan,
                          o->plan_only && !o->lib.seed_set && !*h5shuf_job_resume_text(job));
+        h5shuf_dist_plan_text(job, &g_comm, line, sizeof line);
+        fputs(line, o->plan_only ? stdout : stderr);
+    }
     else if (root && !o->json && o->verbose > 0 && *h5shuf_job_resume_text(job)) /* what a resume takes over */
         fprintf(stderr, "h5shuf-mpi: %s (process 0's state; each process resumes from its own)\n",
                 h5shuf_job_resume_text(job));
@@ -199,6 +249,7 @@ static int shuffle(struct cli_options *o, char **pos, int npos)
             h5shuf_allprogress_end(g_all, &last, &gdone, &gtotal);
             if (root && last >= 0)
                 progress_update(&prog, (h5shuf_phase)last, gdone, gtotal);
+            all_figures();
         }
         progress_finish(&prog);
         if (st != H5SHUF_OK)

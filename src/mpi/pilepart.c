@@ -1,6 +1,7 @@
 /*
  * pilepart.c - a process's part of a pile packed as its stored chunks, and decoded by the process that
- * gathers the pile (pilepart.h).
+ * gathers the pile (pilepart.h); a part cut to the rows of one process's range, and packed from its
+ * rows, encoded as the scratch stores them.
  */
 #include "pilepart.h"
 
@@ -11,7 +12,9 @@
 #include "error.h"
 #include "filters.h"
 #include "h5err.h"
+#include "keyparts.h"
 #include "vlen.h"
+#include "vlenrec.h"
 
 /* A record's header in a message. */
 struct rec {
@@ -208,4 +211,126 @@ int h5shuf_part_unpack(const struct h5shuf_scratch *sc, const unsigned char *msg
     free(base);
     free(elems);
     return st;
+}
+
+/* ---- a part cut to a range, packed from its rows ---------------------------------------------------- */
+
+/* Payload bytes of one row of ds whose lengths are lens[0 .. ds->elems). */
+static uint64_t row_payload(const struct h5shuf_dsinfo *ds, const unsigned char *lens)
+{
+    uint64_t elems = 0;
+    for (uint64_t e = 0; e < ds->elems; e++) {
+        uint64_t len;
+        memcpy(&len, lens + e * sizeof len, sizeof len);
+        elems += len;
+    }
+    return elems * ds->elem_bytes + (ds->vlen == H5SHUF_VLEN_REC ? h5shuf__vrec_fixed_payload(ds, 1) : 0);
+}
+
+/* Where row r of set d of a part of n rows is, and its bytes. */
+static unsigned char *row_at(const struct h5shuf_datasets *dsets, unsigned char **bufs, size_t d, uint64_t n, uint64_t r,
+                             uint64_t *bytes)
+{
+    const struct h5shuf_dsinfo *ds = d < dsets->n ? &dsets->ds[d] : NULL;
+    if (ds && ds->vlen) {
+        *bytes = ds->elems * sizeof(uint64_t);
+        return h5shuf__vlen_lengths(ds, bufs[d], n) + r * *bytes;
+    }
+    *bytes = ds ? ds->row_bytes : sizeof(uint64_t);
+    return bufs[d] + r * *bytes;
+}
+
+int h5shuf_part_keep(const struct h5shuf_scratch *sc, unsigned char **bufs, uint64_t n, struct h5shuf_varena *payload,
+                     uint64_t seed, const struct h5shuf_strata *strata, h5shuf_u128 lo, h5shuf_u128 hi, uint64_t want,
+                     struct h5shuf_err *err)
+{
+    enum { BATCH = 4096 };
+    const struct h5shuf_datasets *dsets = sc->dsets;
+    const size_t nv = dsets->nvlen;
+    uint64_t keys[BATCH], kept = 0;
+    uint64_t *from = nv ? calloc(2 * nv, sizeof *from) : NULL, *to = from ? from + nv : NULL; /* payload offsets */
+    if (nv && !from)
+        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
+    const uint64_t *ids = (const uint64_t *)bufs[dsets->n];
+    /* Rows move only towards the front (row kept < row read, lengths' new place below their old one:
+     * h5shuf__vlen_lengths), so one pass in order moves each before anything overwrites it. */
+    for (uint64_t r0 = 0; r0 < n; r0 += BATCH) {
+        const uint64_t m = n - r0 < BATCH ? n - r0 : BATCH;
+        h5shuf__keys_in_parts(NULL, seed, strata, ids + r0, 0, m, keys, NULL);
+        for (uint64_t i = 0; i < m; i++) {
+            const uint64_t r = r0 + i;
+            const h5shuf_u128 v = (h5shuf_u128)keys[i] << 64 | ids[r];
+            const int keep = v >= lo && v < hi && kept < want;
+            for (size_t d = 0; d < dsets->n; d++) { /* a vlen row's payload, kept or skipped */
+                const struct h5shuf_dsinfo *ds = &dsets->ds[d];
+                if (!ds->vlen)
+                    continue;
+                uint64_t lb;
+                const uint64_t bytes = row_payload(ds, row_at(dsets, bufs, d, n, r, &lb));
+                if (keep && to[ds->vslot] != from[ds->vslot])
+                    memmove(payload[ds->vslot].data + to[ds->vslot], payload[ds->vslot].data + from[ds->vslot], bytes);
+                from[ds->vslot] += bytes;
+                to[ds->vslot] += keep ? bytes : 0;
+            }
+            for (size_t d = 0; keep && d <= dsets->n; d++) {
+                uint64_t rb;
+                const unsigned char *src = row_at(dsets, bufs, d, n, r, &rb);
+                unsigned char *dst = row_at(dsets, bufs, d, want, kept, &rb);
+                if (dst != src)
+                    memmove(dst, src, rb);
+            }
+            kept += keep;
+            if (v >= lo && v < hi && keep == 0) /* more rows than expected: counted below */
+                kept = want + 1;
+        }
+    }
+    for (size_t v = 0; v < nv; v++)
+        payload[v].n = to[v];
+    free(from);
+    if (kept != want)
+        return h5shuf__fail(err, H5SHUF_EINTERNAL, "%s: a pile's part holds %s%llu rows of a process's range, not %llu",
+                            sc->path, kept > want ? "more than " : "", (unsigned long long)(kept > want ? want : kept),
+                            (unsigned long long)want);
+    return H5SHUF_OK;
+}
+
+int h5shuf_part_pack_rows(const struct h5shuf_scratch *sc, unsigned char **bufs, uint64_t n,
+                          const struct h5shuf_varena *payload, uint64_t chunk_rows, struct h5shuf_varena *m,
+                          struct h5shuf_codec_ctx *ctx, struct h5shuf_err *err)
+{
+    const struct h5shuf_datasets *dsets = sc->dsets;
+    m->n = 0;
+    for (size_t s = 0; s < h5shuf__pile_nsets(dsets); s++) {
+        const struct h5shuf_dsinfo *owner = s > dsets->n ? payload_owner(dsets, s - dsets->n - 1) : NULL;
+        const uint64_t total = owner ? payload[owner->vslot].n / owner->elem_bytes : n;
+        const uint64_t most = owner ? h5shuf__vlen_chunk_elems(owner, chunk_rows) : chunk_rows;
+        /* chunks of at most the scratch's rows that tile the rows (less than a row a chunk of padding, which
+         * the scratch's filters may not shrink: "none" when it fits in memory) */
+        const uint64_t nchunks = most && total ? (total + most - 1) / most : 1;
+        const uint64_t crows = (total + nchunks - 1) / nchunks;
+        uint64_t rb;
+        unsigned char *src = owner ? payload[owner->vslot].data : n ? row_at(dsets, bufs, s, n, 0, &rb) : NULL;
+        struct h5shuf_pipeline pl;
+        if (total == 0)
+            continue;
+        if (set_pipeline(sc, s, crows ? crows : 1, total, &pl) < 0 || !pl.direct)
+            return h5shuf__fail(err, H5SHUF_EINTERNAL, "%s: a pile's dataset %zu cannot be encoded by h5shuf", sc->path, s);
+        const size_t bound = h5shuf__codec_bound(pl.chunk_bytes);
+        for (uint64_t off = 0; off < total; off += pl.chunk_rows) {
+            const uint64_t at = m->n + sizeof(struct rec), need = at + bound;
+            if (need > m->cap && h5shuf__varena_reserve(m, need > 2 * m->cap ? need : 2 * m->cap) < 0)
+                return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for %llu bytes of a pile's part",
+                                    (unsigned long long)need);
+            struct h5shuf_codec_chunk k = {.pl = &pl, .raw = m->data + at, .raw_cap = bound, .from = 0};
+            k.off[0] = off;
+            k.rows = total - off < pl.chunk_rows ? total - off : pl.chunk_rows;
+            k.user = src + off * pl.row_bytes;
+            if (h5shuf__codec_encode(&k, ctx) < 0)
+                return h5shuf__fail(err, H5SHUF_EIO, "%s: rows of a pile do not encode: %s", sc->path, k.err);
+            const struct rec r = {(uint32_t)s, k.mask, pl.chunk_rows, off, k.raw_n};
+            memcpy(m->data + m->n, &r, sizeof r);
+            m->n = at + k.raw_n;
+        }
+    }
+    return H5SHUF_OK;
 }
