@@ -380,7 +380,7 @@ ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 [ $alive = 0 ] || kill -KILL $ranks # (not noticed: never ends)
 wait $job; rc=$?
 msj=$(( ($(date +%s%N) - t0) / 1000000 ))
-left=$(find tmp ckpt -type f ! -name 'ser-*' | grep -v '/h5shuf-resume-o.h5-[0-9a-f]*-rank[0-2]/' | grep -v '^ckpt/\.o-0000[0-3]-of-00004.h5.h5shuf-' )
+left=$(find tmp ckpt -type f ! -name 'ser-*' | grep -v '/h5shuf-resume-o.h5-[0-9a-f]*-uid[0-9]*-rank[0-2]/' | grep -v '^ckpt/\.o-0000[0-3]-of-00004.h5.h5shuf-' )
 states=$(ls -d tmp/r*/h5shuf-resume-* 2>/dev/null | wc -l)
 if [ "$(echo $ranks | wc -w)" = 3 ] && [ $alive = 0 ] && [ "$ms" -le 1000 ] && [ $rc -ne 0 ] && [ "$(grep -c 'interrupted by signal 15' err)" = 3 ] &&
    [ -z "$left" ] && [ "$states" = 3 ]; then
