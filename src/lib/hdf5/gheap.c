@@ -152,9 +152,16 @@ static int gcol_load(const struct heapfile *h, struct gcol *g, int keep)
                          (unsigned long long)osize, (unsigned long long)(size - p));
             break;
         }
-        int past = osize > size - p - objhdr;
-        if ((r = gcol_put(g, idx, past ? OBJ_PAST : osize, p + objhdr)) < 0 || past)
-            break; /* (HDF5 stops there too: the next header would be past the end) */
+        if (osize > size - p - objhdr) { /* the collection is corrupt, not only this object: HDF5's walk rounds
+                                          * the size up (H5HG_ALIGN) with a wrap-around and goes on inside the
+                                          * object, where a free-space header of 0 bytes loops forever (HDF5 1.10
+                                          * to 2.x, found by fuzz_file) */
+            snprintf(g->bad, sizeof g->bad, "holds object %u of %llu bytes, past the end of the collection", idx,
+                     (unsigned long long)osize);
+            break;
+        }
+        if ((r = gcol_put(g, idx, osize, p + objhdr)) < 0)
+            break;
         uint64_t need = objhdr + align8(osize);
         p = need > size - p ? size : p + need;
     }

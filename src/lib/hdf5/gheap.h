@@ -18,7 +18,6 @@
 #define GCOL_READ_WHOLE (1u << 20)
 /* Object sizes in a collection's table besides real ones. */
 #define OBJ_ABSENT UINT64_MAX
-#define OBJ_PAST (UINT64_MAX - 1)
 
 /* The file under a dataset, for reading its bytes. */
 struct heapfile {
@@ -28,7 +27,7 @@ struct heapfile {
     unsigned sa, ss; /* sizes of file addresses and lengths, bytes (1..8) */
 };
 
-/* An object of a collection: its size in bytes (OBJ_ABSENT or OBJ_PAST: none, or past the end) and where
+/* An object of a collection: its size in bytes (OBJ_ABSENT: none) and where
  * its bytes begin in the collection (after its header). */
 struct gobj {
     uint64_t size, at;

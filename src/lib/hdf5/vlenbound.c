@@ -364,11 +364,6 @@ static herr_t bound(const struct target *tg, uint64_t limit_bytes, struct copy *
                 r = refuse(w, H5E_BADVALUE,
                            "%s: its global heap collection (address %llu) holds no object %u",
                            where_of(tg, row, e, at, sizeof at), (unsigned long long)addr, idx);
-            else if (osize == OBJ_PAST)
-                r = refuse(w, H5E_BADVALUE,
-                           "%s: global heap object %u (collection at address %llu) claims "
-                           "more bytes than its collection holds",
-                           where_of(tg, row, e, at, sizeof at), idx, (unsigned long long)addr);
             else if (osize > bytes)
                 r = refuse(w, H5E_BADVALUE,
                            "%s: global heap object %u (collection at address %llu) claims "
