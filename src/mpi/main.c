@@ -146,7 +146,7 @@ static int shuffle(struct cli_options *o, char **pos, int npos)
         opts.seed_set = 1;
     }
     interrupt_catch();
-    h5shuf_job *job = cmd_make_job(&opts, pos, npos - 1, pos[npos - 1], NULL, &rc);
+    h5shuf_job *job = cmd_make_job(&opts, &o->debug, pos, npos - 1, pos[npos - 1], NULL, &rc);
     unsilence(2); /* from here on a process says what went wrong with it */
     if (first_failed(job ? H5SHUF_OK : H5SHUF_EINVAL) >= 0) {
         h5shuf_job_free(job);
@@ -155,6 +155,7 @@ static int shuffle(struct cli_options *o, char **pos, int npos)
     double t0 = progress_now();
     h5shuf_dist_prepare(job, &g_comm);
     h5shuf_plan plan;
+    h5shuf_plan_init(&plan);
     int st = h5shuf_job_plan(job, &plan);
     if (first_failed(st) < 0 && !o->plan_only) /* (collective: only once every process planned) */
         st = h5shuf_dist_agree(job, &g_comm, &g_resume);
