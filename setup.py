@@ -4,7 +4,7 @@
 the project's own CMake (the shared library and the tool only: no tests, no MPI, no install rules), in
 build-pip/cmake (reused by the next build of the same checkout), then copies into the package:
 
-    h5shuf/_bin/libh5shuf.so.0   the library python/h5shuf/_lib.py loads first (before any installed one)
+    h5shuf/_bin/libh5shuf.so.1   the library python/h5shuf/_lib.py loads first (before any installed one)
     h5shuf/_bin/h5shuf           the command-line tool, run by the `h5shuf` console script (h5shuf._cli)
 
 Both link Debian's HDF5 and codec libraries from the system, as the cmake build does: a wheel installs in
@@ -44,7 +44,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 class BuildWithCMake(build_py):
-    """build_py, then libh5shuf.so.0 and the h5shuf tool built by CMake, copied into the package's _bin/."""
+    """build_py, then libh5shuf.so.1 and the h5shuf tool built by CMake, copied into the package's _bin/."""
 
     def run(self):
         super().run()
@@ -60,8 +60,9 @@ class BuildWithCMake(build_py):
                        check=True)
         dest = os.path.join(self.build_lib, "h5shuf", "_bin")
         os.makedirs(dest, exist_ok=True)
-        # The SONAME's file (libh5shuf.so.0, a link to libh5shuf.so.0.1.0): copied as the file it names.
-        for src, name in ((os.path.join(cmake_dir, "libh5shuf.so.0"), "libh5shuf.so.0"),
+        # The SONAME's file (libh5shuf.so.1, a link to libh5shuf.so.1.0.1.0; python/h5shuf/_lib.py SONAME):
+        # copied as the file it names.
+        for src, name in ((os.path.join(cmake_dir, "libh5shuf.so.1"), "libh5shuf.so.1"),
                           (os.path.join(cmake_dir, "h5shuf"), "h5shuf")):
             out = os.path.join(dest, name)
             if os.path.lexists(out):

@@ -16,6 +16,24 @@
  * the file, the dataset and the cause.  A job is not safe to use from two threads at once; separate jobs
  * share no state of their own (a thread-safe HDF5 serialises calls behind its global lock; with one that
  * is not, the library's calls of separate jobs take turns: h5shuf_hdf5_threadsafe).
+ *
+ * The ABI.  A program built with this header runs with this library and every later one of the same SONAME,
+ * libh5shuf.so.1.  The structs a release may extend (h5shuf_options, h5shuf_plan, h5shuf_mixing,
+ * h5shuf_mixing_windows) begin with struct_size: the sizeof of the struct in the header the program was
+ * built with, set by the struct's init macro (h5shuf_options_init, h5shuf_plan_init, h5shuf_mixing_init,
+ * h5shuf_mixing_windows_init), never by hand.  A release appends fields only, at the end, and a struct
+ * ends without padding (the library checks it when it is compiled), so a program's struct_size ends at a
+ * field of its own header: the library reads options only as far as struct_size (the fields past it keep
+ * their defaults) and writes a plan or a mixing report only as far as struct_size (never past it).  A
+ * struct larger than the library's (a program built with a newer header than the library it runs with)
+ * is read as far as the library knows, refused when a byte past that is not zero (an option this library
+ * cannot honour), and filled as far as the library knows, its struct_size then lowered to say how far.
+ * Why this and not a new SONAME for every change: a release that adds an option (most of them) would
+ * otherwise make every program be rebuilt, and a SONAME gives no defaults for what a program never set.
+ * The structs of the first release, 0.1.0 (SONAME libh5shuf.so.0, tests/abi/h5shuf-0.1.0.h.gz), have no
+ * struct_size, so no library can tell them from today's: that change took the SONAME to libh5shuf.so.1,
+ * and a program built with 0.1.0 does not load this library (tests/abi.sh checks both).  Functions may be
+ * added; none is removed or changes its parameters without a new SONAME.
  */
 #ifndef H5SHUF_H
 #define H5SHUF_H
@@ -31,6 +49,13 @@ extern "C" {
 #define H5SHUF_VERSION_MINOR 1
 #define H5SHUF_VERSION_PATCH 0
 #define H5SHUF_VERSION_STRING "0.1.0"
+/* The version as one number, MAJOR * 10000 + MINOR * 100 + PATCH (0.1.0 is 100), for the preprocessor
+ * (zstd.h's ZSTD_VERSION_NUMBER); h5shuf_version_number() is the library's, so a program can compare the
+ * header it was built with and the library it runs with. */
+#define H5SHUF_VERSION_NUMBER (H5SHUF_VERSION_MAJOR * 10000 + H5SHUF_VERSION_MINOR * 100 + H5SHUF_VERSION_PATCH)
+/* Nonzero when this header is version x.y.z or later (curlver.h's CURL_AT_LEAST_VERSION):
+ * #if H5SHUF_AT_LEAST_VERSION(0, 2, 0) ... #endif. */
+#define H5SHUF_AT_LEAST_VERSION(x, y, z) (H5SHUF_VERSION_NUMBER >= ((x) * 10000 + (y) * 100 + (z)))
 
 #if defined(H5SHUF_STATIC_DEFINE)
 #define H5SHUF_API
@@ -65,7 +90,7 @@ typedef enum h5shuf_status {
 #undef H5SHUF_ENUM_
 } h5shuf_status;
 
-/* What to do when a pile exceeds its bound s + 6*sqrt(s) rows after pass 1 (DESIGN.md section 3). */
+/* What to do when a pile exceeds its bound s + 6*sqrt(s) rows after pass 1 (docs/design.md section 3). */
 typedef enum h5shuf_oversize {
     H5SHUF_OVERSIZE_RECURSE = 0, /* split that pile's key range into sub-piles, on disk (default) */
     H5SHUF_OVERSIZE_RESTART = 1  /* redo pass 1 with more piles */
@@ -102,6 +127,7 @@ typedef int (*h5shuf_progress_fn)(void *user, h5shuf_phase phase, uint64_t rows_
 
 /* Options of a job.  Initialise with h5shuf_options_init(); h5shuf_job_create() copies it. */
 typedef struct h5shuf_options {
+    size_t struct_size;       /* sizeof(h5shuf_options) of the program's header: set by h5shuf_options_init */
     uint64_t seed;            /* the permutation's seed; used when seed_set != 0 */
     int seed_set;             /* 0: draw a random seed from the OS (getrandom) */
     uint64_t mem_limit_bytes; /* memory budget for buffers of both passes, bytes (default 1 GiB) */
@@ -110,11 +136,6 @@ typedef struct h5shuf_options {
     int force;                /* nonzero: replace an existing output file */
     h5shuf_progress_fn progress; /* may be NULL */
     void *progress_user;
-    /* Testing knob: when nonzero, the oversize bound of every pile, in rows, replacing s + 6*sqrt(s)
-     * (it may only lower it).  Forces recursion or restarts on small data; the output bytes stay the same. */
-    uint64_t debug_pile_bound_rows;
-    /* Testing knob: nonzero skips the free-space check before a run, so tests can fill a disk mid-pass. */
-    int debug_skip_space_check;
     /* Filters of the output datasets: NULL or "keep" (the first input's), "none", or '+'-joined parts:
      * one codec "gzip[:LEVEL]" (deflate, 0-9, default 4) or "zstd[:LEVEL]" (filter 32015, zstd's levels,
      * default 3), "shuffle" (byte shuffle, applied first), "fletcher32" (checksum, applied last).
@@ -233,10 +254,17 @@ typedef struct h5shuf_options {
      * every budget, strategy, thread count and rank count, as always, but differ from the unstratified
      * order's.  0 (default): the contract's uniform order. */
     int stratify;
+    /* 0 (h5shuf_options_init): keeps the struct's end free of padding (see "The ABI" above); the next option
+     * of an int's size takes its place, with 0 as its default. */
+    int reserved0;
 } h5shuf_options;
 
-/* The plan of a job (DESIGN.md section 3), filled by h5shuf_job_plan() and kept up to date by a run. */
+/* The plan of a job (docs/design.md section 3), filled by h5shuf_job_plan() and kept up to date by a run.
+ * Set struct_size with h5shuf_plan_init before the first call. */
 typedef struct h5shuf_plan {
+    size_t struct_size;       /* sizeof(h5shuf_plan) of the program's header (h5shuf_plan_init); the library
+                               * fills the plan as far as it reaches, at most its own sizeof, and lowers it
+                               * to that */
     uint64_t rows;            /* N: rows over all inputs */
     uint64_t row_bytes;       /* bytes of one row over all shuffled datasets (file datatype sizes) */
     uint64_t total_bytes;     /* rows * row_bytes: uncompressed data to shuffle */
@@ -284,11 +312,20 @@ typedef struct h5shuf_plan {
 /* An opaque job: the inputs, the output and the options of one shuffle. */
 typedef struct h5shuf_job h5shuf_job;
 
-/* Fill *opts with the defaults (random seed, 1 GiB budget, recurse on oversize, strategy auto). */
-H5SHUF_API void h5shuf_options_init(h5shuf_options *opts);
+/* Fill *opts with the defaults (random seed, 1 GiB budget, recurse on oversize, strategy auto) and its
+ * struct_size with the caller's sizeof(h5shuf_options): a macro over h5shuf_options_init_size, which
+ * writes the first size bytes of *opts only (the defaults this library knows, zeros past them). */
+#define h5shuf_options_init(opts) h5shuf_options_init_size((opts), sizeof(h5shuf_options))
+H5SHUF_API void h5shuf_options_init_size(h5shuf_options *opts, size_t size);
+/* Set the struct_size of a plan, a mixing report or a report of windows before the library fills it. */
+#define h5shuf_plan_init(plan) ((void)((plan)->struct_size = sizeof(h5shuf_plan)))
+#define h5shuf_mixing_init(mixing) ((void)((mixing)->struct_size = sizeof(h5shuf_mixing)))
+#define h5shuf_mixing_windows_init(windows) ((void)((windows)->struct_size = sizeof(h5shuf_mixing_windows)))
 
-/* Create a job.  opts may be NULL for the defaults; it and tmpdir are copied.
- * Returns NULL only when out of memory. */
+/* Create a job.  opts may be NULL for the defaults; it and its strings are copied, as far as its
+ * struct_size (see "The ABI" above).  Options whose struct_size no h5shuf_options_init set, or that set
+ * what this library does not know, make h5shuf_job_plan, h5shuf_run and h5shuf_verify fail with
+ * H5SHUF_EINVAL.  Returns NULL only when out of memory. */
 H5SHUF_API h5shuf_job *h5shuf_job_create(const h5shuf_options *opts);
 
 /* Free a job and everything it owns.  NULL is a no-op. */
@@ -319,8 +356,9 @@ H5SHUF_API int h5shuf_job_set_output(h5shuf_job *job, const char *spec);
 
 /*
  * Open the inputs, check them and make the plan, without writing anything.  *plan is filled on success
- * (plan may be NULL).  h5shuf_run() calls this itself when it has not been called.
- * Returns H5SHUF_OK or an error status; the message names the file and dataset.
+ * as far as plan->struct_size (h5shuf_plan_init; plan may be NULL).  h5shuf_run() calls this itself when
+ * it has not been called.  Returns H5SHUF_OK or an error status; the message names the file and dataset
+ * (H5SHUF_EINVAL, the job left unplanned, for a plan whose struct_size no h5shuf_plan_init set).
  */
 H5SHUF_API int h5shuf_job_plan(h5shuf_job *job, h5shuf_plan *plan);
 
@@ -444,6 +482,7 @@ H5SHUF_API const char *h5shuf_job_output_file(const h5shuf_job *job, size_t inde
  * each input the window holds against its expected share.  Computed from the keys alone (no data read):
  * the first W output rows are the W smallest (key, i). */
 typedef struct h5shuf_mixing {
+    size_t struct_size;      /* sizeof(h5shuf_mixing) of the program's header (h5shuf_mixing_init) */
     uint64_t window_rows;    /* W: rows in the window (the requested W, at most the output's rows) */
     uint64_t first_row;      /* the window's first output row: 0, or R - W for the last window */
     size_t ninputs;          /* entries of counts and expected */
@@ -457,9 +496,10 @@ typedef struct h5shuf_mixing {
 
 /* The mixing report of a planned job: the first and the last window of window_rows output rows (0: the
  * default, min(R, 10000)).  With shards or splits, windows of the whole output order.  Streams the N keys
- * once, with two heaps of W entries (16 bytes each).  Call after h5shuf_job_plan or h5shuf_run;
- * the arrays stay valid until the next call or h5shuf_job_free.  Returns H5SHUF_OK, H5SHUF_EINVAL (not
- * planned) or H5SHUF_ENOMEM. */
+ * once, with two heaps of W entries (16 bytes each).  Call after h5shuf_job_plan or h5shuf_run, with
+ * first and last set by h5shuf_mixing_init (filled as far as their struct_size); the arrays stay valid
+ * until the next call or h5shuf_job_free.  Returns H5SHUF_OK, H5SHUF_EINVAL (not planned, or a struct_size
+ * no h5shuf_mixing_init set) or H5SHUF_ENOMEM. */
 H5SHUF_API int h5shuf_job_mixing(h5shuf_job *job, uint64_t window_rows, h5shuf_mixing *first, h5shuf_mixing *last);
 
 /* The mixing of the inputs in every window of the output: the output cut into K = ceil(R / W) windows at
@@ -469,6 +509,7 @@ H5SHUF_API int h5shuf_job_mixing(h5shuf_job *job, uint64_t window_rows, h5shuf_m
  * proportion of a --mix).  Under a uniform shuffle the windows' statistics add up to a chi-square of
  * K x df degrees of freedom, and a window's p-value is below 0.001 in about K / 1000 windows. */
 typedef struct h5shuf_mixing_windows {
+    size_t struct_size;      /* sizeof(h5shuf_mixing_windows) of the program's header (h5shuf_mixing_windows_init) */
     uint64_t window_rows;    /* R / K: the rows a window holds on average (W doubled until the counts fit 64 MiB) */
     uint64_t windows;        /* K */
     uint64_t rows_min, rows_max; /* the fewest and the most rows of a window */
@@ -483,8 +524,9 @@ typedef struct h5shuf_mixing_windows {
 } h5shuf_mixing_windows;
 
 /* The mixing of every window of about window_rows rows (0: the default, min(R, 10000)) of a planned job
- * into *out.  Streams the N keys once (no data read), counting 8 bytes per window and input.  Returns
- * H5SHUF_OK, H5SHUF_EINVAL (not planned), H5SHUF_ENOMEM or H5SHUF_ECANCELED. */
+ * into *out (set by h5shuf_mixing_windows_init, filled as far as its struct_size).  Streams the N keys once
+ * (no data read), counting 8 bytes per window and input.  Returns H5SHUF_OK, H5SHUF_EINVAL (not planned,
+ * or a struct_size no h5shuf_mixing_windows_init set), H5SHUF_ENOMEM or H5SHUF_ECANCELED. */
 H5SHUF_API int h5shuf_job_mixing_windows(h5shuf_job *job, uint64_t window_rows, h5shuf_mixing_windows *out);
 
 /* The last error's one-line message ("FILE:/dataset: what is wrong"), or "" when there was none.
@@ -502,6 +544,10 @@ H5SHUF_API int h5shuf_register_filters(void);
 /* Versions, "MAJOR.MINOR.PATCH" (static strings): the library's, and those of the HDF5 library and libzstd
  * it runs with. */
 H5SHUF_API const char *h5shuf_version(void);
+/* The library's version as one number, H5SHUF_VERSION_NUMBER of the header it was built with (MAJOR * 10000
+ * + MINOR * 100 + PATCH): h5shuf_version_number() < H5SHUF_VERSION_NUMBER means a program runs with an
+ * older library than its header. */
+H5SHUF_API unsigned h5shuf_version_number(void);
 H5SHUF_API const char *h5shuf_hdf5_version(void);
 H5SHUF_API const char *h5shuf_zstd_version(void);
 /* 1 when the HDF5 library h5shuf runs with serialises its own calls (built thread-safe, as Debian's is),

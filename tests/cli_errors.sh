@@ -3,7 +3,8 @@
 #
 # Usage: bash tests/cli_errors.sh PATH/TO/h5shuf PATH/TO/h5shuf_gendata
 #
-# Every error case pins the contract of STYLE.md ("Errors") and DESIGN.md section 3 ("Output"):
+# Every error case pins the contract of include/h5shuf.h ("Conventions") and docs/design.md sections 7
+# and 12 (one line naming the file and the cause; nothing left behind):
 #   (a) the exit status is exactly 1 (failure) or 2 (usage error);
 #   (b) stderr is one line "h5shuf: ..." naming the file (and the dataset where there is one) and the
 #       cause; usage errors add exactly the line "Try 'h5shuf --help' for more information.";

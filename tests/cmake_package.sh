@@ -49,7 +49,9 @@ int main(void)
     h5shuf_options o;
     h5shuf_options_init(&o);
     h5shuf_job *job = h5shuf_job_create(&o);
-    int bad = !job || h5shuf_job_add_input(job, "in.h5:/x") != H5SHUF_OK || strcmp(h5shuf_version(), H5SHUF_VERSION_STRING);
+    int bad = !job || h5shuf_job_add_input(job, "in.h5:/x") != H5SHUF_OK ||
+              strcmp(h5shuf_version(), H5SHUF_VERSION_STRING) || h5shuf_version_number() != H5SHUF_VERSION_NUMBER ||
+              !H5SHUF_AT_LEAST_VERSION(0, 1, 0);
     h5shuf_job_free(job);
     printf("%" PRIu64 "\n", h5shuf_key(42, 7));
     return bad;
@@ -74,6 +76,8 @@ for kind in shared static; do
 done
 check "the shared consumer uses the installed libh5shuf.so" \
   bash -c "ldd '$tmp/app/build/app_shared' | grep -q '$prefix/lib/libh5shuf.so'"
+check "the installed headers are h5shuf.h alone (h5shuf_debug.h, the test knobs, is not installed)" \
+  bash -c "[ \"\$(ls '$prefix/include')\" = h5shuf.h ]"
 check "h5shuf::cli is the installed tool" bash -c "[ \"\$(cat '$tmp/app/build/cli.txt')\" = '$prefix/bin/h5shuf' ]"
 
 # pkg-config, as the README shows it.
@@ -96,7 +100,7 @@ print(r["status"], list(got) == list(np.lexsort((np.arange(20), h5shuf.keys(42, 
 PY
 check "the installed Python package imports from the prefix and loads the installed library" bash -c \
   "cd '$tmp' && env -u H5SHUF_LIBRARY PYTHONPATH='$site' ${pyenv[*]} /usr/bin/python3 py.py > py.out && \
-   [ \"\$(head -1 py.out)\" = '$prefix/lib/libh5shuf.so.0' ] && [ \"\$(tail -1 py.out)\" = 'ok True' ] && \
+   [ \"\$(head -1 py.out)\" = '$prefix/lib/libh5shuf.so.1' ] && [ \"\$(tail -1 py.out)\" = 'ok True' ] && \
    [ \"\$(/usr/bin/python3 -c 'import sys; sys.path.insert(0, \"$site\"); import h5shuf; print(h5shuf.__file__)')\" = '$site/h5shuf/__init__.py' ]"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

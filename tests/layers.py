@@ -11,11 +11,12 @@ directly ("nothing" for none); a folder may include its own headers and those of
 directly or through others.  Checked:
   - every file of src/lib lies in a folder that has a README.md with that line, naming folders that exist;
   - the folders' "Builds on" has no circle;
-  - every #include "X" of a file in src/lib/F names a header of F, of a folder below F, or include/h5shuf.h,
+  - every #include "X" of a file in src/lib/F names a header of F, of a folder below F, or of include/,
     by its bare name (no path: a layer is reached through the include folders CMake gives it), and each
     header name is found once;
   - CMakeLists.txt's h5shuf_layer(NAME DIR ON ...) builds DIR on the same folders as its README says;
-  - src/cli, the tool, includes only its own headers and include/h5shuf.h (it runs over the public API).
+  - src/cli, the tool, includes only its own headers and include/'s (it runs over the public API, h5shuf.h,
+    and sets test knobs through h5shuf_debug.h).
 """
 import os
 import re
@@ -118,7 +119,7 @@ def check(root):
             for inc in INCLUDE.findall(open(os.path.join(cli, f)).read()):
                 if inc not in own and inc not in public:
                     errors.append(f'src/cli/{f}: #include "{inc}": the tool includes only its own headers '
-                                  f'and include/h5shuf.h')
+                                  f'and include/\'s (h5shuf.h, h5shuf_debug.h)')
     return errors
 
 

@@ -13,10 +13,10 @@
 
 int main(void)
 {
+    FIELD(h5shuf_options, struct_size);
     FIELD(h5shuf_options, seed), FIELD(h5shuf_options, seed_set), FIELD(h5shuf_options, mem_limit_bytes);
     FIELD(h5shuf_options, tmpdir), FIELD(h5shuf_options, on_oversize), FIELD(h5shuf_options, force);
     FIELD(h5shuf_options, progress), FIELD(h5shuf_options, progress_user);
-    FIELD(h5shuf_options, debug_pile_bound_rows), FIELD(h5shuf_options, debug_skip_space_check);
     FIELD(h5shuf_options, compression), FIELD(h5shuf_options, chunk_shape), FIELD(h5shuf_options, index_path);
     FIELD(h5shuf_options, scratch_compression), FIELD(h5shuf_options, threads);
     FIELD(h5shuf_options, source_index_path), FIELD(h5shuf_options, shards), FIELD(h5shuf_options, split);
@@ -32,8 +32,10 @@ int main(void)
     FIELD(h5shuf_options, mix_rows_set);
     FIELD(h5shuf_options, allow_repeat);
     FIELD(h5shuf_options, stratify);
+    FIELD(h5shuf_options, reserved0);
     SIZE(h5shuf_options);
 
+    FIELD(h5shuf_plan, struct_size);
     FIELD(h5shuf_plan, rows), FIELD(h5shuf_plan, row_bytes), FIELD(h5shuf_plan, total_bytes);
     FIELD(h5shuf_plan, ndatasets), FIELD(h5shuf_plan, piles), FIELD(h5shuf_plan, pile_target_rows);
     FIELD(h5shuf_plan, pile_bound_rows), FIELD(h5shuf_plan, slab_rows), FIELD(h5shuf_plan, pile_buffer_rows);
@@ -47,10 +49,12 @@ int main(void)
     FIELD(h5shuf_plan, direct_min_bytes), FIELD(h5shuf_plan, slab_cache_bytes), FIELD(h5shuf_plan, exchanged_bytes);
     SIZE(h5shuf_plan);
 
+    FIELD(h5shuf_mixing, struct_size);
     FIELD(h5shuf_mixing, window_rows), FIELD(h5shuf_mixing, first_row), FIELD(h5shuf_mixing, ninputs);
     FIELD(h5shuf_mixing, counts), FIELD(h5shuf_mixing, expected), FIELD(h5shuf_mixing, chi2);
     FIELD(h5shuf_mixing, df), FIELD(h5shuf_mixing, p_value);
     SIZE(h5shuf_mixing);
+    FIELD(h5shuf_mixing_windows, struct_size);
     FIELD(h5shuf_mixing_windows, window_rows), FIELD(h5shuf_mixing_windows, windows);
     FIELD(h5shuf_mixing_windows, rows_min), FIELD(h5shuf_mixing_windows, rows_max), FIELD(h5shuf_mixing_windows, chi2);
     FIELD(h5shuf_mixing_windows, df), FIELD(h5shuf_mixing_windows, p_value), FIELD(h5shuf_mixing_windows, worst_chi2);

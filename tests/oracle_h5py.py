@@ -9,7 +9,7 @@ oracle_h5py).  The second runs only the real files of ../shared/real (ctest test
 directory is absent it says so and exits 77, which ctest reports as a skip; a directory without one of
 the expected files is a failure.
 
-The contract under test (DESIGN.md section 2, include/h5shuf.h): row i, numbered over all inputs in
+The contract under test (docs/design.md section 2, include/h5shuf.h): row i, numbered over all inputs in
 command-line order, gets the key K(seed, i) = word 0 of Philox4x64-10 with counter (i, 0, 0, 0) and key
 (seed, 0); the output is the input rows sorted by (key, i).  The oracle computes the keys twice, with a
 pure-Python Philox4x64-10 checked against the Random123 known-answer vectors and with numpy's Philox

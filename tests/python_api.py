@@ -133,6 +133,11 @@ def case_header(d):
     L = _lib.lib()
     check("package version == header's == library's", h5shuf.__version__ == version == L.h5shuf_version().decode(),
           "%s, %s, %s" % (h5shuf.__version__, version, L.h5shuf_version()))
+    parts = [int(re.search(r"#define H5SHUF_VERSION_%s (\d+)" % p, text).group(1)) for p in ("MAJOR", "MINOR", "PATCH")]
+    number = parts[0] * 10000 + parts[1] * 100 + parts[2]
+    check("h5shuf_version_number() == the header's MAJOR * 10000 + MINOR * 100 + PATCH == the version string's",
+          L.h5shuf_version_number() == number and version == "%d.%d.%d" % tuple(parts),
+          "%s, %s, %s" % (L.h5shuf_version_number(), number, version))
     listed = re.findall(r'X\((H5SHUF_\w+), (\d+), "([^"]*)"\)', text)
     bad = []
     for name, value, msg in listed:

@@ -68,9 +68,9 @@ check "import h5shuf is the venv's, and loads the library bundled in it" bash -c
   "cd '$tmp/run' && '$tmp/v/bin/python' -c 'import h5shuf; print(h5shuf.__file__); print(h5shuf.library_path())' >where.txt && \
    site=\$('$tmp/v/bin/python' -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])') && \
    [ \"\$(sed -n 1p where.txt)\" = \"\$site/h5shuf/__init__.py\" ] && \
-   [ \"\$(sed -n 2p where.txt)\" = \"\$site/h5shuf/_bin/libh5shuf.so.0\" ]"
+   [ \"\$(sed -n 2p where.txt)\" = \"\$site/h5shuf/_bin/libh5shuf.so.1\" ]"
 check "the bundled library needs no LD_LIBRARY_PATH (ldd: nothing not found)" bash -c \
-  "! ldd '$tmp/v'/lib/python3*/site-packages/h5shuf/_bin/libh5shuf.so.0 | grep -q 'not found'"
+  "! ldd '$tmp/v'/lib/python3*/site-packages/h5shuf/_bin/libh5shuf.so.1 | grep -q 'not found'"
 check "h5shuf.shuffle wrote the build tree's tool's bytes (h5shuf -s 1, same input)" bash -c \
   "cd '$tmp/run' && mkdir ref && cd ref && '$tool' -q -s 1 '$ex' o.h5 && cmp o.h5 ../o.h5"
 check "the venv's h5shuf command is first on PATH and prints its version" bash -c \

@@ -1,5 +1,6 @@
 /*
- * test_cancel.c - cancelling a run from its progress callback, through the public API only (h5shuf.h).
+ * test_cancel.c - cancelling a run from its progress callback, through the public API only (h5shuf.h, and the
+ * piles' test knob of h5shuf_debug.h).
  *
  * The contract (include/h5shuf.h, h5shuf_progress_fn): a callback that returns nonzero cancels the run,
  * which cleans up and returns H5SHUF_ECANCELED.  For every phase a run reports (create, scatter, split, gather),
@@ -16,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "h5shuf_debug.h"
 #include "testutil.h"
 
 /* ~16 MiB of rows over two datasets: several slabs in pass 1 and several 4 MiB bands in pass 2, within a
@@ -95,7 +97,6 @@ static h5shuf_options options(const struct fixture *fx, struct probe *p, unsigne
     o.mem_limit_bytes = kind == DIRECT ? MEM_BYTES * 64 / 6 : MEM_BYTES;
     o.strategy = kind == DIRECT ? H5SHUF_STRATEGY_DIRECT : H5SHUF_STRATEGY_TWO_PASS;
     o.tmpdir = fx->tmpdir;
-    o.debug_pile_bound_rows = PILE_BOUND;
     o.threads = threads;
     o.progress = p ? on_progress : NULL;
     o.progress_user = p;
@@ -109,7 +110,9 @@ static int run_kind(const struct fixture *fx, enum kind kind, const h5shuf_optio
     ssize_t before = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL);
     h5shuf_job *job = h5shuf_job_create(o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
-    int st = kind == GATHER ? H5SHUF_OK : h5shuf_job_add_input(job, fx->in);
+    int st = h5shuf_job_set_debug(job, H5SHUF_DEBUG_PILE_BOUND_ROWS, PILE_BOUND); /* small piles, many windows */
+    if (st == H5SHUF_OK && kind != GATHER)
+        st = h5shuf_job_add_input(job, fx->in);
     if (st == H5SHUF_OK && kind != RUN && kind != DIRECT)
         st = h5shuf_job_set_piles(job, piles);
     if (st == H5SHUF_OK && kind != SCATTER)

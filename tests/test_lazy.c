@@ -7,20 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "h5shuf_debug.h"
 #include "testutil.h"
 
 static const struct tu_layout CHUNKED = {H5D_CHUNKED, 50, 1, 1, 0};
 
-/* Run a scatter (inputs -> piles) or, when ninputs == 0, a gather (piles -> output) with options o.
- * Checks that the run closed every HDF5 object it opened.  Returns the status; msg gets the message. */
+/* Run a scatter (inputs -> piles) or, when ninputs == 0, a gather (piles -> output) with options o and the
+ * test knob of the piles' bound (0: none).  Checks that the run closed every HDF5 object it opened.
+ * Returns the status; msg gets the message. */
 static int lazy_run(const char *const *inputs, size_t ninputs, const char *piles, const char *output,
-                    const h5shuf_options *o, char *msg, size_t cap)
+                    const h5shuf_options *o, uint64_t pile_bound, char *msg, size_t cap)
 {
     ssize_t before = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL);
     h5shuf_job *job = h5shuf_job_create(o);
     if (!job)
         return H5SHUF_ENOMEM;
-    int st = H5SHUF_OK;
+    int st = pile_bound ? h5shuf_job_set_debug(job, H5SHUF_DEBUG_PILE_BOUND_ROWS, pile_bound) : H5SHUF_OK;
     for (size_t i = 0; i < ninputs && st == H5SHUF_OK; i++)
         st = h5shuf_job_add_input(job, inputs[i]);
     if (st == H5SHUF_OK)
@@ -60,20 +62,19 @@ static void check_lazy(uint64_t seed, uint64_t pile_bound, h5shuf_oversize mode)
     h5shuf_options_init(&o);
     o.seed = seed;
     o.seed_set = 1;
-    o.debug_pile_bound_rows = pile_bound;
     o.on_oversize = mode;
     o.mem_limit_bytes = 1u << 20;
     char onespec[4300];
     snprintf(onespec, sizeof onespec, "%s:/w", one);
-    CU_ASSERT_EQUAL_FATAL(tu_shuffle(inputs, 2, onespec, &o, msg, sizeof msg), H5SHUF_OK);
-    int st = lazy_run(inputs, 2, piles, NULL, &o, msg, sizeof msg);
+    CU_ASSERT_EQUAL_FATAL(tu_shuffle_bound(inputs, 2, onespec, &o, pile_bound, msg, sizeof msg), H5SHUF_OK);
+    int st = lazy_run(inputs, 2, piles, NULL, &o, pile_bound, msg, sizeof msg);
     CU_ASSERT_EQUAL(st, H5SHUF_OK);
     if (st != H5SHUF_OK)
         fprintf(stderr, "\n  scatter: %s\n", msg);
     h5shuf_options g;
     h5shuf_options_init(&g); /* no seed: the pile file's; another budget */
     g.mem_limit_bytes = 64u << 20;
-    st = lazy_run(NULL, 0, piles, two, &g, msg, sizeof msg);
+    st = lazy_run(NULL, 0, piles, two, &g, 0, msg, sizeof msg);
     CU_ASSERT_EQUAL(st, H5SHUF_OK);
     if (st != H5SHUF_OK)
         fprintf(stderr, "\n  gather: %s\n", msg);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "h5shuf_debug.h"
 #include "testutil.h"
 
 static const struct tu_layout CONTIG = {H5D_CONTIGUOUS, 0, 0, 0, 0};
@@ -246,10 +247,9 @@ static void test_whole_file_aligned(void)
     const char *out = tu_path(dir, "out.h5");
     h5shuf_options o = seeded(77);
     o.mem_limit_bytes = 5 << 20;
-    o.debug_pile_bound_rows = 100; /* many sub-piles */
     const char *inputs[] = {train};
     char msg[1024];
-    CU_ASSERT_EQUAL_FATAL(tu_shuffle(inputs, 1, out, &o, msg, sizeof msg), H5SHUF_OK);
+    CU_ASSERT_EQUAL_FATAL(tu_shuffle_bound(inputs, 1, out, &o, 100, msg, sizeof msg), H5SHUF_OK); /* many sub-piles */
     uint64_t rows, rb;
     int32_t *X = tu_read(out, "/X", &rows, &rb);
     int64_t *y = tu_read(out, "/y", &rows, &rb);
@@ -376,16 +376,18 @@ static void test_identical_across_budgets(void)
     for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
         h5shuf_options o = seeded(2024);
         o.mem_limit_bytes = runs[k].mem;
-        o.debug_pile_bound_rows = runs[k].bound;
         o.on_oversize = runs[k].mode;
         char out[4200], msg[1024];
         snprintf(out, sizeof out, "%s", tu_path(dir, runs[k].name));
         h5shuf_job *job = h5shuf_job_create(&o);
+        if (runs[k].bound)
+            h5shuf_job_set_debug(job, H5SHUF_DEBUG_PILE_BOUND_ROWS, runs[k].bound);
         h5shuf_job_add_input(job, inputs[0]);
         h5shuf_job_set_output(job, out);
         int st = h5shuf_run(job);
         snprintf(msg, sizeof msg, "%s", h5shuf_errmsg(job));
         h5shuf_plan p;
+        h5shuf_plan_init(&p);
         h5shuf_job_plan(job, &p);
         h5shuf_job_free(job);
         CU_ASSERT_EQUAL_FATAL(st, H5SHUF_OK);

@@ -31,11 +31,10 @@ static int32_t *shuffle_ids(const char *in, const char *out, uint64_t seed, uint
     o.seed = seed;
     o.seed_set = 1;
     o.force = 1;
-    o.debug_pile_bound_rows = bound; /* forces sub-piles: uniformity must survive them */
     char ispec[4200];
     snprintf(ispec, sizeof ispec, "%s:/i", in);
     const char *inputs[] = {ispec};
-    if (tu_shuffle(inputs, 1, out, &o, NULL, 0) != H5SHUF_OK)
+    if (tu_shuffle_bound(inputs, 1, out, &o, bound, NULL, 0) != H5SHUF_OK) /* sub-piles: uniformity must survive them */
         return NULL;
     uint64_t rows, rb;
     return tu_read(out, "/i", &rows, &rb);

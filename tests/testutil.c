@@ -13,6 +13,7 @@
 #include <zstd.h>
 
 #include "filter_limit.h"
+#include "h5shuf_debug.h"
 
 int tu_write(const char *file, int create, const char *path, hid_t ftype, int rank, const hsize_t *dims,
              const struct tu_layout *lay, const void *data)
@@ -92,6 +93,12 @@ void *tu_read(const char *file, const char *path, uint64_t *rows, uint64_t *row_
 int tu_shuffle(const char *const *inputs, size_t n, const char *output, const h5shuf_options *opts, char *msg,
                size_t cap)
 {
+    return tu_shuffle_bound(inputs, n, output, opts, 0, msg, cap);
+}
+
+int tu_shuffle_bound(const char *const *inputs, size_t n, const char *output, const h5shuf_options *opts,
+                     uint64_t pile_bound_rows, char *msg, size_t cap)
+{
     /* Every run, failed ones included, must close every file, group, dataset, committed datatype and
      * attribute it opened.  (HDF5 1.10 counts no other kinds publicly: H5Inmembers refuses the library's
      * own types, so dataspaces and property lists are not checked here.) */
@@ -100,6 +107,8 @@ int tu_shuffle(const char *const *inputs, size_t n, const char *output, const h5
     if (!job)
         return H5SHUF_ENOMEM;
     int st = H5SHUF_OK;
+    if (pile_bound_rows)
+        st = h5shuf_job_set_debug(job, H5SHUF_DEBUG_PILE_BOUND_ROWS, pile_bound_rows);
     for (size_t i = 0; i < n && st == H5SHUF_OK; i++)
         st = h5shuf_job_add_input(job, inputs[i]);
     if (st == H5SHUF_OK)

@@ -32,6 +32,9 @@ void *tu_read(const char *file, const char *path, uint64_t *rows, uint64_t *row_
  * seed). Returns the status; the message goes to msg (cap bytes) when not NULL. */
 int tu_shuffle(const char *const *inputs, size_t n, const char *output, const h5shuf_options *opts, char *msg,
                size_t cap);
+/* The same with the test knob H5SHUF_DEBUG_PILE_BOUND_ROWS (h5shuf_debug.h) set to pile_bound_rows (0: off). */
+int tu_shuffle_bound(const char *const *inputs, size_t n, const char *output, const h5shuf_options *opts,
+                     uint64_t pile_bound_rows, char *msg, size_t cap);
 
 /* The raw (filtered) bytes of the chunk of the rank-2 dataset d that starts at row `row`, as stored:
  * malloc'ed, *n bytes, its filter mask in *mask; NULL when HDF5 cannot read it. */

@@ -1,13 +1,15 @@
 """_lib.py - the ctypes glue: finding libh5shuf, the mirrors of its public structs, its functions.
 
 The library is found in this order: the file named by $H5SHUF_LIBRARY; the one a pip install built
-into the package (_bin/libh5shuf.so.0, setup.py); the one `cmake --install` recorded beside this
+into the package (_bin/libh5shuf.so.1, setup.py); the one `cmake --install` recorded beside this
 package (_installed.py); the system's (ctypes.util.find_library, i.e. the
 ldconfig cache); the build tree of a source checkout (build/libh5shuf.so beside python/).  It is loaded
 on first use, so `import h5shuf` works without it (the readers need only h5py and numpy).
 
 The structs mirror include/h5shuf.h field for field; tests/python_api.py compares every offset and size
-with the C compiler's (tests/layout_probe.c), so a change to the header that is not made here fails.
+with the C compiler's (tests/layout_probe.c), so a change to the header that is not made here fails.  Each
+begins with struct_size, set to the mirror's size when it is made (h5shuf.h, "The ABI"): the library reads
+and fills a mirror only as far as it reaches.
 """
 
 import ctypes
@@ -29,19 +31,30 @@ PROGRESS_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctyp
 
 _u64, _int, _str, _uint = ctypes.c_uint64, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint
 
+# The SONAME: what a pip install bundles, and the ABI this package's mirrors are of.
+SONAME = "libh5shuf.so.1"
 
-class Options(ctypes.Structure):
-    """h5shuf_options."""
+
+class _Sized(ctypes.Structure):
+    """A public struct that begins with struct_size: set to the mirror's sizeof when it is made."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.struct_size = ctypes.sizeof(self)
+
+
+class Options(_Sized):
+    """h5shuf_options (filled with the defaults by h5shuf_options_init_size, _run.py)."""
     _fields_ = [
-        ("seed", _u64), ("seed_set", _int), ("mem_limit_bytes", _u64), ("tmpdir", _str),
-        ("on_oversize", _int), ("force", _int), ("progress", PROGRESS_FN), ("progress_user", ctypes.c_void_p),
-        ("debug_pile_bound_rows", _u64), ("debug_skip_space_check", _int), ("compression", _str),
-        ("chunk_shape", _str), ("index_path", _str), ("scratch_compression", _str), ("threads", _uint),
+        ("struct_size", ctypes.c_size_t), ("seed", _u64), ("seed_set", _int), ("mem_limit_bytes", _u64),
+        ("tmpdir", _str), ("on_oversize", _int), ("force", _int), ("progress", PROGRESS_FN),
+        ("progress_user", ctypes.c_void_p), ("compression", _str), ("chunk_shape", _str), ("index_path", _str),
+        ("scratch_compression", _str), ("threads", _uint),
         ("source_index_path", _str), ("shards", _u64), ("split", _str), ("head_rows", _u64), ("head_set", _int),
         ("drop_references", _int), ("allow_lossy", _int), ("check", _int), ("strategy", _int),
         ("allow_external", _int), ("checkpoint_bytes", _u64), ("checkpoint_seconds", ctypes.c_double),
         ("resume", _int), ("checkpoint_sync", _int), ("mix", _str), ("mix_rows", _u64), ("mix_rows_set", _int),
-        ("allow_repeat", _int), ("stratify", _int),
+        ("allow_repeat", _int), ("stratify", _int), ("reserved0", _int),
     ]
 
 
@@ -54,28 +67,29 @@ PLAN_FIELDS = [
 ]
 
 
-class Plan(ctypes.Structure):
+class Plan(_Sized):
     """h5shuf_plan."""
-    _fields_ = [(name, _u64) for name in PLAN_FIELDS] + [
+    _fields_ = [("struct_size", ctypes.c_size_t)] + [(name, _u64) for name in PLAN_FIELDS] + [
         ("same_filesystem", _int), ("threads", _uint), ("pipelined", _int), ("strategy", _int),
         ("direct_windows", _u64), ("direct_slots", _u64), ("direct_min_bytes", _u64), ("slab_cache_bytes", _u64),
         ("exchanged_bytes", _u64),
     ]
 
 
-class Mixing(ctypes.Structure):
+class Mixing(_Sized):
     """h5shuf_mixing."""
     _fields_ = [
-        ("window_rows", _u64), ("first_row", _u64), ("ninputs", ctypes.c_size_t),
+        ("struct_size", ctypes.c_size_t), ("window_rows", _u64), ("first_row", _u64), ("ninputs", ctypes.c_size_t),
         ("counts", ctypes.POINTER(_u64)), ("expected", ctypes.POINTER(ctypes.c_double)), ("chi2", ctypes.c_double),
         ("df", _u64), ("p_value", ctypes.c_double),
     ]
 
 
-class MixingWindows(ctypes.Structure):
+class MixingWindows(_Sized):
     """h5shuf_mixing_windows."""
     _fields_ = [
-        ("window_rows", _u64), ("windows", _u64), ("rows_min", _u64), ("rows_max", _u64), ("chi2", ctypes.c_double),
+        ("struct_size", ctypes.c_size_t), ("window_rows", _u64), ("windows", _u64), ("rows_min", _u64),
+        ("rows_max", _u64), ("chi2", ctypes.c_double),
         ("df", _u64), ("p_value", ctypes.c_double), ("worst_chi2", ctypes.c_double), ("worst_first_row", _u64),
         ("worst_rows", _u64), ("worst_p_value", ctypes.c_double), ("below_001", _u64),
     ]
@@ -84,7 +98,7 @@ class MixingWindows(ctypes.Structure):
 _JOB = ctypes.c_void_p
 # name: (restype, argtypes)
 _FUNCTIONS = {
-    "h5shuf_options_init": (None, [ctypes.POINTER(Options)]),
+    "h5shuf_options_init_size": (None, [ctypes.POINTER(Options), ctypes.c_size_t]),
     "h5shuf_job_create": (_JOB, [ctypes.POINTER(Options)]),
     "h5shuf_job_free": (None, [_JOB]),
     "h5shuf_job_add_input": (_int, [_JOB, _str]),
@@ -108,6 +122,7 @@ _FUNCTIONS = {
     "h5shuf_strerror": (_str, [_int]),
     "h5shuf_register_filters": (_int, []),
     "h5shuf_version": (_str, []),
+    "h5shuf_version_number": (_uint, []),
     "h5shuf_hdf5_version": (_str, []),
     "h5shuf_hdf5_threadsafe": (_int, []),
     "h5shuf_key": (_u64, [_u64, _u64]),
@@ -130,7 +145,7 @@ def candidates():
         return [("$H5SHUF_LIBRARY", env)]
     here = os.path.dirname(os.path.abspath(__file__))
     out = []
-    bundled = os.path.join(here, "_bin", "libh5shuf.so.0")  # pip install / wheel (setup.py)
+    bundled = os.path.join(here, "_bin", SONAME)  # pip install / wheel (setup.py)
     if os.path.exists(bundled):
         out.append(("package", bundled))
     try:

@@ -105,7 +105,7 @@ def _options(seed, memory, compression, shards, index, threads, extra):
     if unknown:
         raise TypeError("unknown option%s: %s" % ("s" if len(unknown) > 1 else "", ", ".join(unknown)))
     o = _lib.Options()
-    _lib.lib().h5shuf_options_init(ctypes.byref(o))
+    _lib.lib().h5shuf_options_init_size(ctypes.byref(o), ctypes.sizeof(o))
     if seed is not None:
         if not 0 <= int(seed) < 2 ** 64:
             raise errors.InvalidArgumentError("seed: %d is not a 64-bit unsigned integer" % seed)
@@ -287,7 +287,7 @@ def _mixing(job, window):
 def _mixing_windows(job, window):
     m = _lib.MixingWindows()
     job.check(job.lib.h5shuf_job_mixing_windows(job.job, window, ctypes.byref(m)))
-    return {name: getattr(m, name) for name, _ in _lib.MixingWindows._fields_}
+    return {name: getattr(m, name) for name, _ in _lib.MixingWindows._fields_ if name != "struct_size"}
 
 
 def _report(job, p, inputs, output, mixing, cb, seconds, check):

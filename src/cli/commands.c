@@ -10,12 +10,13 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "h5shuf_debug.h"
 #include "interrupt.h"
 #include "progress.h"
 #include "report.h"
 
-h5shuf_job *cmd_make_job(const h5shuf_options *opts, char *const *inputs, int ninputs, const char *output,
-                            const char *piles, int *rc)
+h5shuf_job *cmd_make_job(const h5shuf_options *opts, const struct cli_debug *debug, char *const *inputs, int ninputs,
+                         const char *output, const char *piles, int *rc)
 {
     h5shuf_job *job = h5shuf_job_create(opts);
     if (!job) {
@@ -24,6 +25,10 @@ h5shuf_job *cmd_make_job(const h5shuf_options *opts, char *const *inputs, int ni
         return NULL;
     }
     int st = H5SHUF_OK;
+    if (debug && debug->pile_bound_rows)
+        st = h5shuf_job_set_debug(job, H5SHUF_DEBUG_PILE_BOUND_ROWS, debug->pile_bound_rows);
+    if (st == H5SHUF_OK && debug && debug->skip_space_check)
+        st = h5shuf_job_set_debug(job, H5SHUF_DEBUG_SKIP_SPACE_CHECK, 1);
     for (int i = 0; i < ninputs && st == H5SHUF_OK; i++)
         st = h5shuf_job_add_input(job, inputs[i]);
     if (st == H5SHUF_OK && output)
@@ -59,7 +64,7 @@ static int verify_files(const struct cli_options *co, char *const *inputs, int n
     o.allow_external = co->lib.allow_external;
     o.progress = interrupt_progress;
     int rc;
-    h5shuf_job *job = cmd_make_job(&o, inputs, ninputs, output, NULL, &rc);
+    h5shuf_job *job = cmd_make_job(&o, NULL, inputs, ninputs, output, NULL, &rc);
     if (!job)
         return rc;
     struct progress prog;
@@ -129,6 +134,9 @@ int cmd_report_run(enum cli_command cmd, const struct cli_options *o, h5shuf_job
     /* The mixing report: with several inputs and -v (or --mixing-window), from the keys alone. */
     h5shuf_mixing mix[2];
     h5shuf_mixing_windows windows;
+    h5shuf_mixing_init(&mix[0]);
+    h5shuf_mixing_init(&mix[1]);
+    h5shuf_mixing_windows_init(&windows);
     int have_mix = 0, mix_st = -1;
     if ((st == H5SHUF_OK || (o->plan_only && h5shuf_job_output_file(job, 0, NULL, NULL))) && ninputs > 1 &&
         (o->verbose > 1 || o->mixing_window) &&
@@ -157,9 +165,9 @@ int cmd_run(enum cli_command cmd, const struct cli_options *o, char **pos, int n
     interrupt_catch();
     h5shuf_options opts = o->lib;
     opts.progress = interrupt_progress;
-    h5shuf_job *job = cmd == CMD_SCATTER  ? cmd_make_job(&opts, pos, npos - 1, NULL, pos[npos - 1], &rc)
-                      : cmd == CMD_GATHER ? cmd_make_job(&opts, NULL, 0, pos[1], pos[0], &rc)
-                                          : cmd_make_job(&opts, pos, npos - 1, pos[npos - 1], NULL, &rc);
+    h5shuf_job *job = cmd == CMD_SCATTER  ? cmd_make_job(&opts, &o->debug, pos, npos - 1, NULL, pos[npos - 1], &rc)
+                      : cmd == CMD_GATHER ? cmd_make_job(&opts, &o->debug, NULL, 0, pos[1], pos[0], &rc)
+                                          : cmd_make_job(&opts, &o->debug, pos, npos - 1, pos[npos - 1], NULL, &rc);
     if (!job)
         return rc;
     double t0 = progress_now();
@@ -169,6 +177,7 @@ int cmd_run(enum cli_command cmd, const struct cli_options *o, char **pos, int n
     struct progress prog;
     progress_init(&prog, stderr, draw, o->verbose > 1 || draw, 0);
     h5shuf_plan plan;
+    h5shuf_plan_init(&plan);
     interrupt_show(&prog);
     int st = h5shuf_job_plan(job, &plan);
     interrupt_show(NULL);

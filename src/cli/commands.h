@@ -13,9 +13,10 @@ int cmd_run(enum cli_command cmd, const struct cli_options *o, char **pos, int n
 
 /* The pieces of cmd_run that h5shuf-mpi (src/mpi/main.c) runs as well: */
 /* A job over INPUT... OUTPUT specs (output or piles may be NULL: a scatter has no output, a gather no
- * inputs).  Returns it, or NULL after printing why and setting *rc (2 for a malformed spec, 1 otherwise). */
-h5shuf_job *cmd_make_job(const h5shuf_options *opts, char *const *inputs, int ninputs, const char *output,
-                         const char *piles, int *rc);
+ * inputs), with the test knobs of debug (may be NULL).  Returns it, or NULL after printing why and setting
+ * *rc (2 for a malformed spec, 1 otherwise). */
+h5shuf_job *cmd_make_job(const h5shuf_options *opts, const struct cli_debug *debug, char *const *inputs, int ninputs,
+                         const char *output, const char *piles, int *rc);
 /* The positional arguments and option combinations each run takes; -1 when they fit, else the exit
  * status of the usage error printed. */
 int cmd_check_usage(enum cli_command cmd, const struct cli_options *o, int npos);

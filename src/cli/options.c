@@ -300,7 +300,7 @@ static int apply(int key, const char *arg, struct cli_options *o, struct repack_
         break;
     case OPT_PLAN: o->plan_only = 1; break;
     case OPT_JSON: o->json = 1; break;
-    case OPT_DEBUG_NO_SPACE_CHECK: lib->debug_skip_space_check = 1; break;
+    case OPT_DEBUG_NO_SPACE_CHECK: o->debug.skip_space_check = 1; break;
     case OPT_CHECK: lib->check = 1; break;
     case OPT_DROP_REFERENCES: lib->drop_references = 1; break;
     case OPT_ALLOW_LOSSY: lib->allow_lossy = 1; break;
@@ -389,7 +389,7 @@ static int apply(int key, const char *arg, struct cli_options *o, struct repack_
         rf->given = 1;
         break;
     case OPT_DEBUG_PILE_BOUND:
-        if (parse_u64(arg, &lib->debug_pile_bound_rows) != 0 || lib->debug_pile_bound_rows == 0)
+        if (parse_u64(arg, &o->debug.pile_bound_rows) != 0 || o->debug.pile_bound_rows == 0)
             return cli_usage_error("invalid --debug-pile-bound '%s'", arg);
         break;
     case 'f': lib->force = 1; break;

@@ -14,9 +14,17 @@ enum { EXIT_USAGE = 2 };
 /* What the command line asks for: a shuffle, one of its passes, or a check of an output. */
 enum cli_command { CMD_SHUFFLE = 0, CMD_SCATTER, CMD_GATHER, CMD_VERIFY };
 
+/* The test knobs (--debug-pile-bound, --debug-no-space-check), set on the job through h5shuf_debug.h:
+ * they are no public option (h5shuf_options). */
+struct cli_debug {
+    uint64_t pile_bound_rows;
+    int skip_space_check;
+};
+
 /* The options, parsed.  The library's strings point into argv or into the buffers here. */
 struct cli_options {
     h5shuf_options lib;
+    struct cli_debug debug;
     int verbose;             /* 0 with -q, 1 by default, 2 with -v */
     int plan_only, json;
     int progress_when;       /* --progress: 0 auto, 1 always, 2 never */

@@ -1,5 +1,5 @@
 /*
- * dist.c - the distributed run (DESIGN.md section 5), composed from the serial run's stages.
+ * dist.c - the distributed run (docs/design.md section 5), composed from the serial run's stages.
  *
  * Rows.  Process r of P scatters the global rows [r*N/P, (r+1)*N/P) into piles of the same key ranges as
  * every other (pass 1, scatter.c), in its own scratch file: node-local scratch works.  The oversize

@@ -1,5 +1,5 @@
 /*
- * dist.h - the distributed run of a planned job over the processes of c (dist.c; DESIGN.md section 5):
+ * dist.h - the distributed run of a planned job over the processes of c (dist.c; docs/design.md section 5):
  * the serial run's stages composed over parts, with the serial run's output bytes.
  */
 #ifndef H5SHUF_MPI_DIST_H

@@ -200,7 +200,7 @@ static int shuffle(struct cli_options *o, char **pos, int npos)
     }
     interrupt_catch();
     g_comm.stopped = interrupt_signal; /* a process blocked in MPI notices a signal too */
-    h5shuf_job *job = cmd_make_job(&opts, pos, npos - 1, pos[npos - 1], NULL, &rc);
+    h5shuf_job *job = cmd_make_job(&opts, &o->debug, pos, npos - 1, pos[npos - 1], NULL, &rc);
     unsilence(2); /* from here on a process says what went wrong with it */
     if (first_failed(job ? H5SHUF_OK : H5SHUF_EINVAL) >= 0) {
         h5shuf_job_free(job);
@@ -209,6 +209,7 @@ static int shuffle(struct cli_options *o, char **pos, int npos)
     double t0 = progress_now();
     h5shuf_dist_prepare(job, &g_comm);
     h5shuf_plan plan;
+    h5shuf_plan_init(&plan);
     int st = h5shuf_job_plan(job, &plan);
     if (first_failed(st) < 0 && !o->plan_only) /* (collective: only once every process planned) */
         st = h5shuf_dist_agree(job, &g_comm, &g_resume);

@@ -5,7 +5,7 @@ FIELD_k_NAME/FILL, EXTDIM, PYTABLES_FORMAT_VERSION; user attributes, some pickle
   /images (N, 8, 8) uint8 zlib (extendible, EXTDIM 0), a CArray /labels (N,) int32 zlib, a VLArray
   /tokens (N,) of int32 sequences, an Array /classes (not a record), a group /meta with attributes.
 - pytables-blosc: an EArray /X (N, 16) float32 blosc:lz4 with shuffle and a Table /t blosc:zstd (filter
-  32001, which PyTables brings and plain HDF5 has not).  Blosc is not among h5shuf's filters (DESIGN.md:
+  32001, which PyTables brings and plain HDF5 has not).  Blosc is not among h5shuf's filters (docs/filters.md:
   zstd, lzf, lzo, bitshuffle) and h5shuf runs without HDF5 plugins, so refusing it cleanly is allowed.
 - pytables-lzo: LZO (filter 305, which PyTables brings and plain HDF5 has not; h5shuf builds it in): a
   Table /events (int64, S12, float64, uint8[4]) lzo 5 with shuffle, an EArray /X (N, 16) float32 lzo 1

@@ -1,4 +1,4 @@
-"""The permutation contract, computed independently of h5shuf (DESIGN.md section 2).
+"""The permutation contract, computed independently of h5shuf (docs/design.md section 2).
 
 Row i (0 .. N-1) gets the key K(seed, i) = word 0 of Philox4x64-10 with counter (i, 0, 0, 0) and key
 (seed, 0); the output is the input rows sorted by (key, i).  numpy's Philox increments its counter before

@@ -9,7 +9,7 @@
 
 #include "output.h"
 
-/* The key function, as the attribute h5shuf_key of outputs and pile files states it (DESIGN.md 2). */
+/* The key function, as the attribute h5shuf_key of outputs and pile files states it (docs/design.md section 2). */
 #define H5SHUF_KEY_TEXT "Philox4x64-10 word 0, counter (i,0,0,0), key (seed,0); rows sorted by (key, i)"
 /* The same with --stratify (strata.h; the groups and files in h5shuf_stratify). */
 #define H5SHUF_KEY_STRATIFIED_TEXT                                                                                     \

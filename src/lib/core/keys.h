@@ -1,5 +1,5 @@
 /*
- * keys.h - the permutation contract's keys and key ranges (keys.c; DESIGN.md section 2).
+ * keys.h - the permutation contract's keys and key ranges (keys.c; docs/design.md section 2).
  *
  * K(seed, i) is the public h5shuf_key(); here are the block function behind it and the arithmetic of key
  * ranges that piles are made of.  No HDF5.

@@ -1,6 +1,6 @@
 /*
  * plan.c - how many piles, how large, and the buffers of both passes, from N, the row size and the
- * memory budget (DESIGN.md section 3).
+ * memory budget (docs/design.md section 3).
  *
  * Pass 2 holds one pile: b = pile bound rows, each taking row_bytes + 40 bytes (row, id, key/index
  * pair, radix scratch), plus the output writer's bands.  The pile target s is the largest with

@@ -1,6 +1,6 @@
 /*
  * plan.h - how many piles, how large, and the buffers of both passes, from N, the row size and the
- * memory budget (plan.c; DESIGN.md section 3).  No HDF5.
+ * memory budget (plan.c; docs/design.md section 3).  No HDF5.
  */
 #ifndef H5SHUF_PLAN_H
 #define H5SHUF_PLAN_H
@@ -23,7 +23,7 @@
 #define H5SHUF_BAND_BYTES_MAX (4u << 20)
 /* Rows per chunk of the --index dataset (1 MiB of uint64). */
 #define H5SHUF_INDEX_CHUNK_ROWS (UINT64_C(1) << 17)
-/* Pass 1 reads slabs of at most this many bytes (tens of MiB, as DESIGN.md section 3 asks). */
+/* Pass 1 reads slabs of at most this many bytes (tens of MiB, as docs/design.md section 3 asks). */
 #define H5SHUF_SLAB_BYTES_MAX (32u << 20)
 /* Spare pile buffer sets per thread in pass 1 (asynchronous flushes; none with one thread). */
 #define H5SHUF_SPARE_PILE_BUFFERS 2u
@@ -89,11 +89,11 @@ H5SHUF_INTERNAL uint64_t h5shuf__plan_piles_uncapped(const struct h5shuf_plan_in
 H5SHUF_INTERNAL uint64_t h5shuf__pile_overhead(uint64_t ndatasets);
 
 /* Nonzero when the plan overlaps I/O with work (more than one thread): two slabs in pass 1, two piles in
- * pass 2, and the stored chunks of the one being read (DESIGN.md section 4). */
+ * pass 2, and the stored chunks of the one being read (docs/design.md section 4). */
 H5SHUF_INTERNAL int h5shuf__plan_pipelined(const h5shuf_plan *plan);
 /* Bytes a pile row costs in pass 2, sequential or pipelined (see plan.c). */
 H5SHUF_INTERNAL uint64_t h5shuf__plan_pass2_row_bytes(uint64_t row_bytes, int pipelined);
-/* The direct path (direct.c, DESIGN.md section 3): rows read in output order straight from the inputs,
+/* The direct path (direct.c, docs/design.md section 3): rows read in output order straight from the inputs,
  * no scratch.  It holds the rows of the small datasets whole ("held"), a ring of slots rows of the
  * others read one at a time (slots - 1 read ahead, decoded by the pool while the current row is
  * written), the writer's bands, and the sorted (key, id) pairs of one window of the output order: a

@@ -2,7 +2,7 @@
  * chunkio.c - reading and writing rows chunk by chunk, with the filters run by h5shuf's own threads.
  *
  * HDF5 runs a dataset's filter pipeline inside its global lock, on one core.  For the pipelines h5shuf
- * can run itself (shuffle, deflate, zstd, lzf, lzo, bitshuffle and fletcher32, DESIGN.md section 4) rows
+ * can run itself (shuffle, deflate, zstd, lzf, lzo, bitshuffle and fletcher32, docs/design.md section 4) rows
  * move instead as raw chunks: the job's thread reads each stored chunk with H5Dread_chunk and the pool's
  * threads decode it (codec.c); on the way out the pool encodes whole chunks and the job's thread stores
  * them with H5Dwrite_chunk, in chunk order (a whole chunk without filters straight from the caller's rows:

@@ -1,6 +1,6 @@
 /*
  * chunkio.h - rows read and written chunk by chunk, with the filters run by h5shuf's own threads
- * (chunkio.c; DESIGN.md section 4).
+ * (chunkio.c; docs/design.md section 4).
  */
 #ifndef H5SHUF_CHUNKIO_H
 #define H5SHUF_CHUNKIO_H
@@ -65,7 +65,7 @@ H5SHUF_INTERNAL int h5shuf__chunk_encode_start(struct h5shuf_chunkio *cio, const
 H5SHUF_INTERNAL herr_t h5shuf__chunk_write(struct h5shuf_chunkio *cio, hid_t dset, uint64_t chunk_row,
                                            struct h5shuf_chunk *c);
 
-/* A read that overlaps the caller's work (pipelining, DESIGN.md section 4): start reads the stored chunks
+/* A read that overlaps the caller's work (pipelining, docs/design.md section 4): start reads the stored chunks
  * of rows [start, start + count) of dset now and queues their decoding into buf; finish waits for it.
  * Datasets chunkio cannot run are read at start, by HDF5.  Raw chunk buffers are kept for the next read.
  * Between start and finish, buf must not be touched.  Both return < 0 on error (cause on HDF5's stack);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi.h"
 #include "error.h"
 #include "fault.h"
 #include "h5err.h" /* h5shuf__quiet_begin, h5shuf__hdf5_threadsafe */
@@ -18,12 +19,16 @@
 #include "strata.h"
 #include "targets.h"
 #include "walfile.h"
-
-#define DEFAULT_MEM_LIMIT_BYTES (UINT64_C(1) << 30)
+#include "h5shuf_debug.h"
 
 const char *h5shuf_version(void)
 {
     return H5SHUF_VERSION_STRING;
+}
+
+unsigned h5shuf_version_number(void)
+{
+    return H5SHUF_VERSION_NUMBER;
 }
 
 int h5shuf_hdf5_threadsafe(void)
@@ -38,15 +43,6 @@ const char *h5shuf_hdf5_version(void)
     if (!buf[0] && H5get_libversion(&maj, &min, &rel) >= 0)
         snprintf(buf, sizeof buf, "%u.%u.%u", maj, min, rel);
     return buf;
-}
-
-void h5shuf_options_init(h5shuf_options *opts)
-{
-    memset(opts, 0, sizeof *opts);
-    opts->mem_limit_bytes = DEFAULT_MEM_LIMIT_BYTES;
-    opts->on_oversize = H5SHUF_OVERSIZE_RECURSE;
-    opts->checkpoint_bytes = UINT64_C(1) << 30;
-    opts->checkpoint_seconds = 60;
 }
 
 #ifdef H5SHUF_FAULT_INJECTION
@@ -83,10 +79,10 @@ h5shuf_job *h5shuf_job_create(const h5shuf_options *opts)
     h5shuf_job *job = calloc(1, sizeof *job);
     if (!job)
         return NULL;
-    if (opts)
-        job->opts = *opts;
-    else
-        h5shuf_options_init(&job->opts);
+    /* As far as the caller's struct_size (abi.c); options that cannot be taken fail the job's plan, run or
+     * verify (a status h5shuf_job_create has no room for). */
+    if (!h5shuf__abi_options_take(&job->opts, opts, job->opts_bad, sizeof job->opts_bad) && !job->opts_bad[0])
+        snprintf(job->opts_bad, sizeof job->opts_bad, "options not taken");
     /* The options' strings are the caller's: keep copies. */
     struct {
         const char **from;
@@ -261,10 +257,21 @@ int h5shuf_job_mixing(h5shuf_job *job, uint64_t window_rows, h5shuf_mixing *firs
     h5shuf__err_reset(&job->err);
     if (!job->planned)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is not planned");
+    int st = h5shuf__abi_out_check(first, "first mixing report", "h5shuf_mixing_init", &job->err);
+    if (st == H5SHUF_OK)
+        st = h5shuf__abi_out_check(last, "last mixing report", "h5shuf_mixing_init", &job->err);
     const struct h5shuf_keyidx *bound = job->out_rows < job->in.rows ? &job->head_bound : NULL;
     const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};
-    return h5shuf__mixing(&job->in, job->seed, job->strata, job->out_rows, bound, window_rows, &job->mixing_counts, first, last,
-                          &progress, &job->err);
+    h5shuf_mixing m[2]; /* the library's structs, copied out as far as the caller's reach */
+    memset(m, 0, sizeof m);
+    if (st == H5SHUF_OK)
+        st = h5shuf__mixing(&job->in, job->seed, job->strata, job->out_rows, bound, window_rows, &job->mixing_counts,
+                            &m[0], &m[1], &progress, &job->err);
+    if (st == H5SHUF_OK) {
+        h5shuf__abi_out_put(first, &m[0], sizeof m[0]);
+        h5shuf__abi_out_put(last, &m[1], sizeof m[1]);
+    }
+    return st;
 }
 
 int h5shuf_job_mixing_windows(h5shuf_job *job, uint64_t window_rows, h5shuf_mixing_windows *out)
@@ -272,7 +279,27 @@ int h5shuf_job_mixing_windows(h5shuf_job *job, uint64_t window_rows, h5shuf_mixi
     h5shuf__err_reset(&job->err);
     if (!job->planned)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is not planned");
+    int st = h5shuf__abi_out_check(out, "mixing windows report", "h5shuf_mixing_windows_init", &job->err);
     const struct h5shuf_keyidx *bound = job->out_rows < job->in.rows ? &job->head_bound : NULL;
     const struct h5shuf_progress progress = {job->opts.progress, job->opts.progress_user};
-    return h5shuf__mixing_windows(&job->in, job->seed, job->strata, job->out_rows, bound, window_rows, out, &progress, &job->err);
+    h5shuf_mixing_windows w;
+    memset(&w, 0, sizeof w);
+    if (st == H5SHUF_OK)
+        st = h5shuf__mixing_windows(&job->in, job->seed, job->strata, job->out_rows, bound, window_rows, &w, &progress,
+                                    &job->err);
+    if (st == H5SHUF_OK)
+        h5shuf__abi_out_put(out, &w, sizeof w);
+    return st;
+}
+
+int h5shuf_job_set_debug(h5shuf_job *job, h5shuf_debug_key key, uint64_t value)
+{
+    h5shuf__err_reset(&job->err);
+    if (job->planned)
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "the job is already planned");
+    switch (key) {
+    case H5SHUF_DEBUG_PILE_BOUND_ROWS: job->debug_pile_bound_rows = value; return H5SHUF_OK;
+    case H5SHUF_DEBUG_SKIP_SPACE_CHECK: job->debug_skip_space_check = value != 0; return H5SHUF_OK;
+    }
+    return h5shuf__fail(&job->err, H5SHUF_EINVAL, "no test knob %d", (int)key);
 }

@@ -66,6 +66,9 @@ struct h5shuf_strata; /* strata.h */
 /* A job (the public opaque type). */
 struct h5shuf_job {
     h5shuf_options opts;           /* the caller's, its strings pointing at the copies below */
+    char opts_bad[320];            /* why the caller's options were not taken (abi.c), "" when they were */
+    uint64_t debug_pile_bound_rows; /* test knobs (h5shuf_debug.h h5shuf_job_set_debug) */
+    int debug_skip_space_check;
     char *tmpdir, *compression, *chunk_shape, *scratch_compression, *index_path, *source_index_path, *split, *mix;
     /* A mixture (opts.mix; jobmix.c): its domains, each input's domain and spec as added (without the
      * "NAME="), nmix of them, and what the plan chose (h5shuf_job_mix_text; NULL before). */

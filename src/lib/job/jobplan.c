@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/random.h>
 
+#include "abi.h"
 #include "addrspace.h"
 #include "checkpoint.h"
 #include "chunkio.h"
@@ -372,7 +373,7 @@ static void plan_bands(h5shuf_job *job)
 static int one_pass_fits(const h5shuf_job *job)
 {
     if (job->mode != H5SHUF_MODE_RUN || job->opts.strategy != H5SHUF_STRATEGY_AUTO || job->dsets.nvlen ||
-        job->out_rows != job->in.rows || job->opts.debug_pile_bound_rows || job->ckpt.ranks)
+        job->out_rows != job->in.rows || job->debug_pile_bound_rows || job->ckpt.ranks)
         return 0; /* (a distributed run's processes scatter their shares and exchange piles: two passes) */
     h5shuf_u128 need = (h5shuf_u128)job->in.rows * (job->dsets.row_bytes + H5SHUF_PASS2_ROW_OVERHEAD) + job->band_bytes;
     return need <= job->opts.mem_limit_bytes;
@@ -418,7 +419,7 @@ static int plan_piles(h5shuf_job *job, struct h5shuf_err *err)
         .mem_limit_bytes = job->opts.mem_limit_bytes,
         .band_bytes = job->band_bytes,
         .slab_align_rows = dsets->ds[0].chunk_rows,
-        .debug_pile_bound_rows = job->opts.debug_pile_bound_rows,
+        .debug_pile_bound_rows = job->debug_pile_bound_rows,
         .threads = h5shuf__pool_threads_for(job->opts.threads),
         .no_pipeline = dsets->nvlen > 0,
         .ranks = job->ckpt.ranks,
@@ -466,7 +467,7 @@ static int plan_direct(h5shuf_job *job, struct h5shuf_err *err)
     if (st == H5SHUF_OK)
         st = h5shuf__plan_direct(&din, &job->direct_plan, err);
     /* the testing knob of the piles' bound bounds the windows too: forces the halving of full ones */
-    uint64_t debug = job->opts.debug_pile_bound_rows;
+    uint64_t debug = job->debug_pile_bound_rows;
     if (st == H5SHUF_OK && debug && debug < job->direct_plan.window_rows)
         job->direct_plan.window_rows = debug;
     return st;
@@ -586,7 +587,7 @@ static uint64_t mem_available(void)
  * it takes at most half of the memory available (N rows and their ids, uncompressed), and then compressing
  * it only costs time (1 GiB of float32 rows with labels, raw: 2.0-2.7 s without, 3.5-3.7 s with zstd-1 +
  * shuffle; gzip-4: 10.7-11.0 s against 12.0-12.3 s; issue 15); larger, it goes to the disk, and zstd-1 +
- * shuffle halves what is written and read (DESIGN.md section 4).  The ids stay packed (zstd-1 + shuffle):
+ * shuffle halves what is written and read (docs/design.md section 4).  The ids stay packed (zstd-1 + shuffle):
  * 8 bytes a row are half again the scratch of 16-byte rows, and moving them through the page cache cost
  * more than packing them (16-byte rows, raw, 1 GiB: 10.1 -> 8.5 s, kernel time 5.6 -> 3.2 s; issue 15).
  * A scatter's pile file, a product that outlives the run, keeps zstd-1 + shuffle. */
@@ -676,6 +677,8 @@ static uint64_t chunk_buffer_bytes(const struct h5shuf_datasets *dsets, unsigned
 
 int h5shuf__job_make_plan(h5shuf_job *job)
 {
+    if (job->opts_bad[0]) /* options h5shuf_job_create could not take (abi.c) */
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "%s", job->opts_bad);
     const unsigned workers = h5shuf__pool_threads_for(job->opts.threads) - 1;
     /* Under an address-space limit (ulimit -v), HDF5 needs room before it opens the first file. */
     int st = h5shuf__addrspace_check(0, 0, job->opts.mem_limit_bytes, 0, &job->err);
@@ -747,16 +750,17 @@ int h5shuf__job_make_plan(h5shuf_job *job)
 int h5shuf_job_plan(h5shuf_job *job, h5shuf_plan *plan)
 {
     h5shuf__err_reset(&job->err);
-    if (job->planned) {
-        if (plan)
-            *plan = job->plan;
-        return H5SHUF_OK;
+    /* the caller's plan is filled only as far as its struct_size (abi.c) */
+    if (plan && h5shuf__abi_out_check(plan, "plan", "h5shuf_plan_init", &job->err) != H5SHUF_OK)
+        return job->err.status;
+    int st = H5SHUF_OK;
+    if (!job->planned) {
+        struct h5shuf_quiet q;
+        h5shuf__quiet_begin(&q);
+        st = h5shuf__job_make_plan(job);
+        h5shuf__quiet_end(&q);
     }
-    struct h5shuf_quiet q;
-    h5shuf__quiet_begin(&q);
-    int st = h5shuf__job_make_plan(job);
-    h5shuf__quiet_end(&q);
     if (st == H5SHUF_OK && plan)
-        *plan = job->plan;
+        h5shuf__abi_out_put(plan, &job->plan, sizeof job->plan);
     return st;
 }

@@ -81,7 +81,7 @@ static int run_prepare(h5shuf_job *job)
                                    job->opts.force, &job->err);
     if (st == H5SHUF_OK) /* an interrupted run's leftovers, before the free space is checked (jobfiles.c) */
         st = h5shuf__job_leftovers_clear(job);
-    if (st == H5SHUF_OK && !job->opts.debug_skip_space_check)
+    if (st == H5SHUF_OK && !job->debug_skip_space_check)
         st = check_disk(job);
     if (st == H5SHUF_OK && !job->cio && (st = h5shuf__chunkio_create(job->plan.threads, &job->cio)) != H5SHUF_OK)
         h5shuf__fail(&job->err, st, "out of memory for %u threads", job->plan.threads);
@@ -394,6 +394,8 @@ static int verify(h5shuf_job *job)
 {
     if (job->planned)
         return h5shuf__fail(&job->err, H5SHUF_EINVAL, "verify needs a job that was not planned");
+    if (job->opts_bad[0]) /* options h5shuf_job_create could not take (abi.c) */
+        return h5shuf__fail(&job->err, H5SHUF_EINVAL, "%s", job->opts_bad);
     unsigned threads = h5shuf__pool_threads_for(job->opts.threads); /* decompression as in a run */
     int st = h5shuf__chunkio_create(threads, &job->cio);
     if (st != H5SHUF_OK)

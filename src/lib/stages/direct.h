@@ -1,6 +1,6 @@
 /*
  * direct.h - the direct path: rows copied straight from the inputs into output order, for rows large
- * enough that reading one alone is efficient; no scratch file (direct.c; DESIGN.md section 3).
+ * enough that reading one alone is efficient; no scratch file (direct.c; docs/design.md section 3).
  */
 #ifndef H5SHUF_DIRECT_H
 #define H5SHUF_DIRECT_H

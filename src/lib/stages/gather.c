@@ -3,7 +3,7 @@
  * them to the output writer.  Concatenating sorted key ranges in order is the global sort by key, which
  * is the permutation contract.
  *
- * With several threads the passes overlap (DESIGN.md section 4): pile j + 1's stored chunks are read and
+ * With several threads the passes overlap (docs/design.md section 4): pile j + 1's stored chunks are read and
  * queued for decoding before pile j's rows are written, into a second set of pile buffers that the plan
  * counts (h5shuf__plan_make).  Its ids are decoded first; the job's thread computes its keys while the
  * pool decodes its rows, and a pool task sorts them while the job's thread puts pile j's rows, in a third

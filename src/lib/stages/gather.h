@@ -1,6 +1,6 @@
 /*
- * gather.h - pass 2: each pile loaded, sorted by key and written in order (gather.c; DESIGN.md
- * section 3).
+ * gather.h - pass 2: each pile loaded, sorted by key and written in order (gather.c;
+ * docs/design.md section 3).
  */
 #ifndef H5SHUF_GATHER_H
 #define H5SHUF_GATHER_H
@@ -29,7 +29,7 @@ struct h5shuf_pass2 {
     uint64_t put_first, put_end;      /* the output rows put (a serial run: 0, UINT64_MAX) */
     int release;                      /* the run's own scratch, each pile read once: a pile's blocks are
                                        * given back once it is loaded (h5shuf__pile_release) */
-    /* Several processes (DESIGN.md section 5): each pile's rows are spread over them.  NULL: load piles
+    /* Several processes (docs/design.md section 5): each pile's rows are spread over them.  NULL: load piles
      * from sc.  Else load(user, j, buf, err) fills buf (dsets->n + 1 buffers of piles[j].rows rows: each
      * dataset's, then the ids, in increasing id) with pile j's rows from all processes (vlen rows as
      * records pointing into payload the callee keeps until its next call), never pipelined.  A failure is recorded in err and returned. */

@@ -1,7 +1,7 @@
 /*
  * scatter.c - pass 1 (scatter the inputs into piles) and the oversize handling.
  *
- * Pass 1 reads each input in slabs of whole chunks (slabs.c; DESIGN.md section 3), computes every row's key and
+ * Pass 1 reads each input in slabs of whole chunks (slabs.c; docs/design.md section 3), computes every row's key and
  * pile, and appends the row to its pile's buffer; the buffers are the buckets of a counting sort by pile,
  * and each full buffer is one scratch chunk.  Rows reach a pile in increasing global id, which pass 2's
  * stable sort relies on to break key ties by id.
@@ -11,7 +11,7 @@
  * Because piles are key ranges, neither recursion nor a restart can change the output.
  *
  * Pass 1 reads a range of the global rows: all of them for one process, a part for each of several
- * (DESIGN.md section 5); every row reaches its pile in increasing id order either way.
+ * (docs/design.md section 5); every row reaches its pile in increasing id order either way.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -106,7 +106,7 @@ static void keys_ahead_run(struct h5shuf_task *task, unsigned thread)
 }
 
 /* Scatter the slabs into ps, reading slab k + 1 (pipelined: decoding it on the pool, and computing its
- * rows' keys there after its chunks) while slab k is scattered (DESIGN.md section 4).  The job's thread,
+ * rows' keys there after its chunks) while slab k is scattered (docs/design.md section 4).  The job's thread,
  * which scatters, was the longer of the two: its half of the keys was 13% of its pass 1 (16-byte rows). */
 static int scatter_slabs(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_pileset *ps,
                          struct h5shuf_slab *sl, struct h5shuf_prefetch **pf, int pipelined, struct h5shuf_chunk_cache *cache)

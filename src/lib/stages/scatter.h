@@ -1,6 +1,6 @@
 /*
  * scatter.h - pass 1: rows of the inputs scattered into piles by key range, and the oversize handling
- * (recursion or restart) that leaves every pile within its bound (scatter.c; DESIGN.md section 3).
+ * (recursion or restart) that leaves every pile within its bound (scatter.c; docs/design.md section 3).
  */
 #ifndef H5SHUF_SCATTER_H
 #define H5SHUF_SCATTER_H
@@ -24,7 +24,7 @@ struct h5shuf_pass1 {
     h5shuf_plan *plan;                       /* slabs, piles, buffers, bounds; the oversize handling updates
                                               * piles, pile_buffer_rows, restarts and splits */
     h5shuf_oversize on_oversize;
-    /* Several processes (DESIGN.md section 5) scatter their row ranges into piles of the same key ranges;
+    /* Several processes (docs/design.md section 5) scatter their row ranges into piles of the same key ranges;
      * the oversize handling then decides from each pile's rows (and bytes) over all of them.  sums(user,
      * v, n, err) replaces v[0..n) by its sums over the processes: every process calls it at the same
      * points with the same n (an MPI_Allreduce); a failure is recorded in err and returned.  NULL: one

@@ -1,7 +1,7 @@
 /*
  * slabs.h - pass 1's input slabs (slabs.c): the inputs' rows read a slab at a time, cut at every input's end
- * and every multiple of the plan's slab rows, each dataset's chunks decoded by the pool (DESIGN.md section
- * 3); a small input mapped when scanned is read with pread() (inmap.h), and a dataset whose chunks do not
+ * and every multiple of the plan's slab rows, each dataset's chunks decoded by the pool (docs/design.md
+ * section 3); a small input mapped when scanned is read with pread() (inmap.h), and a dataset whose chunks do not
  * tile the slabs keeps its last decoded chunk row (plan.h h5shuf__plan_slab_cached).  Used by pass 1's
  * scatter and by the one pass's load (scatter.c).
  */

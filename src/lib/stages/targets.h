@@ -61,7 +61,7 @@ struct h5shuf_targets {
  * Errors are H5SHUF_EINVAL naming the option, or H5SHUF_ENOMEM.  Free with h5shuf__targets_free. */
 H5SHUF_INTERNAL int h5shuf__targets_plan(struct h5shuf_targets *t, const char *out, uint64_t shards, const char *split,
                                          uint64_t rows, uint64_t all_rows, struct h5shuf_err *err);
-/* A distributed run (DESIGN.md section 5): this process makes, fills and moves into place only targets
+/* A distributed run (docs/design.md section 5): this process makes, fills and moves into place only targets
  * [lo, hi) of t (planned), which hold output rows [t->v[lo].first, t->v[hi - 1].first + rows). */
 H5SHUF_INTERNAL void h5shuf__targets_select(struct h5shuf_targets *t, size_t lo, size_t hi);
 
