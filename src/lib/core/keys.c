@@ -85,7 +85,7 @@ static void keys_scalar(uint64_t seed, const uint64_t *ids, uint64_t first, uint
 {
     uint64_t r = 0;
     /* Two rows a round: one row's rounds are a chain of dependent multiplications, two chains overlap
-     * (about 12 ns a key against 17 on this project's VMs); more rows than two run out of registers. */
+     * (measured: docs/benchmark.md, section "The keys"); more rows than two run out of registers. */
     for (; r + 2 <= n; r += 2) {
         struct philox_ctr a = philox_first_round(seed, ids ? ids[r] : first + r);
         struct philox_ctr b = philox_first_round(seed, ids ? ids[r + 1] : first + r + 1);
@@ -108,11 +108,11 @@ static void keys_scalar(uint64_t seed, const uint64_t *ids, uint64_t first, uint
 /* Eight rows at a time in AVX-512 lanes, on processors that have AVX-512F (checked at run time): a
  * 64 x 64-bit product is made of four 32 x 32-bit products (vpmuludq) with their carries, as in Hacker's
  * Delight 8-2 (mulhu).  The same Philox4x64-10, word for
- * word: 128M keys of a run of 16-byte rows were a fifth of its CPU time with the scalar multiplier; 7.3
- * ns a key against 10.7 (this project's VMs). */
+ * word: 128M keys of a run of 16-byte rows were a fifth of its CPU time with the scalar multiplier
+ * (measured: docs/benchmark.md, section "The keys"). */
 #include <immintrin.h>
 #define KEYS_LANES 8
-#define KEYS_BLOCKS 4 /* blocks of lanes in flight: 1, 2, 3, 4 measured 11, 9, 7.5, 7.3 ns a key (scalar 10.7) */
+#define KEYS_BLOCKS 4 /* blocks of lanes in flight: the fastest of 1 to 4 (docs/benchmark.md, "The keys") */
 #define TARGET_AVX512 __attribute__((target("avx512f")))
 
 /* The 128-bit product x * m in each lane, as its high and low words, m = m_hi * 2^32 + m_lo (each lane's
@@ -187,9 +187,9 @@ static int have_avx512(void)
 }
 
 /* The same scheme in AVX2's four 64-bit lanes, for processors without AVX-512F (the AMD EPYC machines among
- * this project's VMs, 512 KiB of L2 a core): vpmuludq on 256-bit registers.  There, 2^20 keys took 10 ns a
- * key against the scalar path's 15-16 (blocks in flight: 2, 3, 4, 6, 8 measured 11.7, 10.8, 10.4, 7.8-10,
- * 9.5 ns: noisy; 4 as for AVX-512). */
+ * this project's VMs, 512 KiB of L2 a core): vpmuludq on 256-bit registers, faster than the scalar path
+ * there; 4 blocks in flight as for AVX-512, the counts measured being too noisy to choose another
+ * (measured: docs/benchmark.md, section "The keys"). */
 #define KEYS_LANES_AVX2 4
 #define KEYS_BLOCKS_AVX2 4
 #define TARGET_AVX2 __attribute__((target("avx2")))

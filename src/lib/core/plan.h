@@ -32,10 +32,9 @@
 /* Pass 2's piles take at most this much memory (rows, ids, pairs, payload; both piles when pipelined), when
  * pass 1 can still give every pile buffer a whole scratch chunk (plan.c): a larger pile sorts and writes
  * no faster, and each of its bytes is fresh memory once more, taken from the page cache that holds the
- * scratch file.  Measured on the 2-core VM against the plan without it (docs/benchmark.md, issue 28,
- * medians of 3 interleaved rounds, the same output bytes): vlen int32 token rows (2 GiB) at -m 1G 11.2 ->
- * 8.3 s (3 -> 9 piles, peak RSS 743 -> 269 MB); 1 KiB rows with labels (1 GiB) 2.62 -> 2.52 s; 16-byte
- * rows 4.81 -> 4.62 s; 8-byte rows at -m 2G 9.58 -> 8.35 s (1.7 GB -> 277 MB). */
+ * scratch file.  Against the plan without it, runs of large and small rows were faster and their peak
+ * RSS much smaller, the output bytes the same (measured: docs/benchmark.md, section "Issue 28: pass 2's
+ * piles in at most 256 MiB"). */
 #define H5SHUF_PASS2_BYTES_MAX (256u << 20)
 
 /* Inputs of the planner. */

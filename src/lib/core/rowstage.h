@@ -3,9 +3,10 @@
  *
  * Pass 1 appends each row to one of m piles at random: a row of 16 bytes written straight into its
  * pile's buffer touches a cache line that 130 other streams have evicted, and costs a read of the line
- * from memory before the write (measured: 21 ns a row, the most of pass 1's time for small rows).  A
- * stage keeps each pile's last few rows in a small cache-resident buffer and writes them to the pile's
- * buffer together, in whole lines, with stores that bypass the cache: 6 ns a row.  The technique is the
+ * from memory before the write, the most of pass 1's time for small rows.  A stage keeps each pile's
+ * last few rows in a small cache-resident buffer and writes them to the pile's buffer together, in whole
+ * lines, with stores that bypass the cache, in a third of that time (measured: docs/benchmark.md, section
+ * "Issue 28: small rows").  The technique is the
  * "software write-combining" of radix sorts (Wassenberg and Sanders, "Engineering a multi-core radix
  * sort", Euro-Par 2011; Intel's Optimization Reference Manual, "Write Combining").
  */

@@ -20,10 +20,10 @@
 #include "sort.h"
 
 /* Records in a bucket sorted in cache: 4096 records of 16 bytes and their destination are 128 KiB, within
- * the L2 cache of every machine measured (512 KiB a core on the AMD EPYC VMs, 2 MiB on the others).  2^20
- * records of one pile, best of 10 on the EPYC VM (noisy: 5 interleaved runs each): 16384 records sorted
- * by two 8-bit LSD passes and copied back 21.6-26.1 ns a record; one 12-bit pass into place, leaves of
- * 2048, 4096, 8192: 19.2-24.0, 18.8-24.5, 21.5-26.4 ns. */
+ * the L2 cache of every machine measured (512 KiB a core on the AMD EPYC VMs, 2 MiB on the others).  One
+ * 12-bit pass into place over leaves of 4096 was as fast as over leaves of 2048, faster than over 8192,
+ * and faster than two 8-bit LSD passes over leaves of 16384 and a copy back (measured: docs/benchmark.md,
+ * section "The sort's leaves"). */
 #define SORT_LEAF 4096
 /* Most bits of one MSD pass: 2048 buckets, whose write positions stay in the L1 cache and TLB. */
 #define SORT_MSD_BITS 11

@@ -3,13 +3,13 @@
  * of elements of size bytes becomes size planes of n / size bytes, plane j holding byte j of every
  * element, and the n % size bytes after the last element are copied as they are.
  *
- * The byte loop reads or writes one plane at a time with a stride of size bytes: 0.7 GB/s shuffling, 1.4-1.6
- * unshuffling on this project's VMs, a sixth of a run of 16-byte rows' pass 1 (the scratch's ids, 8 bytes,
- * are shuffled before zstd).  Elements of 2, 4 and 8 bytes are moved 16 at a time instead, as a transpose
+ * The byte loop reads or writes one plane at a time with a stride of size bytes, slowly: a sixth of a run
+ * of 16-byte rows' pass 1 (the scratch's ids, 8 bytes, are shuffled before zstd).  Elements of 2, 4 and 8
+ * bytes are moved 16 at a time instead, as a transpose
  * of a 16 x size byte matrix in SSE2 registers by rounds of unpacks (each round interleaves the bytes, or
  * groups of bytes, of two registers; log2 of the matrix's sides rounds transpose it: the technique of
- * bitshuffle's byte transposes, K. Masui et al., Astronomy and Computing 12 (2015), here written anew):
- * 5-8 GB/s for 8-byte elements, 9-20 GB/s for 2 and 4 (476 KiB and 4 MiB chunks).  The rest of the
+ * bitshuffle's byte transposes, K. Masui et al., Astronomy and Computing 12 (2015), here written anew),
+ * several times faster (measured: docs/benchmark.md, section "The byte shuffle").  The rest of the
  * elements, fewer than 16, go through the byte loop.
  */
 #include <string.h>

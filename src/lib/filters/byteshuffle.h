@@ -13,7 +13,8 @@
  * elements of size bytes: shuffled, byte j of element i is at j * (n / size) + i; the n % size bytes after
  * the last whole element stay where they are; size <= 1 or fewer than two elements: a copy.  src and dst
  * must not overlap.  Cannot fail.  Elements of 2, 4 and 8 bytes go 16 at a time through SSE2 unpacks
- * where the processor has them (every x86-64): 5-15 GB/s against 0.7-1.6 for the byte loop (byteshuffle.c). */
+ * where the processor has them (every x86-64), several times faster than the byte loop (byteshuffle.c;
+ * measured: docs/benchmark.md, section "The byte shuffle"). */
 H5SHUF_INTERNAL void h5shuf__byteshuffle(const unsigned char *src, unsigned char *dst, size_t n, size_t size, int reverse);
 
 #endif /* H5SHUF_BYTESHUFFLE_H */

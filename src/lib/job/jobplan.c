@@ -585,11 +585,10 @@ static uint64_t mem_available(void)
 
 /* The scratch file's filters when the options leave them to h5shuf: its pages stay in the page cache when
  * it takes at most half of the memory available (N rows and their ids, uncompressed), and then compressing
- * it only costs time (1 GiB of float32 rows with labels, raw: 2.0-2.7 s without, 3.5-3.7 s with zstd-1 +
- * shuffle; gzip-4: 10.7-11.0 s against 12.0-12.3 s; issue 15); larger, it goes to the disk, and zstd-1 +
- * shuffle halves what is written and read (docs/design.md section 4).  The ids stay packed (zstd-1 + shuffle):
- * 8 bytes a row are half again the scratch of 16-byte rows, and moving them through the page cache cost
- * more than packing them (16-byte rows, raw, 1 GiB: 10.1 -> 8.5 s, kernel time 5.6 -> 3.2 s; issue 15).
+ * it only costs time; larger, it goes to the disk, and zstd-1 + shuffle halves what is written and read
+ * (docs/design.md section 4).  The ids stay packed (zstd-1 + shuffle): 8 bytes a row are half again the
+ * scratch of 16-byte rows, and moving them through the page cache cost more than packing them (measured:
+ * docs/benchmark.md, section "The scratch's filters").
  * A scatter's pile file, a product that outlives the run, keeps zstd-1 + shuffle. */
 static int plan_scratch_filters(h5shuf_job *job)
 {

@@ -25,7 +25,8 @@ H5SHUF_INTERNAL int h5shuf__file_fd(hid_t file);
  * (posix_fadvise(2), POSIX_FADV_DONTNEED, as dd's oflag=nocache does).  Called as an output grows, it
  * lets the disk work while the run goes on, so the fsync of its commit (tempfile.c) has little left to wait
  * for, and the output's pages are reused instead of new memory taken for each (on a VM that hands freed
- * memory back to its host, new memory cost 2.5-3.4 s a GiB: ../shared/BENCHMARKING.md).  Best effort:
+ * memory back to its host, new memory costs seconds a GiB; measured: docs/benchmark.md, section "The cases
+ * users have").  Best effort:
  * does nothing on another driver or system, or on an error. */
 H5SHUF_INTERNAL void h5shuf__file_writeback(hid_t file);
 /* Start writing back fd's dirty pages, without waiting and keeping them cached (a file that is read
