@@ -46,7 +46,7 @@ static struct h5shuf_bshuf_params params(size_t es, size_t bs, int compression)
 {
     unsigned cd[6] = {0, 4, (unsigned)es, (unsigned)bs, (unsigned)compression, 3};
     struct h5shuf_bshuf_params p;
-    CU_ASSERT_FATAL(h5shuf_bshuf_params_from_cd(6, cd, &p) == H5SHUF_BSHUF_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf_bshuf_params_from_cd(6, cd, &p), H5SHUF_BSHUF_OK);
     return p;
 }
 
@@ -56,13 +56,14 @@ static void test_known_answer(void)
     unsigned char in[8] = {0, 1, 2, 3, 4, 5, 6, 7}, out[8], want[8] = {0xaa, 0xcc, 0xf0, 0, 0, 0, 0, 0};
     struct h5shuf_bshuf_params p = params(1, 0, 0);
     size_t n;
-    CU_ASSERT(h5shuf_bshuf_encode(&p, in, 8, out, 8, &n) == H5SHUF_BSHUF_OK && n == 8);
-    CU_ASSERT(memcmp(out, want, 8) == 0);
-    CU_ASSERT_EQUAL(h5shuf_bshuf_default_block_size(1), 8192);
-    CU_ASSERT_EQUAL(h5shuf_bshuf_default_block_size(3), 2728);
-    CU_ASSERT_EQUAL(h5shuf_bshuf_default_block_size(4), 2048);
-    CU_ASSERT_EQUAL(h5shuf_bshuf_default_block_size(100), 128);
-    CU_ASSERT_EQUAL(h5shuf_bshuf_default_block_size(8192), 128);
+    ASSERT_EQ_INT(h5shuf_bshuf_encode(&p, in, 8, out, 8, &n), H5SHUF_BSHUF_OK);
+    ASSERT_EQ_INT(n, 8);
+    ASSERT_EQ_MEM(out, want, 8);
+    ASSERT_EQ_INT(h5shuf_bshuf_default_block_size(1), 8192);
+    ASSERT_EQ_INT(h5shuf_bshuf_default_block_size(3), 2728);
+    ASSERT_EQ_INT(h5shuf_bshuf_default_block_size(4), 2048);
+    ASSERT_EQ_INT(h5shuf_bshuf_default_block_size(100), 128);
+    ASSERT_EQ_INT(h5shuf_bshuf_default_block_size(8192), 128);
 }
 
 /* The transform equals the model, and every mode round-trips, over sizes, counts and block sizes. */
@@ -90,17 +91,24 @@ static void test_model_and_roundtrips(void)
                     unsigned char *enc = malloc(bound + 1);
                     CU_ASSERT_FATAL(enc && (bound > 0 || bytes == 0));
                     int st = h5shuf_bshuf_encode(&p, in, bytes, enc, bound, &n);
-                    CU_ASSERT_FATAL(st == H5SHUF_BSHUF_OK && n <= bound);
-                    if (mode == 0)
-                        CU_ASSERT(n == bytes && memcmp(enc, want, bytes) == 0);
+                    ASSERT_EQ_INT_FATAL(st, H5SHUF_BSHUF_OK);
+                    ASSERT_LE_INT_FATAL(n, bound);
+                    if (mode == 0) {
+                        ASSERT_EQ_INT(n, bytes);
+                        if (n == bytes)
+                            ASSERT_EQ_MEM(enc, want, bytes);
+                    }
                     size_t size;
-                    CU_ASSERT(h5shuf_bshuf_decoded_size(&p, enc, n, &size) == H5SHUF_BSHUF_OK && size == bytes);
+                    ASSERT_EQ_INT(h5shuf_bshuf_decoded_size(&p, enc, n, &size), H5SHUF_BSHUF_OK);
+                    ASSERT_EQ_INT(size, bytes);
                     st = h5shuf_bshuf_decode(&p, enc, n, dec, bytes, &m);
-                    CU_ASSERT(st == H5SHUF_BSHUF_OK && m == bytes && memcmp(dec, in, bytes) == 0);
+                    ASSERT_EQ_INT(st, H5SHUF_BSHUF_OK);
+                    ASSERT_EQ_INT(m, bytes);
+                    ASSERT_EQ_MEM(dec, in, bytes);
                     if (bytes) /* one byte less room: E2BIG, never an overflow */
-                        CU_ASSERT_EQUAL(h5shuf_bshuf_decode(&p, enc, n, dec, bytes - 1, &m), H5SHUF_BSHUF_E2BIG);
+                        ASSERT_EQ_INT(h5shuf_bshuf_decode(&p, enc, n, dec, bytes - 1, &m), H5SHUF_BSHUF_E2BIG);
                     if (mode && bytes) /* the bound is needed: one byte less may not do, and is refused cleanly */
-                        CU_ASSERT(h5shuf_bshuf_encode(&p, in, bytes, enc, n - 1, &m) == H5SHUF_BSHUF_E2BIG);
+                        ASSERT_EQ_INT(h5shuf_bshuf_encode(&p, in, bytes, enc, n - 1, &m), H5SHUF_BSHUF_E2BIG);
                     free(enc);
                 }
             }
@@ -123,13 +131,13 @@ static void test_stream_layout(void)
     for (int mode = 2; mode <= 3; mode++) {
         struct h5shuf_bshuf_params p = params(ES, 0, mode);
         size_t n;
-        CU_ASSERT_FATAL(h5shuf_bshuf_encode(&p, in, COUNT * ES, enc, h5shuf_bshuf_bound(&p, COUNT * ES), &n) == 0);
+        ASSERT_EQ_INT_FATAL(h5shuf_bshuf_encode(&p, in, COUNT * ES, enc, h5shuf_bshuf_bound(&p, COUNT * ES), &n), 0);
         uint64_t total = 0;
         for (int k = 0; k < 8; k++)
             total = total << 8 | enc[k];
         uint32_t block = (uint32_t)enc[8] << 24 | (uint32_t)enc[9] << 16 | (uint32_t)enc[10] << 8 | enc[11];
-        CU_ASSERT_EQUAL(total, COUNT * ES);
-        CU_ASSERT_EQUAL(block, 2048 * ES);
+        ASSERT_EQ_INT(total, COUNT * ES);
+        ASSERT_EQ_INT(block, 2048 * ES);
         size_t pos = 12, done = 0;
         for (int k = 0; k < 4; k++) {
             size_t m = k < 3 ? 2048 : 96;
@@ -137,14 +145,16 @@ static void test_stream_layout(void)
             pos += 4;
             size_t got = mode == 2 ? (size_t)LZ4_decompress_safe((char *)enc + pos, (char *)blk, (int)c, (int)(m * ES))
                                    : ZSTD_decompress(blk, m * ES, enc + pos, c);
-            CU_ASSERT_EQUAL(got, m * ES);
+            ASSERT_EQ_INT(got, m * ES);
             model_block(in + done * ES, want, m, ES);
-            CU_ASSERT(memcmp(blk, want, m * ES) == 0);
+            ASSERT_EQ_MEM(blk, want, m * ES);
             pos += c;
             done += m;
         }
-        CU_ASSERT_EQUAL(done, COUNT - 5);
-        CU_ASSERT(pos + 5 * ES == n && memcmp(enc + pos, in + done * ES, 5 * ES) == 0);
+        ASSERT_EQ_INT(done, COUNT - 5);
+        ASSERT_EQ_INT(pos + 5 * ES, n);
+        if (pos + 5 * ES == n)
+            ASSERT_EQ_MEM(enc + pos, in + done * ES, 5 * ES);
     }
     free(in);
     free(want);
@@ -163,14 +173,14 @@ static void test_malformed(void)
         in[i] = (unsigned char)(i / 64);
     struct h5shuf_bshuf_params p = params(ES, 512, H5SHUF_BSHUF_LZ4);
     size_t n, m, size;
-    CU_ASSERT_FATAL(h5shuf_bshuf_encode(&p, in, COUNT * ES, enc, h5shuf_bshuf_bound(&p, COUNT * ES), &n) == 0);
+    ASSERT_EQ_INT_FATAL(h5shuf_bshuf_encode(&p, in, COUNT * ES, enc, h5shuf_bshuf_bound(&p, COUNT * ES), &n), 0);
     for (size_t len = 0; len < n; len += (len < 40 ? 1 : 37)) {
-        CU_ASSERT_EQUAL(h5shuf_bshuf_decoded_size(&p, enc, len, &size), H5SHUF_BSHUF_ECORRUPT);
-        CU_ASSERT_EQUAL(h5shuf_bshuf_decode(&p, enc, len, dec, COUNT * ES, &m), H5SHUF_BSHUF_ECORRUPT);
+        ASSERT_EQ_INT(h5shuf_bshuf_decoded_size(&p, enc, len, &size), H5SHUF_BSHUF_ECORRUPT);
+        ASSERT_EQ_INT(h5shuf_bshuf_decode(&p, enc, len, dec, COUNT * ES, &m), H5SHUF_BSHUF_ECORRUPT);
     }
     memcpy(bad, enc, n);
     bad[n] = 0; /* one byte too many */
-    CU_ASSERT_EQUAL(h5shuf_bshuf_decode(&p, bad, n + 1, dec, COUNT * ES, &m), H5SHUF_BSHUF_ECORRUPT);
+    ASSERT_EQ_INT(h5shuf_bshuf_decode(&p, bad, n + 1, dec, COUNT * ES, &m), H5SHUF_BSHUF_ECORRUPT);
     for (size_t k = 0; k < 16; k++) /* header and the first block's size */
         for (unsigned x = 1; x < 256; x <<= 1) {
             memcpy(bad, enc, n);
@@ -181,22 +191,22 @@ static void test_malformed(void)
     /* a tiny stream claiming 4 GiB in one block of 1 GiB: refused before anything is allocated */
     unsigned char liar[20] = {0, 0, 0, 1, 0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0, 0, 4, 1, 2, 3, 4};
     struct h5shuf_bshuf_params p1 = params(1, 0, H5SHUF_BSHUF_LZ4);
-    CU_ASSERT_EQUAL(h5shuf_bshuf_decoded_size(&p1, liar, sizeof liar, &size), H5SHUF_BSHUF_ECORRUPT);
+    ASSERT_EQ_INT(h5shuf_bshuf_decoded_size(&p1, liar, sizeof liar, &size), H5SHUF_BSHUF_ECORRUPT);
     /* a block that is not LZ4 */
     memcpy(bad, enc, n);
     memset(bad + 16, 0xff, 8);
-    CU_ASSERT_EQUAL(h5shuf_bshuf_decode(&p, bad, n, dec, COUNT * ES, &m), H5SHUF_BSHUF_ECORRUPT);
+    ASSERT_EQ_INT(h5shuf_bshuf_decode(&p, bad, n, dec, COUNT * ES, &m), H5SHUF_BSHUF_ECORRUPT);
     /* uncompressed mode: a chunk that is not a whole number of elements */
     struct h5shuf_bshuf_params p0 = params(ES, 0, 0);
-    CU_ASSERT_EQUAL(h5shuf_bshuf_decode(&p0, in, 7, dec, COUNT * ES, &m), H5SHUF_BSHUF_ECORRUPT);
-    CU_ASSERT_EQUAL(h5shuf_bshuf_encode(&p0, in, 7, dec, COUNT * ES, &m), H5SHUF_BSHUF_EPARAM);
+    ASSERT_EQ_INT(h5shuf_bshuf_decode(&p0, in, 7, dec, COUNT * ES, &m), H5SHUF_BSHUF_ECORRUPT);
+    ASSERT_EQ_INT(h5shuf_bshuf_encode(&p0, in, 7, dec, COUNT * ES, &m), H5SHUF_BSHUF_EPARAM);
     /* parameters */
     struct h5shuf_bshuf_params q;
     unsigned cd_bad_block[5] = {0, 4, 4, 12, 2}, cd_bad_comp[5] = {0, 4, 4, 0, 1}, cd_zero[3] = {0, 4, 0};
-    CU_ASSERT_EQUAL(h5shuf_bshuf_params_from_cd(5, cd_bad_block, &q), H5SHUF_BSHUF_EPARAM);
-    CU_ASSERT_EQUAL(h5shuf_bshuf_params_from_cd(5, cd_bad_comp, &q), H5SHUF_BSHUF_EPARAM);
-    CU_ASSERT_EQUAL(h5shuf_bshuf_params_from_cd(3, cd_zero, &q), H5SHUF_BSHUF_EPARAM);
-    CU_ASSERT_EQUAL(h5shuf_bshuf_params_from_cd(2, cd_zero, &q), H5SHUF_BSHUF_EPARAM);
+    ASSERT_EQ_INT(h5shuf_bshuf_params_from_cd(5, cd_bad_block, &q), H5SHUF_BSHUF_EPARAM);
+    ASSERT_EQ_INT(h5shuf_bshuf_params_from_cd(5, cd_bad_comp, &q), H5SHUF_BSHUF_EPARAM);
+    ASSERT_EQ_INT(h5shuf_bshuf_params_from_cd(3, cd_zero, &q), H5SHUF_BSHUF_EPARAM);
+    ASSERT_EQ_INT(h5shuf_bshuf_params_from_cd(2, cd_zero, &q), H5SHUF_BSHUF_EPARAM);
 
     /* the HDF5 filter function: 0, buffer untouched, a message on the stack */
     unsigned cd[5] = {0, 4, ES, 512, 2};
@@ -204,13 +214,17 @@ static void test_malformed(void)
     memcpy(buf, enc, n / 2);
     size_t bs = n;
     H5Eclear2(H5E_DEFAULT);
-    CU_ASSERT_EQUAL(h5shuf_bshuf_filter(H5Z_FLAG_REVERSE, 5, cd, n / 2, &bs, &buf), 0);
-    CU_ASSERT(bs == n && memcmp(buf, enc, n / 2) == 0 && H5Eget_num(H5E_DEFAULT) > 0);
+    ASSERT_EQ_INT(h5shuf_bshuf_filter(H5Z_FLAG_REVERSE, 5, cd, n / 2, &bs, &buf), 0);
+    ASSERT_EQ_INT(bs, n);
+    ASSERT_EQ_MEM(buf, enc, n / 2);
+    ASSERT_GT_INT(H5Eget_num(H5E_DEFAULT), 0);
     H5Eclear2(H5E_DEFAULT);
     memcpy(buf, enc, n);
-    CU_ASSERT_EQUAL(h5shuf_bshuf_filter(H5Z_FLAG_REVERSE, 5, cd, n, &bs, &buf), COUNT * ES);
-    CU_ASSERT(bs >= COUNT * ES && memcmp(buf, in, COUNT * ES) == 0);
-    CU_ASSERT_EQUAL(h5shuf_bshuf_filter(0, 2, cd, COUNT * ES, &bs, &buf), 0); /* too few parameters */
+    ASSERT_EQ_INT(h5shuf_bshuf_filter(H5Z_FLAG_REVERSE, 5, cd, n, &bs, &buf), COUNT * ES);
+    ASSERT_GE_INT(bs, COUNT * ES);
+    if (bs >= COUNT * ES)
+        ASSERT_EQ_MEM(buf, in, COUNT * ES);
+    ASSERT_EQ_INT(h5shuf_bshuf_filter(0, 2, cd, COUNT * ES, &bs, &buf), 0); /* too few parameters */
     H5Eclear2(H5E_DEFAULT);
     H5free_memory(buf);
     free(in);
@@ -224,7 +238,7 @@ static void stored_cd(hid_t d, size_t *n, unsigned *cd)
     hid_t dcpl = H5Dget_create_plist(d);
     unsigned flags;
     *n = 8;
-    CU_ASSERT(H5Pget_filter_by_id2(dcpl, H5SHUF_FILTER_BSHUF, &flags, n, cd, 0, NULL, NULL) >= 0);
+    ASSERT_GE_INT(H5Pget_filter_by_id2(dcpl, H5SHUF_FILTER_BSHUF, &flags, n, cd, 0, NULL, NULL), 0);
     H5Pclose(dcpl);
 }
 
@@ -253,17 +267,29 @@ static void test_set_local_and_hdf5(void)
     unsigned cd[8];
     unsigned lz4[2] = {0, 2}, zstd[3] = {64, 3, 5}, bad_block[2] = {12, 2}, bad_comp[2] = {0, 7};
     hid_t d = create(f, "lz4", H5T_STD_I32LE, 2, lz4);
-    CU_ASSERT_FATAL(d >= 0);
+    ASSERT_GE_INT_FATAL(d, 0);
     stored_cd(d, &n, cd);
-    CU_ASSERT(n == 5 && cd[0] == 0 && cd[1] == 4 && cd[2] == 4 && cd[3] == 0 && cd[4] == 2);
+    ASSERT_EQ_INT(n, 5);
+    ASSERT_EQ_INT(cd[0], 0);
+    ASSERT_EQ_INT(cd[1], 4);
+    ASSERT_EQ_INT(cd[2], 4);
+    ASSERT_EQ_INT(cd[3], 0);
+    ASSERT_EQ_INT(cd[4], 2);
     hid_t z = create(f, "zstd", H5T_IEEE_F64LE, 3, zstd);
     stored_cd(z, &n, cd);
-    CU_ASSERT(n == 6 && cd[2] == 8 && cd[3] == 64 && cd[4] == 3 && cd[5] == 5);
+    ASSERT_EQ_INT(n, 6);
+    ASSERT_EQ_INT(cd[2], 8);
+    ASSERT_EQ_INT(cd[3], 64);
+    ASSERT_EQ_INT(cd[4], 3);
+    ASSERT_EQ_INT(cd[5], 5);
     hid_t none = create(f, "none", H5T_STD_U8LE, 0, NULL);
     stored_cd(none, &n, cd);
-    CU_ASSERT(n == 3 && cd[0] == 0 && cd[1] == 4 && cd[2] == 1);
-    CU_ASSERT(create(f, "bad block", H5T_STD_I32LE, 2, bad_block) < 0);
-    CU_ASSERT(create(f, "bad compression", H5T_STD_I32LE, 2, bad_comp) < 0);
+    ASSERT_EQ_INT(n, 3);
+    ASSERT_EQ_INT(cd[0], 0);
+    ASSERT_EQ_INT(cd[1], 4);
+    ASSERT_EQ_INT(cd[2], 1);
+    ASSERT_LT_INT(create(f, "bad block", H5T_STD_I32LE, 2, bad_block), 0);
+    ASSERT_LT_INT(create(f, "bad compression", H5T_STD_I32LE, 2, bad_comp), 0);
 
     /* a copied property list keeps its values (bitshuffle's own set_local would shift them again) */
     hid_t copy = H5Dget_create_plist(d);
@@ -271,32 +297,45 @@ static void test_set_local_and_hdf5(void)
     hid_t space = H5Screate_simple(1, dims, NULL);
     hid_t d2 = H5Dcreate2(f, "copy", H5T_STD_I32LE, space, H5P_DEFAULT, copy, H5P_DEFAULT);
     stored_cd(d2, &n, cd);
-    CU_ASSERT(n == 5 && cd[0] == 0 && cd[1] == 4 && cd[2] == 4 && cd[3] == 0 && cd[4] == 2);
+    ASSERT_EQ_INT(n, 5);
+    ASSERT_EQ_INT(cd[0], 0);
+    ASSERT_EQ_INT(cd[1], 4);
+    ASSERT_EQ_INT(cd[2], 4);
+    ASSERT_EQ_INT(cd[3], 0);
+    ASSERT_EQ_INT(cd[4], 2);
     unsigned v03[5] = {0, 3, 4, 0, 2}; /* as Debian's bitshuffle 0.3.5 writes them */
     H5Pmodify_filter(copy, H5SHUF_FILTER_BSHUF, H5Z_FLAG_OPTIONAL, 5, v03);
     hid_t d3 = H5Dcreate2(f, "copy 0.3", H5T_STD_I32LE, space, H5P_DEFAULT, copy, H5P_DEFAULT);
     stored_cd(d3, &n, cd);
-    CU_ASSERT(n == 5 && cd[1] == 3 && cd[2] == 4 && cd[4] == 2);
+    ASSERT_EQ_INT(n, 5);
+    ASSERT_EQ_INT(cd[1], 3);
+    ASSERT_EQ_INT(cd[2], 4);
+    ASSERT_EQ_INT(cd[4], 2);
 
     /* through HDF5: write and read back; the stored chunk has the LZ4 header */
     int32_t x[1000], back[1000];
     for (int i = 0; i < 1000; i++)
         x[i] = i * 3 - 500;
-    CU_ASSERT(H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
-    CU_ASSERT(H5Dwrite(z, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+    ASSERT_GE_INT(H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x), 0);
+    ASSERT_GE_INT(H5Dwrite(z, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x), 0);
     H5Dclose(d);
     d = H5Dopen2(f, "lz4", H5P_DEFAULT);
-    CU_ASSERT(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0);
-    CU_ASSERT(memcmp(x, back, sizeof x) == 0);
-    CU_ASSERT(H5Dread(z, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0);
-    CU_ASSERT(memcmp(x, back, sizeof x) == 0);
+    ASSERT_GE_INT(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, back), 0);
+    ASSERT_EQ_MEM(x, back, sizeof x);
+    ASSERT_GE_INT(H5Dread(z, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, back), 0);
+    ASSERT_EQ_MEM(x, back, sizeof x);
     hsize_t off[1] = {0}, size = 0;
     unsigned char raw[2000];
     uint32_t mask;
-    CU_ASSERT(H5Dget_chunk_storage_size(d, off, &size) >= 0 && size > 12 && size < sizeof raw);
-    CU_ASSERT(H5Dread_chunk(d, H5P_DEFAULT, off, &mask, raw) >= 0);
-    CU_ASSERT(raw[0] == 0 && raw[6] == (300 * 4) >> 8 && raw[7] == (300 * 4 & 0xff)); /* 1200 bytes */
-    CU_ASSERT(raw[10] == (2048 * 4) >> 8 && raw[11] == 0);                         /* default block */
+    ASSERT_GE_INT(H5Dget_chunk_storage_size(d, off, &size), 0);
+    ASSERT_GT_INT(size, 12);
+    ASSERT_LT_INT(size, sizeof raw);
+    ASSERT_GE_INT(H5Dread_chunk(d, H5P_DEFAULT, off, &mask, raw), 0);
+    ASSERT_EQ_INT(raw[0], 0);
+    ASSERT_EQ_INT(raw[6], (300 * 4) >> 8);
+    ASSERT_EQ_INT(raw[7], (300 * 4 & 0xff)); /* 1200 bytes */
+    ASSERT_EQ_INT(raw[10], (2048 * 4) >> 8);
+    ASSERT_EQ_INT(raw[11], 0);                         /* default block */
     H5Dclose(d);
     H5Dclose(z);
     H5Dclose(none);
@@ -321,19 +360,19 @@ static void test_declared_limit(void)
     const unsigned cd[6] = {0, 4, 4, 0, 2, 0}; /* int32, default blocks, LZ4 */
     struct h5shuf_bshuf_params p = params(4, 0, 2);
     size_t cn = 0;
-    CU_ASSERT_FATAL(h5shuf_bshuf_encode(&p, data, N, c, 2 * BIG, &cn) == H5SHUF_BSHUF_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf_bshuf_encode(&p, data, N, c, 2 * BIG, &cn), H5SHUF_BSHUF_OK);
     H5Z_func_t f = (H5Z_func_t)h5shuf_bshuf_filter;
     tu_decode_limited(f, H5SHUF_FILTER_BSHUF, 6, cd, c, cn, 1600, 1600,
                       "bitshuffle: chunk claims 4000 bytes, more than 1600, the chunk's size (corrupt chunk)");
     tu_decode_limited(f, H5SHUF_FILTER_BSHUF, 6, cd, c, cn, 8000, 8000,
                       "bitshuffle: chunk holds 4000 bytes, not the chunk's 8000");
-    CU_ASSERT_EQUAL(tu_decode_limited(f, H5SHUF_FILTER_BSHUF, 6, cd, c, cn, N, N, NULL), N);
-    CU_ASSERT_FATAL(h5shuf_bshuf_encode(&p, data, BIG, c, 2 * BIG, &cn) == H5SHUF_BSHUF_OK);
+    ASSERT_EQ_INT(tu_decode_limited(f, H5SHUF_FILTER_BSHUF, 6, cd, c, cn, N, N, NULL), N);
+    ASSERT_EQ_INT_FATAL(h5shuf_bshuf_encode(&p, data, BIG, c, 2 * BIG, &cn), H5SHUF_BSHUF_OK);
     tu_decode_limited(f, H5SHUF_FILTER_BSHUF, 6, cd, c, cn, 1600, 1600, "claims 1048576 bytes, more than 1600");
-    CU_ASSERT_EQUAL(tu_decode_limited(f, H5SHUF_FILTER_BSHUF, 6, cd, c, cn, 0, 0, NULL), BIG);
+    ASSERT_EQ_INT(tu_decode_limited(f, H5SHUF_FILTER_BSHUF, 6, cd, c, cn, 0, 0, NULL), BIG);
     const unsigned none[5] = {0, 4, 4, 0, 0}; /* no compression: the stored size is the decoded one */
     tu_decode_limited(f, H5SHUF_FILTER_BSHUF, 5, none, data, N, 8000, 8000, "holds 4000 bytes, not the chunk's 8000");
-    CU_ASSERT_EQUAL(tu_decode_limited(f, H5SHUF_FILTER_BSHUF, 5, none, data, N, N, N, NULL), N);
+    ASSERT_EQ_INT(tu_decode_limited(f, H5SHUF_FILTER_BSHUF, 5, none, data, N, N, N, NULL), N);
     free(data);
     free(c);
 }

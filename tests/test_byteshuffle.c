@@ -43,12 +43,12 @@ static void test_against_definition(void)
                 memset(got, 0xa5, sizeof got);
                 reference(src, want, n, size, reverse);
                 h5shuf__byteshuffle(src, got, n, size, reverse);
-                CU_ASSERT_EQUAL_FATAL(memcmp(got, want, n), 0);
-                CU_ASSERT_EQUAL_FATAL(got[n], 0xa5);
+                ASSERT_EQ_MEM_FATAL(got, want, n);
+                ASSERT_EQ_INT_FATAL(got[n], 0xa5);
             }
             h5shuf__byteshuffle(src, got, n, size, 0);
             h5shuf__byteshuffle(got, back, n, size, 1);
-            CU_ASSERT_EQUAL_FATAL(memcmp(back, src, n), 0);
+            ASSERT_EQ_MEM_FATAL(back, src, n);
         }
 }
 
@@ -64,23 +64,24 @@ static void check_hdf5(hid_t file, size_t size, size_t nelem, uint64_t seed)
     H5Tset_tag(type, "bytes");
     hsize_t dims = nelem;
     hid_t space = H5Screate_simple(1, &dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    CU_ASSERT_FATAL(H5Pset_chunk(dcpl, 1, &dims) >= 0 && H5Pset_shuffle(dcpl) >= 0);
+    ASSERT_GE_INT_FATAL(H5Pset_chunk(dcpl, 1, &dims), 0);
+    ASSERT_GE_INT_FATAL(H5Pset_shuffle(dcpl), 0);
     char name[64];
     snprintf(name, sizeof name, "s%zu_n%zu", size, nelem);
     hid_t d = H5Dcreate2(file, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    CU_ASSERT_FATAL(d >= 0);
-    CU_ASSERT_FATAL(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0);
-    CU_ASSERT_FATAL(H5Dflush(d) >= 0);
+    ASSERT_GE_INT_FATAL(d, 0);
+    ASSERT_GE_INT_FATAL(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), 0);
+    ASSERT_GE_INT_FATAL(H5Dflush(d), 0);
     hsize_t offset = 0, stored = 0;
     uint32_t mask = 0;
-    CU_ASSERT_FATAL(H5Dget_chunk_storage_size(d, &offset, &stored) >= 0);
-    CU_ASSERT_EQUAL_FATAL(stored, n);
-    CU_ASSERT_FATAL(H5Dread_chunk(d, H5P_DEFAULT, &offset, &mask, raw) >= 0);
-    CU_ASSERT_EQUAL(mask, 0); /* the shuffle was applied */
+    ASSERT_GE_INT_FATAL(H5Dget_chunk_storage_size(d, &offset, &stored), 0);
+    ASSERT_EQ_INT_FATAL(stored, n);
+    ASSERT_GE_INT_FATAL(H5Dread_chunk(d, H5P_DEFAULT, &offset, &mask, raw), 0);
+    ASSERT_EQ_INT(mask, 0); /* the shuffle was applied */
     h5shuf__byteshuffle(data, mine, n, size, 0);
-    CU_ASSERT_EQUAL(memcmp(mine, raw, n), 0);
+    ASSERT_EQ_MEM(mine, raw, n);
     h5shuf__byteshuffle(raw, mine, n, size, 1);
-    CU_ASSERT_EQUAL(memcmp(mine, data, n), 0);
+    ASSERT_EQ_MEM(mine, data, n);
     H5Dclose(d);
     H5Pclose(dcpl);
     H5Sclose(space);
@@ -97,7 +98,7 @@ static void test_against_hdf5(void)
     char path[4096];
     snprintf(path, sizeof path, "%s/shuffled.h5", dir);
     hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    CU_ASSERT_FATAL(file >= 0);
+    ASSERT_GE_INT_FATAL(file, 0);
     static const size_t sizes[] = {2, 3, 4, 5, 8, 12, 16};
     static const size_t counts[] = {2, 15, 16, 17, 33, 1000, 65536 + 7};
     uint64_t seed = 5;

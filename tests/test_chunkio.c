@@ -84,7 +84,7 @@ static void test_encodings_match_hdf5(void)
     char *dir = tu_mkdtemp();
     float *x = values();
     struct h5shuf_chunkio *cio;
-    CU_ASSERT_FATAL(h5shuf__chunkio_create(3, &cio) == H5SHUF_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf__chunkio_create(3, &cio), H5SHUF_OK);
     hid_t f = H5Fcreate(tu_path(dir, "enc.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     float *back = malloc(ROWS * COLS * sizeof *back);
     for (size_t i = 0; i < sizeof pipes / sizeof *pipes; i++) {
@@ -93,20 +93,22 @@ static void test_encodings_match_hdf5(void)
         snprintf(a, sizeof a, "hdf5-%zu", i);
         snprintf(b, sizeof b, "ours-%zu", i);
         hid_t dh = make_dset(f, a, p, ROWS), dour = make_dset(f, b, p, 0);
-        CU_ASSERT_FATAL(dh >= 0 && dour >= 0);
-        CU_ASSERT(H5Dwrite(dh, H5T_IEEE_F32LE, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+        ASSERT_GE_INT_FATAL(dh, 0);
+        ASSERT_GE_INT_FATAL(dour, 0);
+        ASSERT_GE_INT(H5Dwrite(dh, H5T_IEEE_F32LE, H5S_ALL, H5S_ALL, H5P_DEFAULT, x), 0);
         struct h5shuf_pipeline pl;
-        CU_ASSERT(h5shuf__pipeline_probe(dour, H5T_IEEE_F32LE, &pl) == 0 && pl.direct);
+        ASSERT_EQ_INT(h5shuf__pipeline_probe(dour, H5T_IEEE_F32LE, &pl), 0);
+        CU_ASSERT(pl.direct);
         /* appended in three calls, as pile flushes are: whole chunks, then the partial last one */
-        CU_ASSERT(h5shuf__chunkio_write(cio, dour, H5T_IEEE_F32LE, 0, 5 * CHUNK_ROWS, x, 1) >= 0);
-        CU_ASSERT(h5shuf__chunkio_write(cio, dour, H5T_IEEE_F32LE, 5 * CHUNK_ROWS, 9 * CHUNK_ROWS,
-                                        x + 5 * CHUNK_ROWS * COLS, 1) >= 0);
-        CU_ASSERT(h5shuf__chunkio_write(cio, dour, H5T_IEEE_F32LE, 14 * CHUNK_ROWS, ROWS - 14 * CHUNK_ROWS,
-                                        x + 14 * CHUNK_ROWS * COLS, 1) >= 0);
+        ASSERT_GE_INT(h5shuf__chunkio_write(cio, dour, H5T_IEEE_F32LE, 0, 5 * CHUNK_ROWS, x, 1), 0);
+        ASSERT_GE_INT(h5shuf__chunkio_write(cio, dour, H5T_IEEE_F32LE, 5 * CHUNK_ROWS, 9 * CHUNK_ROWS,
+                                            x + 5 * CHUNK_ROWS * COLS, 1), 0);
+        ASSERT_GE_INT(h5shuf__chunkio_write(cio, dour, H5T_IEEE_F32LE, 14 * CHUNK_ROWS, ROWS - 14 * CHUNK_ROWS,
+                                            x + 14 * CHUNK_ROWS * COLS, 1), 0);
         /* HDF5 (zlib) reads every chunk back to the values written */
         memset(back, 0, ROWS * COLS * sizeof *back);
-        CU_ASSERT(H5Dread(dour, H5T_IEEE_F32LE, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0);
-        CU_ASSERT(memcmp(back, x, ROWS * COLS * sizeof *x) == 0);
+        ASSERT_GE_INT(H5Dread(dour, H5T_IEEE_F32LE, H5S_ALL, H5S_ALL, H5P_DEFAULT, back), 0);
+        ASSERT_EQ_MEM(back, x, ROWS * COLS * sizeof *x);
         /* and, except deflate (libdeflate's encoder is not zlib's), the stored bytes are HDF5's own */
         int same = 1;
         for (uint64_t c = 0; c * CHUNK_ROWS < ROWS; c++) {
@@ -114,7 +116,10 @@ static void test_encodings_match_hdf5(void)
             uint32_t mh = 1, mo = 1;
             hsize_t row = (hsize_t)c * CHUNK_ROWS;
             unsigned char *rh = tu_raw_chunk(dh, row, &nh, &mh), *ro = tu_raw_chunk(dour, row, &no, &mo);
-            CU_ASSERT(rh && ro && mh == 0 && mo == 0);
+            CU_ASSERT_PTR_NOT_NULL(rh);
+            CU_ASSERT_PTR_NOT_NULL(ro);
+            ASSERT_EQ_INT(mh, 0);
+            ASSERT_EQ_INT(mo, 0);
             if (rh && ro && !p->deflate)
                 same = same && nh == no && memcmp(rh, ro, nh) == 0;
             free(rh);
@@ -140,14 +145,14 @@ static void test_decode_matches_hdf5(void)
     float *x = values();
     float *want = malloc(ROWS * COLS * sizeof *want), *got = malloc(ROWS * COLS * sizeof *got);
     struct h5shuf_chunkio *cio;
-    CU_ASSERT_FATAL(h5shuf__chunkio_create(2, &cio) == H5SHUF_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf__chunkio_create(2, &cio), H5SHUF_OK);
     hid_t f = H5Fcreate(tu_path(dir, "dec.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     /* row ranges: everything, one row, unaligned spans, the partial tail */
     static const uint64_t ranges[][2] = {{0, ROWS}, {5, 1}, {63, 2}, {100, 517}, {960, 40}, {999, 1}};
     for (size_t i = 0; i < sizeof pipes / sizeof *pipes; i++) {
         hid_t d = make_dset(f, pipes[i].name, &pipes[i], ROWS);
-        CU_ASSERT_FATAL(d >= 0);
-        CU_ASSERT(H5Dwrite(d, H5T_IEEE_F32LE, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+        ASSERT_GE_INT_FATAL(d, 0);
+        ASSERT_GE_INT(H5Dwrite(d, H5T_IEEE_F32LE, H5S_ALL, H5S_ALL, H5P_DEFAULT, x), 0);
         H5Dclose(d); /* out of HDF5's chunk cache before a raw chunk replaces one */
         d = H5Dopen2(f, pipes[i].name, H5P_DEFAULT);
         if (pipes[i].deflate) { /* chunk 2 stored with deflate skipped, as an optional filter may be */
@@ -170,23 +175,24 @@ static void test_decode_matches_hdf5(void)
                 hsize_t tn;
                 uint32_t tm;
                 unsigned char *tr = tu_raw_chunk(twin, 2 * CHUNK_ROWS, &tn, &tm);
-                CU_ASSERT_FATAL(tr && tn == n + 4);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(tr);
+                ASSERT_EQ_INT_FATAL(tn, n + 4);
                 memcpy(buf, tr, n + 4);
                 total = n + 4;
                 free(tr);
                 H5Dclose(twin);
                 H5Ldelete(f, "twin", H5P_DEFAULT);
             }
-            CU_ASSERT(H5Dwrite_chunk(d, H5P_DEFAULT, 1u << idx, off, total, buf) >= 0);
+            ASSERT_GE_INT(H5Dwrite_chunk(d, H5P_DEFAULT, 1u << idx, off, total, buf), 0);
             free(buf);
             free(sh);
         }
-        CU_ASSERT(H5Dread(d, H5T_IEEE_F32LE, H5S_ALL, H5S_ALL, H5P_DEFAULT, want) >= 0);
-        CU_ASSERT(memcmp(want, x, ROWS * COLS * sizeof *x) == 0);
+        ASSERT_GE_INT(H5Dread(d, H5T_IEEE_F32LE, H5S_ALL, H5S_ALL, H5P_DEFAULT, want), 0);
+        ASSERT_EQ_MEM(want, x, ROWS * COLS * sizeof *x);
         for (size_t r = 0; r < sizeof ranges / sizeof *ranges; r++) {
             memset(got, 0xff, ROWS * COLS * sizeof *got);
-            CU_ASSERT(h5shuf__chunkio_read(cio, d, H5T_IEEE_F32LE, ranges[r][0], ranges[r][1], got) >= 0);
-            CU_ASSERT(memcmp(got, want + ranges[r][0] * COLS, ranges[r][1] * COLS * sizeof *got) == 0);
+            ASSERT_GE_INT(h5shuf__chunkio_read(cio, d, H5T_IEEE_F32LE, ranges[r][0], ranges[r][1], got), 0);
+            ASSERT_EQ_MEM(got, want + ranges[r][0] * COLS, ranges[r][1] * COLS * sizeof *got);
         }
         H5Dclose(d);
     }
@@ -210,10 +216,11 @@ static void test_decode_matches_hdf5(void)
         H5Sclose(ms);
         H5Sclose(space);
         H5Pclose(dcpl);
-        CU_ASSERT(H5Dread(d, H5T_IEEE_F32LE, H5S_ALL, H5S_ALL, H5P_DEFAULT, want) >= 0);
-        CU_ASSERT(want[0] == fill && want[3 * CHUNK_ROWS * COLS] == x[0]);
-        CU_ASSERT(h5shuf__chunkio_read(cio, d, H5T_IEEE_F32LE, 0, ROWS, got) >= 0);
-        CU_ASSERT(memcmp(got, want, ROWS * COLS * sizeof *got) == 0);
+        ASSERT_GE_INT(H5Dread(d, H5T_IEEE_F32LE, H5S_ALL, H5S_ALL, H5P_DEFAULT, want), 0);
+        ASSERT_EQ_DBL(want[0], fill);
+        ASSERT_EQ_DBL(want[3 * CHUNK_ROWS * COLS], x[0]);
+        ASSERT_GE_INT(h5shuf__chunkio_read(cio, d, H5T_IEEE_F32LE, 0, ROWS, got), 0);
+        ASSERT_EQ_MEM(got, want, ROWS * COLS * sizeof *got);
         H5Dclose(d);
     }
     H5Fclose(f);
@@ -250,9 +257,9 @@ static void test_fallback_pipelines(void)
         if (cases[i].nbit)
             H5Pset_nbit(dcpl);
         hid_t d = H5Dcreate2(f, cases[i].name, H5T_STD_I32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-        CU_ASSERT_FATAL(d >= 0);
-        CU_ASSERT(h5shuf__pipeline_probe(d, H5T_STD_I32LE, &pl) == 0);
-        CU_ASSERT_EQUAL(pl.direct, cases[i].direct);
+        ASSERT_GE_INT_FATAL(d, 0);
+        ASSERT_EQ_INT(h5shuf__pipeline_probe(d, H5T_STD_I32LE, &pl), 0);
+        ASSERT_EQ_INT(pl.direct, cases[i].direct);
         H5Dclose(d);
         H5Pclose(dcpl);
     }
@@ -378,7 +385,7 @@ static void test_whole_chunks_match_hdf5(void)
     int32_t *x = wvalues();
     unsigned char *want = malloc(all), *got = malloc(all);
     struct h5shuf_chunkio *cio;
-    CU_ASSERT_FATAL(h5shuf__chunkio_create(2, &cio) == H5SHUF_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf__chunkio_create(2, &cio), H5SHUF_OK);
     hid_t f = H5Fcreate(tu_path(dir, "whole.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     static const hsize_t chunk_rows[] = {1, 4};
     for (size_t i = 0; i < sizeof wpipes / sizeof *wpipes; i++)
@@ -389,26 +396,28 @@ static void test_whole_chunks_match_hdf5(void)
             snprintf(a, sizeof a, "hdf5-%zu-%zu", i, k);
             snprintf(b, sizeof b, "ours-%zu-%zu", i, k);
             hid_t dh = make_wdset(f, a, p, WROWS, cr, WCOLS), dour = make_wdset(f, b, p, 0, cr, WCOLS);
-            CU_ASSERT_FATAL(dh >= 0 && dour >= 0);
-            CU_ASSERT(H5Dwrite(dh, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+            ASSERT_GE_INT_FATAL(dh, 0);
+            ASSERT_GE_INT_FATAL(dour, 0);
+            ASSERT_GE_INT(H5Dwrite(dh, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x), 0);
             H5Dclose(dh); /* read back from the file, not from HDF5's chunk cache */
             dh = H5Dopen2(f, a, H5P_DEFAULT);
             struct h5shuf_pipeline pl;
-            CU_ASSERT(h5shuf__pipeline_probe(dour, H5T_STD_I32LE, &pl) == 0 && pl.direct);
+            ASSERT_EQ_INT(h5shuf__pipeline_probe(dour, H5T_STD_I32LE, &pl), 0);
+            CU_ASSERT(pl.direct);
             /* out: one chunk a call, each from a buffer of exactly its rows */
             int untouched = 1;
             for (hsize_t r = 0; r < WROWS; r += cr) {
                 size_t n = (size_t)(r + cr <= WROWS ? cr : WROWS - r) * row;
                 unsigned char *rows = malloc(n);
                 memcpy(rows, (const unsigned char *)x + r * row, n);
-                CU_ASSERT(h5shuf__chunkio_write(cio, dour, H5T_STD_I32LE, r, n / row, rows, 1) >= 0);
+                ASSERT_GE_INT(h5shuf__chunkio_write(cio, dour, H5T_STD_I32LE, r, n / row, rows, 1), 0);
                 untouched = untouched && memcmp(rows, (const unsigned char *)x + r * row, n) == 0;
                 free(rows);
             }
             CU_ASSERT(untouched);
             memset(got, 0, all);
-            CU_ASSERT(H5Dread(dour, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, got) >= 0);
-            CU_ASSERT(memcmp(got, x, all) == 0);
+            ASSERT_GE_INT(H5Dread(dour, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, got), 0);
+            ASSERT_EQ_MEM(got, x, all);
             int same = 1, skipped = 0;
             for (hsize_t r = 0; r < WROWS; r += cr) {
                 hsize_t nh = 0, no = 0;
@@ -426,25 +435,28 @@ static void test_whole_chunks_match_hdf5(void)
                         (unsigned long long)cr);
             CU_ASSERT(same);
             /* the random rows: lzf or lzo skipped (and a fletcher32 after it sums the caller's rows) */
-            CU_ASSERT(!has(p, H5SHUF_FILTER_LZF) && !has(p, H5SHUF_FILTER_LZO) ? skipped == 0 : cr > 1 || skipped > 0);
+            if (!has(p, H5SHUF_FILTER_LZF) && !has(p, H5SHUF_FILTER_LZO))
+                ASSERT_EQ_INT(skipped, 0);
+            else
+                CU_ASSERT(cr > 1 || skipped > 0);
             /* in: H5Dread is the oracle */
-            CU_ASSERT(H5Dread(dh, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, want) >= 0);
-            CU_ASSERT(memcmp(want, x, all) == 0);
+            ASSERT_GE_INT(H5Dread(dh, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, want), 0);
+            ASSERT_EQ_MEM(want, x, all);
             int equal = 1;
             for (hsize_t r = 0; r < WROWS; r += cr) {
                 size_t n = (size_t)(r + cr <= WROWS ? cr : WROWS - r) * row;
                 unsigned char *rows = malloc(n);
-                CU_ASSERT(h5shuf__chunkio_read(cio, dh, H5T_STD_I32LE, r, n / row, rows) >= 0);
+                ASSERT_GE_INT(h5shuf__chunkio_read(cio, dh, H5T_STD_I32LE, r, n / row, rows), 0);
                 equal = equal && memcmp(rows, want + r * row, n) == 0;
                 free(rows);
             }
             CU_ASSERT(equal);
             memset(got, 0xff, all);
-            CU_ASSERT(h5shuf__chunkio_read(cio, dh, H5T_STD_I32LE, 0, WROWS, got) >= 0);
-            CU_ASSERT(memcmp(got, want, all) == 0);
+            ASSERT_GE_INT(h5shuf__chunkio_read(cio, dh, H5T_STD_I32LE, 0, WROWS, got), 0);
+            ASSERT_EQ_MEM(got, want, all);
             unsigned char *one = malloc(row); /* one row inside a chunk: through a stage */
-            CU_ASSERT(h5shuf__chunkio_read(cio, dh, H5T_STD_I32LE, WROWS - 3, 1, one) >= 0);
-            CU_ASSERT(memcmp(one, want + (WROWS - 3) * row, row) == 0);
+            ASSERT_GE_INT(h5shuf__chunkio_read(cio, dh, H5T_STD_I32LE, WROWS - 3, 1, one), 0);
+            ASSERT_EQ_MEM(one, want + (WROWS - 3) * row, row);
             free(one);
             H5Dclose(dh);
             H5Dclose(dour);
@@ -492,7 +504,7 @@ static void test_split_chunks_match_hdf5(void)
         x[i] = i < all / sizeof *x / 2 ? (int32_t)(i / 3 % 100) : (int32_t)tu_splitmix64(&st);
     unsigned char *got = malloc(all);
     struct h5shuf_chunkio *cio;
-    CU_ASSERT_FATAL(h5shuf__chunkio_create(2, &cio) == H5SHUF_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf__chunkio_create(2, &cio), H5SHUF_OK);
     for (size_t i = 0; i < sizeof wpipes / sizeof *wpipes; i++) {
         const struct wpipe *p = &wpipes[i];
         /* one file each, HDF5's and ours, written the same way: chunk addresses must match too */
@@ -503,26 +515,31 @@ static void test_split_chunks_match_hdf5(void)
         hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
         H5Pset_chunk_cache(dapl, 521, 0, 1.0); /* as h5shuf's outputs: each chunk stored when written */
         hid_t dh = make_sdset(f1, "x", p, 0, 0), dour = make_sdset(f2, "x", p, 0, 0);
-        CU_ASSERT_FATAL(dh >= 0 && dour >= 0);
+        ASSERT_GE_INT_FATAL(dh, 0);
+        ASSERT_GE_INT_FATAL(dour, 0);
         H5Dclose(dh);
         dh = H5Dopen2(f1, "x", dapl);
         struct h5shuf_pipeline pl;
-        CU_ASSERT(h5shuf__pipeline_probe(dour, H5T_STD_I32LE, &pl) == 0 && pl.direct && pl.split);
-        CU_ASSERT_EQUAL(pl.chunks_per_row, 2 * 3);
+        ASSERT_EQ_INT(h5shuf__pipeline_probe(dour, H5T_STD_I32LE, &pl), 0);
+        CU_ASSERT(pl.direct);
+        CU_ASSERT(pl.split);
+        ASSERT_EQ_INT(pl.chunks_per_row, 2 * 3);
         for (hsize_t r = 0; r < SROWS; r += 2 * scdims[0]) {
             hsize_t n = r + 2 * scdims[0] <= SROWS ? 2 * scdims[0] : SROWS - r;
             unsigned char *rows = malloc(n * row);
             memcpy(rows, (const unsigned char *)x + r * row, n * row);
-            CU_ASSERT(h5shuf__chunkio_write(cio, dour, H5T_STD_I32LE, r, n, rows, 1) >= 0);
-            CU_ASSERT(h5shuf__write_rows(dh, H5T_STD_I32LE, r, n, rows, 1) >= 0);
-            CU_ASSERT(memcmp(rows, (const unsigned char *)x + r * row, n * row) == 0);
+            ASSERT_GE_INT(h5shuf__chunkio_write(cio, dour, H5T_STD_I32LE, r, n, rows, 1), 0);
+            ASSERT_GE_INT(h5shuf__write_rows(dh, H5T_STD_I32LE, r, n, rows, 1), 0);
+            ASSERT_EQ_MEM(rows, (const unsigned char *)x + r * row, n * row);
             free(rows);
         }
         int same = 1;
         hsize_t nchunks = 0, nours = 0;
         hid_t sp = H5Dget_space(dh); /* (HDF5 1.10.8 refuses H5S_ALL here) */
-        CU_ASSERT(H5Dget_num_chunks(dh, sp, &nchunks) >= 0 && H5Dget_num_chunks(dour, sp, &nours) >= 0);
-        CU_ASSERT(nchunks == 10 * 2 * 3 && nours == nchunks);
+        ASSERT_GE_INT(H5Dget_num_chunks(dh, sp, &nchunks), 0);
+        ASSERT_GE_INT(H5Dget_num_chunks(dour, sp, &nours), 0);
+        ASSERT_EQ_INT(nchunks, 10 * 2 * 3);
+        ASSERT_EQ_INT(nours, nchunks);
         for (hsize_t c = 0; c < nchunks && nours == nchunks; c++) {
             hsize_t oh[3], oo[3], sh = 0, so = 0;
             haddr_t ah = 0, ao = 0;
@@ -531,7 +548,8 @@ static void test_split_chunks_match_hdf5(void)
             H5Dget_chunk_info(dour, sp, c, oo, &mo, &ao, &so);
             unsigned char *bh = malloc(sh ? sh : 1), *bo = malloc(so ? so : 1);
             uint32_t m1 = 0, m2 = 0;
-            CU_ASSERT(H5Dread_chunk(dh, H5P_DEFAULT, oh, &m1, bh) >= 0 && H5Dread_chunk(dour, H5P_DEFAULT, oo, &m2, bo) >= 0);
+            ASSERT_GE_INT(H5Dread_chunk(dh, H5P_DEFAULT, oh, &m1, bh), 0);
+            ASSERT_GE_INT(H5Dread_chunk(dour, H5P_DEFAULT, oo, &m2, bo), 0);
             same = same && memcmp(oh, oo, sizeof oh) == 0 && mh == mo &&
                    (wpipe_deflates(p) || (ah == ao && sh == so && memcmp(bh, bo, sh) == 0));
             free(bh);
@@ -546,8 +564,8 @@ static void test_split_chunks_match_hdf5(void)
         static const hsize_t ranges[][2] = {{0, SROWS}, {3, 30}, {36, 1}, {8, 4}};
         for (size_t k = 0; k < sizeof ranges / sizeof *ranges; k++) {
             unsigned char *rows = malloc(ranges[k][1] * row);
-            CU_ASSERT(h5shuf__chunkio_read(cio, dh, H5T_STD_I32LE, ranges[k][0], ranges[k][1], rows) >= 0);
-            CU_ASSERT(memcmp(rows, (const unsigned char *)x + ranges[k][0] * row, ranges[k][1] * row) == 0);
+            ASSERT_GE_INT(h5shuf__chunkio_read(cio, dh, H5T_STD_I32LE, ranges[k][0], ranges[k][1], rows), 0);
+            ASSERT_EQ_MEM(rows, (const unsigned char *)x + ranges[k][0] * row, ranges[k][1] * row);
             free(rows);
         }
         H5Dclose(dh);
@@ -565,15 +583,15 @@ static void test_split_chunks_match_hdf5(void)
     hid_t fs = H5Dget_space(d), ms = H5Screate_simple(3, sdims, NULL);
     H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL);
     H5Sselect_hyperslab(ms, H5S_SELECT_SET, off, NULL, cnt, NULL);
-    CU_ASSERT(H5Dwrite(d, H5T_NATIVE_INT32, ms, fs, H5P_DEFAULT, x) >= 0);
+    ASSERT_GE_INT(H5Dwrite(d, H5T_NATIVE_INT32, ms, fs, H5P_DEFAULT, x), 0);
     H5Sclose(fs);
     H5Sclose(ms);
     unsigned char *want = malloc(all);
-    CU_ASSERT(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, want) >= 0);
+    ASSERT_GE_INT(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, want), 0);
     memset(got, 0xff, all);
-    CU_ASSERT(h5shuf__chunkio_read(cio, d, H5T_STD_I32LE, 0, SROWS, got) >= 0);
-    CU_ASSERT(memcmp(got, want, all) == 0);
-    CU_ASSERT(((const int32_t *)got)[0] == 5);
+    ASSERT_GE_INT(h5shuf__chunkio_read(cio, d, H5T_STD_I32LE, 0, SROWS, got), 0);
+    ASSERT_EQ_MEM(got, want, all);
+    ASSERT_EQ_INT(((const int32_t *)got)[0], 5);
     free(want);
     H5Dclose(d);
     H5Fclose(f);
@@ -620,7 +638,7 @@ static void test_split_short_runs(void)
     const hsize_t dims[4] = {SROWS, 6, 5, 3};
     char *dir = tu_mkdtemp();
     struct h5shuf_chunkio *cio;
-    CU_ASSERT_FATAL(h5shuf__chunkio_create(2, &cio) == H5SHUF_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf__chunkio_create(2, &cio), H5SHUF_OK);
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const hid_t type = cases[i].wide ? H5T_STD_I16LE : H5T_STD_U8LE;
         const size_t tb = H5Tget_size(type), row = dims[1] * dims[2] * dims[3] * tb, all = SROWS * row;
@@ -635,17 +653,19 @@ static void test_split_short_runs(void)
         for (int w = 0; w < 2; w++)
             d[w] = make_4d(tu_path(dir, w ? fb : fa), type, dims, cases[i].cdims, &wpipes[0], &file[w]);
         struct h5shuf_pipeline pl;
-        CU_ASSERT(h5shuf__pipeline_probe(d[1], type, &pl) == 0 && pl.direct && pl.split);
+        ASSERT_EQ_INT(h5shuf__pipeline_probe(d[1], type, &pl), 0);
+        CU_ASSERT(pl.direct);
+        CU_ASSERT(pl.split);
         for (hsize_t r = 0; r < SROWS; r += 2 * cases[i].cdims[0]) {
             hsize_t n = r + 2 * cases[i].cdims[0] <= SROWS ? 2 * cases[i].cdims[0] : SROWS - r;
-            CU_ASSERT(h5shuf__write_rows(d[0], type, r, n, x + r * row, 1) >= 0);
-            CU_ASSERT(h5shuf__chunkio_write(cio, d[1], type, r, n, x + r * row, 1) >= 0);
+            ASSERT_GE_INT(h5shuf__write_rows(d[0], type, r, n, x + r * row, 1), 0);
+            ASSERT_GE_INT(h5shuf__chunkio_write(cio, d[1], type, r, n, x + r * row, 1), 0);
         }
         static const hsize_t ranges[][2] = {{0, SROWS}, {2, 31}, {36, 1}};
         for (size_t k = 0; k < sizeof ranges / sizeof *ranges; k++) {
             memset(got, 0xa5, all);
-            CU_ASSERT(h5shuf__chunkio_read(cio, d[1], type, ranges[k][0], ranges[k][1], got) >= 0);
-            CU_ASSERT(memcmp(got, x + ranges[k][0] * row, ranges[k][1] * row) == 0);
+            ASSERT_GE_INT(h5shuf__chunkio_read(cio, d[1], type, ranges[k][0], ranges[k][1], got), 0);
+            ASSERT_EQ_MEM(got, x + ranges[k][0] * row, ranges[k][1] * row);
         }
         CU_ASSERT(tu_same_chunks(d[0], d[1])); /* (deflate: compared decoded) */
         for (int w = 0; w < 2; w++) {
@@ -676,7 +696,7 @@ static void test_split_groups(void)
     for (size_t b = 0; b < all; b++) /* half smooth, half random */
         x[b] = b < all / 2 ? (unsigned char)(b / 9 % 11) : (unsigned char)tu_splitmix64(&st);
     struct h5shuf_chunkio *cio;
-    CU_ASSERT_FATAL(h5shuf__chunkio_create(2, &cio) == H5SHUF_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf__chunkio_create(2, &cio), H5SHUF_OK);
     /* a codec last; fletcher32 last to decode; lzf or lzo skipped on the random half, then fletcher32 */
     static const size_t which[] = {3, 5, 7, 11};
     for (size_t i = 0; i < sizeof which / sizeof *which; i++) {
@@ -689,12 +709,14 @@ static void test_split_groups(void)
         for (int w = 0; w < 2; w++)
             d[w] = make_4d(tu_path(dir, w ? fb : fa), H5T_STD_U8LE, dims, cdims, p, &file[w]);
         struct h5shuf_pipeline pl;
-        CU_ASSERT(h5shuf__pipeline_probe(d[1], H5T_STD_U8LE, &pl) == 0 && pl.direct && pl.split);
-        CU_ASSERT_EQUAL(pl.chunks_per_row, 17);
+        ASSERT_EQ_INT(h5shuf__pipeline_probe(d[1], H5T_STD_U8LE, &pl), 0);
+        CU_ASSERT(pl.direct);
+        CU_ASSERT(pl.split);
+        ASSERT_EQ_INT(pl.chunks_per_row, 17);
         for (hsize_t r = 0; r < dims[0]; r += 2 * cdims[0]) { /* bands of two chunk rows, the last partial */
             hsize_t n = r + 2 * cdims[0] <= dims[0] ? 2 * cdims[0] : dims[0] - r;
-            CU_ASSERT(h5shuf__write_rows(d[0], H5T_STD_U8LE, r, n, x + r * row, 1) >= 0);
-            CU_ASSERT(h5shuf__chunkio_write(cio, d[1], H5T_STD_U8LE, r, n, x + r * row, 1) >= 0);
+            ASSERT_GE_INT(h5shuf__write_rows(d[0], H5T_STD_U8LE, r, n, x + r * row, 1), 0);
+            ASSERT_GE_INT(h5shuf__chunkio_write(cio, d[1], H5T_STD_U8LE, r, n, x + r * row, 1), 0);
         }
         const int same = tu_same_chunks(d[0], d[1]);
         for (int w = 0; w < 2; w++) {
@@ -712,23 +734,24 @@ static void test_split_groups(void)
         H5Pset_fill_value(dcpl, H5T_NATIVE_UCHAR, &fv);
         hid_t dset = H5Dcreate2(f, "x", H5T_STD_U8LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
         hsize_t hole[4] = {16, 0, 0, 3};
-        CU_ASSERT(H5Sselect_all(space) >= 0);
-        CU_ASSERT(H5Sselect_hyperslab(space, H5S_SELECT_NOTB, hole, NULL, cdims, NULL) >= 0);
-        CU_ASSERT(H5Dwrite(dset, H5T_NATIVE_UCHAR, space, space, H5P_DEFAULT, x) >= 0);
-        CU_ASSERT(H5Dread(dset, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, want) >= 0);
-        CU_ASSERT(want[16 * row + 3] == 7 && memcmp(want, x, 16 * row) == 0);
+        ASSERT_GE_INT(H5Sselect_all(space), 0);
+        ASSERT_GE_INT(H5Sselect_hyperslab(space, H5S_SELECT_NOTB, hole, NULL, cdims, NULL), 0);
+        ASSERT_GE_INT(H5Dwrite(dset, H5T_NATIVE_UCHAR, space, space, H5P_DEFAULT, x), 0);
+        ASSERT_GE_INT(H5Dread(dset, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, want), 0);
+        ASSERT_EQ_INT(want[16 * row + 3], 7);
+        ASSERT_EQ_MEM(want, x, 16 * row);
         static const hsize_t ranges[][2] = {{0, 40}, {5, 30}, {39, 1}};
         for (size_t k = 0; k < sizeof ranges / sizeof *ranges; k++) {
             struct h5shuf_prefetch *pf = h5shuf__prefetch_new();
-            CU_ASSERT_FATAL(pf != NULL);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(pf);
             memset(got, 0xa5, all);
-            CU_ASSERT(h5shuf__prefetch_start(cio, dset, H5T_STD_U8LE, ranges[k][0], ranges[k][1], got, pf) >= 0);
-            CU_ASSERT(h5shuf__prefetch_finish(cio, pf) >= 0);
-            CU_ASSERT(memcmp(got, want + ranges[k][0] * row, ranges[k][1] * row) == 0);
+            ASSERT_GE_INT(h5shuf__prefetch_start(cio, dset, H5T_STD_U8LE, ranges[k][0], ranges[k][1], got, pf), 0);
+            ASSERT_GE_INT(h5shuf__prefetch_finish(cio, pf), 0);
+            ASSERT_EQ_MEM(got, want + ranges[k][0] * row, ranges[k][1] * row);
             h5shuf__prefetch_free(cio, pf);
             memset(got, 0xa5, all);
-            CU_ASSERT(h5shuf__chunkio_read(cio, dset, H5T_STD_U8LE, ranges[k][0], ranges[k][1], got) >= 0);
-            CU_ASSERT(memcmp(got, want + ranges[k][0] * row, ranges[k][1] * row) == 0);
+            ASSERT_GE_INT(h5shuf__chunkio_read(cio, dset, H5T_STD_U8LE, ranges[k][0], ranges[k][1], got), 0);
+            ASSERT_EQ_MEM(got, want + ranges[k][0] * row, ranges[k][1] * row);
         }
         H5Sclose(space);
         H5Pclose(dcpl);
@@ -756,28 +779,38 @@ static void test_one_chunk_buffers(void)
     for (size_t i = 0; i < sizeof wpipes / sizeof *wpipes; i++) {
         const struct wpipe *p = &wpipes[i];
         struct h5shuf_chunkio *cio;
-        CU_ASSERT_FATAL(h5shuf__chunkio_create(2, &cio) == H5SHUF_OK);
+        ASSERT_EQ_INT_FATAL(h5shuf__chunkio_create(2, &cio), H5SHUF_OK);
         unsigned threads = h5shuf__chunkio_threads(cio);
         char a[64], b[64];
         snprintf(a, sizeof a, "in-%zu", i);
         snprintf(b, sizeof b, "out-%zu", i);
         hid_t din = make_wdset(f, a, p, WROWS, 1, WCOLS), dout = make_wdset(f, b, p, 0, 1, WCOLS);
-        CU_ASSERT_FATAL(din >= 0 && dout >= 0);
-        CU_ASSERT(H5Dwrite(din, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+        ASSERT_GE_INT_FATAL(din, 0);
+        ASSERT_GE_INT_FATAL(dout, 0);
+        ASSERT_GE_INT(H5Dwrite(din, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x), 0);
         hsize_t off[2] = {0, 0}, stored = 0;
-        CU_ASSERT(H5Dget_chunk_storage_size(din, off, &stored) >= 0);
+        ASSERT_GE_INT(H5Dget_chunk_storage_size(din, off, &stored), 0);
         size_t raw, stage_bytes;
         unsigned stages;
-        CU_ASSERT(h5shuf__chunkio_read(cio, din, H5T_STD_I32LE, 0, 1, rows) >= 0);
+        ASSERT_GE_INT(h5shuf__chunkio_read(cio, din, H5T_STD_I32LE, 0, 1, rows), 0);
         h5shuf__chunkio_held(cio, &raw, &stages, &stage_bytes);
-        CU_ASSERT(raw >= stored && raw <= stored + stored / 8); /* the stored size, and room for a little more */
-        CU_ASSERT(stages <= p->stages * threads);
-        CU_ASSERT(p->stages ? stages >= p->stages && stage_bytes <= stages * (row + row / 16 + 4096) : stages == 0);
-        CU_ASSERT(h5shuf__chunkio_write(cio, dout, H5T_STD_I32LE, 0, 1, rows, 1) >= 0);
+        ASSERT_GE_INT(raw, stored);
+        ASSERT_LE_INT(raw, stored + stored / 8); /* the stored size, and room for a little more */
+        ASSERT_LE_INT(stages, p->stages * threads);
+        if (p->stages) {
+            ASSERT_GE_INT(stages, p->stages);
+            ASSERT_LE_INT(stage_bytes, stages * (row + row / 16 + 4096));
+        } else
+            ASSERT_EQ_INT(stages, 0);
+        ASSERT_GE_INT(h5shuf__chunkio_write(cio, dout, H5T_STD_I32LE, 0, 1, rows, 1), 0);
         h5shuf__chunkio_held(cio, &raw, &stages, &stage_bytes);
-        CU_ASSERT(raw >= row && raw <= row + row / 16 + 4096); /* the same slot, grown to the encoding bound */
-        CU_ASSERT(stages <= p->stages * threads);
-        CU_ASSERT(p->stages ? stages >= p->stages : stages == 0);
+        ASSERT_GE_INT(raw, row);
+        ASSERT_LE_INT(raw, row + row / 16 + 4096); /* the same slot, grown to the encoding bound */
+        ASSERT_LE_INT(stages, p->stages * threads);
+        if (p->stages)
+            ASSERT_GE_INT(stages, p->stages);
+        else
+            ASSERT_EQ_INT(stages, 0);
         if (stages > p->stages * threads || (!p->stages && stages))
             fprintf(stderr, "pipeline %s: %u stage buffers\n", p->name, stages);
         H5Dclose(din);
@@ -801,7 +834,7 @@ static void test_whole_chunk_wrong_size(void)
     int32_t *x = wvalues();
     hid_t f = H5Fcreate(tu_path(dir, "bad.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     struct h5shuf_chunkio *cio;
-    CU_ASSERT_FATAL(h5shuf__chunkio_create(2, &cio) == H5SHUF_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf__chunkio_create(2, &cio), H5SHUF_OK);
     static const size_t which[] = {0, 1, 2, 3, 10}; /* deflate, zstd, lzf, shuffle+deflate, lzo */
     static const int wider[] = {16, -16};
     for (size_t w = 0; w < sizeof which / sizeof *which; w++)
@@ -811,25 +844,26 @@ static void test_whole_chunk_wrong_size(void)
             snprintf(a, sizeof a, "twin-%zu-%zu", w, k);
             snprintf(b, sizeof b, "bad-%zu-%zu", w, k);
             hid_t twin = make_wdset(f, a, p, 1, 1, (hsize_t)((int)WCOLS + wider[k]));
-            CU_ASSERT_FATAL(twin >= 0);
-            CU_ASSERT(H5Dwrite(twin, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0); /* smooth rows */
+            ASSERT_GE_INT_FATAL(twin, 0);
+            ASSERT_GE_INT(H5Dwrite(twin, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x), 0); /* smooth rows */
             hsize_t n;
             uint32_t mask;
             unsigned char *stream = tu_raw_chunk(twin, 0, &n, &mask);
-            CU_ASSERT_FATAL(stream && mask == 0);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(stream);
+            ASSERT_EQ_INT_FATAL(mask, 0);
             H5Dclose(twin);
             hid_t d = make_wdset(f, b, p, 1, 1, WCOLS);
             hsize_t off[2] = {0, 0};
-            CU_ASSERT(H5Dwrite_chunk(d, H5P_DEFAULT, 0, off, (size_t)n, stream) >= 0);
+            ASSERT_GE_INT(H5Dwrite_chunk(d, H5P_DEFAULT, 0, off, (size_t)n, stream), 0);
             free(stream);
             unsigned char *rows = malloc(row);
             H5Eclear2(H5E_DEFAULT);
-            CU_ASSERT(h5shuf__chunkio_read(cio, d, H5T_STD_I32LE, 0, 1, rows) < 0);
+            ASSERT_LT_INT(h5shuf__chunkio_read(cio, d, H5T_STD_I32LE, 0, 1, rows), 0);
             char cause[256];
             h5shuf__hdf5_cause(cause, sizeof cause);
             if (!strstr(cause, "corrupt"))
                 fprintf(stderr, "pipeline %s, rows %+d: %s\n", p->name, wider[k], cause);
-            CU_ASSERT(strstr(cause, "corrupt") != NULL);
+            ASSERT_HAS_STR(cause, "corrupt");
             free(rows);
             H5Dclose(d);
         }
@@ -852,29 +886,31 @@ static void test_encode_ahead_during_growth(void)
     int32_t *want = malloc(all), *got = malloc(all);
     float *back = malloc(ROWS * COLS * sizeof *back);
     struct h5shuf_chunkio *cio;
-    CU_ASSERT_FATAL(h5shuf__chunkio_create(3, &cio) == H5SHUF_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf__chunkio_create(3, &cio), H5SHUF_OK);
     hid_t f = H5Fcreate(tu_path(dir, "ahead.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     const unsigned nchunks = ROWS / CHUNK_ROWS;
     hid_t small = make_dset(f, "small", &pipes[7], (hsize_t)nchunks * CHUNK_ROWS); /* shuffle+gzip:1+fletcher32 */
     hid_t large = make_wdset(f, "large", &wpipes[9], WROWS, 1, WCOLS);            /* shuffle+deflate+zstd: 2 stages */
-    CU_ASSERT_FATAL(small >= 0 && large >= 0);
-    CU_ASSERT(H5Dwrite(large, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, w) >= 0);
-    CU_ASSERT(H5Dread(large, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, want) >= 0);
+    ASSERT_GE_INT_FATAL(small, 0);
+    ASSERT_GE_INT_FATAL(large, 0);
+    ASSERT_GE_INT(H5Dwrite(large, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, w), 0);
+    ASSERT_GE_INT(H5Dread(large, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, want), 0);
     struct h5shuf_pipeline pl;
-    CU_ASSERT_FATAL(h5shuf__pipeline_probe(small, H5T_IEEE_F32LE, &pl) == 0 && pl.direct);
+    ASSERT_EQ_INT_FATAL(h5shuf__pipeline_probe(small, H5T_IEEE_F32LE, &pl), 0);
+    CU_ASSERT_FATAL(pl.direct);
     struct h5shuf_chunk *c[ROWS / CHUNK_ROWS];
     for (unsigned i = 0; i < nchunks; i++) {
-        CU_ASSERT_FATAL((c[i] = h5shuf__chunk_new()) != NULL);
-        CU_ASSERT(h5shuf__chunk_encode_start(cio, &pl, x + (size_t)i * CHUNK_ROWS * COLS, CHUNK_ROWS, c[i]) == 0);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(c[i] = h5shuf__chunk_new());
+        ASSERT_EQ_INT(h5shuf__chunk_encode_start(cio, &pl, x + (size_t)i * CHUNK_ROWS * COLS, CHUNK_ROWS, c[i]), 0);
     }
-    CU_ASSERT(h5shuf__chunkio_read(cio, large, H5T_STD_I32LE, 0, WROWS, got) >= 0);
-    CU_ASSERT(memcmp(got, want, all) == 0);
+    ASSERT_GE_INT(h5shuf__chunkio_read(cio, large, H5T_STD_I32LE, 0, WROWS, got), 0);
+    ASSERT_EQ_MEM(got, want, all);
     for (unsigned i = 0; i < nchunks; i++) {
-        CU_ASSERT(h5shuf__chunk_write(cio, small, (uint64_t)i * CHUNK_ROWS, c[i]) >= 0);
+        ASSERT_GE_INT(h5shuf__chunk_write(cio, small, (uint64_t)i * CHUNK_ROWS, c[i]), 0);
         h5shuf__chunk_free(cio, c[i]);
     }
-    CU_ASSERT(H5Dread(small, H5T_IEEE_F32LE, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0);
-    CU_ASSERT(memcmp(back, x, (size_t)nchunks * CHUNK_ROWS * COLS * sizeof *x) == 0);
+    ASSERT_GE_INT(H5Dread(small, H5T_IEEE_F32LE, H5S_ALL, H5S_ALL, H5P_DEFAULT, back), 0);
+    ASSERT_EQ_MEM(back, x, (size_t)nchunks * CHUNK_ROWS * COLS * sizeof *x);
     H5Dclose(small);
     H5Dclose(large);
     H5Fclose(f);
@@ -897,7 +933,7 @@ static void test_threads_same_bytes(void)
     float *x = values();
     hsize_t dims[2] = {ROWS, COLS};
     struct tu_layout lay = {H5D_CHUNKED, 50, 4, 1, 1};
-    CU_ASSERT_FATAL(tu_write(tu_path(dir, "in.h5"), 1, "/x", H5T_IEEE_F32LE, 2, dims, &lay, x) == 0);
+    ASSERT_EQ_INT_FATAL(tu_write(tu_path(dir, "in.h5"), 1, "/x", H5T_IEEE_F32LE, 2, dims, &lay, x), 0);
     char in[4200];
     snprintf(in, sizeof in, "%s:/x", tu_path(dir, "in.h5"));
     const char *inputs[] = {in};
@@ -916,7 +952,7 @@ static void test_threads_same_bytes(void)
             opts.chunk_shape = outs[o][1];
             char name[64], msg[1024];
             snprintf(name, sizeof name, "out-%zu-%u.h5", o, threads[t]);
-            CU_ASSERT_EQUAL(tu_shuffle(inputs, 1, tu_path(dir, name), &opts, msg, sizeof msg), H5SHUF_OK);
+            ASSERT_EQ_INT(tu_shuffle(inputs, 1, tu_path(dir, name), &opts, msg, sizeof msg), H5SHUF_OK);
             if (t == 0)
                 snprintf(first, sizeof first, "%s", tu_path(dir, name));
             else
@@ -927,7 +963,10 @@ static void test_threads_same_bytes(void)
         float *got = tu_read(first, "/x", &rows, &rb);
         float *want = malloc(ROWS * COLS * sizeof *want);
         tu_reference(99, x, ROWS, COLS * sizeof(float), want);
-        CU_ASSERT(got && rows == ROWS && memcmp(got, want, ROWS * COLS * sizeof *want) == 0);
+        CU_ASSERT_PTR_NOT_NULL(got);
+        ASSERT_EQ_INT(rows, ROWS);
+        if (rows == ROWS)
+            ASSERT_EQ_MEM(got, want, ROWS * COLS * sizeof *want);
         free(got);
         free(want);
     }
@@ -944,14 +983,14 @@ static void test_corrupt_checksum(void)
     hsize_t dims[2] = {ROWS, COLS};
     struct tu_layout lay = {H5D_CHUNKED, CHUNK_ROWS, 0, 0, 1};
     const char *file = tu_path(dir, "flet.h5");
-    CU_ASSERT_FATAL(tu_write(file, 1, "/x", H5T_IEEE_F32LE, 2, dims, &lay, x) == 0);
+    ASSERT_EQ_INT_FATAL(tu_write(file, 1, "/x", H5T_IEEE_F32LE, 2, dims, &lay, x), 0);
     hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
     hid_t d = H5Dopen2(f, "/x", H5P_DEFAULT);
     hid_t space = H5Dget_space(d);
     haddr_t addr;
     hsize_t size, off[2];
     unsigned mask;
-    CU_ASSERT_FATAL(H5Dget_chunk_info(d, space, 4, off, &mask, &addr, &size) >= 0);
+    ASSERT_GE_INT_FATAL(H5Dget_chunk_info(d, space, 4, off, &mask, &addr, &size), 0);
     H5Sclose(space);
     H5Dclose(d);
     H5Fclose(f);
@@ -965,7 +1004,7 @@ static void test_corrupt_checksum(void)
     h5shuf_options opts;
     h5shuf_options_init(&opts);
     opts.threads = 2;
-    CU_ASSERT_EQUAL(tu_shuffle(inputs, 1, tu_path(dir, "out.h5"), &opts, msg, sizeof msg), H5SHUF_EIO);
+    ASSERT_EQ_INT(tu_shuffle(inputs, 1, tu_path(dir, "out.h5"), &opts, msg, sizeof msg), H5SHUF_EIO);
     CU_ASSERT(strstr(msg, "flet.h5:/x") && strstr(msg, "fletcher32") && !strchr(msg, '\n'));
     free(x);
     tu_rmtree(dir);

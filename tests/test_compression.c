@@ -56,7 +56,7 @@ static void setup(struct fixture *fx, int chunked)
     hsize_t dims[] = {fx->n, fx->cols};
     struct tu_layout lay = {chunked ? H5D_CHUNKED : H5D_CONTIGUOUS, 250, chunked ? 4 : 0, 0, 0};
     snprintf(fx->in, sizeof fx->in, "%s", tu_path(fx->dir, "in.h5"));
-    CU_ASSERT_EQUAL_FATAL(tu_write(fx->in, 1, "/x", H5T_IEEE_F32LE, 2, dims, &lay, fx->x), 0);
+    ASSERT_EQ_INT_FATAL(tu_write(fx->in, 1, "/x", H5T_IEEE_F32LE, 2, dims, &lay, fx->x), 0);
 }
 
 static void teardown(struct fixture *fx)
@@ -82,7 +82,7 @@ static const char *run(struct fixture *fx, const char *name, const char *comp, c
     const char *inputs[] = {fx->in};
     char msg[1024];
     int st = tu_shuffle(inputs, 1, out, &o, msg, sizeof msg);
-    CU_ASSERT_EQUAL(st, H5SHUF_OK);
+    ASSERT_EQ_INT(st, H5SHUF_OK);
     if (st != H5SHUF_OK) {
         fprintf(stderr, "\n  %s: %s\n", name, msg);
         return out;
@@ -90,7 +90,10 @@ static const char *run(struct fixture *fx, const char *name, const char *comp, c
     uint64_t rows, rb;
     float *got = tu_read(out, "/x", &rows, &rb), *want = malloc(fx->n * fx->cols * sizeof *want);
     tu_reference(11, fx->x, fx->n, fx->cols * sizeof(float), want);
-    CU_ASSERT(got && rows == fx->n && memcmp(got, want, fx->n * fx->cols * sizeof(float)) == 0);
+    CU_ASSERT_PTR_NOT_NULL(got);
+    ASSERT_EQ_INT(rows, fx->n);
+    if (rows == fx->n)
+        ASSERT_EQ_MEM(got, want, fx->n * fx->cols * sizeof(float));
     free(got);
     free(want);
     return out;
@@ -101,21 +104,40 @@ static void test_output_filters_as_asked(void)
     struct fixture fx;
     setup(&fx, 1);
     struct pipeline p = pipeline_of(run(&fx, "zstd.h5", "zstd:3+shuffle", NULL, NULL), "/x");
-    CU_ASSERT(p.chunked && p.chunk[0] == 250 && p.chunk[1] == 12); /* chunk shape kept */
-    CU_ASSERT(p.n == 2 && p.id[0] == H5Z_FILTER_SHUFFLE && p.id[1] == H5SHUF_FILTER_ZSTD && p.cd0[1] == 3);
+    CU_ASSERT(p.chunked);
+    ASSERT_EQ_INT(p.chunk[0], 250);
+    ASSERT_EQ_INT(p.chunk[1], 12); /* chunk shape kept */
+    ASSERT_EQ_INT(p.n, 2);
+    ASSERT_EQ_INT(p.id[0], H5Z_FILTER_SHUFFLE);
+    ASSERT_EQ_INT(p.id[1], H5SHUF_FILTER_ZSTD);
+    ASSERT_EQ_INT(p.cd0[1], 3);
 
     p = pipeline_of(run(&fx, "gzip.h5", "gzip:6+fletcher32", "100", NULL), "/x");
-    CU_ASSERT(p.chunked && p.chunk[0] == 100 && p.chunk[1] == 12);
-    CU_ASSERT(p.n == 2 && p.id[0] == H5Z_FILTER_DEFLATE && p.cd0[0] == 6 && p.id[1] == H5Z_FILTER_FLETCHER32);
+    CU_ASSERT(p.chunked);
+    ASSERT_EQ_INT(p.chunk[0], 100);
+    ASSERT_EQ_INT(p.chunk[1], 12);
+    ASSERT_EQ_INT(p.n, 2);
+    ASSERT_EQ_INT(p.id[0], H5Z_FILTER_DEFLATE);
+    ASSERT_EQ_INT(p.cd0[0], 6);
+    ASSERT_EQ_INT(p.id[1], H5Z_FILTER_FLETCHER32);
 
     p = pipeline_of(run(&fx, "none.h5", "none", "64x6", NULL), "/x");
-    CU_ASSERT(p.chunked && p.chunk[0] == 64 && p.chunk[1] == 6 && p.n == 0);
+    CU_ASSERT(p.chunked);
+    ASSERT_EQ_INT(p.chunk[0], 64);
+    ASSERT_EQ_INT(p.chunk[1], 6);
+    ASSERT_EQ_INT(p.n, 0);
 
     p = pipeline_of(run(&fx, "keep.h5", NULL, NULL, NULL), "/x");
-    CU_ASSERT(p.chunked && p.chunk[0] == 250 && p.n == 1 && p.id[0] == H5Z_FILTER_DEFLATE && p.cd0[0] == 4);
+    CU_ASSERT(p.chunked);
+    ASSERT_EQ_INT(p.chunk[0], 250);
+    ASSERT_EQ_INT(p.n, 1);
+    ASSERT_EQ_INT(p.id[0], H5Z_FILTER_DEFLATE);
+    ASSERT_EQ_INT(p.cd0[0], 4);
 
     p = pipeline_of(run(&fx, "neg.h5", "zstd:-3", NULL, NULL), "/x");
-    CU_ASSERT(p.n == 1 && p.id[0] == H5SHUF_FILTER_ZSTD && (int)p.cd0[0] == -3);
+    ASSERT_EQ_INT(p.n, 1);
+    ASSERT_EQ_INT(p.id[0], H5SHUF_FILTER_ZSTD);
+    ASSERT_EQ_INT((int)p.cd0[0], -3);
     teardown(&fx);
 }
 
@@ -125,9 +147,12 @@ static void test_contiguous_gets_chunked(void)
     struct fixture fx;
     setup(&fx, 0);
     struct pipeline p = pipeline_of(run(&fx, "z.h5", "zstd", NULL, NULL), "/x");
-    CU_ASSERT(p.chunked && p.chunk[0] == fx.n && p.chunk[1] == fx.cols);
+    CU_ASSERT(p.chunked);
+    ASSERT_EQ_INT(p.chunk[0], fx.n);
+    ASSERT_EQ_INT(p.chunk[1], fx.cols);
     p = pipeline_of(run(&fx, "c.h5", NULL, NULL, NULL), "/x");
-    CU_ASSERT(!p.chunked && p.n == 0);
+    CU_ASSERT(!p.chunked);
+    ASSERT_EQ_INT(p.n, 0);
     teardown(&fx);
 }
 
@@ -156,21 +181,21 @@ static void test_bad_specs(void)
         o.compression = bad_comp[i];
         const char *inputs[] = {fx.in};
         char msg[1024];
-        CU_ASSERT_EQUAL(tu_shuffle(inputs, 1, tu_path(fx.dir, "bad.h5"), &o, msg, sizeof msg), H5SHUF_EINVAL);
-        CU_ASSERT(strstr(msg, "--compression") != NULL);
+        ASSERT_EQ_INT(tu_shuffle(inputs, 1, tu_path(fx.dir, "bad.h5"), &o, msg, sizeof msg), H5SHUF_EINVAL);
+        ASSERT_HAS_STR(msg, "--compression");
     }
     h5shuf_options o;
     h5shuf_options_init(&o);
     o.scratch_compression = "keep";
     const char *inputs[] = {fx.in};
-    CU_ASSERT_EQUAL(tu_shuffle(inputs, 1, tu_path(fx.dir, "bad.h5"), &o, NULL, 0), H5SHUF_EINVAL);
+    ASSERT_EQ_INT(tu_shuffle(inputs, 1, tu_path(fx.dir, "bad.h5"), &o, NULL, 0), H5SHUF_EINVAL);
     const char *bad_chunk[] = {"0", "x", "10x", "10x0", "1x2x3", "10x13", "-5"};
     for (size_t i = 0; i < sizeof bad_chunk / sizeof *bad_chunk; i++) {
         h5shuf_options_init(&o);
         o.chunk_shape = bad_chunk[i];
-        CU_ASSERT_EQUAL(tu_shuffle(inputs, 1, tu_path(fx.dir, "bad.h5"), &o, NULL, 0), H5SHUF_EINVAL);
+        ASSERT_EQ_INT(tu_shuffle(inputs, 1, tu_path(fx.dir, "bad.h5"), &o, NULL, 0), H5SHUF_EINVAL);
     }
-    CU_ASSERT_EQUAL(tu_count_entries(fx.dir), 1);
+    ASSERT_EQ_INT(tu_count_entries(fx.dir), 1);
     teardown(&fx);
 }
 
@@ -187,7 +212,7 @@ static void test_corrupt_zstd_chunk(void)
     hsize_t size, off[2];
     unsigned mask;
     hid_t space = H5Dget_space(d);
-    CU_ASSERT_FATAL(H5Dget_chunk_info(d, space, 3, off, &mask, &addr, &size) >= 0);
+    ASSERT_GE_INT_FATAL(H5Dget_chunk_info(d, space, 3, off, &mask, &addr, &size), 0);
     H5Sclose(space);
     H5Dclose(d);
     H5Fclose(f);
@@ -205,9 +230,11 @@ static void test_corrupt_zstd_chunk(void)
     const char *inputs[] = {spec};
     int before = tu_count_entries(fx.dir);
     int st = tu_shuffle(inputs, 1, tu_path(fx.dir, "from-corrupt.h5"), &o, msg, sizeof msg);
-    CU_ASSERT_EQUAL(st, H5SHUF_EIO);
-    CU_ASSERT(strstr(msg, "zstd.h5:/x") != NULL && strstr(msg, "zstd") != NULL && !strchr(msg, '\n'));
-    CU_ASSERT_EQUAL(tu_count_entries(fx.dir), before);
+    ASSERT_EQ_INT(st, H5SHUF_EIO);
+    ASSERT_HAS_STR(msg, "zstd.h5:/x");
+    ASSERT_HAS_STR(msg, "zstd");
+    CU_ASSERT(!strchr(msg, '\n'));
+    ASSERT_EQ_INT(tu_count_entries(fx.dir), before);
     teardown(&fx);
 }
 

@@ -41,8 +41,8 @@ static void write_input(const char *dir, const char *name, hsize_t rows, const s
         x[i] = (int32_t)(tu_splitmix64(&seed) % 1000); /* compressible */
     for (hsize_t i = 0; i < rows; i++)
         y[i] = (int64_t)tu_splitmix64(&seed);
-    CU_ASSERT_EQUAL_FATAL(tu_write(tu_path(dir, name), 1, "/x", H5T_STD_I32LE, 2, dx, lx, x), 0);
-    CU_ASSERT_EQUAL_FATAL(tu_write(tu_path(dir, name), 0, "/y", H5T_STD_I64LE, 1, dy, ly, y), 0);
+    ASSERT_EQ_INT_FATAL(tu_write(tu_path(dir, name), 1, "/x", H5T_STD_I32LE, 2, dx, lx, x), 0);
+    ASSERT_EQ_INT_FATAL(tu_write(tu_path(dir, name), 0, "/y", H5T_STD_I64LE, 1, dy, ly, y), 0);
     free(x);
     free(y);
 }
@@ -74,21 +74,21 @@ static void setup(struct fixture *fx)
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
     H5Pset_userblock(fcpl, 512);
     hid_t g = H5Fcreate(tu_path(fx->dir, "g.h5"), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
-    CU_ASSERT_FATAL(g >= 0);
+    ASSERT_GE_INT_FATAL(g, 0);
     H5Fclose(g);
     H5Pclose(fcpl);
     hsize_t gx[2] = {40, COLS}, gy[1] = {40};
     int32_t gv[40 * COLS] = {0};
-    CU_ASSERT_EQUAL_FATAL(tu_write(tu_path(fx->dir, "g.h5"), 0, "/x", H5T_STD_I32LE, 2, gx, &GZIP16, gv), 0);
-    CU_ASSERT_EQUAL_FATAL(tu_write(tu_path(fx->dir, "g.h5"), 0, "/y", H5T_STD_I64LE, 1, gy, &CONTIG, gv), 0);
+    ASSERT_EQ_INT_FATAL(tu_write(tu_path(fx->dir, "g.h5"), 0, "/x", H5T_STD_I32LE, 2, gx, &GZIP16, gv), 0);
+    ASSERT_EQ_INT_FATAL(tu_write(tu_path(fx->dir, "g.h5"), 0, "/y", H5T_STD_I64LE, 1, gy, &CONTIG, gv), 0);
     for (int k = 0; k < NINPUTS; k++) {
         char spec[4200];
         snprintf(spec, sizeof spec, "%s:/x,/y", tu_path(fx->dir, NAMES[k]));
-        CU_ASSERT_EQUAL_FATAL(h5shuf__inputs_append(&fx->in, spec, &fx->err), H5SHUF_OK);
+        ASSERT_EQ_INT_FATAL(h5shuf__inputs_append(&fx->in, spec, &fx->err), H5SHUF_OK);
     }
     struct h5shuf_spec out = {0};
-    CU_ASSERT_EQUAL_FATAL(h5shuf__inputs_open(&fx->in, &out, &fx->dsets, &fx->err), H5SHUF_OK);
-    CU_ASSERT_EQUAL_FATAL(h5shuf__chunkio_create(2, &fx->cio), H5SHUF_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf__inputs_open(&fx->in, &out, &fx->dsets, &fx->err), H5SHUF_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf__chunkio_create(2, &fx->cio), H5SHUF_OK);
 }
 
 static void teardown(struct fixture *fx)
@@ -107,11 +107,11 @@ static void check_rows(struct fixture *fx, size_t f, size_t d, uint64_t start, u
     uint64_t rows = 0, row_bytes = 0;
     unsigned char *want = tu_read(fx->in.v[f].spec.file, fx->dsets.ds[d].in_path, &rows, &row_bytes);
     CU_ASSERT_PTR_NOT_NULL_FATAL(want);
-    CU_ASSERT_EQUAL(row_bytes, fx->dsets.ds[d].row_bytes);
+    ASSERT_EQ_INT(row_bytes, fx->dsets.ds[d].row_bytes);
     unsigned char *got = malloc(count * row_bytes + 1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(got);
     int fd = h5shuf__input_fd(&fx->in, &fx->dsets, f, &fx->err);
-    CU_ASSERT_FATAL(fd >= 0);
+    ASSERT_GE_INT_FATAL(fd, 0);
     struct h5shuf_stored sto;
     h5shuf__inmap_stored(fx->in.v[f].map, d, fd, &fx->in.map_pl[d], row_bytes, rows, &sto);
     herr_t r;
@@ -125,8 +125,8 @@ static void check_rows(struct fixture *fx, size_t f, size_t d, uint64_t start, u
     } else {
         r = h5shuf__chunkio_read_stored(fx->cio, &sto, start, count, got);
     }
-    CU_ASSERT_EQUAL(r, 0);
-    CU_ASSERT(memcmp(got, want + start * row_bytes, count * row_bytes) == 0);
+    ASSERT_EQ_INT(r, 0);
+    ASSERT_EQ_MEM(got, want + start * row_bytes, count * row_bytes);
     free(got);
     free(want);
 }
@@ -138,17 +138,17 @@ static void test_mapped(void)
     setup(&fx);
     const int mapped[NINPUTS] = {0, 1, 0, 0, 1, 0, 0};
     for (int k = 0; k < NINPUTS; k++)
-        CU_ASSERT_EQUAL(fx.in.v[k].map != NULL, mapped[k]);
+        ASSERT_EQ_INT(fx.in.v[k].map != NULL, mapped[k]);
     const struct h5shuf_inmap *b = fx.in.v[1].map, *e = fx.in.v[4].map;
     CU_ASSERT_FATAL(b && e);
-    CU_ASSERT_EQUAL(b->nds, 2);
-    CU_ASSERT_EQUAL(b->ds[0].n, 3);
-    CU_ASSERT_EQUAL(b->ds[0].contiguous, 0);
-    CU_ASSERT_EQUAL(b->ds[1].contiguous, 1);
-    CU_ASSERT_EQUAL(e->ds[0].contiguous, 1);
+    ASSERT_EQ_INT(b->nds, 2);
+    ASSERT_EQ_INT(b->ds[0].n, 3);
+    ASSERT_EQ_INT(b->ds[0].contiguous, 0);
+    ASSERT_EQ_INT(b->ds[1].contiguous, 1);
+    ASSERT_EQ_INT(e->ds[0].contiguous, 1);
     /* the bound of inmap.h, and what these take: a header, 8 bytes a dataset, 16 a chunk */
-    CU_ASSERT(h5shuf__inmap_bytes(b) == sizeof *b + 2 * 8 + 4 * 16);
-    CU_ASSERT(h5shuf__inmap_bytes(b) <= sizeof *b + 2 * 8 + 16 * H5SHUF_INMAP_INPUT_CHUNKS_MAX);
+    ASSERT_EQ_INT(h5shuf__inmap_bytes(b), sizeof *b + 2 * 8 + 4 * 16);
+    ASSERT_LE_INT(h5shuf__inmap_bytes(b), sizeof *b + 2 * 8 + 16 * H5SHUF_INMAP_INPUT_CHUNKS_MAX);
     for (int prefetch = 0; prefetch < 2; prefetch++) {
         for (size_t d = 0; d < 2; d++) {
             check_rows(&fx, 1, d, 0, 40, prefetch);  /* all, the partial last chunk too */
@@ -175,18 +175,18 @@ static void test_changed(void)
             fclose(fp);
         } else if (how == 1) { /* the same bytes, another modification time */
             struct timespec ts[2] = {{0, UTIME_OMIT}, {12345, 0}};
-            CU_ASSERT_EQUAL(utimensat(AT_FDCWD, path, ts, 0), 0);
+            ASSERT_EQ_INT(utimensat(AT_FDCWD, path, ts, 0), 0);
         } else { /* replaced by a copy (another inode) */
             char tmp[4200];
             snprintf(tmp, sizeof tmp, "%s.new", path);
-            CU_ASSERT_EQUAL(link(fx.in.v[4].spec.file, tmp), 0);
-            CU_ASSERT_EQUAL(rename(tmp, path), 0);
+            ASSERT_EQ_INT(link(fx.in.v[4].spec.file, tmp), 0);
+            ASSERT_EQ_INT(rename(tmp, path), 0);
         }
         h5shuf__err_reset(&fx.err);
-        CU_ASSERT_EQUAL(h5shuf__input_fd(&fx.in, &fx.dsets, 1, &fx.err), -1);
-        CU_ASSERT_EQUAL(fx.err.status, H5SHUF_EMISMATCH);
+        ASSERT_EQ_INT(h5shuf__input_fd(&fx.in, &fx.dsets, 1, &fx.err), -1);
+        ASSERT_EQ_INT(fx.err.status, H5SHUF_EMISMATCH);
         CU_ASSERT_PTR_NOT_NULL(strstr(fx.err.msg, "b.h5:/x: changed while h5shuf ran"));
-        CU_ASSERT_EQUAL(fx.in.v[1].fd, -1); /* closed again */
+        ASSERT_EQ_INT(fx.in.v[1].fd, -1); /* closed again */
         teardown(&fx);
     }
 }
@@ -201,30 +201,30 @@ static void test_corrupt(void)
     const struct h5shuf_inmap *m = fx.in.v[1].map;
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     struct stat st;
-    CU_ASSERT_EQUAL_FATAL(stat(path, &st), 0);
+    ASSERT_EQ_INT_FATAL(stat(path, &st), 0);
     int w = open(path, O_WRONLY);
-    CU_ASSERT_FATAL(w >= 0);
+    ASSERT_GE_INT_FATAL(w, 0);
     unsigned char junk[64];
     memset(junk, 0xa5, sizeof junk);
-    CU_ASSERT_EQUAL(pwrite(w, junk, sizeof junk, (off_t)m->chunk[m->ds[0].first + 1].addr), (ssize_t)sizeof junk);
+    ASSERT_EQ_INT(pwrite(w, junk, sizeof junk, (off_t)m->chunk[m->ds[0].first + 1].addr), (ssize_t)sizeof junk);
     close(w);
     struct timespec ts[2] = {st.st_atim, st.st_mtim};
-    CU_ASSERT_EQUAL(utimensat(AT_FDCWD, path, ts, 0), 0);
+    ASSERT_EQ_INT(utimensat(AT_FDCWD, path, ts, 0), 0);
     int fd = h5shuf__input_fd(&fx.in, &fx.dsets, 1, &fx.err);
-    CU_ASSERT_FATAL(fd >= 0);
+    ASSERT_GE_INT_FATAL(fd, 0);
     unsigned char *buf = malloc(40 * COLS * 4);
     CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
     struct h5shuf_stored sto;
     h5shuf__inmap_stored(m, 0, fd, &fx.in.map_pl[0], COLS * 4, 40, &sto);
     char cause[256];
     H5Eclear2(H5E_DEFAULT);
-    CU_ASSERT(h5shuf__chunkio_read_stored(fx.cio, &sto, 0, 40, buf) < 0);
-    CU_ASSERT(strlen(h5shuf__hdf5_cause(cause, sizeof cause)) > 0);
+    ASSERT_LT_INT(h5shuf__chunkio_read_stored(fx.cio, &sto, 0, 40, buf), 0);
+    ASSERT_GT_INT(strlen(h5shuf__hdf5_cause(cause, sizeof cause)), 0);
     /* past the end: a contiguous extent beyond the file */
     struct h5shuf_inmap_chunk far = {(uint64_t)st.st_size - 8, 40 * 8, 0};
     struct h5shuf_stored past = {fd, NULL, 8, 40, &far, 1};
     H5Eclear2(H5E_DEFAULT);
-    CU_ASSERT(h5shuf__chunkio_read_stored(fx.cio, &past, 0, 40, buf) < 0);
+    ASSERT_LT_INT(h5shuf__chunkio_read_stored(fx.cio, &past, 0, 40, buf), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(h5shuf__hdf5_cause(cause, sizeof cause), "short read"));
     free(buf);
     teardown(&fx);

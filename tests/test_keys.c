@@ -30,15 +30,15 @@ static void test_philox_kat(void)
         uint64_t out[4];
         h5shuf__philox4x64_10(kat[t].ctr, kat[t].key, out);
         for (int w = 0; w < 4; w++)
-            CU_ASSERT_EQUAL(out[w], kat[t].out[w]);
+            ASSERT_EQ_INT(out[w], kat[t].out[w]);
     }
 }
 
 /* h5shuf_key(seed, i) against numpy: Philox(key=seed, counter=i-1).random_raw(4)[0]. */
 static void test_key_vectors(void)
 {
-    CU_ASSERT_EQUAL(h5shuf_key(0, 0), 0x16554d9eca36314cULL);
-    CU_ASSERT_EQUAL(h5shuf_key(42, 5), 0xfc8f015cf1f8f3efULL);
+    ASSERT_EQ_INT(h5shuf_key(0, 0), 0x16554d9eca36314cULL);
+    ASSERT_EQ_INT(h5shuf_key(42, 5), 0xfc8f015cf1f8f3efULL);
 }
 
 /* h5shuf__keys, the keys of many rows at once, gives h5shuf_key's values: from ids and from a first row,
@@ -56,14 +56,14 @@ static void test_keys_many_rows(void)
             keys[n] = 0x5a5a;
             h5shuf__keys(seeds[s], ids, 0, n, keys);
             for (uint64_t r = 0; r < n; r++)
-                CU_ASSERT_EQUAL_FATAL(keys[r], h5shuf_key(seeds[s], ids[r]));
+                ASSERT_EQ_INT_FATAL(keys[r], h5shuf_key(seeds[s], ids[r]));
             h5shuf__keys(seeds[s], NULL, ~0ULL - n + 1, n, keys);
             for (uint64_t r = 0; r < n; r++)
-                CU_ASSERT_EQUAL_FATAL(keys[r], h5shuf_key(seeds[s], ~0ULL - n + 1 + r));
-            CU_ASSERT_EQUAL(keys[n], 0x5a5a); /* nothing written past n */
+                ASSERT_EQ_INT_FATAL(keys[r], h5shuf_key(seeds[s], ~0ULL - n + 1 + r));
+            ASSERT_EQ_INT(keys[n], 0x5a5a); /* nothing written past n */
         }
     h5shuf__keys(42, NULL, 5, 1, keys);
-    CU_ASSERT_EQUAL(keys[0], 0xfc8f015cf1f8f3efULL); /* numpy's value, as above */
+    ASSERT_EQ_INT(keys[0], 0xfc8f015cf1f8f3efULL); /* numpy's value, as above */
 }
 
 /* Every count from 0 to 40 (vector blocks of 8 rows and every remainder after them), at offsets into the
@@ -79,11 +79,11 @@ static void test_keys_every_remainder(void)
                 keys[r] = 0x5a5a;
             h5shuf__keys(77, ids + off, 0, n, keys);
             for (uint64_t r = 0; r < n; r++)
-                CU_ASSERT_EQUAL_FATAL(keys[r], h5shuf_key(77, ids[off + r]));
-            CU_ASSERT_EQUAL(keys[n], 0x5a5a);
+                ASSERT_EQ_INT_FATAL(keys[r], h5shuf_key(77, ids[off + r]));
+            ASSERT_EQ_INT(keys[n], 0x5a5a);
             h5shuf__keys(78, NULL, UINT64_C(1) << 63 | off, n, keys);
             for (uint64_t r = 0; r < n; r++)
-                CU_ASSERT_EQUAL_FATAL(keys[r], h5shuf_key(78, (UINT64_C(1) << 63 | off) + r));
+                ASSERT_EQ_INT_FATAL(keys[r], h5shuf_key(78, (UINT64_C(1) << 63 | off) + r));
         }
     printf("  (keys computed %u rows at a time on this processor)\n", h5shuf__keys_lanes());
 }
@@ -101,7 +101,7 @@ static void test_nearby_seeds_unrelated(void)
         for (uint64_t j = 0; j < N; j++)
             hits += a[j] == k;
     }
-    CU_ASSERT_EQUAL(hits, 0);
+    ASSERT_EQ_INT(hits, 0);
 }
 
 /* The top byte of keys is uniform: chi-square over 256 cells, 2^16 keys, alpha = 0.001 (critical value
@@ -116,7 +116,7 @@ static void test_key_top_byte_uniform(void)
         double chi = 0, e = N / 256.0;
         for (int v = 0; v < 256; v++)
             chi += (count[v] - e) * (count[v] - e) / e;
-        CU_ASSERT(chi < 330.52);
+        ASSERT_LT_DBL(chi, 330.52);
     }
 }
 
@@ -127,10 +127,10 @@ static void test_top_level_pile_is_contract(void)
     for (int t = 0; t < 100000; t++) {
         uint64_t k = tu_splitmix64(&st), m = 1 + tu_splitmix64(&st) % 100000;
         uint64_t want = (uint64_t)(((h5shuf_u128)k * m) >> 64);
-        CU_ASSERT_EQUAL_FATAL(h5shuf__range_part(all, m, k), want);
+        ASSERT_EQ_INT_FATAL(h5shuf__range_part(all, m, k), want);
     }
-    CU_ASSERT_EQUAL(h5shuf__range_part(all, 3, UINT64_MAX), 2);
-    CU_ASSERT_EQUAL(h5shuf__range_part(all, 1, UINT64_MAX), 0);
+    ASSERT_EQ_INT(h5shuf__range_part(all, 3, UINT64_MAX), 2);
+    ASSERT_EQ_INT(h5shuf__range_part(all, 1, UINT64_MAX), 0);
 }
 
 /* Part j of a range starts at cut(j): the key there is in part j and the key before it in part j-1. */
@@ -150,12 +150,12 @@ static void test_range_cuts(void)
         uint64_t m = 2 + tu_splitmix64(&st) % 1000;
         if (m > width)
             m = width < 2 ? 1 : width;
-        CU_ASSERT_EQUAL_FATAL(h5shuf__range_cut(r, m, 0), r.lo);
-        CU_ASSERT_FATAL(h5shuf__range_cut(r, m, m) == r.hi);
+        ASSERT_EQ_U128_FATAL(h5shuf__range_cut(r, m, 0), r.lo);
+        ASSERT_EQ_U128_FATAL(h5shuf__range_cut(r, m, m), r.hi);
         for (uint64_t j = 1; j < m; j++) {
             h5shuf_u128 c = h5shuf__range_cut(r, m, j);
-            CU_ASSERT_EQUAL_FATAL(h5shuf__range_part(r, m, (uint64_t)c), j);
-            CU_ASSERT_EQUAL_FATAL(h5shuf__range_part(r, m, (uint64_t)(c - 1)), j - 1);
+            ASSERT_EQ_INT_FATAL(h5shuf__range_part(r, m, (uint64_t)c), j);
+            ASSERT_EQ_INT_FATAL(h5shuf__range_part(r, m, (uint64_t)(c - 1)), j - 1);
         }
     }
 }

@@ -33,7 +33,7 @@ static int lazy_run(const char *const *inputs, size_t ninputs, const char *piles
         st = ninputs ? h5shuf_run_scatter(job) : h5shuf_run_gather(job);
     snprintf(msg, cap, "%s", h5shuf_errmsg(job));
     h5shuf_job_free(job);
-    CU_ASSERT_EQUAL(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), before);
+    ASSERT_EQ_INT(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), before);
     return st;
 }
 
@@ -50,9 +50,9 @@ static void check_lazy(uint64_t seed, uint64_t pile_bound, h5shuf_oversize mode)
     char a[4200], b[4200], one[4200], two[4200], piles[4200], msg[1024];
     snprintf(a, sizeof a, "%s:/v", tu_path(dir, "a.h5"));
     snprintf(b, sizeof b, "%s:/v", tu_path(dir, "b.h5"));
-    CU_ASSERT_EQUAL_FATAL(tu_write(tu_path(dir, "a.h5"), 1, "/v", H5T_STD_I16BE, 2, dims_a, &CHUNKED, in), 0);
-    CU_ASSERT_EQUAL_FATAL(tu_write(tu_path(dir, "b.h5"), 1, "/v", H5T_STD_I16BE, 2, dims_b, &CHUNKED,
-                                   in + dims_a[0] * row_bytes), 0);
+    ASSERT_EQ_INT_FATAL(tu_write(tu_path(dir, "a.h5"), 1, "/v", H5T_STD_I16BE, 2, dims_a, &CHUNKED, in), 0);
+    ASSERT_EQ_INT_FATAL(tu_write(tu_path(dir, "b.h5"), 1, "/v", H5T_STD_I16BE, 2, dims_b, &CHUNKED,
+                                 in + dims_a[0] * row_bytes), 0);
     snprintf(one, sizeof one, "%s", tu_path(dir, "one.h5"));
     snprintf(two, sizeof two, "%s:/w", tu_path(dir, "two.h5"));
     snprintf(piles, sizeof piles, "%s", tu_path(dir, "piles.h5"));
@@ -66,16 +66,16 @@ static void check_lazy(uint64_t seed, uint64_t pile_bound, h5shuf_oversize mode)
     o.mem_limit_bytes = 1u << 20;
     char onespec[4300];
     snprintf(onespec, sizeof onespec, "%s:/w", one);
-    CU_ASSERT_EQUAL_FATAL(tu_shuffle_bound(inputs, 2, onespec, &o, pile_bound, msg, sizeof msg), H5SHUF_OK);
+    ASSERT_EQ_INT_FATAL(tu_shuffle_bound(inputs, 2, onespec, &o, pile_bound, msg, sizeof msg), H5SHUF_OK);
     int st = lazy_run(inputs, 2, piles, NULL, &o, pile_bound, msg, sizeof msg);
-    CU_ASSERT_EQUAL(st, H5SHUF_OK);
+    ASSERT_EQ_INT(st, H5SHUF_OK);
     if (st != H5SHUF_OK)
         fprintf(stderr, "\n  scatter: %s\n", msg);
     h5shuf_options g;
     h5shuf_options_init(&g); /* no seed: the pile file's; another budget */
     g.mem_limit_bytes = 64u << 20;
     st = lazy_run(NULL, 0, piles, two, &g, 0, msg, sizeof msg);
-    CU_ASSERT_EQUAL(st, H5SHUF_OK);
+    ASSERT_EQ_INT(st, H5SHUF_OK);
     if (st != H5SHUF_OK)
         fprintf(stderr, "\n  gather: %s\n", msg);
     CU_ASSERT(tu_same_bytes(one, tu_path(dir, "two.h5")));
@@ -84,9 +84,12 @@ static void check_lazy(uint64_t seed, uint64_t pile_bound, h5shuf_oversize mode)
     unsigned char *got = tu_read(tu_path(dir, "two.h5"), "/w", &got_rows, &rb);
     CU_ASSERT_PTR_NOT_NULL_FATAL(got);
     tu_reference(seed, in, rows, row_bytes, want);
-    CU_ASSERT(got_rows == rows && rb == row_bytes && memcmp(got, want, rows * row_bytes) == 0);
+    ASSERT_EQ_INT(got_rows, rows);
+    ASSERT_EQ_INT(rb, row_bytes);
+    if (got_rows == rows && rb == row_bytes)
+        ASSERT_EQ_MEM(got, want, rows * row_bytes);
     /* a.h5, b.h5, one.h5, piles.h5, two.h5: no temporary file */
-    CU_ASSERT_EQUAL(tu_count_entries(dir), 5);
+    ASSERT_EQ_INT(tu_count_entries(dir), 5);
     free(got);
     free(in);
     free(want);
@@ -116,32 +119,32 @@ static void test_misuse(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
     const hsize_t dims[1] = {10};
     int v[10] = {0};
-    CU_ASSERT_EQUAL_FATAL(tu_write(tu_path(dir, "in.h5"), 1, "/v", H5T_NATIVE_INT, 1, dims, &CHUNKED, v), 0);
+    ASSERT_EQ_INT_FATAL(tu_write(tu_path(dir, "in.h5"), 1, "/v", H5T_NATIVE_INT, 1, dims, &CHUNKED, v), 0);
     char in[4200], piles[4200], out[4200];
     snprintf(in, sizeof in, "%s", tu_path(dir, "in.h5"));
     snprintf(piles, sizeof piles, "%s", tu_path(dir, "piles.h5"));
     snprintf(out, sizeof out, "%s", tu_path(dir, "out.h5"));
 
     h5shuf_job *job = h5shuf_job_create(NULL);
-    CU_ASSERT_EQUAL(h5shuf_job_set_piles(job, ""), H5SHUF_EINVAL);
-    CU_ASSERT_EQUAL(h5shuf_run_scatter(job), H5SHUF_EINVAL); /* no pile file */
-    CU_ASSERT_EQUAL(h5shuf_run_gather(job), H5SHUF_EINVAL);
+    ASSERT_EQ_INT(h5shuf_job_set_piles(job, ""), H5SHUF_EINVAL);
+    ASSERT_EQ_INT(h5shuf_run_scatter(job), H5SHUF_EINVAL); /* no pile file */
+    ASSERT_EQ_INT(h5shuf_run_gather(job), H5SHUF_EINVAL);
     h5shuf_job_add_input(job, in);
     h5shuf_job_set_piles(job, piles);
-    CU_ASSERT_EQUAL(h5shuf_run(job), H5SHUF_EINVAL);        /* a pile job is not a one-shot job */
-    CU_ASSERT_EQUAL(h5shuf_run_gather(job), H5SHUF_EINVAL); /* a gather has no inputs */
+    ASSERT_EQ_INT(h5shuf_run(job), H5SHUF_EINVAL);        /* a pile job is not a one-shot job */
+    ASSERT_EQ_INT(h5shuf_run_gather(job), H5SHUF_EINVAL); /* a gather has no inputs */
     h5shuf_job_set_output(job, out);
-    CU_ASSERT_EQUAL(h5shuf_run_scatter(job), H5SHUF_EINVAL); /* a scatter has no output */
+    ASSERT_EQ_INT(h5shuf_run_scatter(job), H5SHUF_EINVAL); /* a scatter has no output */
     h5shuf_job_free(job);
 
     job = h5shuf_job_create(NULL); /* planned as a scatter, then asked to gather */
     h5shuf_job_add_input(job, in);
     h5shuf_job_set_piles(job, piles);
-    CU_ASSERT_EQUAL(h5shuf_job_plan(job, NULL), H5SHUF_OK);
-    CU_ASSERT_EQUAL(h5shuf_job_set_piles(job, piles), H5SHUF_EINVAL); /* already planned */
-    CU_ASSERT_EQUAL(h5shuf_run_gather(job), H5SHUF_EINVAL);
+    ASSERT_EQ_INT(h5shuf_job_plan(job, NULL), H5SHUF_OK);
+    ASSERT_EQ_INT(h5shuf_job_set_piles(job, piles), H5SHUF_EINVAL); /* already planned */
+    ASSERT_EQ_INT(h5shuf_run_gather(job), H5SHUF_EINVAL);
     h5shuf_job_free(job);
-    CU_ASSERT_EQUAL(tu_count_entries(dir), 1); /* in.h5 only */
+    ASSERT_EQ_INT(tu_count_entries(dir), 1); /* in.h5 only */
     tu_rmtree(dir);
     free(dir);
 }

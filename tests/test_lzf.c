@@ -33,15 +33,18 @@ static void roundtrip(const void *data, size_t n, size_t ncd, const unsigned *cd
     void *c, *d;
     size_t cs, ds;
     size_t cn = run_filter(0, ncd, cd, data, n, &c, &cs);
-    CU_ASSERT_FATAL(cn > 0 && cn <= n);
+    ASSERT_GT_INT_FATAL(cn, 0);
+    ASSERT_LE_INT_FATAL(cn, n);
     /* plain liblzf reads it, as h5py's bundled copy does */
     unsigned char *plain = malloc(n);
-    CU_ASSERT_EQUAL(lzf_decompress(c, (unsigned)cn, plain, (unsigned)n), n);
-    CU_ASSERT(memcmp(plain, data, n) == 0);
+    ASSERT_EQ_INT(lzf_decompress(c, (unsigned)cn, plain, (unsigned)n), n);
+    ASSERT_EQ_MEM(plain, data, n);
     free(plain);
     size_t dn = run_filter(H5Z_FLAG_REVERSE, ncd, cd, c, cn, &d, &ds);
-    CU_ASSERT_EQUAL(dn, n);
-    CU_ASSERT(dn == n && ds >= n && memcmp(d, data, n) == 0);
+    ASSERT_EQ_INT(dn, n);
+    ASSERT_GE_INT(ds, n);
+    if (dn == n && ds >= n)
+        ASSERT_EQ_MEM(d, data, n);
     H5free_memory(c);
     H5free_memory(d);
 }
@@ -74,13 +77,14 @@ static void test_incompressible(void)
     tu_fill(data, N, 3);
     void *b;
     size_t bs;
-    CU_ASSERT_EQUAL(run_filter(0, 0, NULL, data, N, &b, &bs), 0);
-    CU_ASSERT(memcmp(b, data, N) == 0);
+    ASSERT_EQ_INT(run_filter(0, 0, NULL, data, N, &b, &bs), 0);
+    ASSERT_EQ_MEM(b, data, N);
     H5free_memory(b);
     unsigned char out[N];
-    CU_ASSERT_EQUAL(h5shuf_lzf_encode(data, N, out, N), 0);
-    CU_ASSERT(h5shuf_lzf_encode(data, N, out, N) == 0 && h5shuf_lzf_encode("aaaaaaaaaaaaaaaaaaaa", 20, out, 20) > 0);
-    CU_ASSERT_EQUAL(h5shuf_lzf_encode(data, 0, out, N), 0);
+    ASSERT_EQ_INT(h5shuf_lzf_encode(data, N, out, N), 0);
+    ASSERT_EQ_INT(h5shuf_lzf_encode(data, N, out, N), 0);
+    ASSERT_GT_INT(h5shuf_lzf_encode("aaaaaaaaaaaaaaaaaaaa", 20, out, 20), 0);
+    ASSERT_EQ_INT(h5shuf_lzf_encode(data, 0, out, N), 0);
 }
 
 static void test_corrupt(void)
@@ -92,7 +96,7 @@ static void test_corrupt(void)
     void *c;
     size_t cs;
     size_t cn = run_filter(0, 0, NULL, data, N, &c, &cs);
-    CU_ASSERT_FATAL(cn > 16);
+    ASSERT_GT_INT_FATAL(cn, 16);
     struct {
         const char *name;
         size_t len;
@@ -119,22 +123,22 @@ static void test_corrupt(void)
         size_t ds;
         size_t dn = run_filter(H5Z_FLAG_REVERSE, 3, cd, bad, len, &d, &ds);
         if (cases[k].corrupt == 1)
-            CU_ASSERT_EQUAL(dn, 0);
+            ASSERT_EQ_INT(dn, 0);
         if (cases[k].corrupt == 2)
-            CU_ASSERT(dn < N);
-        CU_ASSERT(dn <= ds);
+            ASSERT_LT_INT(dn, N);
+        ASSERT_LE_INT(dn, ds);
         if (dn == 0) {
-            CU_ASSERT(memcmp(d, bad, len) == 0);
-            CU_ASSERT(H5Eget_num(H5E_DEFAULT) > 0);
+            ASSERT_EQ_MEM(d, bad, len);
+            ASSERT_GT_INT(H5Eget_num(H5E_DEFAULT), 0);
         }
         H5free_memory(d);
     }
     /* the pure decoder: E2BIG when the output does not fit, ECORRUPT for garbage */
     size_t got;
-    CU_ASSERT_EQUAL(h5shuf_lzf_decode(c, cn, bad, N - 1, &got), H5SHUF_LZF_E2BIG);
-    CU_ASSERT_EQUAL(h5shuf_lzf_decode(c, cn, bad, N, &got), H5SHUF_LZF_OK);
-    CU_ASSERT_EQUAL(got, N);
-    CU_ASSERT_EQUAL(h5shuf_lzf_decode(c, 0, bad, N, &got), H5SHUF_LZF_ECORRUPT);
+    ASSERT_EQ_INT(h5shuf_lzf_decode(c, cn, bad, N - 1, &got), H5SHUF_LZF_E2BIG);
+    ASSERT_EQ_INT(h5shuf_lzf_decode(c, cn, bad, N, &got), H5SHUF_LZF_OK);
+    ASSERT_EQ_INT(got, N);
+    ASSERT_EQ_INT(h5shuf_lzf_decode(c, 0, bad, N, &got), H5SHUF_LZF_ECORRUPT);
     H5Eclear2(H5E_DEFAULT);
     H5free_memory(c);
     free(data);
@@ -147,7 +151,7 @@ static void stored_cd(hid_t d, size_t *n, unsigned *cd)
     hid_t dcpl = H5Dget_create_plist(d);
     unsigned flags;
     *n = 8;
-    CU_ASSERT(H5Pget_filter_by_id2(dcpl, H5SHUF_FILTER_LZF, &flags, n, cd, 0, NULL, NULL) >= 0);
+    ASSERT_GE_INT(H5Pget_filter_by_id2(dcpl, H5SHUF_FILTER_LZF, &flags, n, cd, 0, NULL, NULL), 0);
     CU_ASSERT(flags & H5Z_FLAG_OPTIONAL);
     H5Pclose(dcpl);
 }
@@ -161,28 +165,34 @@ static void test_set_local_and_hdf5(void)
     H5Pset_chunk(dcpl, 2, cdims);
     H5Pset_filter(dcpl, H5SHUF_FILTER_LZF, H5Z_FLAG_OPTIONAL, 0, NULL); /* h5py's spelling */
     hid_t d = H5Dcreate2(f, "a", H5T_STD_I32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    CU_ASSERT_FATAL(d >= 0);
+    ASSERT_GE_INT_FATAL(d, 0);
     size_t n;
     unsigned cd[8];
     stored_cd(d, &n, cd);
-    CU_ASSERT(n == 3 && cd[0] == 4 && cd[1] == LZF_VERSION && cd[2] == 100 * 6 * 4);
+    ASSERT_EQ_INT(n, 3);
+    ASSERT_EQ_INT(cd[0], 4);
+    ASSERT_EQ_INT(cd[1], LZF_VERSION);
+    ASSERT_EQ_INT(cd[2], 100 * 6 * 4);
 
     /* half the chunks compress, half (random) do not: those are stored with the filter skipped */
     int32_t *x = malloc(1000 * 6 * sizeof *x), *back = malloc(1000 * 6 * sizeof *back);
     for (size_t i = 0; i < 1000 * 6; i++)
         x[i] = (int32_t)(i / 6 % 7);
     tu_fill(x + 500 * 6, 500 * 6 * sizeof *x, 11);
-    CU_ASSERT(H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+    ASSERT_GE_INT(H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x), 0);
     H5Dclose(d);
     d = H5Dopen2(f, "a", H5P_DEFAULT);
-    CU_ASSERT(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0);
-    CU_ASSERT(memcmp(x, back, 1000 * 6 * sizeof *x) == 0);
+    ASSERT_GE_INT(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, back), 0);
+    ASSERT_EQ_MEM(x, back, 1000 * 6 * sizeof *x);
     for (unsigned c = 0; c < 10; c++) {
         hsize_t off[2] = {c * 100, 0}, size = 0;
         unsigned mask = 0;
         H5Dget_chunk_info_by_coord(d, off, &mask, NULL, &size);
-        CU_ASSERT_EQUAL(mask, c < 5 ? 0u : 1u);
-        CU_ASSERT(c < 5 ? size < 100 * 6 * 4 : size == 100 * 6 * 4);
+        ASSERT_EQ_INT(mask, c < 5 ? 0u : 1u);
+        if (c < 5)
+            ASSERT_LT_INT(size, 100 * 6 * 4);
+        else
+            ASSERT_EQ_INT(size, 100 * 6 * 4);
     }
 
     /* a property list copied from the dataset (h5shuf's -c keep, h5repack): values kept, the chunk size
@@ -192,12 +202,19 @@ static void test_set_local_and_hdf5(void)
     H5Pset_chunk(copy, 2, cdims2);
     hid_t d2 = H5Dcreate2(f, "b", H5T_STD_I32LE, space, H5P_DEFAULT, copy, H5P_DEFAULT);
     stored_cd(d2, &n, cd);
-    CU_ASSERT(n == 3 && cd[0] == 4 && cd[1] == LZF_VERSION && cd[2] == 10 * 6 * 4);
+    ASSERT_EQ_INT(n, 3);
+    ASSERT_EQ_INT(cd[0], 4);
+    ASSERT_EQ_INT(cd[1], LZF_VERSION);
+    ASSERT_EQ_INT(cd[2], 10 * 6 * 4);
     unsigned mine[4] = {9, 77, 1, 42};
     H5Pmodify_filter(copy, H5SHUF_FILTER_LZF, H5Z_FLAG_OPTIONAL, 4, mine);
     hid_t d3 = H5Dcreate2(f, "c", H5T_STD_I16LE, space, H5P_DEFAULT, copy, H5P_DEFAULT);
     stored_cd(d3, &n, cd);
-    CU_ASSERT(n == 4 && cd[0] == 9 && cd[1] == 77 && cd[2] == 10 * 6 * 2 && cd[3] == 42);
+    ASSERT_EQ_INT(n, 4);
+    ASSERT_EQ_INT(cd[0], 9);
+    ASSERT_EQ_INT(cd[1], 77);
+    ASSERT_EQ_INT(cd[2], 10 * 6 * 2);
+    ASSERT_EQ_INT(cd[3], 42);
     H5Dclose(d);
     H5Dclose(d2);
     H5Dclose(d3);
@@ -221,7 +238,7 @@ static void test_declared_limit(void)
     for (size_t i = 0; i < BIG; i++)
         data[i] = (unsigned char)(i / 7 % 13);
     size_t cn = h5shuf_lzf_encode(data, N, c, N);
-    CU_ASSERT_FATAL(cn > 0);
+    ASSERT_GT_INT_FATAL(cn, 0);
     const unsigned cd[3] = {4, 0x0105, 1600};
     H5Z_func_t f = (H5Z_func_t)h5shuf_lzf_filter;
     tu_decode_limited(f, H5SHUF_FILTER_LZF, 3, cd, c, cn, 1600, 1600,
@@ -230,14 +247,15 @@ static void test_declared_limit(void)
                       "lzf: chunk decodes to 4000 bytes, not the chunk's 8000");
     tu_decode_limited(f, H5SHUF_FILTER_LZF, 3, cd, c, cn, 4001, 9000,
                       "decodes to 4000 bytes, fewer than the chunk's 4001");
-    CU_ASSERT_EQUAL(tu_decode_limited(f, H5SHUF_FILTER_LZF, 3, cd, c, cn, N, N, NULL), N);
-    CU_ASSERT_EQUAL(tu_decode_limited(f, H5SHUF_FILTER_LZF, 3, cd, c, cn, 0, 0, NULL), N); /* cd[2] only a guess */
+    ASSERT_EQ_INT(tu_decode_limited(f, H5SHUF_FILTER_LZF, 3, cd, c, cn, N, N, NULL), N);
+    ASSERT_EQ_INT(tu_decode_limited(f, H5SHUF_FILTER_LZF, 3, cd, c, cn, 0, 0, NULL), N); /* cd[2] only a guess */
     /* 1 MiB of zeros in a stream of 12 KiB: the bomb lzf can make, refused at the chunk's size */
     memset(data, 0, BIG);
     cn = h5shuf_lzf_encode(data, BIG, c, BIG);
-    CU_ASSERT_FATAL(cn > 0 && cn < BIG / 16);
+    ASSERT_GT_INT_FATAL(cn, 0);
+    ASSERT_LT_INT_FATAL(cn, BIG / 16);
     tu_decode_limited(f, H5SHUF_FILTER_LZF, 3, cd, c, cn, 1600, 1600, "more than 1600 bytes");
-    CU_ASSERT_EQUAL(tu_decode_limited(f, H5SHUF_FILTER_LZF, 3, cd, c, cn, 0, 0, NULL), BIG);
+    ASSERT_EQ_INT(tu_decode_limited(f, H5SHUF_FILTER_LZF, 3, cd, c, cn, 0, 0, NULL), BIG);
     free(data);
     free(c);
 }

@@ -37,22 +37,27 @@ static void roundtrip(const void *data, size_t n)
     void *c, *d;
     size_t cs, ds;
     size_t cn = run_filter(0, data, n, &c, &cs);
-    CU_ASSERT_FATAL(cn > 0 && cn < n);
-    CU_ASSERT(cs >= cn);
+    ASSERT_GT_INT_FATAL(cn, 0);
+    ASSERT_LT_INT_FATAL(cn, n);
+    ASSERT_GE_INT(cs, cn);
     /* plain liblzo2 reads it as PyTables' decoder does, and its LZO1X-1 makes the same bytes */
     unsigned char *plain = malloc(n), *work = malloc(LZO1X_1_MEM_COMPRESS), *again = malloc(n + n / 16 + 67);
     lzo_uint got = n, again_n = 0;
-    CU_ASSERT(lzo_init() == LZO_E_OK);
-    CU_ASSERT(lzo1x_decompress_safe(c, cn, plain, &got, NULL) == LZO_E_OK && got == n);
-    CU_ASSERT(memcmp(plain, data, n) == 0);
-    CU_ASSERT(lzo1x_1_compress(data, n, again, &again_n, work) == LZO_E_OK);
-    CU_ASSERT(again_n == cn && memcmp(again, c, cn) == 0);
+    ASSERT_EQ_INT(lzo_init(), LZO_E_OK);
+    ASSERT_EQ_INT(lzo1x_decompress_safe(c, cn, plain, &got, NULL), LZO_E_OK);
+    ASSERT_EQ_INT(got, n);
+    ASSERT_EQ_MEM(plain, data, n);
+    ASSERT_EQ_INT(lzo1x_1_compress(data, n, again, &again_n, work), LZO_E_OK);
+    ASSERT_EQ_INT(again_n, cn);
+    ASSERT_EQ_MEM(again, c, cn);
     free(plain);
     free(work);
     free(again);
     size_t dn = run_filter(H5Z_FLAG_REVERSE, c, cn, &d, &ds);
-    CU_ASSERT_EQUAL(dn, n);
-    CU_ASSERT(dn == n && ds >= n && memcmp(d, data, n) == 0);
+    ASSERT_EQ_INT(dn, n);
+    ASSERT_GE_INT(ds, n);
+    if (dn == n && ds >= n)
+        ASSERT_EQ_MEM(d, data, n);
     H5free_memory(c);
     H5free_memory(d);
 }
@@ -82,23 +87,25 @@ static void test_incompressible(void)
     void *b;
     size_t bs;
     H5Eclear2(H5E_DEFAULT);
-    CU_ASSERT_EQUAL(run_filter(0, data, N, &b, &bs), 0);
-    CU_ASSERT(memcmp(b, data, N) == 0);
-    CU_ASSERT_EQUAL(H5Eget_num(H5E_DEFAULT), 0);
+    ASSERT_EQ_INT(run_filter(0, data, N, &b, &bs), 0);
+    ASSERT_EQ_MEM(b, data, N);
+    ASSERT_EQ_INT(H5Eget_num(H5E_DEFAULT), 0);
     H5free_memory(b);
     size_t got = 99;
     void *work = malloc(H5SHUF_LZO_WORK_BYTES);
-    CU_ASSERT_EQUAL(h5shuf_lzo_encode(data, N, out, sizeof out, work, &got), H5SHUF_LZO_NOGAIN);
-    CU_ASSERT_EQUAL(got, 0);
+    ASSERT_EQ_INT(h5shuf_lzo_encode(data, N, out, sizeof out, work, &got), H5SHUF_LZO_NOGAIN);
+    ASSERT_EQ_INT(got, 0);
     /* a tiny input cannot shrink either: LZO1X's end marker alone is 3 bytes */
-    CU_ASSERT_EQUAL(h5shuf_lzo_encode("aaa", 3, out, sizeof out, work, &got), H5SHUF_LZO_NOGAIN);
-    CU_ASSERT_EQUAL(h5shuf_lzo_encode("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 40, out, sizeof out, work, &got), H5SHUF_LZO_OK);
-    CU_ASSERT(got > 0 && got < 40);
+    ASSERT_EQ_INT(h5shuf_lzo_encode("aaa", 3, out, sizeof out, work, &got), H5SHUF_LZO_NOGAIN);
+    ASSERT_EQ_INT(h5shuf_lzo_encode("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 40, out, sizeof out, work, &got),
+                  H5SHUF_LZO_OK);
+    ASSERT_GT_INT(got, 0);
+    ASSERT_LT_INT(got, 40);
     /* the output must hold LZO's worst case (liblzo2 does not check its end) */
-    CU_ASSERT_EQUAL(h5shuf_lzo_bound(N), N + N / 16 + 67);
-    CU_ASSERT_EQUAL(h5shuf_lzo_encode(data, N, out, h5shuf_lzo_bound(N) - 1, work, &got), H5SHUF_LZO_EINVAL);
-    CU_ASSERT_EQUAL(h5shuf_lzo_encode(data, 0, out, sizeof out, work, &got), H5SHUF_LZO_EINVAL);
-    CU_ASSERT_EQUAL(h5shuf_lzo_bound(SIZE_MAX), SIZE_MAX);
+    ASSERT_EQ_INT(h5shuf_lzo_bound(N), N + N / 16 + 67);
+    ASSERT_EQ_INT(h5shuf_lzo_encode(data, N, out, h5shuf_lzo_bound(N) - 1, work, &got), H5SHUF_LZO_EINVAL);
+    ASSERT_EQ_INT(h5shuf_lzo_encode(data, 0, out, sizeof out, work, &got), H5SHUF_LZO_EINVAL);
+    ASSERT_EQ_INT(h5shuf_lzo_bound(SIZE_MAX), SIZE_MAX);
     free(work);
 }
 
@@ -111,7 +118,7 @@ static void test_corrupt(void)
     void *c;
     size_t cs;
     size_t cn = run_filter(0, data, N, &c, &cs);
-    CU_ASSERT_FATAL(cn > 16);
+    ASSERT_GT_INT_FATAL(cn, 16);
     /* PyTables 0.5-0.7 appended the Adler-32 of the rows and their count (native order) */
     uint32_t trailer[2] = {(uint32_t)lzo_adler32(lzo_adler32(0, NULL, 0), data, N), N};
     struct {
@@ -134,27 +141,27 @@ static void test_corrupt(void)
         size_t ds;
         size_t dn = run_filter(H5Z_FLAG_REVERSE, bad, len, &d, &ds);
         if (cases[k].corrupt)
-            CU_ASSERT_EQUAL(dn, 0);
-        CU_ASSERT(dn <= ds);
+            ASSERT_EQ_INT(dn, 0);
+        ASSERT_LE_INT(dn, ds);
         if (dn == 0) {
-            CU_ASSERT(memcmp(d, bad, len) == 0);
-            CU_ASSERT(H5Eget_num(H5E_DEFAULT) > 0);
+            ASSERT_EQ_MEM(d, bad, len);
+            ASSERT_GT_INT(H5Eget_num(H5E_DEFAULT), 0);
         }
         H5free_memory(d);
     }
     /* the pure decoder */
     size_t got;
-    CU_ASSERT_EQUAL(h5shuf_lzo_decode(c, cn, bad, N - 1, &got), H5SHUF_LZO_E2BIG);
-    CU_ASSERT_EQUAL(h5shuf_lzo_decode(c, cn, bad, N, &got), H5SHUF_LZO_OK);
-    CU_ASSERT_EQUAL(got, N);
-    CU_ASSERT(memcmp(bad, data, N) == 0);
-    CU_ASSERT_EQUAL(h5shuf_lzo_decode(c, 0, bad, N, &got), H5SHUF_LZO_ECORRUPT);
-    CU_ASSERT_EQUAL(h5shuf_lzo_decode(c, cn / 2, bad, N, &got), H5SHUF_LZO_ECORRUPT);
+    ASSERT_EQ_INT(h5shuf_lzo_decode(c, cn, bad, N - 1, &got), H5SHUF_LZO_E2BIG);
+    ASSERT_EQ_INT(h5shuf_lzo_decode(c, cn, bad, N, &got), H5SHUF_LZO_OK);
+    ASSERT_EQ_INT(got, N);
+    ASSERT_EQ_MEM(bad, data, N);
+    ASSERT_EQ_INT(h5shuf_lzo_decode(c, 0, bad, N, &got), H5SHUF_LZO_ECORRUPT);
+    ASSERT_EQ_INT(h5shuf_lzo_decode(c, cn / 2, bad, N, &got), H5SHUF_LZO_ECORRUPT);
     memcpy(bad, c, cn);
     memcpy(bad + cn, trailer, 8);
     unsigned char *out = malloc(N);
-    CU_ASSERT_EQUAL(h5shuf_lzo_decode(bad, cn + 8, out, N, &got), H5SHUF_LZO_ETRAILING);
-    CU_ASSERT(strstr(h5shuf_lzo_strerror(H5SHUF_LZO_ETRAILING), "checksum") != NULL);
+    ASSERT_EQ_INT(h5shuf_lzo_decode(bad, cn + 8, out, N, &got), H5SHUF_LZO_ETRAILING);
+    ASSERT_HAS_STR(h5shuf_lzo_strerror(H5SHUF_LZO_ETRAILING), "checksum");
     H5Eclear2(H5E_DEFAULT);
     H5free_memory(c);
     free(out);
@@ -168,7 +175,7 @@ static void stored_cd(hid_t d, size_t *n, unsigned *cd, char *name, size_t name_
     hid_t dcpl = H5Dget_create_plist(d);
     unsigned flags;
     *n = 8;
-    CU_ASSERT(H5Pget_filter_by_id2(dcpl, H5SHUF_FILTER_LZO, &flags, n, cd, name_cap, name, NULL) >= 0);
+    ASSERT_GE_INT(H5Pget_filter_by_id2(dcpl, H5SHUF_FILTER_LZO, &flags, n, cd, name_cap, name, NULL), 0);
     CU_ASSERT(flags & H5Z_FLAG_OPTIONAL);
     H5Pclose(dcpl);
 }
@@ -182,30 +189,36 @@ static void test_hdf5(void)
     H5Pset_chunk(dcpl, 2, cdims);
     H5Pset_filter(dcpl, H5SHUF_FILTER_LZO, H5Z_FLAG_OPTIONAL, 3, table_cd); /* PyTables' call */
     hid_t d = H5Dcreate2(f, "a", H5T_STD_I32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    CU_ASSERT_FATAL(d >= 0);
+    ASSERT_GE_INT_FATAL(d, 0);
     size_t n;
     unsigned cd[8];
     char name[32] = "";
     stored_cd(d, &n, cd, name, sizeof name);
-    CU_ASSERT(n == 3 && cd[0] == 5 && cd[1] == 27 && cd[2] == 0);
-    CU_ASSERT_STRING_EQUAL(name, "lzo"); /* PyTables finds its filters by this name */
+    ASSERT_EQ_INT(n, 3);
+    ASSERT_EQ_INT(cd[0], 5);
+    ASSERT_EQ_INT(cd[1], 27);
+    ASSERT_EQ_INT(cd[2], 0);
+    ASSERT_EQ_STR(name, "lzo"); /* PyTables finds its filters by this name */
 
     /* half the chunks compress, half (random) do not: those are stored with the filter skipped */
     int32_t *x = malloc(1000 * 6 * sizeof *x), *back = malloc(1000 * 6 * sizeof *back);
     for (size_t i = 0; i < 1000 * 6; i++)
         x[i] = (int32_t)(i / 6 % 7);
     tu_fill(x + 500 * 6, 500 * 6 * sizeof *x, 11);
-    CU_ASSERT(H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+    ASSERT_GE_INT(H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, x), 0);
     H5Dclose(d);
     d = H5Dopen2(f, "a", H5P_DEFAULT);
-    CU_ASSERT(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0);
-    CU_ASSERT(memcmp(x, back, 1000 * 6 * sizeof *x) == 0);
+    ASSERT_GE_INT(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, back), 0);
+    ASSERT_EQ_MEM(x, back, 1000 * 6 * sizeof *x);
     for (unsigned c = 0; c < 10; c++) {
         hsize_t off[2] = {c * 100, 0}, size = 0;
         unsigned mask = 0;
         H5Dget_chunk_info_by_coord(d, off, &mask, NULL, &size);
-        CU_ASSERT_EQUAL(mask, c < 5 ? 0u : 1u);
-        CU_ASSERT(c < 5 ? size < 100 * 6 * 4 : size == 100 * 6 * 4);
+        ASSERT_EQ_INT(mask, c < 5 ? 0u : 1u);
+        if (c < 5)
+            ASSERT_LT_INT(size, 100 * 6 * 4);
+        else
+            ASSERT_EQ_INT(size, 100 * 6 * 4);
     }
 
     /* a property list copied from the dataset (h5shuf's -c keep, h5repack), for another chunk shape and
@@ -215,7 +228,10 @@ static void test_hdf5(void)
     H5Pset_chunk(copy, 2, cdims2);
     hid_t d2 = H5Dcreate2(f, "b", H5T_STD_I16LE, space, H5P_DEFAULT, copy, H5P_DEFAULT);
     stored_cd(d2, &n, cd, name, sizeof name);
-    CU_ASSERT(n == 3 && cd[0] == 5 && cd[1] == 27 && cd[2] == 0);
+    ASSERT_EQ_INT(n, 3);
+    ASSERT_EQ_INT(cd[0], 5);
+    ASSERT_EQ_INT(cd[1], 27);
+    ASSERT_EQ_INT(cd[2], 0);
     H5Dclose(d);
     H5Dclose(d2);
     H5Pclose(copy);
@@ -238,7 +254,7 @@ static void test_declared_limit(void)
     for (size_t i = 0; i < BIG; i++)
         data[i] = (unsigned char)(i / 7 % 13);
     size_t cn = 0;
-    CU_ASSERT_FATAL(h5shuf_lzo_encode(data, N, c, h5shuf_lzo_bound(BIG), work, &cn) == H5SHUF_LZO_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf_lzo_encode(data, N, c, h5shuf_lzo_bound(BIG), work, &cn), H5SHUF_LZO_OK);
     H5Z_func_t f = (H5Z_func_t)h5shuf_lzo_filter;
     tu_decode_limited(f, H5SHUF_FILTER_LZO, 3, table_cd, c, cn, 1600, 1600,
                       "lzo: chunk decodes to more than 1600 bytes, the chunk's size (corrupt chunk)");
@@ -246,12 +262,12 @@ static void test_declared_limit(void)
                       "lzo: chunk decodes to 4000 bytes, not the chunk's 8000");
     tu_decode_limited(f, H5SHUF_FILTER_LZO, 3, table_cd, c, cn, 4001, 9000,
                       "decodes to 4000 bytes, fewer than the chunk's 4001");
-    CU_ASSERT_EQUAL(tu_decode_limited(f, H5SHUF_FILTER_LZO, 3, table_cd, c, cn, N, N, NULL), N);
-    CU_ASSERT_EQUAL(tu_decode_limited(f, H5SHUF_FILTER_LZO, 3, table_cd, c, cn, 0, 0, NULL), N);
-    CU_ASSERT_FATAL(h5shuf_lzo_encode(data, BIG, c, h5shuf_lzo_bound(BIG), work, &cn) == H5SHUF_LZO_OK);
-    CU_ASSERT_FATAL(cn < BIG / 16);
+    ASSERT_EQ_INT(tu_decode_limited(f, H5SHUF_FILTER_LZO, 3, table_cd, c, cn, N, N, NULL), N);
+    ASSERT_EQ_INT(tu_decode_limited(f, H5SHUF_FILTER_LZO, 3, table_cd, c, cn, 0, 0, NULL), N);
+    ASSERT_EQ_INT_FATAL(h5shuf_lzo_encode(data, BIG, c, h5shuf_lzo_bound(BIG), work, &cn), H5SHUF_LZO_OK);
+    ASSERT_LT_INT_FATAL(cn, BIG / 16);
     tu_decode_limited(f, H5SHUF_FILTER_LZO, 3, table_cd, c, cn, 1600, 1600, "more than 1600 bytes");
-    CU_ASSERT_EQUAL(tu_decode_limited(f, H5SHUF_FILTER_LZO, 3, table_cd, c, cn, 0, 0, NULL), BIG);
+    ASSERT_EQ_INT(tu_decode_limited(f, H5SHUF_FILTER_LZO, 3, table_cd, c, cn, 0, 0, NULL), BIG);
     free(data);
     free(c);
     free(work);

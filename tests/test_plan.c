@@ -11,20 +11,20 @@
 static void test_bound_values(void)
 {
     /* s + ceil(6 sqrt(s)), worked by hand: perfect squares have no rounding */
-    CU_ASSERT_EQUAL(h5shuf__pile_bound_for_target(0), 0);
-    CU_ASSERT_EQUAL(h5shuf__pile_bound_for_target(1), 7);
-    CU_ASSERT_EQUAL(h5shuf__pile_bound_for_target(2), 2 + 9);   /* 6*1.414 = 8.49 */
-    CU_ASSERT_EQUAL(h5shuf__pile_bound_for_target(100), 160);
-    CU_ASSERT_EQUAL(h5shuf__pile_bound_for_target(10000), 10600);
-    CU_ASSERT_EQUAL(h5shuf__pile_bound_for_target(UINT64_C(1) << 40), (UINT64_C(1) << 40) + 6 * (UINT64_C(1) << 20));
+    ASSERT_EQ_INT(h5shuf__pile_bound_for_target(0), 0);
+    ASSERT_EQ_INT(h5shuf__pile_bound_for_target(1), 7);
+    ASSERT_EQ_INT(h5shuf__pile_bound_for_target(2), 2 + 9);   /* 6*1.414 = 8.49 */
+    ASSERT_EQ_INT(h5shuf__pile_bound_for_target(100), 160);
+    ASSERT_EQ_INT(h5shuf__pile_bound_for_target(10000), 10600);
+    ASSERT_EQ_INT(h5shuf__pile_bound_for_target(UINT64_C(1) << 40), (UINT64_C(1) << 40) + 6 * (UINT64_C(1) << 20));
 }
 
 static void test_target_is_largest(void)
 {
     for (uint64_t b = 0; b < 200000; b++) {
         uint64_t s = h5shuf__pile_target_for_bound(b);
-        CU_ASSERT_FATAL(h5shuf__pile_bound_for_target(s) <= b);
-        CU_ASSERT_FATAL(h5shuf__pile_bound_for_target(s + 1) > b);
+        ASSERT_LE_INT_FATAL(h5shuf__pile_bound_for_target(s), b);
+        ASSERT_GT_INT_FATAL(h5shuf__pile_bound_for_target(s + 1), b);
     }
 }
 
@@ -43,17 +43,19 @@ static void test_plan_grid(void)
                 struct h5shuf_err e = {0};
                 int st = h5shuf__plan_make(&in, &p, &e);
                 if (st == H5SHUF_EBUDGET) {
-                    CU_ASSERT(strstr(e.msg, "at least") != NULL);
+                    ASSERT_HAS_STR(e.msg, "at least");
                     continue;
                 }
-                CU_ASSERT_EQUAL_FATAL(st, H5SHUF_OK);
-                CU_ASSERT(p.piles * p.pile_target_rows >= p.rows);
-                CU_ASSERT(p.pile_bound_rows >= p.pile_target_rows);
-                CU_ASSERT(p.mem_planned_bytes <= p.mem_limit_bytes);
-                CU_ASSERT(p.slab_rows >= 1 && p.slab_rows <= p.rows);
+                ASSERT_EQ_INT_FATAL(st, H5SHUF_OK);
+                ASSERT_GE_INT(p.piles * p.pile_target_rows, p.rows);
+                ASSERT_GE_INT(p.pile_bound_rows, p.pile_target_rows);
+                ASSERT_LE_INT(p.mem_planned_bytes, p.mem_limit_bytes);
+                ASSERT_GE_INT(p.slab_rows, 1);
+                ASSERT_LE_INT(p.slab_rows, p.rows);
                 if (p.slab_rows >= 100 && p.slab_rows < p.rows)
-                    CU_ASSERT_EQUAL(p.slab_rows % 100, 0);
-                CU_ASSERT(p.pile_buffer_rows >= 1 && p.pile_buffer_rows <= p.pile_bound_rows);
+                    ASSERT_EQ_INT(p.slab_rows % 100, 0);
+                ASSERT_GE_INT(p.pile_buffer_rows, 1);
+                ASSERT_LE_INT(p.pile_buffer_rows, p.pile_bound_rows);
             }
 }
 
@@ -63,8 +65,8 @@ static void test_budget_too_small(void)
                                 .band_bytes = 4 << 20};
     h5shuf_plan p;
     struct h5shuf_err e = {0};
-    CU_ASSERT_EQUAL(h5shuf__plan_make(&in, &p, &e), H5SHUF_EBUDGET);
-    CU_ASSERT(strstr(e.msg, "at least") != NULL);
+    ASSERT_EQ_INT(h5shuf__plan_make(&in, &p, &e), H5SHUF_EBUDGET);
+    ASSERT_HAS_STR(e.msg, "at least");
 }
 
 static void test_debug_bound_only_lowers(void)
@@ -73,9 +75,9 @@ static void test_debug_bound_only_lowers(void)
                                 .band_bytes = 1 << 20, .debug_pile_bound_rows = 50};
     h5shuf_plan p;
     struct h5shuf_err e = {0};
-    CU_ASSERT_EQUAL_FATAL(h5shuf__plan_make(&in, &p, &e), H5SHUF_OK);
-    CU_ASSERT_EQUAL(p.pile_bound_rows, 50);
-    CU_ASSERT_EQUAL(p.piles, 1); /* the plan itself is the budget's: the knob makes piles oversize */
+    ASSERT_EQ_INT_FATAL(h5shuf__plan_make(&in, &p, &e), H5SHUF_OK);
+    ASSERT_EQ_INT(p.pile_bound_rows, 50);
+    ASSERT_EQ_INT(p.piles, 1); /* the plan itself is the budget's: the knob makes piles oversize */
 }
 
 /* The pile target for variable-length rows, computed here independently of plan.c: a pile's bytes in
@@ -138,18 +140,18 @@ static void test_vlen_six_sigma(void)
         uint64_t piles_budget = budget < H5SHUF_PASS2_BYTES_MAX ? budget : H5SHUF_PASS2_BYTES_MAX;
         uint64_t want = vlen_target(c, cases[k].var, piles_budget, 6);
         /* the inputs tell 6 sigmas from 5 and 7, so a changed constant cannot pass */
-        CU_ASSERT(vlen_target(c, cases[k].var, piles_budget, 5) > want);
-        CU_ASSERT(vlen_target(c, cases[k].var, piles_budget, 7) < want);
+        ASSERT_GT_INT(vlen_target(c, cases[k].var, piles_budget, 5), want);
+        ASSERT_LT_INT(vlen_target(c, cases[k].var, piles_budget, 7), want);
         in.rows = want * 10;
         h5shuf_plan p;
         struct h5shuf_err e = {0};
-        CU_ASSERT_EQUAL_FATAL(h5shuf__plan_make(&in, &p, &e), H5SHUF_OK);
+        ASSERT_EQ_INT_FATAL(h5shuf__plan_make(&in, &p, &e), H5SHUF_OK);
         if (p.pile_target_rows != want)
             printf("\n  case %zu: pile target %llu rows, expected %llu\n", k, (unsigned long long)p.pile_target_rows,
                    (unsigned long long)want);
-        CU_ASSERT_EQUAL(p.pile_target_rows, want);
-        CU_ASSERT_EQUAL(p.piles, 10);
-        CU_ASSERT_EQUAL(p.pile_bound_bytes, budget);
+        ASSERT_EQ_INT(p.pile_target_rows, want);
+        ASSERT_EQ_INT(p.piles, 10);
+        ASSERT_EQ_INT(p.pile_bound_bytes, budget);
     }
 }
 
@@ -196,24 +198,27 @@ static void test_pile_memory_capped(void)
                                     .mem_limit_bytes = cases[k].mem, .band_bytes = band, .threads = 1};
         h5shuf_plan p;
         struct h5shuf_err e = {0};
-        CU_ASSERT_EQUAL_FATAL(h5shuf__plan_make(&in, &p, &e), H5SHUF_OK);
+        ASSERT_EQ_INT_FATAL(h5shuf__plan_make(&in, &p, &e), H5SHUF_OK);
         uint64_t capped = fixed_target(H5SHUF_PASS2_BYTES_MAX / per_row), whole = fixed_target(budget / per_row);
         uint64_t m = (cases[k].rows + capped - 1) / capped;
         /* the case says which rule applies; the numbers confirm it */
-        CU_ASSERT_EQUAL(cases[k].capped, budget > H5SHUF_PASS2_BYTES_MAX && m * (UINT64_C(1) << 20) <= cases[k].mem / 2);
+        ASSERT_EQ_INT(cases[k].capped, budget > H5SHUF_PASS2_BYTES_MAX && m * (UINT64_C(1) << 20) <= cases[k].mem / 2);
         uint64_t want = cases[k].capped ? capped : whole;
         if (p.pile_target_rows != want)
             printf("\n  case %zu: pile target %llu rows, expected %llu\n", k, (unsigned long long)p.pile_target_rows,
                    (unsigned long long)want);
-        CU_ASSERT_EQUAL(p.pile_target_rows, want);
-        CU_ASSERT_EQUAL(p.piles, (cases[k].rows + want - 1) / want);
+        ASSERT_EQ_INT(p.pile_target_rows, want);
+        ASSERT_EQ_INT(p.piles, (cases[k].rows + want - 1) / want);
         if (cases[k].capped)
-            CU_ASSERT(p.pile_bound_rows * per_row <= H5SHUF_PASS2_BYTES_MAX);
+            ASSERT_LE_INT(p.pile_bound_rows * per_row, H5SHUF_PASS2_BYTES_MAX);
         /* what -v says the budget alone would hold: the whole budget's target, more piles than that when
          * capped, the plan's own otherwise */
         uint64_t uncapped = h5shuf__plan_piles_uncapped(&in);
-        CU_ASSERT_EQUAL(uncapped, (cases[k].rows + whole - 1) / whole);
-        CU_ASSERT(cases[k].capped ? p.piles > uncapped : p.piles == uncapped);
+        ASSERT_EQ_INT(uncapped, (cases[k].rows + whole - 1) / whole);
+        if (cases[k].capped)
+            ASSERT_GT_INT(p.piles, uncapped);
+        else
+            ASSERT_EQ_INT(p.piles, uncapped);
     }
 }
 

@@ -30,7 +30,8 @@ static int choose(const struct h5shuf_rowcand *v, size_t n, uint64_t *rows, char
         if (st_ != H5SHUF_OK || r_ != (want))                                                                          \
             printf("\n  %s: status %d, rows %llu, want %llu: %s\n", #v, st_, (unsigned long long)r_,                   \
                    (unsigned long long)(want), m_);                                                                    \
-        CU_ASSERT(st_ == H5SHUF_OK && r_ == (want));                                                                   \
+        ASSERT_EQ_INT(st_, H5SHUF_OK);                                                                                 \
+        ASSERT_EQ_INT(r_, (want));                                                                                     \
     } while (0)
 
 /* A refusal whose message holds each of the NULL-ended needles. */
@@ -41,7 +42,7 @@ static void expect_refused(const char *what, const struct h5shuf_rowcand *v, siz
     int st = choose(v, n, &r, m, sizeof m);
     if (st != H5SHUF_EAMBIGUOUS)
         printf("\n  %s: status %d, rows %llu, want a refusal\n", what, st, (unsigned long long)r);
-    CU_ASSERT_EQUAL(st, H5SHUF_EAMBIGUOUS);
+    ASSERT_EQ_INT(st, H5SHUF_EAMBIGUOUS);
     for (const char *const *p = needles; *p; p++) {
         if (!strstr(m, *p))
             printf("\n  %s: message lacks \"%s\": %s\n", what, *p, m);

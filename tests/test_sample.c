@@ -15,22 +15,22 @@
 
 static void test_size(void)
 {
-    CU_ASSERT_EQUAL(h5shuf__sample_size(1000, 25, 100), 250);
-    CU_ASSERT_EQUAL(h5shuf__sample_size(3, 5, 10), 2);      /* 1.5 rounds up */
-    CU_ASSERT_EQUAL(h5shuf__sample_size(5, 1, 10), 1);      /* 0.5 rounds up */
-    CU_ASSERT_EQUAL(h5shuf__sample_size(5, 9, 100), 0);     /* 0.45 */
-    CU_ASSERT_EQUAL(h5shuf__sample_size(7, 1, 3), 2);       /* 2.33 */
-    CU_ASSERT_EQUAL(h5shuf__sample_size(0, 1, 2), 0);
+    ASSERT_EQ_INT(h5shuf__sample_size(1000, 25, 100), 250);
+    ASSERT_EQ_INT(h5shuf__sample_size(3, 5, 10), 2);      /* 1.5 rounds up */
+    ASSERT_EQ_INT(h5shuf__sample_size(5, 1, 10), 1);      /* 0.5 rounds up */
+    ASSERT_EQ_INT(h5shuf__sample_size(5, 9, 100), 0);     /* 0.45 */
+    ASSERT_EQ_INT(h5shuf__sample_size(7, 1, 3), 2);       /* 2.33 */
+    ASSERT_EQ_INT(h5shuf__sample_size(0, 1, 2), 0);
     /* 2^63 rows at 0.999999999999999999: no overflow, 128-bit exact */
     const uint64_t n = UINT64_C(1) << 63, den = UINT64_C(1000000000000000000);
-    CU_ASSERT_EQUAL(h5shuf__sample_size(n, den - 1, den), n - 9); /* n - n/10^18 = n - 9.22 -> n - 9 */
+    ASSERT_EQ_INT(h5shuf__sample_size(n, den - 1, den), n - 9); /* n - n/10^18 = n - 9.22 -> n - 9 */
 }
 
 /* Draw e of n and check its count, and rank and select against counting the bitmap row by row. */
 static void check_draw(uint64_t n, uint64_t e, uint64_t seed, uint64_t stream)
 {
     struct h5shuf_sample s;
-    CU_ASSERT_FATAL(h5shuf__sample_make(&s, seed, stream, n, e) == 0);
+    ASSERT_EQ_INT_FATAL(h5shuf__sample_make(&s, seed, stream, n, e), 0);
     uint64_t c = 0, bad = 0;
     for (uint64_t t = 0; t < n; t++) {
         bad += h5shuf__sample_rank(&s, t) != c;
@@ -40,8 +40,8 @@ static void check_draw(uint64_t n, uint64_t e, uint64_t seed, uint64_t stream)
         }
     }
     bad += h5shuf__sample_rank(&s, n) != c;
-    CU_ASSERT_EQUAL(c, e);
-    CU_ASSERT_EQUAL(bad, 0);
+    ASSERT_EQ_INT(c, e);
+    ASSERT_EQ_INT(bad, 0);
     h5shuf__sample_free(&s);
 }
 
@@ -59,13 +59,13 @@ static void test_exact_counts(void)
 static void test_seed_and_stream(void)
 {
     struct h5shuf_sample a, b, c, d;
-    CU_ASSERT_FATAL(h5shuf__sample_make(&a, 5, 0, 4096, 1024) == 0);
-    CU_ASSERT_FATAL(h5shuf__sample_make(&b, 5, 0, 4096, 1024) == 0);
-    CU_ASSERT_FATAL(h5shuf__sample_make(&c, 6, 0, 4096, 1024) == 0);
-    CU_ASSERT_FATAL(h5shuf__sample_make(&d, 5, 1, 4096, 1024) == 0);
-    CU_ASSERT(memcmp(a.bits, b.bits, 4096 / 8) == 0);
-    CU_ASSERT(memcmp(a.bits, c.bits, 4096 / 8) != 0);
-    CU_ASSERT(memcmp(a.bits, d.bits, 4096 / 8) != 0);
+    ASSERT_EQ_INT_FATAL(h5shuf__sample_make(&a, 5, 0, 4096, 1024), 0);
+    ASSERT_EQ_INT_FATAL(h5shuf__sample_make(&b, 5, 0, 4096, 1024), 0);
+    ASSERT_EQ_INT_FATAL(h5shuf__sample_make(&c, 6, 0, 4096, 1024), 0);
+    ASSERT_EQ_INT_FATAL(h5shuf__sample_make(&d, 5, 1, 4096, 1024), 0);
+    ASSERT_EQ_MEM(a.bits, b.bits, 4096 / 8);
+    ASSERT_NE_MEM(a.bits, c.bits, 4096 / 8);
+    ASSERT_NE_MEM(a.bits, d.bits, 4096 / 8);
     h5shuf__sample_free(&a);
     h5shuf__sample_free(&b);
     h5shuf__sample_free(&c);
@@ -83,7 +83,7 @@ static void test_uniform(void)
     memset(two, 0, sizeof two);
     for (uint64_t seed = 0; seed < SEEDS; seed++) {
         struct h5shuf_sample s;
-        CU_ASSERT_FATAL(h5shuf__sample_make(&s, seed * 0x9E3779B97F4A7C15u, 3, N, E) == 0);
+        ASSERT_EQ_INT_FATAL(h5shuf__sample_make(&s, seed * 0x9E3779B97F4A7C15u, 3, N, E), 0);
         for (int i = 0; i < N; i++) {
             if (!h5shuf__sample_has(&s, (uint64_t)i))
                 continue;
@@ -103,8 +103,8 @@ static void test_uniform(void)
     double p1 = h5shuf__chi2_upper(chi1, N - 1), p2 = h5shuf__chi2_upper(chi2, N * (N - 1) / 2 - 1);
     printf("\n  rows: chi-square %.1f (df %d), p %.3f; pairs: chi-square %.1f (df %d), p %.3f\n", chi1, N - 1, p1, chi2,
            N * (N - 1) / 2 - 1, p2);
-    CU_ASSERT(p1 > 0.001);
-    CU_ASSERT(p2 > 0.001);
+    ASSERT_GT_DBL(p1, 0.001);
+    ASSERT_GT_DBL(p2, 0.001);
 }
 
 int main(void)

@@ -13,16 +13,16 @@ static void test_spec_forms(void)
 {
     struct h5shuf_spec s;
     struct h5shuf_err e = {0};
-    CU_ASSERT_EQUAL(h5shuf__spec_parse("train.h5", &s, &e), H5SHUF_OK);
-    CU_ASSERT_STRING_EQUAL(s.file, "train.h5");
-    CU_ASSERT_EQUAL(s.npaths, 0);
+    ASSERT_EQ_INT(h5shuf__spec_parse("train.h5", &s, &e), H5SHUF_OK);
+    ASSERT_EQ_STR(s.file, "train.h5");
+    ASSERT_EQ_INT(s.npaths, 0);
     h5shuf__spec_clear(&s);
 
-    CU_ASSERT_EQUAL(h5shuf__spec_parse("dir/a:b.h5:/x,/g/y", &s, &e), H5SHUF_OK);
-    CU_ASSERT_STRING_EQUAL(s.file, "dir/a:b.h5");
-    CU_ASSERT_EQUAL_FATAL(s.npaths, 2);
-    CU_ASSERT_STRING_EQUAL(s.paths[0], "/x");
-    CU_ASSERT_STRING_EQUAL(s.paths[1], "/g/y");
+    ASSERT_EQ_INT(h5shuf__spec_parse("dir/a:b.h5:/x,/g/y", &s, &e), H5SHUF_OK);
+    ASSERT_EQ_STR(s.file, "dir/a:b.h5");
+    ASSERT_EQ_INT_FATAL(s.npaths, 2);
+    ASSERT_EQ_STR(s.paths[0], "/x");
+    ASSERT_EQ_STR(s.paths[1], "/g/y");
     h5shuf__spec_clear(&s);
 }
 
@@ -32,8 +32,8 @@ static void test_spec_errors(void)
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         struct h5shuf_spec s;
         struct h5shuf_err e = {0};
-        CU_ASSERT_EQUAL(h5shuf__spec_parse(bad[i], &s, &e), H5SHUF_EINVAL);
-        CU_ASSERT(strlen(e.msg) > 0);
+        ASSERT_EQ_INT(h5shuf__spec_parse(bad[i], &s, &e), H5SHUF_EINVAL);
+        ASSERT_GT_INT(strlen(e.msg), 0);
     }
 }
 
@@ -47,45 +47,48 @@ static void test_sizes(void)
               {"1T", 1ULL << 40}, {"100B", 100},       {"16777215T", 16777215ULL << 40}};
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
         uint64_t v = 1;
-        CU_ASSERT_EQUAL(h5shuf_parse_size(ok[i].text, &v), H5SHUF_OK);
-        CU_ASSERT_EQUAL(v, ok[i].bytes);
+        ASSERT_EQ_INT(h5shuf_parse_size(ok[i].text, &v), H5SHUF_OK);
+        ASSERT_EQ_INT(v, ok[i].bytes);
     }
     const char *bad[] = {"", "-5", "+5", " 5", "5Q", "5 M", "16777216T", "99999999999999999999", "M", "5MiBs",
                          "1.5G"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         uint64_t v;
-        CU_ASSERT_EQUAL(h5shuf_parse_size(bad[i], &v), H5SHUF_EINVAL);
+        ASSERT_EQ_INT(h5shuf_parse_size(bad[i], &v), H5SHUF_EINVAL);
     }
 }
 
 static void test_strerror(void)
 {
-    CU_ASSERT_STRING_EQUAL(h5shuf_strerror(H5SHUF_OK), "success");
-    CU_ASSERT_STRING_EQUAL(h5shuf_strerror(H5SHUF_EEXIST), "output exists");
-    CU_ASSERT_STRING_EQUAL(h5shuf_strerror(-1), "unknown status");
-    CU_ASSERT_STRING_EQUAL(h5shuf_strerror(9999), "unknown status");
+    ASSERT_EQ_STR(h5shuf_strerror(H5SHUF_OK), "success");
+    ASSERT_EQ_STR(h5shuf_strerror(H5SHUF_EEXIST), "output exists");
+    ASSERT_EQ_STR(h5shuf_strerror(-1), "unknown status");
+    ASSERT_EQ_STR(h5shuf_strerror(9999), "unknown status");
 }
 
 /* Decimals of weights and proportions: exact parts, 0 past the last digit allowed, limits. */
 static void test_decimal(void)
 {
     uint64_t w = 9, f = 9;
-    CU_ASSERT_EQUAL(h5shuf__decimal_parse("2.5", 3, 18, 65535, &w, &f), 1);
-    CU_ASSERT(w == 2 && f == UINT64_C(500000000000000000));
-    CU_ASSERT_EQUAL(h5shuf__decimal_parse(".25", 3, 9, 10, &w, &f), 1);
-    CU_ASSERT(w == 0 && f == 250000000);
-    CU_ASSERT_EQUAL(h5shuf__decimal_parse("3.", 2, 9, 10, &w, &f), 1);
-    CU_ASSERT(w == 3 && f == 0);
-    CU_ASSERT_EQUAL(h5shuf__decimal_parse("0.1234567891", 12, 9, 10, &w, &f), -1);
-    CU_ASSERT_EQUAL(h5shuf__decimal_parse("0.1234567890", 12, 9, 10, &w, &f), 1);
-    CU_ASSERT(f == 123456789);
-    CU_ASSERT_EQUAL(h5shuf__decimal_parse("65535", 5, 18, 65535, &w, &f), 1);
-    CU_ASSERT_EQUAL(h5shuf__decimal_parse("65536", 5, 18, 65535, &w, &f), -2);
-    CU_ASSERT_EQUAL(h5shuf__decimal_parse("99999999999999999999999", 23, 18, 65535, &w, &f), -2);
-    CU_ASSERT_EQUAL(h5shuf__decimal_parse("h5", 2, 18, 65535, &w, &f), 0);
-    CU_ASSERT_EQUAL(h5shuf__decimal_parse(".", 1, 18, 65535, &w, &f), 0);
-    CU_ASSERT_EQUAL(h5shuf__decimal_parse("1.2.3", 5, 18, 65535, &w, &f), 0);
-    CU_ASSERT_EQUAL(h5shuf__decimal_parse("-1", 2, 18, 65535, &w, &f), 0);
+    ASSERT_EQ_INT(h5shuf__decimal_parse("2.5", 3, 18, 65535, &w, &f), 1);
+    ASSERT_EQ_INT(w, 2);
+    ASSERT_EQ_INT(f, UINT64_C(500000000000000000));
+    ASSERT_EQ_INT(h5shuf__decimal_parse(".25", 3, 9, 10, &w, &f), 1);
+    ASSERT_EQ_INT(w, 0);
+    ASSERT_EQ_INT(f, 250000000);
+    ASSERT_EQ_INT(h5shuf__decimal_parse("3.", 2, 9, 10, &w, &f), 1);
+    ASSERT_EQ_INT(w, 3);
+    ASSERT_EQ_INT(f, 0);
+    ASSERT_EQ_INT(h5shuf__decimal_parse("0.1234567891", 12, 9, 10, &w, &f), -1);
+    ASSERT_EQ_INT(h5shuf__decimal_parse("0.1234567890", 12, 9, 10, &w, &f), 1);
+    ASSERT_EQ_INT(f, 123456789);
+    ASSERT_EQ_INT(h5shuf__decimal_parse("65535", 5, 18, 65535, &w, &f), 1);
+    ASSERT_EQ_INT(h5shuf__decimal_parse("65536", 5, 18, 65535, &w, &f), -2);
+    ASSERT_EQ_INT(h5shuf__decimal_parse("99999999999999999999999", 23, 18, 65535, &w, &f), -2);
+    ASSERT_EQ_INT(h5shuf__decimal_parse("h5", 2, 18, 65535, &w, &f), 0);
+    ASSERT_EQ_INT(h5shuf__decimal_parse(".", 1, 18, 65535, &w, &f), 0);
+    ASSERT_EQ_INT(h5shuf__decimal_parse("1.2.3", 5, 18, 65535, &w, &f), 0);
+    ASSERT_EQ_INT(h5shuf__decimal_parse("-1", 2, 18, 65535, &w, &f), 0);
 }
 
 /* One fraction: 1 and num/den, or the parser's other answer r. */
@@ -93,14 +96,16 @@ static void fraction_is(const char *text, int r, uint64_t num, uint64_t den)
 {
     uint64_t n = 7, d = 7;
     int got = h5shuf__fraction_parse(text, strlen(text), &n, &d);
-    CU_ASSERT_EQUAL(got, r);
+    ASSERT_EQ_INT(got, r);
     if (got != r)
         fprintf(stderr, "\n  %s: parsed %d, expected %d\n", text, got, r);
     if (r == 1 && got == 1 && (n != num || d != den))
         fprintf(stderr, "\n  %s: %llu/%llu, expected %llu/%llu\n", text, (unsigned long long)n, (unsigned long long)d,
                 (unsigned long long)num, (unsigned long long)den);
-    if (r == 1 && got == 1)
-        CU_ASSERT(n == num && d == den);
+    if (r == 1 && got == 1) {
+        ASSERT_EQ_INT(n, num);
+        ASSERT_EQ_INT(d, den);
+    }
 }
 
 /* Exact fractions: decimals, exponents, ratios, lowest terms, the digit bounds, what is no fraction. */
@@ -145,14 +150,14 @@ static void splits_are(const char *spec, uint64_t rows, const uint64_t *want, si
     struct h5shuf_splits s;
     struct h5shuf_err err = {0};
     int st = h5shuf__splits_parse(spec, &s, &err);
-    CU_ASSERT_EQUAL(st, H5SHUF_OK);
-    CU_ASSERT_EQUAL(s.n, n);
+    ASSERT_EQ_INT(st, H5SHUF_OK);
+    ASSERT_EQ_INT(s.n, n);
     for (size_t k = 0; st == H5SHUF_OK && k < n && k < s.n; k++) {
         uint64_t end = h5shuf__splits_end(&s, k, rows);
         if (end != want[k])
             fprintf(stderr, "\n  %s of %llu: part %zu ends at %llu, expected %llu\n", spec, (unsigned long long)rows, k,
                     (unsigned long long)end, (unsigned long long)want[k]);
-        CU_ASSERT_EQUAL(end, want[k]);
+        ASSERT_EQ_INT(end, want[k]);
     }
     if (st != H5SHUF_OK)
         fprintf(stderr, "\n  %s: %s\n", spec, err.msg);
@@ -190,7 +195,7 @@ static void split_refused(const char *spec, const char *words)
     struct h5shuf_splits s;
     struct h5shuf_err err = {0};
     int st = h5shuf__splits_parse(spec, &s, &err);
-    CU_ASSERT_EQUAL(st, H5SHUF_EINVAL);
+    ASSERT_EQ_INT(st, H5SHUF_EINVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, words));
     if (st != H5SHUF_EINVAL || !strstr(err.msg, words))
         fprintf(stderr, "\n  %s: status %d, '%s' (expected '%s')\n", spec, st, err.msg, words);
@@ -215,7 +220,7 @@ static void test_split_refused(void)
     split_refused("a=1/999999999999999989,b=1/2", "least common multiple above 10^18");
     struct h5shuf_splits s;
     struct h5shuf_err err = {0};
-    CU_ASSERT_EQUAL(h5shuf__splits_parse("a=0.9999995,b=0.0000001", &s, &err), H5SHUF_OK); /* 4e-7 off: within */
+    ASSERT_EQ_INT(h5shuf__splits_parse("a=0.9999995,b=0.0000001", &s, &err), H5SHUF_OK); /* 4e-7 off: within */
     h5shuf__splits_free(&s);
 }
 

@@ -83,7 +83,7 @@ static void test_rounding(void)
         const uint64_t S = 1 + rnd(i < 2000 ? 12 : 300);
         struct h5shuf_strata st;
         uint64_t *ends;
-        CU_ASSERT_FATAL(make_random(&st, (uint64_t)i, D, D + (size_t)rnd(8), S, rnd(2) ? 50 : 100000, &ends) == 0);
+        ASSERT_EQ_INT_FATAL(make_random(&st, (uint64_t)i, D, D + (size_t)rnd(8), S, rnd(2) ? 50 : 100000, &ends), 0);
         CU_ASSERT(table_ok(&st, ends));
         repairs += st.repairs;
         tables++;
@@ -97,13 +97,13 @@ static void test_rounding(void)
     for (uint64_t s = 0; s < 64; s++)
         ends[s] = (uint64_t)((h5shuf_u128)(s + 1) * R / 64);
     struct h5shuf_strata st;
-    CU_ASSERT_FATAL(h5shuf__strata_make(&st, 7, 4, rows, group, 3, 64, ends) == 0);
+    ASSERT_EQ_INT_FATAL(h5shuf__strata_make(&st, 7, 4, rows, group, 3, 64, ends), 0);
     CU_ASSERT(table_ok(&st, ends));
     repairs += st.repairs;
     h5shuf__strata_free(&st);
     printf("\n  %llu tables rounded, %llu augmenting paths needed\n", (unsigned long long)tables + 1,
            (unsigned long long)repairs);
-    CU_ASSERT_EQUAL(h5shuf__strata_make(&st, 1, 1, rows, group, 1, 0, ends), -2); /* no strata */
+    ASSERT_EQ_INT(h5shuf__strata_make(&st, 1, 1, rows, group, 1, 0, ends), -2); /* no strata */
 }
 
 /* Every row's stratum against the table; the keys inside their stratum's range, in K's order. */
@@ -114,7 +114,8 @@ static void test_rows(void)
         const uint64_t S = 1 + rnd(20);
         struct h5shuf_strata st;
         uint64_t *ends;
-        CU_ASSERT_FATAL(make_random(&st, 1000 + (uint64_t)i, D, D + (size_t)rnd(6), S, rnd(3) ? 300 : 3000, &ends) == 0);
+        ASSERT_EQ_INT_FATAL(make_random(&st, 1000 + (uint64_t)i, D, D + (size_t)rnd(6), S, rnd(3) ? 300 : 3000, &ends),
+                            0);
         uint64_t *tally = calloc(D * S + 1, sizeof *tally), *ids = malloc((st.rows + 1) * sizeof *ids);
         uint64_t *k1 = malloc((st.rows + 1) * sizeof *k1), *k2 = malloc((st.rows + 1) * sizeof *k2);
         int bad = 0;
@@ -170,7 +171,7 @@ static void test_uniform(void)
     double p_same = 0;
     struct h5shuf_strata st;
     for (uint64_t seed = 0; seed < SEEDS; seed++) {
-        CU_ASSERT_FATAL(h5shuf__strata_make(&st, seed * 0x9E3779B97F4A7C15u, 3, rows, group, 2, S, ends) == 0);
+        ASSERT_EQ_INT_FATAL(h5shuf__strata_make(&st, seed * 0x9E3779B97F4A7C15u, 3, rows, group, 2, S, ends), 0);
         for (uint64_t id = 0; id < R; id++)
             tally[id][h5shuf__strata_of(&st, id)]++;
         same += h5shuf__strata_of(&st, 0) == h5shuf__strata_of(&st, 1);
@@ -195,8 +196,8 @@ static void test_uniform(void)
     const double z = ((double)same - SEEDS * p_same) / sqrt(SEEDS * p_same * (1 - p_same));
     printf("\n  rows: smallest p %.4f of 20 (Bonferroni 0.001 / 20); rows 0 and 1 together %llu times, expected "
            "%.1f, z %.2f\n", worst, (unsigned long long)same, SEEDS * p_same, z);
-    CU_ASSERT(worst > 0.001 / R);
-    CU_ASSERT(fabs(z) < 3.29); /* two-sided 0.001 */
+    ASSERT_GT_DBL(worst, 0.001 / R);
+    ASSERT_LT_DBL(fabs(z), 3.29); /* two-sided 0.001 */
     h5shuf__strata_free(&st);
 }
 
@@ -234,7 +235,7 @@ static void test_repair(void)
                 need[t] -= (int64_t)floors[t][s];
         }
         uint64_t repairs = 0;
-        CU_ASSERT_FATAL(h5shuf__strata_round(D, S, rem, need, ceil, take, 0, &repairs) == 0);
+        ASSERT_EQ_INT_FATAL(h5shuf__strata_round(D, S, rem, need, ceil, take, 0, &repairs), 0);
         paths += repairs;
         int bad = 0;
         for (size_t t = 0; t < D; t++) {
@@ -254,7 +255,7 @@ static void test_repair(void)
         CU_ASSERT(!bad);
     }
     printf("\n  500 tables, %llu augmenting paths\n", (unsigned long long)paths);
-    CU_ASSERT(paths > 500); /* (the first groups are the wrong ones often enough to exercise the paths) */
+    ASSERT_GT_INT(paths, 500); /* (the first groups are the wrong ones often enough to exercise the paths) */
 }
 
 /* A group of 5000 rows (past H5SHUF_STRATA_TABLE_MAX: the Feistel walk) over 4 strata of 1250, 20000 seeds:
@@ -270,8 +271,8 @@ static void test_uniform_feistel(void)
     uint64_t same = 0;
     for (uint64_t seed = 0; seed < SEEDS; seed++) {
         struct h5shuf_strata st;
-        CU_ASSERT_FATAL(h5shuf__strata_make(&st, seed * 0x9E3779B97F4A7C15u + 1, 1, rows, group, 1, S, ends) == 0);
-        CU_ASSERT_FATAL(st.table[0] == NULL);
+        ASSERT_EQ_INT_FATAL(h5shuf__strata_make(&st, seed * 0x9E3779B97F4A7C15u + 1, 1, rows, group, 1, S, ends), 0);
+        CU_ASSERT_PTR_NULL_FATAL(st.table[0]);
         for (int k = 0; k < PROBES; k++)
             tally[k][h5shuf__strata_of(&st, probe[k])]++;
         same += h5shuf__strata_of(&st, 0) == h5shuf__strata_of(&st, 1);
@@ -289,8 +290,8 @@ static void test_uniform_feistel(void)
     const double z = ((double)same - SEEDS * p_same) / sqrt(SEEDS * p_same * (1 - p_same));
     printf("\n  Feistel: smallest p %.4f of %d rows; rows 0 and 1 together %llu times, expected %.1f, z %.2f\n", worst,
            PROBES, (unsigned long long)same, SEEDS * p_same, z);
-    CU_ASSERT(worst > 0.001 / PROBES);
-    CU_ASSERT(fabs(z) < 3.29);
+    ASSERT_GT_DBL(worst, 0.001 / PROBES);
+    ASSERT_LT_DBL(fabs(z), 3.29);
 }
 
 static void test_seed(void)
@@ -298,16 +299,16 @@ static void test_seed(void)
     const uint64_t rows[] = {1000, 1000}, ends[] = {500, 1000, 1500, 2000};
     const size_t group[] = {0, 1};
     struct h5shuf_strata a, b, c;
-    CU_ASSERT_FATAL(h5shuf__strata_make(&a, 5, 2, rows, group, 2, 4, ends) == 0);
-    CU_ASSERT_FATAL(h5shuf__strata_make(&b, 5, 2, rows, group, 2, 4, ends) == 0);
-    CU_ASSERT_FATAL(h5shuf__strata_make(&c, 6, 2, rows, group, 2, 4, ends) == 0);
+    ASSERT_EQ_INT_FATAL(h5shuf__strata_make(&a, 5, 2, rows, group, 2, 4, ends), 0);
+    ASSERT_EQ_INT_FATAL(h5shuf__strata_make(&b, 5, 2, rows, group, 2, 4, ends), 0);
+    ASSERT_EQ_INT_FATAL(h5shuf__strata_make(&c, 6, 2, rows, group, 2, 4, ends), 0);
     uint64_t diff_b = 0, diff_c = 0;
     for (uint64_t id = 0; id < 2000; id++) {
         diff_b += h5shuf__strata_of(&a, id) != h5shuf__strata_of(&b, id);
         diff_c += h5shuf__strata_of(&a, id) != h5shuf__strata_of(&c, id);
     }
-    CU_ASSERT_EQUAL(diff_b, 0);
-    CU_ASSERT(diff_c > 1000); /* (3/4 of rows move, on average) */
+    ASSERT_EQ_INT(diff_b, 0);
+    ASSERT_GT_INT(diff_c, 1000); /* (3/4 of rows move, on average) */
     h5shuf__strata_free(&a);
     h5shuf__strata_free(&b);
     h5shuf__strata_free(&c);

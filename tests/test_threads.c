@@ -71,7 +71,7 @@ static int run_all(const char *dir)
     struct run r[JOBS], alone[JOBS];
     for (int j = 0; j < JOBS; j++) {
         uint32_t *rows = malloc((size_t)ROWS * COLS * sizeof *rows);
-        CU_ASSERT_FATAL(rows != NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(rows);
         for (size_t i = 0; i < (size_t)ROWS * COLS; i++)
             rows[i] = (uint32_t)(i * 2654435761u) ^ (uint32_t)j;
         memset(&r[j], 0, sizeof r[j]);
@@ -82,7 +82,7 @@ static int run_all(const char *dir)
         snprintf(file, sizeof file, "%s/in%d.h5", dir, j);
         const hsize_t dims[2] = {ROWS, COLS};
         const struct tu_layout lay = {.layout = H5D_CHUNKED, .chunk_rows = 4096, .deflate = 1};
-        CU_ASSERT_FATAL(tu_write(file, 1, "/x", H5T_STD_U32LE, 2, dims, &lay, rows) == 0);
+        ASSERT_EQ_INT_FATAL(tu_write(file, 1, "/x", H5T_STD_U32LE, 2, dims, &lay, rows), 0);
         free(rows);
         alone[j] = r[j];
         snprintf(alone[j].out, sizeof alone[j].out, "%s/alone%d.h5", dir, j);
@@ -92,7 +92,7 @@ static int run_all(const char *dir)
     norder = 0;
     pthread_t t[JOBS];
     for (int j = 0; j < JOBS; j++)
-        CU_ASSERT_FATAL(pthread_create(&t[j], NULL, run_job, &r[j]) == 0);
+        ASSERT_EQ_INT_FATAL(pthread_create(&t[j], NULL, run_job, &r[j]), 0);
     for (int j = 0; j < JOBS; j++)
         pthread_join(t[j], NULL);
     int switches = 0;
@@ -113,7 +113,7 @@ static int run_all(const char *dir)
         switches += i > 0 && order[i] != order[i - 1];
     }
     for (int j = 1; j <= JOBS; j++)
-        CU_ASSERT(seen[j] > 1); /* (each run reported more than once: an interleaving could show) */
+        ASSERT_GT_INT(seen[j], 1); /* (each run reported more than once: an interleaving could show) */
     return switches;
 }
 
@@ -124,7 +124,7 @@ static void test_threadsafe(void)
         fprintf(stderr, "(HDF5 is not thread-safe here: the jobs take turns)\n");
     }
     char *dir = tu_mkdtemp();
-    CU_ASSERT_FATAL(dir != NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
     int switches = run_all(dir);
     printf("\n  thread-safe HDF5: %d switches between the two jobs' progress reports\n", switches);
     tu_rmtree(dir);
@@ -136,7 +136,7 @@ static void test_threadsafe(void)
 static void test_turns(void)
 {
     char *dir = tu_mkdtemp();
-    CU_ASSERT_FATAL(dir != NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
     int switches = run_all(dir);
     ASSERT_EQ_INT(switches, 1);
     tu_rmtree(dir);

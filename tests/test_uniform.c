@@ -90,8 +90,8 @@ static void test_all_permutations_of_4(void)
         seen += count[r] > 0;
     }
     printf("\n  N=4: %d of 24 permutations seen, chi-square %.2f (df 23, critical 49.73 at alpha 0.001)\n", seen, chi);
-    CU_ASSERT_EQUAL(seen, 24);
-    CU_ASSERT(chi < 49.73);
+    ASSERT_EQ_INT(seen, 24);
+    ASSERT_LT_DBL(chi, 49.73);
     free(in);
     tu_rmtree(dir);
     free(dir);
@@ -111,7 +111,8 @@ static void test_positions_uniform(void)
         int32_t *p = shuffle_ids(in, out, 1000000 + s, 8);
         CU_ASSERT_PTR_NOT_NULL_FATAL(p);
         for (int pos = 0; pos < N; pos++) {
-            CU_ASSERT_FATAL(p[pos] >= 0 && p[pos] < N);
+            ASSERT_GE_INT_FATAL(p[pos], 0);
+            ASSERT_LT_INT_FATAL(p[pos], N);
             count[p[pos]][pos] += 1;
         }
         free(p);
@@ -122,7 +123,7 @@ static void test_positions_uniform(void)
             chi += (count[r][pos] - e) * (count[r][pos] - e) / e;
     double df = (N - 1) * (N - 1), crit = chi2_crit_001(df);
     printf("\n  N=%d positions: chi-square %.1f (df %.0f, critical %.1f at alpha 0.001)\n", N, chi, df, crit);
-    CU_ASSERT(chi < crit);
+    ASSERT_LT_DBL(chi, crit);
     /* And every row, the first included, lands in every position at least once.  Under a uniform shuffle a
      * cell's count is Binomial(1600, 1/40), zero with probability (39/40)^1600 = e^-40.5 = 2.6e-18; over
      * the 1600 cells at most 4.1e-15 (union bound), so a correct shuffle never fails this, while a bug that
@@ -135,7 +136,7 @@ static void test_positions_uniform(void)
                 if (empty++ < 5)
                     printf("  row %d never landed in position %d\n", r, pos);
             }
-    CU_ASSERT_EQUAL(empty, 0);
+    ASSERT_EQ_INT(empty, 0);
     free(in);
     tu_rmtree(dir);
     free(dir);

@@ -201,7 +201,8 @@ static void scratch_open(struct scratch *s, int create)
     }
     s->base = open(s->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     s->dirfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    CU_ASSERT_FATAL(s->base >= 0 && s->dirfd >= 0);
+    ASSERT_GE_INT_FATAL(s->base, 0);
+    ASSERT_GE_INT_FATAL(s->dirfd, 0);
 }
 
 static void scratch_close(struct scratch *s)
@@ -277,38 +278,39 @@ static void test_round_trip(void)
     struct h5shuf_err err = {0};
     struct h5shuf_walfile *wf;
     scratch_open(&s, 1);
-    CU_ASSERT_EQUAL_FATAL(h5shuf__walfile_new(s.base, s.dirfd, 0, PREFIX, &wf, &err), H5SHUF_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf__walfile_new(s.base, s.dirfd, 0, PREFIX, &wf, &err), H5SHUF_OK);
     hid_t fapl = latest_fapl(wf, 0);
-    CU_ASSERT_FATAL(fapl >= 0);
+    ASSERT_GE_INT_FATAL(fapl, 0);
     hid_t f = H5Fcreate("ignored-name.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-    CU_ASSERT_FATAL(f >= 0);
+    ASSERT_GE_INT_FATAL(f, 0);
     const int K = 5;
     uint64_t logged = 0;
     for (int k = 0; k <= K; k++) {
         if (k < K) {
-            CU_ASSERT_EQUAL_FATAL(populate(f, k), 0);
-            CU_ASSERT(H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0);
-            CU_ASSERT_EQUAL(check(f, k), 0); /* read back through the driver */
+            ASSERT_EQ_INT_FATAL(populate(f, k), 0);
+            ASSERT_GE_INT(H5Fflush(f, H5F_SCOPE_GLOBAL), 0);
+            ASSERT_EQ_INT(check(f, k), 0); /* read back through the driver */
         } else {
-            CU_ASSERT(H5Fclose(f) >= 0);
+            ASSERT_GE_INT(H5Fclose(f), 0);
         }
         struct h5shuf_wal_commit c;
-        CU_ASSERT_EQUAL_FATAL(h5shuf__walfile_prepare(wf, &c, &err), H5SHUF_OK);
-        CU_ASSERT(k == 0 || c.log_bytes > 0); /* metadata below the committed eof was rewritten */
+        ASSERT_EQ_INT_FATAL(h5shuf__walfile_prepare(wf, &c, &err), H5SHUF_OK);
+        if (k != 0) /* metadata below the committed eof was rewritten */
+            ASSERT_GT_INT(c.log_bytes, 0);
         logged += c.log_bytes;
         unsigned char *want = logical(wf, c.eof);
         CU_ASSERT_PTR_NOT_NULL_FATAL(want);
-        CU_ASSERT_EQUAL_FATAL(h5shuf__walfile_apply(wf, &err), H5SHUF_OK);
+        ASSERT_EQ_INT_FATAL(h5shuf__walfile_apply(wf, &err), H5SHUF_OK);
         CU_ASSERT(file_is(s.path, want, c.eof)); /* the base is the logical file of the commit */
-        CU_ASSERT_EQUAL(count_logs(s.dir), 1);   /* the next (empty) log only */
+        ASSERT_EQ_INT(count_logs(s.dir), 1);   /* the next (empty) log only */
         free(want);
     }
-    CU_ASSERT(logged > 0);
+    ASSERT_GT_INT(logged, 0);
     h5shuf__walfile_free(wf);
-    CU_ASSERT_EQUAL(count_logs(s.dir), 0);
+    ASSERT_EQ_INT(count_logs(s.dir), 0);
     H5Pclose(fapl);
     scratch_close(&s);
-    CU_ASSERT_EQUAL(check_plain(s.path, K - 1), 0);
+    ASSERT_EQ_INT(check_plain(s.path, K - 1), 0);
     scratch_remove(&s);
 }
 
@@ -327,7 +329,7 @@ static void copy_into(const char *from, const char *dir)
 {
     char cmd[9000];
     snprintf(cmd, sizeof cmd, "cp -p '%s' '%s/'", from, dir);
-    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    ASSERT_EQ_INT_FATAL(system(cmd), 0);
 }
 
 /* Random writes (below and across the committed eof), truncates that shrink below it and grow back,
@@ -344,10 +346,10 @@ static void test_model(void)
     memset(&m, 0, sizeof m);
     scratch_open(&s, 1);
     scratch_open(&img, 1);
-    CU_ASSERT_EQUAL_FATAL(h5shuf__walfile_new(s.base, s.dirfd, 0, PREFIX, &wf, &err), H5SHUF_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf__walfile_new(s.base, s.dirfd, 0, PREFIX, &wf, &err), H5SHUF_OK);
     hid_t fapl = h5shuf__walfile_fapl(wf, 0, &err);
     H5FD_t *fd = H5FDopen("x", H5F_ACC_RDWR, fapl, HADDR_UNDEF);
-    CU_ASSERT_FATAL(fd != NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fd);
     uint64_t seed = 7, eoa = 0;
     int commits = 0, shrinks = 0, mismatches = 0;
     for (int op = 0; op < 4000; op++) {
@@ -356,48 +358,49 @@ static void test_model(void)
             const uint64_t addr = tu_splitmix64(&seed) % SPAN, len = 1 + tu_splitmix64(&seed) % 3000;
             tu_fill(buf, len, tu_splitmix64(&seed));
             if (addr + len > eoa)
-                CU_ASSERT(H5FDset_eoa(fd, H5FD_MEM_DRAW, eoa = addr + len) >= 0);
-            CU_ASSERT_FATAL(H5FDwrite(fd, H5FD_MEM_DRAW, H5P_DEFAULT, addr, len, buf) >= 0);
+                ASSERT_GE_INT(H5FDset_eoa(fd, H5FD_MEM_DRAW, eoa = addr + len), 0);
+            ASSERT_GE_INT_FATAL(H5FDwrite(fd, H5FD_MEM_DRAW, H5P_DEFAULT, addr, len, buf), 0);
             memcpy(m.b + addr, buf, len);
             if (addr + len > m.size)
                 m.size = addr + len;
         } else if (r < 70) { /* a truncate to a new end of address */
             eoa = tu_splitmix64(&seed) % SPAN;
             shrinks += eoa < m.size;
-            CU_ASSERT(H5FDset_eoa(fd, H5FD_MEM_DRAW, eoa) >= 0);
-            CU_ASSERT_FATAL(H5FDtruncate(fd, H5P_DEFAULT, 0) >= 0);
+            ASSERT_GE_INT(H5FDset_eoa(fd, H5FD_MEM_DRAW, eoa), 0);
+            ASSERT_GE_INT_FATAL(H5FDtruncate(fd, H5P_DEFAULT, 0), 0);
             if (eoa < m.size)
                 memset(m.b + eoa, 0, m.size - eoa);
             m.size = eoa;
-            CU_ASSERT_EQUAL(H5FDget_eof(fd, H5FD_MEM_DRAW), eoa);
+            ASSERT_EQ_INT(H5FDget_eof(fd, H5FD_MEM_DRAW), eoa);
         } else if (r < 95) { /* a read, past the end too */
             const uint64_t addr = tu_splitmix64(&seed) % SPAN, len = 1 + tu_splitmix64(&seed) % 5000;
             if (addr + len > eoa)
-                CU_ASSERT(H5FDset_eoa(fd, H5FD_MEM_DRAW, eoa = addr + len) >= 0);
-            CU_ASSERT_FATAL(H5FDread(fd, H5FD_MEM_DRAW, H5P_DEFAULT, addr, len, buf) >= 0);
+                ASSERT_GE_INT(H5FDset_eoa(fd, H5FD_MEM_DRAW, eoa = addr + len), 0);
+            ASSERT_GE_INT_FATAL(H5FDread(fd, H5FD_MEM_DRAW, H5P_DEFAULT, addr, len, buf), 0);
             mismatches += memcmp(buf, m.b + addr, len) != 0;
         } else { /* a commit, with a crash image between prepare and apply */
             struct h5shuf_wal_commit c;
-            CU_ASSERT_FATAL(h5shuf__walfile_prepare(wf, &c, &err) == H5SHUF_OK);
-            CU_ASSERT_EQUAL(c.eof, m.size);
+            ASSERT_EQ_INT_FATAL(h5shuf__walfile_prepare(wf, &c, &err), H5SHUF_OK);
+            ASSERT_EQ_INT(c.eof, m.size);
             char log[4400];
             snprintf(log, sizeof log, "%s/%s", s.dir, c.log_name);
             tu_rmtree(img.dir);
-            CU_ASSERT_FATAL(mkdir(img.dir, 0700) == 0);
+            ASSERT_EQ_INT_FATAL(mkdir(img.dir, 0700), 0);
             scratch_close(&img);
             copy_into(s.path, img.dir);
             copy_into(log, img.dir);
             scratch_open(&img, 0);
-            CU_ASSERT_FATAL(h5shuf__walfile_apply(wf, &err) == H5SHUF_OK);
+            ASSERT_EQ_INT_FATAL(h5shuf__walfile_apply(wf, &err), H5SHUF_OK);
             CU_ASSERT(file_is(s.path, m.b, m.size));
-            CU_ASSERT_EQUAL(h5shuf__walfile_recover(img.base, img.dirfd, PREFIX, &c, &err), H5SHUF_OK);
+            ASSERT_EQ_INT(h5shuf__walfile_recover(img.base, img.dirfd, PREFIX, &c, &err), H5SHUF_OK);
             CU_ASSERT(file_is(img.path, m.b, m.size));
             commits++;
         }
     }
-    CU_ASSERT_EQUAL(mismatches, 0);
-    CU_ASSERT(commits > 50 && shrinks > 50);
-    CU_ASSERT(H5FDclose(fd) >= 0);
+    ASSERT_EQ_INT(mismatches, 0);
+    ASSERT_GT_INT(commits, 50);
+    ASSERT_GT_INT(shrinks, 50);
+    ASSERT_GE_INT(H5FDclose(fd), 0);
     H5Pclose(fapl);
     h5shuf__walfile_free(wf);
     scratch_close(&s);
@@ -436,25 +439,28 @@ static void test_shrink_below_commit(void)
     struct h5shuf_wal_commit c;
     scratch_open(&s, 1);
     scratch_open(&img, 1);
-    CU_ASSERT_EQUAL_FATAL(h5shuf__walfile_new(s.base, s.dirfd, 0, PREFIX, &wf, &err), H5SHUF_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf__walfile_new(s.base, s.dirfd, 0, PREFIX, &wf, &err), H5SHUF_OK);
     hid_t fapl = latest_fapl(wf, 0);
     hid_t f = H5Fcreate("x", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-    CU_ASSERT_FATAL(f >= 0);
-    CU_ASSERT_EQUAL_FATAL(write_contig(f, "/big", 100000, 3, 1), 0);
-    CU_ASSERT(H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0);
-    CU_ASSERT_FATAL(h5shuf__walfile_prepare(wf, &c, &err) == H5SHUF_OK && h5shuf__walfile_apply(wf, &err) == H5SHUF_OK);
+    ASSERT_GE_INT_FATAL(f, 0);
+    ASSERT_EQ_INT_FATAL(write_contig(f, "/big", 100000, 3, 1), 0);
+    ASSERT_GE_INT(H5Fflush(f, H5F_SCOPE_GLOBAL), 0);
+    ASSERT_EQ_INT_FATAL(h5shuf__walfile_prepare(wf, &c, &err), H5SHUF_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf__walfile_apply(wf, &err), H5SHUF_OK);
     const uint64_t committed = c.eof;
-    CU_ASSERT(H5Ldelete(f, "/big", H5P_DEFAULT) >= 0);
-    CU_ASSERT(H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0);
+    ASSERT_GE_INT(H5Ldelete(f, "/big", H5P_DEFAULT), 0);
+    ASSERT_GE_INT(H5Fflush(f, H5F_SCOPE_GLOBAL), 0);
     /* shrunk below the commit: the logical file ends early, the base still holds /big's last values */
     int32_t tail[2] = {1, 1}, base_tail[2] = {0, 0};
-    CU_ASSERT(h5shuf__walfile_pread(wf, tail, sizeof tail, committed - 8, &err) == H5SHUF_OK);
-    CU_ASSERT(tail[0] == 0 && tail[1] == 0);
-    CU_ASSERT(pread(s.base, base_tail, sizeof base_tail, (off_t)committed - 8) == 8);
-    CU_ASSERT(base_tail[0] == 99998 * 3 + 1 && base_tail[1] == 99999 * 3 + 1);
-    CU_ASSERT_EQUAL_FATAL(write_contig(f, "/half", 50000, -5, 7), 0); /* grows over the old bytes */
-    CU_ASSERT(H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0);
-    CU_ASSERT_FATAL(h5shuf__walfile_prepare(wf, &c, &err) == H5SHUF_OK);
+    ASSERT_EQ_INT(h5shuf__walfile_pread(wf, tail, sizeof tail, committed - 8, &err), H5SHUF_OK);
+    ASSERT_EQ_INT(tail[0], 0);
+    ASSERT_EQ_INT(tail[1], 0);
+    ASSERT_EQ_INT(pread(s.base, base_tail, sizeof base_tail, (off_t)committed - 8), 8);
+    ASSERT_EQ_INT(base_tail[0], 99998 * 3 + 1);
+    ASSERT_EQ_INT(base_tail[1], 99999 * 3 + 1);
+    ASSERT_EQ_INT_FATAL(write_contig(f, "/half", 50000, -5, 7), 0); /* grows over the old bytes */
+    ASSERT_GE_INT(H5Fflush(f, H5F_SCOPE_GLOBAL), 0);
+    ASSERT_EQ_INT_FATAL(h5shuf__walfile_prepare(wf, &c, &err), H5SHUF_OK);
     unsigned char *want = logical(wf, c.eof);
     CU_ASSERT_PTR_NOT_NULL_FATAL(want);
     char log[4400];
@@ -463,25 +469,30 @@ static void test_shrink_below_commit(void)
     copy_into(s.path, img.dir);
     copy_into(log, img.dir);
     scratch_open(&img, 0);
-    CU_ASSERT_EQUAL(h5shuf__walfile_recover(img.base, img.dirfd, PREFIX, &c, &err), H5SHUF_OK);
+    ASSERT_EQ_INT(h5shuf__walfile_recover(img.base, img.dirfd, PREFIX, &c, &err), H5SHUF_OK);
     CU_ASSERT(file_is(img.path, want, c.eof));
-    CU_ASSERT_FATAL(h5shuf__walfile_apply(wf, &err) == H5SHUF_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf__walfile_apply(wf, &err), H5SHUF_OK);
     CU_ASSERT(file_is(s.path, want, c.eof));
     free(want);
-    CU_ASSERT(H5Fclose(f) >= 0);
-    CU_ASSERT(h5shuf__walfile_prepare(wf, &c, &err) == H5SHUF_OK && h5shuf__walfile_apply(wf, &err) == H5SHUF_OK);
+    ASSERT_GE_INT(H5Fclose(f), 0);
+    int prepared = h5shuf__walfile_prepare(wf, &c, &err);
+    ASSERT_EQ_INT(prepared, H5SHUF_OK);
+    if (prepared == H5SHUF_OK)
+        ASSERT_EQ_INT(h5shuf__walfile_apply(wf, &err), H5SHUF_OK);
     h5shuf__walfile_free(wf);
     H5Pclose(fapl);
     f = H5Fopen(s.path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    CU_ASSERT_FATAL(f >= 0);
-    CU_ASSERT(H5Lexists(f, "/big", H5P_DEFAULT) == 0);
+    ASSERT_GE_INT_FATAL(f, 0);
+    ASSERT_EQ_INT(H5Lexists(f, "/big", H5P_DEFAULT), 0);
     int *v = malloc(50000 * sizeof *v);
     hid_t ds = H5Dopen2(f, "/half", H5P_DEFAULT);
-    CU_ASSERT_FATAL(v && ds >= 0 && H5Dread(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+    ASSERT_GE_INT_FATAL(ds, 0);
+    ASSERT_GE_INT_FATAL(H5Dread(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v), 0);
     int bad = 0;
     for (int i = 0; i < 50000; i++)
         bad += v[i] != i * -5 + 7;
-    CU_ASSERT_EQUAL(bad, 0);
+    ASSERT_EQ_INT(bad, 0);
     free(v);
     H5Dclose(ds);
     H5Fclose(f);
@@ -655,15 +666,18 @@ static void test_crash_sweep(void)
     char side[4096];
     scratch_open(&s, 1);
     snprintf(side, sizeof side, "%s.side", s.dir);
-    CU_ASSERT_EQUAL_FATAL(mkdir(side, 0700), 0);
+    ASSERT_EQ_INT_FATAL(mkdir(side, 0700), 0);
     /* a whole run: how many steps it takes */
     int ws = run_child(&s, side, 0);
-    CU_ASSERT_FATAL(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    CU_ASSERT_FATAL(WIFEXITED(ws));
+    ASSERT_EQ_INT_FATAL(WEXITSTATUS(ws), 0);
     char path[4400];
     snprintf(path, sizeof path, "%s/steps", side);
     long total = 0;
     FILE *st = fopen(path, "r");
-    CU_ASSERT_FATAL(st && fscanf(st, "%ld", &total) == 1 && total > 10);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+    ASSERT_EQ_INT_FATAL(fscanf(st, "%ld", &total), 1);
+    ASSERT_GT_INT_FATAL(total, 10);
     fclose(st);
     scratch_close(&s);
     long swept = 0, recovered = 0, failures = 0;
@@ -671,10 +685,12 @@ static void test_crash_sweep(void)
         /* fresh files: the scratch directory and the side one emptied */
         tu_rmtree(s.dir);
         tu_rmtree(side);
-        CU_ASSERT_FATAL(mkdir(s.dir, 0700) == 0 && mkdir(side, 0700) == 0);
+        ASSERT_EQ_INT_FATAL(mkdir(s.dir, 0700), 0);
+        ASSERT_EQ_INT_FATAL(mkdir(side, 0700), 0);
         scratch_open(&s, 0);
         ws = run_child(&s, side, n);
-        CU_ASSERT(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL);
+        CU_ASSERT(WIFSIGNALED(ws));
+        ASSERT_EQ_INT(WTERMSIG(ws), SIGKILL);
         swept++;
         struct record r;
         if (last_record(side, &r)) {
@@ -688,8 +704,9 @@ static void test_crash_sweep(void)
         }
         scratch_close(&s);
     }
-    CU_ASSERT_EQUAL(failures, 0);
-    CU_ASSERT(recovered > 0 && recovered < swept);
+    ASSERT_EQ_INT(failures, 0);
+    ASSERT_GT_INT(recovered, 0);
+    ASSERT_LT_INT(recovered, swept);
     printf("\n    swept %ld kill points (%ld after a commit, recovered)\n", swept, recovered);
     tu_rmtree(side);
     scratch_remove(&s);
@@ -714,7 +731,8 @@ static void test_fault_sweep(void)
     for (long n = 0; n <= total; n++) { /* n = 0: a whole run with no fault, counting the points */
         tu_rmtree(s.dir);
         tu_rmtree(side);
-        CU_ASSERT_FATAL(mkdir(s.dir, 0700) == 0 && mkdir(side, 0700) == 0);
+        ASSERT_EQ_INT_FATAL(mkdir(s.dir, 0700), 0);
+        ASSERT_EQ_INT_FATAL(mkdir(side, 0700), 0);
         pid_t pid = fork();
         if (pid == 0) {
             char v[32];
@@ -725,12 +743,15 @@ static void test_fault_sweep(void)
         }
         int ws = 0;
         waitpid(pid, &ws, 0);
-        CU_ASSERT_FATAL(WIFEXITED(ws) && (WEXITSTATUS(ws) == 0 || WEXITSTATUS(ws) == 1));
+        CU_ASSERT_FATAL(WIFEXITED(ws));
+        ASSERT_LE_INT_FATAL(WEXITSTATUS(ws), 1); /* 0 or 1 */
         if (n == 0) {
             char path[4400];
             snprintf(path, sizeof path, "%s/steps", side);
             FILE *st = fopen(path, "r");
-            CU_ASSERT_FATAL(st && fscanf(st, "%ld %ld", &steps_run, &total) == 2 && total > 20);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+            ASSERT_EQ_INT_FATAL(fscanf(st, "%ld %ld", &steps_run, &total), 2);
+            ASSERT_GT_INT_FATAL(total, 20);
             fclose(st);
             continue;
         }
@@ -747,8 +768,9 @@ static void test_fault_sweep(void)
         }
         scratch_close(&s);
     }
-    CU_ASSERT_EQUAL(failures, 0);
-    CU_ASSERT(recovered > 0 && tolerated < total);
+    ASSERT_EQ_INT(failures, 0);
+    ASSERT_GT_INT(recovered, 0);
+    ASSERT_LT_INT(tolerated, total);
     printf("\n    swept %ld fault points (%ld after a commit, recovered; %ld tolerated by HDF5)\n", total, recovered,
            tolerated);
     tu_rmtree(side);
@@ -762,7 +784,7 @@ static void test_fault_sweep(void)
 static void crash_after_flush(struct scratch *s, struct h5shuf_wal_commit *out, int apply, int prepare_more)
 {
     int p[2];
-    CU_ASSERT_FATAL(pipe(p) == 0);
+    ASSERT_EQ_INT_FATAL(pipe(p), 0);
     pid_t pid = fork();
     if (pid == 0) {
         struct h5shuf_err err = {0};
@@ -783,7 +805,7 @@ static void crash_after_flush(struct scratch *s, struct h5shuf_wal_commit *out, 
         raise(SIGKILL);
     }
     close(p[1]);
-    CU_ASSERT_FATAL(read(p[0], out, sizeof *out) == (ssize_t)sizeof *out);
+    ASSERT_EQ_INT_FATAL(read(p[0], out, sizeof *out), (ssize_t)sizeof *out);
     close(p[0]);
     waitpid(pid, NULL, 0);
 }
@@ -795,33 +817,33 @@ static void test_reopen_flags(void)
     struct h5shuf_wal_commit c;
     scratch_open(&s, 1);
     crash_after_flush(&s, &c, 1, 0);
-    CU_ASSERT_EQUAL_FATAL(h5shuf__walfile_recover(s.base, s.dirfd, PREFIX, &c, &err), H5SHUF_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf__walfile_recover(s.base, s.dirfd, PREFIX, &c, &err), H5SHUF_OK);
     /* the superblock says "open for write": a plain open fails, as HDF5 does for any unclosed file */
-    CU_ASSERT(H5Fopen(s.path, H5F_ACC_RDWR, H5P_DEFAULT) < 0);
+    ASSERT_LT_INT(H5Fopen(s.path, H5F_ACC_RDWR, H5P_DEFAULT), 0);
     struct h5shuf_walfile *wf;
-    CU_ASSERT_EQUAL_FATAL(h5shuf__walfile_new(s.base, s.dirfd, c.eof, PREFIX, &wf, &err), H5SHUF_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf__walfile_new(s.base, s.dirfd, c.eof, PREFIX, &wf, &err), H5SHUF_OK);
     hid_t plain = latest_fapl(wf, 0), reopen = latest_fapl(wf, H5SHUF_WALFILE_REOPEN);
-    CU_ASSERT(H5Fopen("x", H5F_ACC_RDWR, plain) < 0);
+    ASSERT_LT_INT(H5Fopen("x", H5F_ACC_RDWR, plain), 0);
     hid_t f = H5Fopen("x", H5F_ACC_RDWR, reopen);
-    CU_ASSERT_FATAL(f >= 0);
-    CU_ASSERT_EQUAL(check(f, 0), 0);
-    CU_ASSERT_EQUAL(populate(f, 1), 0);
-    CU_ASSERT(H5Fclose(f) >= 0);
-    CU_ASSERT_EQUAL(h5shuf__walfile_prepare(wf, &c, &err), H5SHUF_OK);
-    CU_ASSERT_EQUAL(h5shuf__walfile_apply(wf, &err), H5SHUF_OK);
+    ASSERT_GE_INT_FATAL(f, 0);
+    ASSERT_EQ_INT(check(f, 0), 0);
+    ASSERT_EQ_INT(populate(f, 1), 0);
+    ASSERT_GE_INT(H5Fclose(f), 0);
+    ASSERT_EQ_INT(h5shuf__walfile_prepare(wf, &c, &err), H5SHUF_OK);
+    ASSERT_EQ_INT(h5shuf__walfile_apply(wf, &err), H5SHUF_OK);
     /* one HDF5 file at a time: a second open through the same walfile is refused (HDF5 opens the driver
      * before it looks for the file among its open ones) */
     f = H5Fopen("x", H5F_ACC_RDWR, plain);
-    CU_ASSERT_FATAL(f >= 0);
-    CU_ASSERT(H5Fopen("x", H5F_ACC_RDONLY, plain) < 0);
-    CU_ASSERT(H5Fclose(f) >= 0);
+    ASSERT_GE_INT_FATAL(f, 0);
+    ASSERT_LT_INT(H5Fopen("x", H5F_ACC_RDONLY, plain), 0);
+    ASSERT_GE_INT(H5Fclose(f), 0);
     /* truncating a committed file is refused */
-    CU_ASSERT(H5Fcreate("x", H5F_ACC_TRUNC, H5P_DEFAULT, plain) < 0);
+    ASSERT_LT_INT(H5Fcreate("x", H5F_ACC_TRUNC, H5P_DEFAULT, plain), 0);
     H5Pclose(plain);
     H5Pclose(reopen);
     h5shuf__walfile_free(wf);
     scratch_close(&s);
-    CU_ASSERT_EQUAL(check_plain(s.path, 1), 0);
+    ASSERT_EQ_INT(check_plain(s.path, 1), 0);
     scratch_remove(&s);
 }
 
@@ -837,7 +859,7 @@ static void copy_file(const char *from, const char *to)
 {
     char cmd[9000];
     snprintf(cmd, sizeof cmd, "cp -p '%s' '%s'", from, to);
-    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    ASSERT_EQ_INT_FATAL(system(cmd), 0);
 }
 
 static void test_damaged_log(void)
@@ -851,54 +873,56 @@ static void test_damaged_log(void)
     snprintf(log, sizeof log, "%s/%s", s.dir, c.log_name);
     snprintf(keep, sizeof keep, "%s.log", s.dir);
     snprintf(base_keep, sizeof base_keep, "%s.base", s.dir);
-    CU_ASSERT_FATAL(c.log_bytes > 100);
+    ASSERT_GT_INT_FATAL(c.log_bytes, 100);
     copy_file(log, keep);
     copy_file(s.path, base_keep);
     /* a byte flipped in the middle of the log */
     int fd = open(log, O_RDWR);
     unsigned char b;
-    CU_ASSERT_FATAL(fd >= 0 && pread(fd, &b, 1, (off_t)c.log_bytes / 2) == 1);
+    ASSERT_GE_INT_FATAL(fd, 0);
+    ASSERT_EQ_INT_FATAL(pread(fd, &b, 1, (off_t)c.log_bytes / 2), 1);
     b ^= 0x10;
-    CU_ASSERT(pwrite(fd, &b, 1, (off_t)c.log_bytes / 2) == 1);
-    CU_ASSERT_NOT_EQUAL(h5shuf__walfile_recover(s.base, s.dirfd, PREFIX, &c, &err), H5SHUF_OK);
+    ASSERT_EQ_INT(pwrite(fd, &b, 1, (off_t)c.log_bytes / 2), 1);
+    ASSERT_NE_INT(h5shuf__walfile_recover(s.base, s.dirfd, PREFIX, &c, &err), H5SHUF_OK);
     CU_ASSERT(one_line(err.msg) && strstr(err.msg, "checksum") && strstr(err.msg, c.log_name));
     printf("\n    %s", err.msg);
     /* the same, with the commit's checksum made to match: the record's own checksum catches it */
     x = c;
     unsigned char *all = malloc(c.log_bytes);
-    CU_ASSERT_FATAL(all && pread(fd, all, c.log_bytes, 0) == (ssize_t)c.log_bytes);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(all);
+    ASSERT_EQ_INT_FATAL(pread(fd, all, c.log_bytes, 0), (ssize_t)c.log_bytes);
     x.log_hash = XXH3_64bits(all, c.log_bytes);
     free(all);
     close(fd);
     h5shuf__err_reset(&err);
-    CU_ASSERT_NOT_EQUAL(h5shuf__walfile_recover(s.base, s.dirfd, PREFIX, &x, &err), H5SHUF_OK);
+    ASSERT_NE_INT(h5shuf__walfile_recover(s.base, s.dirfd, PREFIX, &x, &err), H5SHUF_OK);
     CU_ASSERT(one_line(err.msg) && strstr(err.msg, "damaged"));
     printf("\n    %s", err.msg);
     /* a log cut short */
     copy_file(keep, log);
-    CU_ASSERT_EQUAL(truncate(log, (off_t)c.log_bytes - 1), 0);
+    ASSERT_EQ_INT(truncate(log, (off_t)c.log_bytes - 1), 0);
     h5shuf__err_reset(&err);
-    CU_ASSERT_NOT_EQUAL(h5shuf__walfile_recover(s.base, s.dirfd, PREFIX, &c, &err), H5SHUF_OK);
+    ASSERT_NE_INT(h5shuf__walfile_recover(s.base, s.dirfd, PREFIX, &c, &err), H5SHUF_OK);
     CU_ASSERT(one_line(err.msg) && strstr(err.msg, "bytes where the commit recorded"));
     printf("\n    %s", err.msg);
     /* a commit naming something that is not a log of the prefix */
     x = c;
     snprintf(x.log_name, sizeof x.log_name, "../etc/passwd");
     h5shuf__err_reset(&err);
-    CU_ASSERT_NOT_EQUAL(h5shuf__walfile_recover(s.base, s.dirfd, PREFIX, &x, &err), H5SHUF_OK);
+    ASSERT_NE_INT(h5shuf__walfile_recover(s.base, s.dirfd, PREFIX, &x, &err), H5SHUF_OK);
     CU_ASSERT(one_line(err.msg) && strstr(err.msg, "not a log of"));
     printf("\n    %s\n", err.msg);
     /* the base untouched by the refusals; the intact log recovers commit 1 */
     CU_ASSERT(tu_same_bytes(s.path, base_keep));
     copy_file(keep, log);
     h5shuf__err_reset(&err);
-    CU_ASSERT_EQUAL(h5shuf__walfile_recover(s.base, s.dirfd, PREFIX, &c, &err), H5SHUF_OK);
+    ASSERT_EQ_INT(h5shuf__walfile_recover(s.base, s.dirfd, PREFIX, &c, &err), H5SHUF_OK);
     struct h5shuf_walfile *wf;
-    CU_ASSERT_EQUAL_FATAL(h5shuf__walfile_new(s.base, s.dirfd, c.eof, PREFIX, &wf, &err), H5SHUF_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf__walfile_new(s.base, s.dirfd, c.eof, PREFIX, &wf, &err), H5SHUF_OK);
     hid_t fapl = latest_fapl(wf, H5SHUF_WALFILE_REOPEN);
     hid_t f = H5Fopen("x", H5F_ACC_RDONLY, fapl);
-    CU_ASSERT_FATAL(f >= 0);
-    CU_ASSERT_EQUAL(check(f, 1), 0);
+    ASSERT_GE_INT_FATAL(f, 0);
+    ASSERT_EQ_INT(check(f, 1), 0);
     H5Fclose(f);
     H5Pclose(fapl);
     h5shuf__walfile_free(wf);
@@ -918,7 +942,7 @@ static void test_write_fails(void)
     struct h5shuf_err err = {0};
     scratch_open(&s, 1);
     int p[2];
-    CU_ASSERT_FATAL(pipe(p) == 0);
+    ASSERT_EQ_INT_FATAL(pipe(p), 0);
     pid_t pid = fork();
     if (pid == 0) {
         struct h5shuf_walfile *wf;
@@ -954,20 +978,22 @@ static void test_write_fails(void)
     close(p[1]);
     struct h5shuf_wal_commit c;
     char failed[512] = "";
-    CU_ASSERT_FATAL(read(p[0], &c, sizeof c) == (ssize_t)sizeof c);
-    CU_ASSERT(read(p[0], failed, sizeof failed) > 0);
+    ASSERT_EQ_INT_FATAL(read(p[0], &c, sizeof c), (ssize_t)sizeof c);
+    ASSERT_GT_INT(read(p[0], failed, sizeof failed), 0);
     close(p[0]);
     waitpid(pid, NULL, 0);
     /* the HDF5 calls failed, with the driver's cause innermost */
-    CU_ASSERT(failed[0] == '3' && strstr(failed, "scratch.h5: cannot write") && strstr(failed, "File too large"));
+    ASSERT_EQ_INT(failed[0], '3');
+    ASSERT_HAS_STR(failed, "scratch.h5: cannot write");
+    ASSERT_HAS_STR(failed, "File too large");
     printf("\n    %s\n", failed + 2);
-    CU_ASSERT_EQUAL(h5shuf__walfile_recover(s.base, s.dirfd, PREFIX, &c, &err), H5SHUF_OK);
+    ASSERT_EQ_INT(h5shuf__walfile_recover(s.base, s.dirfd, PREFIX, &c, &err), H5SHUF_OK);
     struct h5shuf_walfile *wf;
-    CU_ASSERT_EQUAL_FATAL(h5shuf__walfile_new(s.base, s.dirfd, c.eof, PREFIX, &wf, &err), H5SHUF_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf__walfile_new(s.base, s.dirfd, c.eof, PREFIX, &wf, &err), H5SHUF_OK);
     hid_t fapl = latest_fapl(wf, H5SHUF_WALFILE_REOPEN);
     hid_t f = H5Fopen("x", H5F_ACC_RDONLY, fapl);
-    CU_ASSERT_FATAL(f >= 0);
-    CU_ASSERT_EQUAL(check(f, 0), 0);
+    ASSERT_GE_INT_FATAL(f, 0);
+    ASSERT_EQ_INT(check(f, 0), 0);
     H5Fclose(f);
     H5Pclose(fapl);
     h5shuf__walfile_free(wf);
@@ -992,7 +1018,9 @@ static double read_all(hid_t f, int32_t *buf)
         char name[16];
         snprintf(name, sizeof name, "/b%d", d);
         hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
-        CU_ASSERT(ds >= 0 && H5Dread(ds, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
+        ASSERT_GE_INT(ds, 0);
+        if (ds >= 0)
+            ASSERT_GE_INT(H5Dread(ds, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), 0);
         H5Dclose(ds);
     }
     return now_s() - t0;
@@ -1015,12 +1043,12 @@ static void test_bench(void)
     struct h5shuf_err err = {0};
     struct h5shuf_walfile *wf;
     scratch_open(&s, 1);
-    CU_ASSERT_EQUAL_FATAL(h5shuf__walfile_new(s.base, s.dirfd, 0, PREFIX, &wf, &err), H5SHUF_OK);
+    ASSERT_EQ_INT_FATAL(h5shuf__walfile_new(s.base, s.dirfd, 0, PREFIX, &wf, &err), H5SHUF_OK);
     hid_t fapl = latest_fapl(wf, 0);
     hid_t f = H5Fcreate("x", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-    CU_ASSERT_FATAL(f >= 0);
+    ASSERT_GE_INT_FATAL(f, 0);
     int32_t *buf = malloc(rows_epoch * epochs * cols * sizeof *buf);
-    CU_ASSERT_FATAL(buf != NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
     tu_fill(buf, rows_epoch * cols * sizeof *buf, 1);
     double t_flush = 0, t_prep = 0, t_apply = 0, t_read_wal = 0;
     uint64_t log_total = 0, log_max = 0;
@@ -1041,13 +1069,13 @@ static void test_bench(void)
                 ds = H5Dopen2(f, name, H5P_DEFAULT);
             }
             hsize_t dims[2] = {(k + 1) * rows_epoch, cols}, start[2] = {k * rows_epoch, 0}, count[2] = {rows_epoch, cols};
-            CU_ASSERT(H5Dset_extent(ds, dims) >= 0);
+            ASSERT_GE_INT(H5Dset_extent(ds, dims), 0);
             hid_t fs = H5Dget_space(ds), ms = H5Screate_simple(2, count, NULL);
             H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
-            CU_ASSERT(H5Dwrite(ds, H5T_NATIVE_INT32, ms, fs, H5P_DEFAULT, buf) >= 0);
+            ASSERT_GE_INT(H5Dwrite(ds, H5T_NATIVE_INT32, ms, fs, H5P_DEFAULT, buf), 0);
             hid_t sp = H5Screate(H5S_SCALAR), a = k == 0 ? H5Acreate2(ds, "done", H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT)
                                                          : H5Aopen(ds, "done", H5P_DEFAULT);
-            CU_ASSERT(H5Awrite(a, H5T_NATIVE_HSIZE, &dims[0]) >= 0);
+            ASSERT_GE_INT(H5Awrite(a, H5T_NATIVE_HSIZE, &dims[0]), 0);
             H5Aclose(a);
             H5Sclose(sp);
             H5Sclose(ms);
@@ -1060,15 +1088,15 @@ static void test_bench(void)
             H5Gclose(H5Gcreate2(f, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
         }
         double t0 = now_s();
-        CU_ASSERT(H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0);
+        ASSERT_GE_INT(H5Fflush(f, H5F_SCOPE_GLOBAL), 0);
         double t1 = now_s();
         if (k == epochs - 1) /* the datasets through the driver, the last epoch's log mapped */
             t_read_wal = read_all(f, buf);
         double t2 = now_s();
         struct h5shuf_wal_commit c;
-        CU_ASSERT_FATAL(h5shuf__walfile_prepare(wf, &c, &err) == H5SHUF_OK);
+        ASSERT_EQ_INT_FATAL(h5shuf__walfile_prepare(wf, &c, &err), H5SHUF_OK);
         double t3 = now_s();
-        CU_ASSERT_FATAL(h5shuf__walfile_apply(wf, &err) == H5SHUF_OK);
+        ASSERT_EQ_INT_FATAL(h5shuf__walfile_apply(wf, &err), H5SHUF_OK);
         double t4 = now_s();
         printf("    %5d  %7.1f  %9.2f  %11.2f  %9.2f  %10llu\n", (int)k, c.eof / 1048576.0, (t1 - t0) * 1e3,
                (t3 - t2) * 1e3, (t4 - t3) * 1e3, (unsigned long long)c.log_bytes);
@@ -1078,19 +1106,22 @@ static void test_bench(void)
         log_total += c.log_bytes;
         log_max = c.log_bytes > log_max ? c.log_bytes : log_max;
     }
-    CU_ASSERT(H5Fclose(f) >= 0);
+    ASSERT_GE_INT(H5Fclose(f), 0);
     struct h5shuf_wal_commit c;
-    CU_ASSERT(h5shuf__walfile_prepare(wf, &c, &err) == H5SHUF_OK && h5shuf__walfile_apply(wf, &err) == H5SHUF_OK);
+    int prepared = h5shuf__walfile_prepare(wf, &c, &err);
+    ASSERT_EQ_INT(prepared, H5SHUF_OK);
+    if (prepared == H5SHUF_OK)
+        ASSERT_EQ_INT(h5shuf__walfile_apply(wf, &err), H5SHUF_OK);
     /* the committed file (no log), alternately through the driver and sec2: the best of 3 each */
     double t_wal = 1e9, t_sec2 = 1e9;
     for (int rep = 0; rep < 3; rep++) {
         f = H5Fopen("x", H5F_ACC_RDONLY, fapl);
-        CU_ASSERT_FATAL(f >= 0);
+        ASSERT_GE_INT_FATAL(f, 0);
         double t = read_all(f, buf);
         t_wal = t < t_wal ? t : t_wal;
         H5Fclose(f);
         f = H5Fopen(s.path, H5F_ACC_RDONLY, H5P_DEFAULT);
-        CU_ASSERT_FATAL(f >= 0);
+        ASSERT_GE_INT_FATAL(f, 0);
         t = read_all(f, buf);
         t_sec2 = t < t_sec2 ? t : t_sec2;
         H5Fclose(f);

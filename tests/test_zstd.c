@@ -33,17 +33,18 @@ static void roundtrip(const void *data, size_t n, int level)
 {
     void *c, *d;
     size_t cn = run_filter(0, level, data, n, &c);
-    CU_ASSERT_FATAL(cn > 0);
+    ASSERT_GT_INT_FATAL(cn, 0);
     /* plain libzstd reads it: what any other implementation of 32015 does */
     unsigned long long size = ZSTD_getFrameContentSize(c, cn);
-    CU_ASSERT_EQUAL(size, n);
+    ASSERT_EQ_INT(size, n);
     void *plain = malloc(n + 1);
-    CU_ASSERT_EQUAL(ZSTD_decompress(plain, n, c, cn), n);
-    CU_ASSERT(memcmp(plain, data, n) == 0);
+    ASSERT_EQ_INT(ZSTD_decompress(plain, n, c, cn), n);
+    ASSERT_EQ_MEM(plain, data, n);
     free(plain);
     size_t dn = run_filter(H5Z_FLAG_REVERSE, 0, c, cn, &d);
-    CU_ASSERT_EQUAL(dn, n);
-    CU_ASSERT(dn == n && memcmp(d, data, n) == 0);
+    ASSERT_EQ_INT(dn, n);
+    if (dn == n)
+        ASSERT_EQ_MEM(d, data, n);
     H5free_memory(c);
     H5free_memory(d);
 }
@@ -77,7 +78,9 @@ static void test_level_clamped(void)
     roundtrip(data, sizeof data, -1000000);
     void *a, *b;
     size_t na = run_filter(0, 1000, data, sizeof data, &a), nb = run_filter(0, ZSTD_maxCLevel(), data, sizeof data, &b);
-    CU_ASSERT(na == nb && memcmp(a, b, na) == 0);
+    ASSERT_EQ_INT(na, nb);
+    if (na == nb)
+        ASSERT_EQ_MEM(a, b, na);
     H5free_memory(a);
     H5free_memory(b);
 }
@@ -88,7 +91,8 @@ static void test_compresses(void)
     unsigned char *zeros = calloc(1, 1 << 20);
     void *c;
     size_t cn = run_filter(0, 1, zeros, 1 << 20, &c);
-    CU_ASSERT(cn > 0 && cn < 1000);
+    ASSERT_GT_INT(cn, 0);
+    ASSERT_LT_INT(cn, 1000);
     H5free_memory(c);
     free(zeros);
 }
@@ -99,8 +103,8 @@ static void test_empty(void)
 {
     void *c;
     size_t cn = run_filter(0, 3, "", 0, &c);
-    CU_ASSERT(cn > 0);
-    CU_ASSERT_EQUAL(ZSTD_getFrameContentSize(c, cn), 0);
+    ASSERT_GT_INT(cn, 0);
+    ASSERT_EQ_INT(ZSTD_getFrameContentSize(c, cn), 0);
     H5free_memory(c);
 }
 
@@ -122,19 +126,21 @@ static void test_unknown_size_and_frames(void)
         r = ZSTD_compressStream2(cc, &out, &in, ZSTD_e_end);
     while (r != 0 && !ZSTD_isError(r));
     CU_ASSERT_FATAL(!ZSTD_isError(r));
-    CU_ASSERT_EQUAL(ZSTD_getFrameContentSize(frame, out.pos), ZSTD_CONTENTSIZE_UNKNOWN);
+    ASSERT_EQ_INT(ZSTD_getFrameContentSize(frame, out.pos), ZSTD_CONTENTSIZE_UNKNOWN);
     void *d;
     size_t dn = run_filter(H5Z_FLAG_REVERSE, 0, frame, out.pos, &d);
-    CU_ASSERT_EQUAL(dn, N);
-    CU_ASSERT(dn == N && memcmp(d, data, N) == 0);
+    ASSERT_EQ_INT(dn, N);
+    if (dn == N)
+        ASSERT_EQ_MEM(d, data, N);
     H5free_memory(d);
 
     /* two frames: the first N/2 bytes, then the rest */
     size_t a = ZSTD_compress(frame, cap, data, N / 2, 3);
     size_t b = ZSTD_compress(frame + a, cap - a, data + N / 2, N - N / 2, 3);
     dn = run_filter(H5Z_FLAG_REVERSE, 0, frame, a + b, &d);
-    CU_ASSERT_EQUAL(dn, N);
-    CU_ASSERT(dn == N && memcmp(d, data, N) == 0);
+    ASSERT_EQ_INT(dn, N);
+    if (dn == N)
+        ASSERT_EQ_MEM(d, data, N);
     H5free_memory(d);
     ZSTD_freeCCtx(cc);
     free(frame);
@@ -150,7 +156,7 @@ static void test_corrupt(void)
         data[i] = (unsigned char)(i % 251);
     void *c;
     size_t cn = run_filter(0, 3, data, N, &c);
-    CU_ASSERT_FATAL(cn > 16);
+    ASSERT_GT_INT_FATAL(cn, 16);
     unsigned char *bad = malloc(cn);
     struct {
         const char *name;
@@ -174,11 +180,11 @@ static void test_corrupt(void)
          * the filter must never do is return a size other than the chunk's. */
         CU_ASSERT(dn == 0 || dn == N);
         if (dn == 0) {
-            CU_ASSERT(memcmp(d, bad, len) == 0); /* input untouched */
-            CU_ASSERT(H5Eget_num(H5E_DEFAULT) > 0);
+            ASSERT_EQ_MEM(d, bad, len); /* input untouched */
+            ASSERT_GT_INT(H5Eget_num(H5E_DEFAULT), 0);
         }
         if (strcmp(cases[k].name, "garbage") == 0 || strncmp(cases[k].name, "truncated", 9) == 0)
-            CU_ASSERT_EQUAL(dn, 0);
+            ASSERT_EQ_INT(dn, 0);
         H5free_memory(d);
     }
     H5Eclear2(H5E_DEFAULT);
@@ -209,13 +215,13 @@ static void test_declared_limit(void)
     const size_t giga = (size_t)1 << 30;
     unsigned char *bomb = malloc(tu_zstd_rle_bytes(giga));
     size_t bn = tu_zstd_rle_frame(bomb, giga);
-    CU_ASSERT_EQUAL(bn, 32774);
+    ASSERT_EQ_INT(bn, 32774);
     long before = max_rss_kib();
     limited(bomb, bn, 1600, 1600, "zstd: chunk decodes to more than 1600 bytes, the chunk's size (corrupt chunk)");
     long grown = max_rss_kib() - before;
     if (grown >= 65536)
         fprintf(stderr, "\n  max RSS grew by %ld KiB\n", grown);
-    CU_ASSERT(grown < 65536); /* 64 MiB: the frame was not decoded */
+    ASSERT_LT_INT(grown, 65536); /* 64 MiB: the frame was not decoded */
 
     /* a size the frame states: more, fewer, exact */
     enum { N = 4000 };
@@ -226,18 +232,18 @@ static void test_declared_limit(void)
     CU_ASSERT_FATAL(!ZSTD_isError(fn));
     limited(frame, fn, 1600, 1600, "frame claims 4000 bytes, more than 1600, the chunk's size");
     limited(frame, fn, 8000, 8000, "frame holds 4000 bytes, not the chunk's 8000");
-    CU_ASSERT_EQUAL(limited(frame, fn, N, N, NULL), N);
+    ASSERT_EQ_INT(limited(frame, fn, N, N, NULL), N);
 
     /* no size in the frame: decoded into the limit, fewer bytes refused, a bound that is not exact */
     size_t small = tu_zstd_rle_frame(bomb, N);
     limited(bomb, small, 8000, 8000, "decodes to 4000 bytes, not the chunk's 8000");
     limited(bomb, small, N + 1, 2 * N, "decodes to 4000 bytes, fewer than the chunk's 4001");
     limited(bomb, small, 1000, 2000, "more than 2000 bytes, the most this chunk can hold");
-    CU_ASSERT_EQUAL(limited(bomb, small, 1, 3 * N, NULL), N);
+    ASSERT_EQ_INT(limited(bomb, small, 1, 3 * N, NULL), N);
 
     /* with nothing declared (another program through the plugin) a large frame still reads */
     size_t big = tu_zstd_rle_frame(bomb, (size_t)64 << 20);
-    CU_ASSERT_EQUAL(limited(bomb, big, 0, 0, NULL), (size_t)64 << 20);
+    ASSERT_EQ_INT(limited(bomb, big, 0, 0, NULL), (size_t)64 << 20);
     free(bomb);
 }
 

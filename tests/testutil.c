@@ -119,7 +119,8 @@ int tu_shuffle_bound(const char *const *inputs, size_t n, const char *output, co
         snprintf(msg, cap, "%s", h5shuf_errmsg(job));
     h5shuf_job_free(job);
     ssize_t after = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL);
-    CU_ASSERT(before >= 0 && after == before);
+    ASSERT_GE_INT(before, 0);
+    ASSERT_EQ_INT(after, before);
     if (after != before)
         fprintf(stderr, "\n  open HDF5 objects: %zd before the run, %zd after\n", before, after);
     return st;
@@ -290,19 +291,22 @@ size_t tu_decode_limited(H5Z_func_t fn, H5Z_filter_t id, size_t ncd, const unsig
     char cause[256] = "";
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost_desc, cause);
     if (want) {
-        CU_ASSERT_EQUAL(r, 0);
-        CU_ASSERT(memcmp(buf, data, n) == 0);
+        ASSERT_EQ_INT(r, 0);
+        ASSERT_EQ_MEM(buf, data, n);
         if (!strstr(cause, want))
             fprintf(stderr, "\n  expected \"%s\" in \"%s\"\n", want, cause);
-        CU_ASSERT(strstr(cause, want) != NULL);
+        ASSERT_HAS_STR(cause, want);
         if (hi) {
-            CU_ASSERT(l->refused && l->refused_nbytes == n && l->refused_hash == h5shuf_filter_hash(data, n));
-            CU_ASSERT(strcmp(l->refused_msg, cause) == 0);
+            CU_ASSERT(l->refused);
+            ASSERT_EQ_INT(l->refused_nbytes, n);
+            ASSERT_EQ_INT(l->refused_hash, h5shuf_filter_hash(data, n));
+            ASSERT_EQ_STR(l->refused_msg, cause);
         }
     } else {
         if (r == 0)
             fprintf(stderr, "\n  refused: \"%s\"\n", cause);
-        CU_ASSERT(r > 0 && r <= size);
+        ASSERT_GT_INT(r, 0);
+        ASSERT_LE_INT(r, size);
     }
     memset(l, 0, sizeof *l);
     H5Eclear2(H5E_DEFAULT);
