@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/cases.sh - the cases users have (issues 15 and 28), each against its alternative or yardstick in the
-# same run, following ../shared/BENCHMARKING.md: before each timed command the old outputs are removed,
+# same run, following docs/benchmark.md's "Protocol": before each timed command the old outputs are removed,
 # `sync`, sleep SETTLE s, the command's input is read again and `sync`; the commands of a case are
 # interleaved (A B C A B C ...), REPS rounds; the table gives medians and the ratios the issues set targets
 # for.  docs/benchmark.md has the results.
@@ -110,7 +110,7 @@ has many && gen "$many/one.h5" many "$many" "$FILES" "$ROWS_PER_FILE"
   echo "# h5shuf cases (issues 15, 28), $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo
   echo "- machine: $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB RAM, $(uname -sr); $("$H5SHUF" --version 2>&1 | head -1)${OLD:+; OLD = $OLD}"
-  echo "- protocol (BENCHMARKING.md): remove outputs, sync, sleep ${SETTLE} s, read the input, sync, then time; commands of a case interleaved, ${REPS} rounds; medians"
+  echo "- protocol (docs/benchmark.md): remove outputs, sync, sleep ${SETTLE} s, read the input, sync, then time; commands of a case interleaved, ${REPS} rounds; medians"
   if [ "$SMALL" = 1 ]; then echo "- **SMALL=1: every file about 16 MiB, a smoke test of the harness: the times mean nothing**"; fi
 } >"$RESULTS.header"
 printf '#case\tcommand\trep\twall_s\tpeak_rss_kib\n' >"$RESULTS.tsv"

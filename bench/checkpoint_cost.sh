@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/checkpoint_cost.sh - what checkpoints cost and what a resume saves (issue 26), following
-# ../shared/BENCHMARKING.md: before each timed command the old outputs and state are removed, sync, sleep
+# docs/benchmark.md's "Protocol": before each timed command the old outputs and state are removed, sync, sleep
 # SETTLE s, the input is read, sync; the commands of a case are interleaved, REPS rounds, medians.
 #
 #   bash bench/checkpoint_cost.sh                1 GiB raw and 1 GiB gzip-4 (X with its labels)

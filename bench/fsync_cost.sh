@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/fsync_cost.sh - what the durable commit costs (issue 12): h5shuf as it is (the output fsync'ed
 # before its rename, the directory after) against the same binary under eatmydata (Debian's libeatmydata,
-# an LD_PRELOAD that makes fsync a no-op), interleaved, following ../shared/BENCHMARKING.md: before each
+# an LD_PRELOAD that makes fsync a no-op), interleaved, following docs/benchmark.md's "Protocol": before each
 # timed command the old output is removed, sync, sleep SETTLE s, the input is read, sync.  Both commands
 # must write the same bytes (md5 compared every round): the only difference is the syncs.
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/large_records.sh - large records (issue 13): the direct path against the two passes, a plain copy
 # (bench/seqcopy.py: one sequential libhdf5 read+write pass, same filters) and h5py + numpy in memory,
-# interleaved in the same run, following ../shared/BENCHMARKING.md (settle before each command, the input
+# interleaved in the same run, following docs/benchmark.md's "Protocol" (settle before each command, the input
 # re-read, medians of REPS rounds).  docs/benchmark.md ("Large records") has the results.
 #
 #   bash bench/large_records.sh                                  1 GiB and 4 GiB of 4 MiB and 16 MiB rows

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/mpi.sh - h5shuf-mpi on one machine: P = 1, 2, 4 processes against the serial h5shuf, the single
-# output and --shards 4, interleaved in the same run after ../shared/BENCHMARKING.md (settle before each
+# output and --shards 4, interleaved in the same run after docs/benchmark.md's "Protocol" (settle before each
 # command, the input re-read, medians of REPS rounds).  Each process gets -m MEMORY and a scratch
 # directory of its own; peak RSS is measured per process (/usr/bin/time around each).  mpirun runs with
 # --bind-to none: its default binds each of 1 or 2 processes to one core, which halves a process's -j

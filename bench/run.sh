@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/run.sh - h5shuf against the alternatives (issue 5), following ../shared/BENCHMARKING.md.
+# bench/run.sh - h5shuf against the alternatives (issue 5), following docs/benchmark.md's "Protocol".
 # docs/benchmark.md explains the methods, the checks and the table.
 #
 #   bash bench/run.sh                 the default matrix (about 40 minutes on 2 cores)
@@ -92,7 +92,7 @@ threads="h5shuf has no -j option here (serial codecs)"
   echo "- $("$H5SHUF" --version 2>&1 | head -1); $threads; options: -m $MEMORY -s $SEED ${H5SHUF_ARGS}"
   echo "- $(h5repack -V 2>&1 | head -1); $(shuf --version | head -1); terashuf: $(command -v terashuf || echo 'not installed, not measured')"
   echo "- $($PY -c 'import sys, numpy, h5py; print("python %s, numpy %s, h5py %s" % (sys.version.split()[0], numpy.__version__, h5py.__version__))')"
-  echo "- protocol (BENCHMARKING.md): before each timed command remove old outputs, sync, sleep ${SETTLE} s, read the input, sync; methods interleaved, ${REPS} rounds"
+  echo "- protocol (docs/benchmark.md): before each timed command remove old outputs, sync, sleep ${SETTLE} s, read the input, sync; methods interleaved, ${REPS} rounds"
   echo "- data: float32 rounded to 1/256, 1 MiB chunks (testdata/gendata.c); every output checked (docs/benchmark.md)"
   echo "- matrix: $MATRIX"
 } >"$RESULTS.header"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 3's measurement: scratch bytes and wall time with and without scratch compression on the 1 GiB
 # benchmark data (bench/run.sh's 1G:gzip4:1K file, generated here when missing), output -c zstd:3+shuffle,
-# interleaved, following ../shared/BENCHMARKING.md; also checks the output through h5py + the plugin (a
+# interleaved, following docs/benchmark.md's "Protocol"; also checks the output through h5py + the plugin (a
 # permutation, the contract's order) and reads it whole with h5dump.
 #   bash bench/scratch_1g.sh [WORKDIR] [ROUNDS]
 set -euo pipefail
