@@ -30,6 +30,8 @@
 #include "h5err.h"
 #include "plan.h"
 #include "tempfile.h"
+#include "walrecover.h"
+#include "walvfd.h"
 
 /* Output datasets' chunk rows whose least common multiple is beyond this many times a unit: no checkpoint
  * inside an output file, only at its end. */
