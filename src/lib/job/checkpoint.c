@@ -84,8 +84,9 @@ int h5shuf__ckpt_plan_find(h5shuf_job *job)
 }
 
 /* Append to *text (of *len, cap *cap) a printf-formatted line. */
-static int add_line(char **text, size_t *len, size_t *cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int add_line(char **text, size_t *len, size_t *cap, const char *fmt, ...)
+static int h5shuf__ckpt_add_line(char **text, size_t *len, size_t *cap, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int h5shuf__ckpt_add_line(char **text, size_t *len, size_t *cap, const char *fmt, ...)
 {
     char line[8192];
     va_list ap;
@@ -155,12 +156,12 @@ static int identity_text(h5shuf_job *job, char **out)
 {
     char *t = NULL;
     size_t len = 0, cap = 0;
-    int bad = add_line(&t, &len, &cap, "h5shuf-state 1");
-    bad |= add_line(&t, &len, &cap, "seed %" PRIu64, job->seed);
-    bad |= add_line(&t, &len, &cap, "output %s", job->out_spec.file);
+    int bad = h5shuf__ckpt_add_line(&t, &len, &cap, "h5shuf-state 1");
+    bad |= h5shuf__ckpt_add_line(&t, &len, &cap, "seed %" PRIu64, job->seed);
+    bad |= h5shuf__ckpt_add_line(&t, &len, &cap, "output %s", job->out_spec.file);
     struct stat ps;
     if (job->mode == H5SHUF_MODE_GATHER && stat(job->piles_path, &ps) == 0) /* a gather's input is its pile file */
-        bad |= add_line(&t, &len, &cap, "input piles file %s dev %" PRIu64 " ino %" PRIu64 " size %" PRIu64 " mtime %" PRId64 ".%09ld",
+        bad |= h5shuf__ckpt_add_line(&t, &len, &cap, "input piles file %s dev %" PRIu64 " ino %" PRIu64 " size %" PRIu64 " mtime %" PRId64 ".%09ld",
                         job->piles_path, (uint64_t)ps.st_dev, (uint64_t)ps.st_ino, (uint64_t)ps.st_size,
                         (int64_t)ps.st_mtim.tv_sec, (long)ps.st_mtim.tv_nsec);
     for (size_t f = 0; f < job->in.n && !bad; f++) {
@@ -168,7 +169,7 @@ static int identity_text(h5shuf_job *job, char **out)
         struct stat s;
         if (stat(in->spec.file, &s) != 0)
             memset(&s, 0, sizeof s);
-        bad |= add_line(&t, &len, &cap, "input %zu file %s dev %" PRIu64 " ino %" PRIu64 " size %" PRIu64 " mtime %" PRId64 ".%09ld rows %" PRIu64,
+        bad |= h5shuf__ckpt_add_line(&t, &len, &cap, "input %zu file %s dev %" PRIu64 " ino %" PRIu64 " size %" PRIu64 " mtime %" PRId64 ".%09ld rows %" PRIu64,
                         f, in->spec.file, (uint64_t)s.st_dev, (uint64_t)s.st_ino, (uint64_t)s.st_size,
                         (int64_t)s.st_mtim.tv_sec, (long)s.st_mtim.tv_nsec, in->rows);
     }
@@ -178,26 +179,28 @@ static int identity_text(h5shuf_job *job, char **out)
         size_t at = 0;
         for (int r = 0; r < ds->rank && at < sizeof dims; r++)
             at += (size_t)snprintf(dims + at, sizeof dims - at, "%s%llu", r ? "x" : "", (unsigned long long)ds->dims[r]);
-        bad |= add_line(&t, &len, &cap, "dataset %zu %s from %s dims %s type %016" PRIx64 " in %016" PRIx64 " out %016" PRIx64,
+        bad |= h5shuf__ckpt_add_line(&t, &len, &cap, "dataset %zu %s from %s dims %s type %016" PRIx64 " in %016" PRIx64 " out %016" PRIx64,
                         d, ds->out_path, ds->in_path, dims, type_hash(ds->ftype), filters_hash(ds->dcpl),
                         filters_hash(ds->out_dcpl));
     }
     const h5shuf_options *o = &job->opts;
-    bad |= add_line(&t, &len, &cap, "compression %s", job->compression ? job->compression : "keep");
-    bad |= add_line(&t, &len, &cap, "chunks %s", job->chunk_shape ? job->chunk_shape : "input");
-    bad |= add_line(&t, &len, &cap, "shards %" PRIu64, o->shards);
-    bad |= add_line(&t, &len, &cap, "split %s", job->split ? job->split : "-");
-    bad |= add_line(&t, &len, &cap, "head %" PRIu64, job->out_rows);
-    bad |= add_line(&t, &len, &cap, "index %s", job->index_path ? job->index_path : "-");
-    bad |= add_line(&t, &len, &cap, "source-index %s", job->source_index_path ? job->source_index_path : "-");
-    bad |= add_line(&t, &len, &cap, "references %s", o->drop_references ? "dropped" : "kept");
-    bad |= add_line(&t, &len, &cap, "lossy %s", o->allow_lossy ? "allowed" : "refused");
-    bad |= add_line(&t, &len, &cap, "external %s", o->allow_external ? "allowed" : "refused");
-    bad |= add_line(&t, &len, &cap, "checkpoint %" PRIu64 " rows %" PRIu64, o->checkpoint_bytes, job->ckpt.unit_rows);
+    bad |= h5shuf__ckpt_add_line(&t, &len, &cap, "compression %s", job->compression ? job->compression : "keep");
+    bad |= h5shuf__ckpt_add_line(&t, &len, &cap, "chunks %s", job->chunk_shape ? job->chunk_shape : "input");
+    bad |= h5shuf__ckpt_add_line(&t, &len, &cap, "shards %" PRIu64, o->shards);
+    bad |= h5shuf__ckpt_add_line(&t, &len, &cap, "split %s", job->split ? job->split : "-");
+    bad |= h5shuf__ckpt_add_line(&t, &len, &cap, "head %" PRIu64, job->out_rows);
+    bad |= h5shuf__ckpt_add_line(&t, &len, &cap, "index %s", job->index_path ? job->index_path : "-");
+    bad |= h5shuf__ckpt_add_line(&t, &len, &cap, "source-index %s",
+                                 job->source_index_path ? job->source_index_path : "-");
+    bad |= h5shuf__ckpt_add_line(&t, &len, &cap, "references %s", o->drop_references ? "dropped" : "kept");
+    bad |= h5shuf__ckpt_add_line(&t, &len, &cap, "lossy %s", o->allow_lossy ? "allowed" : "refused");
+    bad |= h5shuf__ckpt_add_line(&t, &len, &cap, "external %s", o->allow_external ? "allowed" : "refused");
+    bad |= h5shuf__ckpt_add_line(&t, &len, &cap, "checkpoint %" PRIu64 " rows %" PRIu64, o->checkpoint_bytes,
+                                 job->ckpt.unit_rows);
     if (job->strata_text) /* (only then: the states of unstratified runs keep their lines) */
-        bad |= add_line(&t, &len, &cap, "stratify %s", job->strata_text);
+        bad |= h5shuf__ckpt_add_line(&t, &len, &cap, "stratify %s", job->strata_text);
     if (job->ckpt.ranks) /* a distributed run: every process has its own state */
-        bad |= add_line(&t, &len, &cap, "processes %d rank %d", job->ckpt.ranks, job->ckpt.rank);
+        bad |= h5shuf__ckpt_add_line(&t, &len, &cap, "processes %d rank %d", job->ckpt.ranks, job->ckpt.rank);
     if (bad) {
         free(t);
         return h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
@@ -208,7 +211,7 @@ static int identity_text(h5shuf_job *job, char **out)
 
 /* How many of this process's outputs (job->out.v[lo..hi)) are in place as the interrupted run's files
  * (their device and inode are the recorded ones). */
-static size_t placed_count(const h5shuf_job *job)
+static size_t h5shuf__ckpt_placed_count(const h5shuf_job *job)
 {
     const struct h5shuf_resume *rs = &job->ckpt.rs;
     const struct h5shuf_targets *t = &job->out;
@@ -255,7 +258,7 @@ int h5shuf__ckpt_plan_check(h5shuf_job *job)
         return st;
     /* killed between putting its outputs in place and removing its state: nothing is left to do (a
      * distributed run's processes find theirs once they know which outputs are theirs: dist.c) */
-    size_t placed = c->ranks ? 0 : placed_count(job);
+    size_t placed = c->ranks ? 0 : h5shuf__ckpt_placed_count(job);
     struct stat sp;
     if (job->mode == H5SHUF_MODE_SCATTER && rs->done && stat(job->out_spec.file, &sp) == 0 &&
         (uint64_t)sp.st_dev == rs->scratch_dev && (uint64_t)sp.st_ino == rs->scratch_ino)
@@ -403,7 +406,7 @@ static int target_sync(h5shuf_job *job, size_t k, uint64_t *size)
 }
 
 /* The state directory and its IDENTITY record, once (a fresh run). */
-static int state_start(h5shuf_job *job)
+static int h5shuf__ckpt_state_start(h5shuf_job *job)
 {
     struct h5shuf_ckpt *c = &job->ckpt;
     if (c->started || c->rs.found) { /* (a resumed run's state is its own from now on) */
@@ -424,12 +427,12 @@ static int targets_make(h5shuf_job *job, const struct h5shuf_ctx *cx, uint64_t f
     for (size_t i = 0; st == H5SHUF_OK && i < t->hi - t->lo; i++) {
         uint64_t size = 0;
         st = target_sync(job, t->lo + i, &size);
-        if (st == H5SHUF_OK && add_line(&text, &len, &cap, "t %zu eof %" PRIu64, i, size) < 0)
+        if (st == H5SHUF_OK && h5shuf__ckpt_add_line(&text, &len, &cap, "t %zu eof %" PRIu64, i, size) < 0)
             st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     }
     char boot[128];
     h5shuf__resume_boot_words(&job->ckpt.rs, boot, sizeof boot);
-    if (st == H5SHUF_OK && add_line(&text, &len, &cap, "%s", boot + 1) < 0)
+    if (st == H5SHUF_OK && h5shuf__ckpt_add_line(&text, &len, &cap, "%s", boot + 1) < 0)
         st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
     H5SHUF_KILL_POINT();
     if (st == H5SHUF_OK)
@@ -446,20 +449,20 @@ static int targets_fresh(h5shuf_job *job, const struct h5shuf_ctx *cx, uint64_t 
     struct h5shuf_ckpt *c = &job->ckpt;
     struct h5shuf_targets *t = &job->out;
     (void)start;
-    int st = state_start(job);
+    int st = h5shuf__ckpt_state_start(job);
     c->started = 1;
     /* the names are recorded before the files exist: a kill between the two leaves nothing unnamed */
     char *text = NULL;
     size_t len = 0, cap = 0;
     const size_t n = t->hi - t->lo; /* this process's (all of them but in a distributed run) */
-    int bad = st != H5SHUF_OK ? 0 : add_line(&text, &len, &cap, "targets %zu", n);
+    int bad = st != H5SHUF_OK ? 0 : h5shuf__ckpt_add_line(&text, &len, &cap, "targets %zu", n);
     char **names = st == H5SHUF_OK ? calloc(n ? n : 1, sizeof *names) : NULL;
     if (st == H5SHUF_OK && !names)
         bad = 1;
     for (size_t i = 0; st == H5SHUF_OK && !bad && i < n; i++) {
         char name[NAME_MAX + 1];
         h5shuf__targets_temp_name(t, t->lo + i, name, sizeof name);
-        bad = !(names[i] = strdup(name)) || add_line(&text, &len, &cap, "t %zu name %s", i, name);
+        bad = !(names[i] = strdup(name)) || h5shuf__ckpt_add_line(&text, &len, &cap, "t %zu name %s", i, name);
     }
     if (bad)
         st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
@@ -475,11 +478,11 @@ static int targets_fresh(h5shuf_job *job, const struct h5shuf_ctx *cx, uint64_t 
     free(text);
     text = NULL;
     len = cap = 0;
-    bad = st != H5SHUF_OK ? 0 : add_line(&text, &len, &cap, "targets %zu", n);
+    bad = st != H5SHUF_OK ? 0 : h5shuf__ckpt_add_line(&text, &len, &cap, "targets %zu", n);
     for (size_t i = 0; st == H5SHUF_OK && !bad && i < n; i++) {
         const struct h5shuf_tempfile *tf = &t->v[t->lo + i].tf;
-        bad = add_line(&text, &len, &cap, "t %zu name %s dev %" PRIu64 " ino %" PRIu64, i, tf->name, (uint64_t)tf->dev,
-                       (uint64_t)tf->ino);
+        bad = h5shuf__ckpt_add_line(&text, &len, &cap, "t %zu name %s dev %" PRIu64 " ino %" PRIu64, i, tf->name,
+                                    (uint64_t)tf->dev, (uint64_t)tf->ino);
     }
     if (bad)
         st = h5shuf__fail(&job->err, H5SHUF_ENOMEM, "out of memory");
@@ -493,7 +496,7 @@ static int targets_fresh(h5shuf_job *job, const struct h5shuf_ctx *cx, uint64_t 
 
 /* Remove name in the directory of path when it is a regular file of this user's (a temporary file an
  * interrupted run named in its journal and may have made). */
-static void remove_own(const char *path, const char *name)
+static void h5shuf__ckpt_remove_own(const char *path, const char *name)
 {
     char *dir = h5shuf__dir_of(path);
     int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
@@ -516,7 +519,7 @@ static int targets_resumed(h5shuf_job *job, const struct h5shuf_ctx *cx, uint64_
     const size_t n = t->hi - t->lo;
     if (rs->t && rs->names_only) /* named, maybe made, never written: removed, then made afresh */
         for (size_t i = 0; i < rs->ntargets && i < n; i++)
-            remove_own(t->v[t->lo + i].path, rs->t[i].name);
+            h5shuf__ckpt_remove_own(t->v[t->lo + i].path, rs->t[i].name);
     if (!rs->t || rs->names_only) /* killed before the files were recorded: nothing of the outputs was written */
         return targets_fresh(job, cx, files, 0);
     if (rs->ntargets != n)
@@ -632,10 +635,10 @@ int h5shuf__ckpt_scratch(h5shuf_job *job, const struct h5shuf_ctx *cx, struct h5
                                      &job->scratch_filters, &job->scratch_id_filters, &job->err);
     } else { /* named in the journal before it is made (a kill between leaves nothing unnamed) */
         if (rs->found && rs->scratch_intent[0])
-            remove_own(job->out_spec.file, rs->scratch_intent);
+            h5shuf__ckpt_remove_own(job->out_spec.file, rs->scratch_intent);
         char name[NAME_MAX + 1];
         h5shuf__tempfile_name(".", job->out_spec.file, ".h5shuf-", name, sizeof name);
-        st = state_start(job);
+        st = h5shuf__ckpt_state_start(job);
         H5SHUF_KILL_POINT();
         if (st == H5SHUF_OK)
             st = h5shuf__resume_record(rs, H5SHUF_REC_SCRATCH, &job->err, "name %s", name);
@@ -988,7 +991,7 @@ void h5shuf__ckpt_dist_state(const h5shuf_job *job, struct h5shuf_ckpt_dist *d)
     if (!rs->on || !rs->found)
         return;
     d->found = 1;
-    const size_t placed = placed_count(job);
+    const size_t placed = h5shuf__ckpt_placed_count(job);
     d->finished = placed > 0 && placed == job->out.hi - job->out.lo;
     d->partly_placed = placed > 0 && !d->finished;
     if (rs->level.set) {
@@ -1038,7 +1041,7 @@ int h5shuf__ckpt_place_done(h5shuf_job *job, const struct h5shuf_ctx *cx)
     struct h5shuf_ckpt *c = &job->ckpt;
     const struct h5shuf_resume *rs = &c->rs;
     c->started = 1;
-    if (placed_count(job) > 0 || job->out.part) /* in place already, or nothing to place */
+    if (h5shuf__ckpt_placed_count(job) > 0 || job->out.part) /* in place already, or nothing to place */
         return H5SHUF_OK;
     if (!rs->t || rs->names_only || !rs->created)
         return h5shuf__fail(&job->err, H5SHUF_EINTERNAL, "%s: the interrupted run put outputs in place before "
