@@ -14,7 +14,7 @@
 #include <sys/random.h>
 
 #include "addrspace.h"
-#include "checkpoint.h"
+#include "ckptplan.h"
 #include "chunkio.h"
 #include "direct.h"
 #include "error.h"

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "checkpoint.h"
+#include "ckpttargets.h"
 #include "chunkio.h"
 #include "ctx.h"
 #include "direct.h"
