@@ -29,17 +29,17 @@
 #include "vlen.h"
 #include <xxhash.h>
 
-#define PILE_NAME_MAX 64
+#define H5SHUF_PILE_NAME_MAX 64
 /* Most bytes HDF5's metadata cache may hold for the scratch file (part of the fixed overhead). */
 #define SCRATCH_MDC_BYTES (4u << 20)
 
-static void pile_name(uint64_t number, char *buf, size_t cap)
+static void h5shuf__pile_name(uint64_t number, char *buf, size_t cap)
 {
     snprintf(buf, cap, "/piles/%06" PRIu64, number);
 }
 
 /* The dataset of vlen slot v. */
-static size_t vlen_dataset(const struct h5shuf_datasets *dsets, size_t v)
+static size_t h5shuf__pile_vlen_dataset(const struct h5shuf_datasets *dsets, size_t v)
 {
     size_t d = 0;
     while (d < dsets->n && !(dsets->ds[d].vlen && dsets->ds[d].vslot == v))
@@ -55,7 +55,7 @@ static void pile_dset_name(const struct h5shuf_datasets *dsets, size_t d, char *
     else if (d < dsets->n)
         snprintf(buf, cap, "d%zu", d);
     else
-        snprintf(buf, cap, "d%zu_data", vlen_dataset(dsets, d - dsets->n - 1));
+        snprintf(buf, cap, "d%zu_data", h5shuf__pile_vlen_dataset(dsets, d - dsets->n - 1));
 }
 
 hid_t h5shuf__scratch_group(hid_t loc, const char *name)
@@ -189,14 +189,14 @@ int h5shuf__scratch_reset(struct h5shuf_scratch *sc, struct h5shuf_err *err)
 
 /* Create pile group number with its datasets, chunked cap rows at a time (vlen payloads vchunk[v]
  * elements); they are left open in *group and sets[0..h5shuf__pile_nsets). */
-static int pile_create(const struct h5shuf_scratch *sc, uint64_t number, uint64_t cap, const uint64_t *vchunk,
-                       hid_t *group, hid_t *sets, struct h5shuf_err *err)
+static int h5shuf__pile_create(const struct h5shuf_scratch *sc, uint64_t number, uint64_t cap,
+                               const uint64_t *vchunk, hid_t *group, hid_t *sets, struct h5shuf_err *err)
 {
     const struct h5shuf_datasets *dsets = sc->dsets;
-    char name[PILE_NAME_MAX], cause[256];
+    char name[H5SHUF_PILE_NAME_MAX], cause[256];
     int st = H5SHUF_OK;
     hid_t dcpl = H5I_INVALID_HID, dapl = H5I_INVALID_HID, space = H5I_INVALID_HID;
-    pile_name(number, name, sizeof name);
+    h5shuf__pile_name(number, name, sizeof name);
     *group = H5SHUF_FAULT() ? H5I_INVALID_HID : h5shuf__scratch_group(sc->file, name);
     if (*group < 0)
         goto hdf5_error;
@@ -213,7 +213,7 @@ static int pile_create(const struct h5shuf_scratch *sc, uint64_t number, uint64_
             rank = dsets->ds[d].rank;
             memcpy(dims, dsets->ds[d].dims, sizeof dims);
         } else if (d > dsets->n) { /* a vlen payload: 1-D, its chunk a pile buffer's */
-            type = dsets->ds[vlen_dataset(dsets, d - dsets->n - 1)].etype;
+            type = dsets->ds[h5shuf__pile_vlen_dataset(dsets, d - dsets->n - 1)].etype;
             rows = vchunk[d - dsets->n - 1];
         }
         memcpy(maxdims, dims, sizeof dims);
@@ -352,20 +352,20 @@ static hid_t *sets_new(const struct h5shuf_datasets *dsets, struct h5shuf_err *e
 }
 
 /* Store the oldest pending flush: its encoded chunks, in the pile, after the rows already there. */
-static int flush_reap(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps)
+static int h5shuf__pileset_flush_reap(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps)
 {
     H5SHUF_KILL_POINT();
     const struct h5shuf_datasets *dsets = ps->sc->dsets;
     struct h5shuf_err *err = cx->err;
     struct h5shuf_pile_flush *f = &ps->fl[ps->fl_head];
     const struct h5shuf_pile p = {.number = ps->first_number + f->k};
-    char name[PILE_NAME_MAX], cause[256];
+    char name[H5SHUF_PILE_NAME_MAX], cause[256];
     hid_t group = H5I_INVALID_HID;
     hid_t *sets = sets_new(dsets, err);
     int st = sets ? h5shuf__pile_open(ps->sc, &p, &group, sets, err) : err->status;
     for (size_t d = 0; d <= dsets->n && st == H5SHUF_OK; d++) {
         if (h5shuf__extend_rows(sets[d], f->offset + f->rows) < 0 || h5shuf__chunk_write(cx->cio, sets[d], f->offset, f->chunk[d]) < 0) {
-            pile_name(p.number, name, sizeof name);
+            h5shuf__pile_name(p.number, name, sizeof name);
             st = h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot write: %s", ps->sc->path, name,
                               h5shuf__hdf5_cause(cause, sizeof cause));
         }
@@ -387,7 +387,7 @@ static int flush_async(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, u
     struct h5shuf_err *err = cx->err;
     struct h5shuf_pile_writer *w = &ps->w[k];
     int st = H5SHUF_OK;
-    if (ps->fl_count == ps->nfl && (st = flush_reap(cx, ps)) != H5SHUF_OK)
+    if (ps->fl_count == ps->nfl && (st = h5shuf__pileset_flush_reap(cx, ps)) != H5SHUF_OK)
         return st;
     if (!w->created || !ps->pl_ready) { /* (a pile made before a resumed pass 1 has its pipelines probed) */
         hid_t group = H5I_INVALID_HID;
@@ -396,7 +396,7 @@ static int flush_async(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, u
             return err->status;
         const struct h5shuf_pile made = {.number = ps->first_number + k};
         st = w->created ? h5shuf__pile_open(ps->sc, &made, &group, sets, err)
-                        : pile_create(ps->sc, ps->first_number + k, ps->cap, ps->vchunk, &group, sets, err);
+                        : h5shuf__pile_create(ps->sc, ps->first_number + k, ps->cap, ps->vchunk, &group, sets, err);
         for (size_t d = 0; d <= dsets->n && st == H5SHUF_OK && !ps->pl_ready; d++)
             if (h5shuf__pipeline_probe(sets[d], h5shuf__buf_type(dsets, d), &ps->pl[d]) < 0)
                 st = h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot inspect a pile", ps->sc->path);
@@ -442,7 +442,7 @@ static int payload_due(const struct h5shuf_pileset *ps, uint64_t k, int all)
 }
 
 /* Move every pile's staged rows into its buffer, and order those stores before the buffers are read. */
-static void stage_drain_all(struct h5shuf_pileset *ps)
+static void h5shuf__pileset_stage_drain_all(struct h5shuf_pileset *ps)
 {
     for (uint64_t k = 0; ps->stage.mem && k < ps->m; k++) {
         const uint32_t n = ps->stage.n[k];
@@ -480,13 +480,13 @@ static int pile_flush(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, ui
     hid_t *sets = sets_new(dsets, err);
     if (!sets)
         return err->status;
-    int st = !w->created ? pile_create(ps->sc, p.number, ps->cap, ps->vchunk, &group, sets, err)
+    int st = !w->created ? h5shuf__pile_create(ps->sc, p.number, ps->cap, ps->vchunk, &group, sets, err)
                          : h5shuf__pile_open_whole(ps->sc, &p, &group, sets, err);
     w->created = 1;
     for (size_t d = 0; d <= dsets->n && st == H5SHUF_OK; d++) {
         if (h5shuf__chunkio_write(cx->cio, sets[d], h5shuf__buf_type(dsets, d), w->written, w->nbuf, w->buf[d], 1) < 0) {
-            char name[PILE_NAME_MAX];
-            pile_name(p.number, name, sizeof name);
+            char name[H5SHUF_PILE_NAME_MAX];
+            h5shuf__pile_name(p.number, name, sizeof name);
             st = h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot write: %s", ps->sc->path, name,
                               h5shuf__hdf5_cause(cause, sizeof cause));
         }
@@ -497,8 +497,8 @@ static int pile_flush(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, ui
             continue;
         struct h5shuf_varena *a = &w->va[ds->vslot];
         if (h5shuf__vlen_pile_flush(ds, sets[dsets->n + 1 + ds->vslot], ps->vchunk[ds->vslot], all, &a->written, a) < 0) {
-            char name[PILE_NAME_MAX];
-            pile_name(p.number, name, sizeof name);
+            char name[H5SHUF_PILE_NAME_MAX];
+            h5shuf__pile_name(p.number, name, sizeof name);
             st = h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot write: %s", ps->sc->path, name,
                               h5shuf__hdf5_cause(cause, sizeof cause));
         }
@@ -581,14 +581,14 @@ int h5shuf__pileset_append_rows(const struct h5shuf_ctx *cx, struct h5shuf_piles
 int h5shuf__pileset_finish(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, struct h5shuf_pile *out)
 {
     const struct h5shuf_datasets *dsets = ps->sc->dsets;
-    stage_drain_all(ps);
+    h5shuf__pileset_stage_drain_all(ps);
     for (uint64_t k = 0; k < ps->m; k++) {
         int st = pile_flush(cx, ps, k, 1);
         if (st != H5SHUF_OK)
             return st;
     }
     while (ps->fl_count > 0) {
-        int st = flush_reap(cx, ps);
+        int st = h5shuf__pileset_flush_reap(cx, ps);
         if (st != H5SHUF_OK)
             return st;
     }
@@ -667,11 +667,11 @@ int h5shuf__pileset_save(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps,
 {
     const struct h5shuf_datasets *dsets = ps->sc->dsets;
     while (ps->fl_count > 0) {
-        int st = flush_reap(cx, ps);
+        int st = h5shuf__pileset_flush_reap(cx, ps);
         if (st != H5SHUF_OK)
             return st;
     }
-    stage_drain_all(ps); /* a staged row is saved as a buffered one */
+    h5shuf__pileset_stage_drain_all(ps); /* a staged row is saved as a buffered one */
     struct saver *s = malloc(sizeof *s);
     XXH3_state_t *h = XXH3_createState();
     if (!s || !h) {
@@ -760,7 +760,7 @@ int h5shuf__pileset_restore(const struct h5shuf_ctx *cx, struct h5shuf_pileset *
             if (restore_bytes(fd, &off, v2, sizeof v2) < 0)
                 return h5shuf__fail(err, H5SHUF_EINVAL, "%s: pass 1's saved pile buffers are damaged", ps->sc->path);
             struct h5shuf_varena *a = &w->va[v];
-            size_t d = vlen_dataset(dsets, v);
+            size_t d = h5shuf__pile_vlen_dataset(dsets, v);
             if ((a->cap == 0 && h5shuf__varena_reserve(a, h5shuf__vlen_arena_bytes(&dsets->ds[d], ps->vchunk[v])) < 0) ||
                 (v2[1] > a->cap && h5shuf__varena_reserve(a, v2[1]) < 0))
                 return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for variable-length rows");
@@ -782,8 +782,8 @@ static int pile_open(const struct h5shuf_scratch *sc, const struct h5shuf_pile *
                      hid_t dapl, struct h5shuf_err *err)
 {
     const struct h5shuf_datasets *dsets = sc->dsets;
-    char name[PILE_NAME_MAX], cause[256];
-    pile_name(p->number, name, sizeof name);
+    char name[H5SHUF_PILE_NAME_MAX], cause[256];
+    h5shuf__pile_name(p->number, name, sizeof name);
     const size_t nsets = h5shuf__pile_nsets(dsets);
     for (size_t d = 0; d < nsets; d++)
         sets[d] = H5I_INVALID_HID;
@@ -814,10 +814,10 @@ int h5shuf__pile_open(const struct h5shuf_scratch *sc, const struct h5shuf_pile 
 int h5shuf__pile_open_whole(const struct h5shuf_scratch *sc, const struct h5shuf_pile *p, hid_t *group, hid_t *sets,
                             struct h5shuf_err *err)
 {
-    /* As pile_create opens them: an unfiltered chunk (a vlen payload's, or every chunk of an uncompressed
-     * scratch) too large for the cache goes straight between the file and the caller's buffer; with HDF5's
-     * default cache of 1 MiB it was zeroed (a write), copied through the cache and written at the close:
-     * a fifth of the reads and writes of 2 GiB of token rows' piles. */
+    /* As h5shuf__pile_create opens them: an unfiltered chunk (a vlen payload's, or every chunk of an
+     * uncompressed scratch) too large for the cache goes straight between the file and the caller's buffer;
+     * with HDF5's default cache of 1 MiB it was zeroed (a write), copied through the cache and written at
+     * the close: a fifth of the reads and writes of 2 GiB of token rows' piles. */
     hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
     if (dapl >= 0 && H5Pset_chunk_cache(dapl, 521, 0, 1.0) < 0) {
         H5Pclose(dapl);
@@ -856,7 +856,8 @@ void h5shuf__pile_release(int fd, const hid_t *sets, size_t n)
 {
     const long page = sysconf(_SC_PAGESIZE);
     for (size_t d = 0; fd >= 0 && page > 0 && d < n; d++) {
-        /* a pile's datasets are chunked along axis 0 only (pile_create): chunk i starts at row i * cdims[0] */
+        /* a pile's datasets are chunked along axis 0 only (h5shuf__pile_create): chunk i starts at row
+         * i * cdims[0] */
         hsize_t dims[H5S_MAX_RANK], cdims[H5S_MAX_RANK], offset[H5S_MAX_RANK] = {0};
         hid_t space = H5Dget_space(sets[d]), dcpl = H5Dget_create_plist(sets[d]);
         int rank = space >= 0 ? H5Sget_simple_extent_dims(space, dims, NULL) : -1;
@@ -892,7 +893,7 @@ int h5shuf__pile_create_empty(const struct h5shuf_scratch *sc, uint64_t number, 
     for (size_t d = 0; d < dsets->n; d++)
         if (dsets->ds[d].vlen)
             vchunk[dsets->ds[d].vslot] = h5shuf__vlen_chunk_elems(&dsets->ds[d], 1);
-    int st = pile_create(sc, number, 1, vchunk, &group, sets, err);
+    int st = h5shuf__pile_create(sc, number, 1, vchunk, &group, sets, err);
     h5shuf__pile_close(group, sets, nsets);
     free(sets);
     free(vchunk);
@@ -901,8 +902,8 @@ int h5shuf__pile_create_empty(const struct h5shuf_scratch *sc, uint64_t number, 
 
 int h5shuf__pile_remove(const struct h5shuf_scratch *sc, const struct h5shuf_pile *p, struct h5shuf_err *err)
 {
-    char name[PILE_NAME_MAX], cause[256];
-    pile_name(p->number, name, sizeof name);
+    char name[H5SHUF_PILE_NAME_MAX], cause[256];
+    h5shuf__pile_name(p->number, name, sizeof name);
     if (H5Ldelete(sc->file, name, H5P_DEFAULT) < 0)
         return h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot remove pile: %s", sc->path, name,
                             h5shuf__hdf5_cause(cause, sizeof cause));

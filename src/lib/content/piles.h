@@ -142,8 +142,8 @@ H5SHUF_INTERNAL void h5shuf__pileset_free(struct h5shuf_chunkio *cio, struct h5s
  * h5shuf__pile_close. */
 H5SHUF_INTERNAL int h5shuf__pile_open(const struct h5shuf_scratch *sc, const struct h5shuf_pile *p, hid_t *group,
                                       hid_t *sets, struct h5shuf_err *err);
-/* The same without HDF5's chunk cache, as pile_create makes them, for a caller that reads or writes each
- * chunk once, whole (a pile buffer's flush, pass 2's load): an unfiltered chunk then moves straight
+/* The same without HDF5's chunk cache, as h5shuf__pile_create makes them, for a caller that reads or writes
+ * each chunk once, whole (a pile buffer's flush, pass 2's load): an unfiltered chunk then moves straight
  * between the file and the caller's buffer; a filtered one is decoded or encoded at each access. */
 H5SHUF_INTERNAL int h5shuf__pile_open_whole(const struct h5shuf_scratch *sc, const struct h5shuf_pile *p, hid_t *group,
                                             hid_t *sets, struct h5shuf_err *err);
