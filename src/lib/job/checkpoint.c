@@ -30,6 +30,7 @@
 #include "fault.h"
 #include "files.h"
 #include "h5err.h"
+#include "pilesave.h"
 #include "plan.h"
 #include "tempfile.h"
 #include "walrecover.h"
