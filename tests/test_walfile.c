@@ -25,6 +25,9 @@
 #include "h5err.h"
 #include "testutil.h"
 #include "walfile.h"
+#include "walio.h"
+#include "walrecover.h"
+#include "walvfd.h"
 
 #ifdef H5SHUF_FAULT_INJECTION
 long h5shuf__fault_count(void); /* fault.h's, without its allocation macros: the test's own never fail */

@@ -259,6 +259,37 @@ static int not_here(const struct cli_opt *opt, enum cli_command cmd)
     return cli_usage_error("option '%s' does not apply here", name);
 }
 
+/* --checkpoint's value into lib: SIZE[,SECONDS][,sync] or off.  Returns -1, or the exit status. */
+static int checkpoint_option(const char *arg, h5shuf_options *lib)
+{
+    /* SIZE[,SECONDS] or off */
+    if (strcmp(arg, "off") == 0) {
+        lib->checkpoint_bytes = 0;
+        return -1;
+    }
+    char size[64], spec[128];
+    size_t sl = strlen(arg);
+    if (sl >= sizeof spec)
+        return cli_usage_error("invalid --checkpoint '%s' (SIZE[,SECONDS][,sync], e.g. 1G,60, or off)", arg);
+    memcpy(spec, arg, sl + 1);
+    if (sl > 5 && strcmp(spec + sl - 5, ",sync") == 0) { /* synced checkpoints: they survive a machine's crash */
+        lib->checkpoint_sync = 1;
+        spec[sl - 5] = '\0';
+    }
+    const char *comma = strchr(spec, ',');
+    size_t len = comma ? (size_t)(comma - spec) : strlen(spec);
+    char *end = NULL;
+    double secs = comma ? strtod(comma + 1, &end) : lib->checkpoint_seconds;
+    if (len == 0 || len >= sizeof size || (comma && (end == comma + 1 || *end || secs < 0)))
+        return cli_usage_error("invalid --checkpoint '%s' (SIZE[,SECONDS][,sync], e.g. 1G,60, or off)", arg);
+    memcpy(size, spec, len);
+    size[len] = '\0';
+    if (h5shuf_parse_size(size, &lib->checkpoint_bytes) != H5SHUF_OK || lib->checkpoint_bytes == 0)
+        return cli_usage_error("invalid --checkpoint '%s' (SIZE[,SECONDS][,sync], e.g. 1G,60, or off)", arg);
+    lib->checkpoint_seconds = secs;
+    return -1;
+}
+
 /* Apply option key with value arg (NULL when it takes none).  Returns -1, or the exit status. */
 static int apply(int key, const char *arg, struct cli_options *o, struct repack_filters *rf)
 {
@@ -306,34 +337,7 @@ static int apply(int key, const char *arg, struct cli_options *o, struct repack_
     case OPT_ALLOW_LOSSY: lib->allow_lossy = 1; break;
     case OPT_ALLOW_EXTERNAL: lib->allow_external = 1; break;
     case OPT_RESUME: lib->resume = 1; break;
-    case OPT_CHECKPOINT: {
-        /* SIZE[,SECONDS] or off */
-        if (strcmp(arg, "off") == 0) {
-            lib->checkpoint_bytes = 0;
-            break;
-        }
-        char size[64], spec[128];
-        size_t sl = strlen(arg);
-        if (sl >= sizeof spec)
-            return cli_usage_error("invalid --checkpoint '%s' (SIZE[,SECONDS][,sync], e.g. 1G,60, or off)", arg);
-        memcpy(spec, arg, sl + 1);
-        if (sl > 5 && strcmp(spec + sl - 5, ",sync") == 0) { /* synced checkpoints: they survive a machine's crash */
-            lib->checkpoint_sync = 1;
-            spec[sl - 5] = '\0';
-        }
-        const char *comma = strchr(spec, ',');
-        size_t len = comma ? (size_t)(comma - spec) : strlen(spec);
-        char *end = NULL;
-        double secs = comma ? strtod(comma + 1, &end) : lib->checkpoint_seconds;
-        if (len == 0 || len >= sizeof size || (comma && (end == comma + 1 || *end || secs < 0)))
-            return cli_usage_error("invalid --checkpoint '%s' (SIZE[,SECONDS][,sync], e.g. 1G,60, or off)", arg);
-        memcpy(size, spec, len);
-        size[len] = '\0';
-        if (h5shuf_parse_size(size, &lib->checkpoint_bytes) != H5SHUF_OK || lib->checkpoint_bytes == 0)
-            return cli_usage_error("invalid --checkpoint '%s' (SIZE[,SECONDS][,sync], e.g. 1G,60, or off)", arg);
-        lib->checkpoint_seconds = secs;
-        break;
-    }
+    case OPT_CHECKPOINT: return checkpoint_option(arg, lib);
     case OPT_INDEX: lib->index_path = arg; break;
     case OPT_SOURCE_INDEX: lib->source_index_path = arg; break;
     case OPT_SHARDS:

@@ -1,13 +1,11 @@
 /*
- * piles.c - the scratch HDF5 file and the piles in it.
+ * piles.c - the scratch HDF5 file and the piles in it (piles.h; the piles being filled in pass 1:
+ * pileset.c; their buffers saved at a checkpoint: pilesave.c).
  *
  * Each pile is a group /piles/NNNNNN holding one extendible chunked dataset per shuffled dataset
  * ("d0", "d1", ...) and "index" (uint64 global row ids, increasing); a dataset of variable-length rows
- * has its elements' lengths in "dN" and their payload in "dN_data" (vlen.c).  A pile being filled buffers exactly
- * one scratch chunk of rows and writes it when full, so every write is a whole, aligned chunk and the
- * datasets need no chunk cache.  A pile's objects are open only during that write (thousands of open
- * piles would cost HDF5 tens of KiB each, outside any budget), and a pile that never receives a row has
- * no group at all.  The list of piles is kept in key order: pass 2 walks it in order.
+ * has its elements' lengths in "dN" and their payload in "dN_data" (vlen.c).  The list of piles is kept in
+ * key order: pass 2 walks it in order.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,19 +25,16 @@
 #include "plan.h"
 #include "rows.h"
 #include "vlen.h"
-#include <xxhash.h>
 
-#define PILE_NAME_MAX 64
 /* Most bytes HDF5's metadata cache may hold for the scratch file (part of the fixed overhead). */
 #define SCRATCH_MDC_BYTES (4u << 20)
 
-static void pile_name(uint64_t number, char *buf, size_t cap)
+void h5shuf__pile_name(uint64_t number, char *buf, size_t cap)
 {
     snprintf(buf, cap, "/piles/%06" PRIu64, number);
 }
 
-/* The dataset of vlen slot v. */
-static size_t vlen_dataset(const struct h5shuf_datasets *dsets, size_t v)
+size_t h5shuf__pile_vlen_dataset(const struct h5shuf_datasets *dsets, size_t v)
 {
     size_t d = 0;
     while (d < dsets->n && !(dsets->ds[d].vlen && dsets->ds[d].vslot == v))
@@ -55,7 +50,7 @@ static void pile_dset_name(const struct h5shuf_datasets *dsets, size_t d, char *
     else if (d < dsets->n)
         snprintf(buf, cap, "d%zu", d);
     else
-        snprintf(buf, cap, "d%zu_data", vlen_dataset(dsets, d - dsets->n - 1));
+        snprintf(buf, cap, "d%zu_data", h5shuf__pile_vlen_dataset(dsets, d - dsets->n - 1));
 }
 
 hid_t h5shuf__scratch_group(hid_t loc, const char *name)
@@ -187,16 +182,14 @@ int h5shuf__scratch_reset(struct h5shuf_scratch *sc, struct h5shuf_err *err)
     return H5SHUF_OK;
 }
 
-/* Create pile group number with its datasets, chunked cap rows at a time (vlen payloads vchunk[v]
- * elements); they are left open in *group and sets[0..h5shuf__pile_nsets). */
-static int pile_create(const struct h5shuf_scratch *sc, uint64_t number, uint64_t cap, const uint64_t *vchunk,
-                       hid_t *group, hid_t *sets, struct h5shuf_err *err)
+int h5shuf__pile_create(const struct h5shuf_scratch *sc, uint64_t number, uint64_t cap, const uint64_t *vchunk,
+                        hid_t *group, hid_t *sets, struct h5shuf_err *err)
 {
     const struct h5shuf_datasets *dsets = sc->dsets;
-    char name[PILE_NAME_MAX], cause[256];
+    char name[H5SHUF_PILE_NAME_MAX], cause[256];
     int st = H5SHUF_OK;
     hid_t dcpl = H5I_INVALID_HID, dapl = H5I_INVALID_HID, space = H5I_INVALID_HID;
-    pile_name(number, name, sizeof name);
+    h5shuf__pile_name(number, name, sizeof name);
     *group = H5SHUF_FAULT() ? H5I_INVALID_HID : h5shuf__scratch_group(sc->file, name);
     if (*group < 0)
         goto hdf5_error;
@@ -213,7 +206,7 @@ static int pile_create(const struct h5shuf_scratch *sc, uint64_t number, uint64_
             rank = dsets->ds[d].rank;
             memcpy(dims, dsets->ds[d].dims, sizeof dims);
         } else if (d > dsets->n) { /* a vlen payload: 1-D, its chunk a pile buffer's */
-            type = dsets->ds[vlen_dataset(dsets, d - dsets->n - 1)].etype;
+            type = dsets->ds[h5shuf__pile_vlen_dataset(dsets, d - dsets->n - 1)].etype;
             rows = vchunk[d - dsets->n - 1];
         }
         memcpy(maxdims, dims, sizeof dims);
@@ -250,540 +243,13 @@ out:
     return st;
 }
 
-void h5shuf__pileset_free(struct h5shuf_chunkio *cio, struct h5shuf_pileset *ps)
-{
-    const struct h5shuf_datasets *dsets = ps->sc ? ps->sc->dsets : NULL;
-    for (size_t i = 0; ps->fl && i < ps->nfl; i++) {
-        struct h5shuf_pile_flush *f = &ps->fl[i];
-        for (size_t d = 0; f->chunk && d <= dsets->n; d++)
-            h5shuf__chunk_free(cio, f->chunk[d]); /* waits for a pending encode of f->buf */
-        free(f->chunk);
-        h5shuf__bufs_free(dsets, f->buf);
-    }
-    free(ps->fl);
-    free(ps->pl);
-    ps->fl = NULL;
-    ps->pl = NULL;
-    ps->nfl = 0;
-    if (!ps->w)
-        return;
-    for (uint64_t k = 0; k < ps->m; k++) {
-        h5shuf__bufs_free(dsets, ps->w[k].buf);
-        for (size_t v = 0; ps->w[k].va && v < dsets->nvlen; v++)
-            h5shuf__varena_free(&ps->w[k].va[v]);
-        free(ps->w[k].va);
-    }
-    free(ps->w);
-    ps->w = NULL;
-    free(ps->vchunk);
-    ps->vchunk = NULL;
-    h5shuf__rowstage_free(&ps->stage);
-}
-
-int h5shuf__pileset_open(const struct h5shuf_ctx *cx, struct h5shuf_scratch *sc, struct h5shuf_range range, uint64_t m,
-                         uint64_t cap, size_t spares, struct h5shuf_pileset *ps)
-{
-    const struct h5shuf_datasets *dsets = sc->dsets;
-    struct h5shuf_err *err = cx->err;
-    memset(ps, 0, sizeof *ps);
-    ps->range = range;
-    ps->m = m;
-    ps->cap = cap;
-    ps->sc = sc;
-    ps->first_number = sc->next_number;
-    sc->next_number += m;
-    ps->w = calloc(m, sizeof *ps->w);
-    if (!ps->w)
-        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for %llu piles", (unsigned long long)m);
-    for (uint64_t k = 0; k < m; k++)
-        if (!(ps->w[k].buf = h5shuf__bufs_alloc(dsets, cap, err)))
-            return err->status;
-    if (!dsets->nvlen) { /* rows of fixed size: staged, written to their pile's buffer in whole lines */
-        size_t *part_bytes = malloc((dsets->n + 1) * sizeof *part_bytes);
-        for (size_t d = 0; part_bytes && d <= dsets->n; d++)
-            part_bytes[d] = h5shuf__buf_row_bytes(dsets, d);
-        int failed = !part_bytes || h5shuf__rowstage_init(&ps->stage, m, dsets->n + 1, part_bytes) < 0;
-        free(part_bytes);
-        if (failed)
-            return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for %llu piles", (unsigned long long)m);
-    }
-    if (dsets->nvlen) {
-        /* payload buffers: allocated at a pile's first row, each one scratch chunk */
-        ps->vchunk = calloc(dsets->nvlen, sizeof *ps->vchunk);
-        if (!ps->vchunk)
-            return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for %llu piles", (unsigned long long)m);
-        for (size_t d = 0; d < dsets->n; d++)
-            if (dsets->ds[d].vlen)
-                ps->vchunk[dsets->ds[d].vslot] = h5shuf__vlen_chunk_elems(&dsets->ds[d], cap);
-        for (uint64_t k = 0; k < m; k++)
-            if (!(ps->w[k].va = calloc(dsets->nvlen, sizeof *ps->w[k].va)))
-                return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for %llu piles", (unsigned long long)m);
-    }
-    /* Asynchronous flushes: spare buffer sets and their chunks, when the pool has workers. */
-    if (spares == 0 || h5shuf__chunkio_threads(cx->cio) < 2 || dsets->nvlen) /* vlen payloads: synchronous */
-        return H5SHUF_OK;
-    ps->fl = calloc(spares, sizeof *ps->fl);
-    ps->pl = calloc(dsets->n + 1, sizeof *ps->pl);
-    if (!ps->fl || !ps->pl)
-        return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-    ps->nfl = spares;
-    for (size_t i = 0; i < spares; i++) {
-        struct h5shuf_pile_flush *f = &ps->fl[i];
-        if (!(f->buf = h5shuf__bufs_alloc(dsets, cap, err)))
-            return err->status;
-        if (!(f->chunk = calloc(dsets->n + 1, sizeof *f->chunk)))
-            return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-        for (size_t d = 0; d <= dsets->n; d++)
-            if (!(f->chunk[d] = h5shuf__chunk_new()))
-                return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-    }
-    return H5SHUF_OK;
-}
-
-/* h5shuf__pile_nsets dataset ids, all H5I_INVALID_HID; NULL when out of memory (recorded). */
-static hid_t *sets_new(const struct h5shuf_datasets *dsets, struct h5shuf_err *err)
-{
-    hid_t *sets = malloc(h5shuf__pile_nsets(dsets) * sizeof *sets);
-    if (!sets)
-        h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
-    for (size_t d = 0; sets && d < h5shuf__pile_nsets(dsets); d++)
-        sets[d] = H5I_INVALID_HID;
-    return sets;
-}
-
-/* Store the oldest pending flush: its encoded chunks, in the pile, after the rows already there. */
-static int flush_reap(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps)
-{
-    H5SHUF_KILL_POINT();
-    const struct h5shuf_datasets *dsets = ps->sc->dsets;
-    struct h5shuf_err *err = cx->err;
-    struct h5shuf_pile_flush *f = &ps->fl[ps->fl_head];
-    const struct h5shuf_pile p = {.number = ps->first_number + f->k};
-    char name[PILE_NAME_MAX], cause[256];
-    hid_t group = H5I_INVALID_HID;
-    hid_t *sets = sets_new(dsets, err);
-    int st = sets ? h5shuf__pile_open(ps->sc, &p, &group, sets, err) : err->status;
-    for (size_t d = 0; d <= dsets->n && st == H5SHUF_OK; d++) {
-        if (h5shuf__extend_rows(sets[d], f->offset + f->rows) < 0 || h5shuf__chunk_write(cx->cio, sets[d], f->offset, f->chunk[d]) < 0) {
-            pile_name(p.number, name, sizeof name);
-            st = h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot write: %s", ps->sc->path, name,
-                              h5shuf__hdf5_cause(cause, sizeof cause));
-        }
-    }
-    if (sets)
-        h5shuf__pile_close(group, sets, dsets->n + 1);
-    free(sets);
-    f->busy = 0;
-    ps->fl_head = (ps->fl_head + 1) % ps->nfl;
-    ps->fl_count--;
-    return st;
-}
-
-/* Hand pile k's full buffer to the pool and give the pile a spare one; the pile's group is made now if
- * it is new (the encoders need its datasets' pipelines). */
-static int flush_async(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, uint64_t k)
-{
-    const struct h5shuf_datasets *dsets = ps->sc->dsets;
-    struct h5shuf_err *err = cx->err;
-    struct h5shuf_pile_writer *w = &ps->w[k];
-    int st = H5SHUF_OK;
-    if (ps->fl_count == ps->nfl && (st = flush_reap(cx, ps)) != H5SHUF_OK)
-        return st;
-    if (!w->created || !ps->pl_ready) { /* (a pile made before a resumed pass 1 has its pipelines probed) */
-        hid_t group = H5I_INVALID_HID;
-        hid_t *sets = sets_new(dsets, err);
-        if (!sets)
-            return err->status;
-        const struct h5shuf_pile made = {.number = ps->first_number + k};
-        st = w->created ? h5shuf__pile_open(ps->sc, &made, &group, sets, err)
-                        : pile_create(ps->sc, ps->first_number + k, ps->cap, ps->vchunk, &group, sets, err);
-        for (size_t d = 0; d <= dsets->n && st == H5SHUF_OK && !ps->pl_ready; d++)
-            if (h5shuf__pipeline_probe(sets[d], h5shuf__buf_type(dsets, d), &ps->pl[d]) < 0)
-                st = h5shuf__fail(err, H5SHUF_EHDF5, "%s: cannot inspect a pile", ps->sc->path);
-        h5shuf__pile_close(group, sets, dsets->n + 1);
-        free(sets);
-        if (st != H5SHUF_OK)
-            return st;
-        w->created = 1;
-        ps->pl_ready = 1;
-        for (size_t d = 0; d <= dsets->n; d++)
-            if (!ps->pl[d].direct || ps->pl[d].split)
-                return -1; /* HDF5 or chunkio's transfers must run this pipeline: the caller writes synchronously
-                            * (never so: a pile's chunks are whole rows, and its filters chunkio's) */
-    }
-    struct h5shuf_pile_flush *f = &ps->fl[(ps->fl_head + ps->fl_count) % ps->nfl];
-    unsigned char **full = w->buf;
-    w->buf = f->buf;
-    f->buf = full;
-    f->k = k;
-    f->offset = w->written;
-    f->rows = w->nbuf;
-    f->busy = 1;
-    ps->fl_count++;
-    for (size_t d = 0; d <= dsets->n; d++)
-        if (h5shuf__chunk_encode_start(cx->cio, &ps->pl[d], f->buf[d], f->rows, f->chunk[d]) < 0)
-            return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for scratch chunks");
-    w->written += w->nbuf;
-    w->nbuf = 0;
-    return H5SHUF_OK;
-}
-
-/* Does pile k have vlen payload to write: a whole chunk, or anything when all? */
-static int payload_due(const struct h5shuf_pileset *ps, uint64_t k, int all)
-{
-    const struct h5shuf_datasets *dsets = ps->sc->dsets;
-    for (size_t d = 0; ps->w[k].va && d < dsets->n; d++) {
-        const struct h5shuf_dsinfo *ds = &dsets->ds[d];
-        const struct h5shuf_varena *a = ds->vlen ? &ps->w[k].va[ds->vslot] : NULL;
-        if (a && (all ? a->n > 0 : a->n >= ps->vchunk[ds->vslot] * ds->elem_bytes))
-            return 1;
-    }
-    return 0;
-}
-
-/* Move every pile's staged rows into its buffer, and order those stores before the buffers are read. */
-static void stage_drain_all(struct h5shuf_pileset *ps)
-{
-    for (uint64_t k = 0; ps->stage.mem && k < ps->m; k++) {
-        const uint32_t n = ps->stage.n[k];
-        if (n) {
-            h5shuf__rowstage_drain(&ps->stage, k, ps->w[k].buf, ps->w[k].nbuf);
-            ps->w[k].nbuf += n;
-        }
-    }
-    h5shuf__rowstage_fence();
-}
-
-/* Write pile k's buffer (and whole chunks of its vlen payload, or all of it when all): create the pile
- * at its first write, else open it; close it again.  Its staged rows must have been drained. */
-static int pile_flush(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, uint64_t k, int all)
-{
-    const struct h5shuf_datasets *dsets = ps->sc->dsets;
-    struct h5shuf_err *err = cx->err;
-    struct h5shuf_pile_writer *w = &ps->w[k];
-    const struct h5shuf_pile p = {.number = ps->first_number + k};
-    char cause[256];
-    if (w->nbuf == 0 && !payload_due(ps, k, all))
-        return H5SHUF_OK;
-    H5SHUF_KILL_POINT();
-    h5shuf__rowstage_fence(); /* the buffer's staged rows are stored before the pool or HDF5 reads them */
-    if (ps->nfl > 0) {
-        int direct = 1;
-        for (size_t d = 0; ps->pl_ready && d <= dsets->n; d++)
-            direct = direct && ps->pl[d].direct;
-        int st = direct ? flush_async(cx, ps, k) : -1;
-        if (st != -1)
-            return st;
-    }
-    hid_t group = H5I_INVALID_HID;
-    const size_t nsets = h5shuf__pile_nsets(dsets);
-    hid_t *sets = sets_new(dsets, err);
-    if (!sets)
-        return err->status;
-    int st = !w->created ? pile_create(ps->sc, p.number, ps->cap, ps->vchunk, &group, sets, err)
-                         : h5shuf__pile_open_whole(ps->sc, &p, &group, sets, err);
-    w->created = 1;
-    for (size_t d = 0; d <= dsets->n && st == H5SHUF_OK; d++) {
-        if (h5shuf__chunkio_write(cx->cio, sets[d], h5shuf__buf_type(dsets, d), w->written, w->nbuf, w->buf[d], 1) < 0) {
-            char name[PILE_NAME_MAX];
-            pile_name(p.number, name, sizeof name);
-            st = h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot write: %s", ps->sc->path, name,
-                              h5shuf__hdf5_cause(cause, sizeof cause));
-        }
-    }
-    for (size_t d = 0; d < dsets->n && st == H5SHUF_OK; d++) {
-        const struct h5shuf_dsinfo *ds = &dsets->ds[d];
-        if (!ds->vlen)
-            continue;
-        struct h5shuf_varena *a = &w->va[ds->vslot];
-        if (h5shuf__vlen_pile_flush(ds, sets[dsets->n + 1 + ds->vslot], ps->vchunk[ds->vslot], all, &a->written, a) < 0) {
-            char name[PILE_NAME_MAX];
-            pile_name(p.number, name, sizeof name);
-            st = h5shuf__fail(err, H5SHUF_EIO, "%s:%s: cannot write: %s", ps->sc->path, name,
-                              h5shuf__hdf5_cause(cause, sizeof cause));
-        }
-    }
-    h5shuf__pile_close(group, sets, nsets);
-    free(sets);
-    if (st == H5SHUF_OK) {
-        w->written += w->nbuf;
-        w->nbuf = 0;
-    }
-    return st;
-}
-
-/* Pile k's stage holds c rows: move them to its buffer when the stage or the buffer is full, and flush a
- * full buffer. */
-static int stage_check(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, uint64_t k, uint32_t c)
-{
-    struct h5shuf_pile_writer *w = &ps->w[k];
-    if (c < ps->stage.per && c < ps->cap - w->nbuf)
-        return H5SHUF_OK;
-    h5shuf__rowstage_drain(&ps->stage, k, w->buf, w->nbuf);
-    w->nbuf += c;
-    return w->nbuf == ps->cap ? pile_flush(cx, ps, k, 0) : H5SHUF_OK;
-}
-
-/* Append one row (one pointer per dataset) with global id to pile k, rows not staged. */
-static int append_one(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, uint64_t k, const unsigned char *const *rows,
-                      uint64_t id)
-{
-    const struct h5shuf_datasets *dsets = ps->sc->dsets;
-    struct h5shuf_pile_writer *w = &ps->w[k];
-    for (size_t d = 0; d < dsets->n; d++) {
-        const struct h5shuf_dsinfo *ds = &dsets->ds[d];
-        if (ds->vlen) { /* lengths in the buffer (uint64 per element), payload in the pile's arena */
-            struct h5shuf_varena *a = &w->va[ds->vslot];
-            uint64_t *lens = (uint64_t *)(void *)(w->buf[d] + w->nbuf * ds->elems * sizeof(uint64_t));
-            if ((a->cap == 0 && h5shuf__varena_reserve(a, h5shuf__vlen_arena_bytes(ds, ps->vchunk[ds->vslot])) < 0) ||
-                h5shuf__vlen_pile_put(ds, rows[d], lens, a) < 0)
-                return h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory for variable-length rows");
-            continue;
-        }
-        uint64_t rb = ds->row_bytes;
-        h5shuf__row_copy(w->buf[d] + w->nbuf * rb, rows[d], rb);
-    }
-    memcpy(w->buf[dsets->n] + w->nbuf * sizeof id, &id, sizeof id);
-    if (++w->nbuf == ps->cap || payload_due(ps, k, 0))
-        return pile_flush(cx, ps, k, 0);
-    return H5SHUF_OK;
-}
-
-int h5shuf__pileset_append_rows(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, const uint64_t *ks,
-                                const unsigned char *const *base, uint64_t r0, uint64_t n, const uint64_t *ids,
-                                uint64_t first)
-{
-    const struct h5shuf_datasets *dsets = ps->sc->dsets;
-    int st = H5SHUF_OK;
-    if (ps->stage.mem) { /* staged; moved to the buffer when the stage or the buffer is full */
-        for (uint64_t j = 0; j < n && st == H5SHUF_OK; j++)
-            if (ks[j] != H5SHUF_PILE_NONE)
-                st = stage_check(cx, ps, ks[j],
-                                 h5shuf__rowstage_put(&ps->stage, ks[j], base, r0 + j, ids ? ids[j] : first + j));
-        return st;
-    }
-    const unsigned char *rows[64];
-    const unsigned char **rp = dsets->n <= 64 ? rows : malloc(dsets->n * sizeof *rp);
-    if (!rp)
-        return h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory");
-    for (uint64_t j = 0; j < n && st == H5SHUF_OK; j++) {
-        if (ks[j] == H5SHUF_PILE_NONE)
-            continue;
-        for (size_t d = 0; d < dsets->n; d++)
-            rp[d] = base[d] + (r0 + j) * h5shuf__buf_row_bytes(dsets, d);
-        st = append_one(cx, ps, ks[j], rp, ids ? ids[j] : first + j);
-    }
-    if (rp != rows)
-        free(rp);
-    return st;
-}
-
-int h5shuf__pileset_finish(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, struct h5shuf_pile *out)
-{
-    const struct h5shuf_datasets *dsets = ps->sc->dsets;
-    stage_drain_all(ps);
-    for (uint64_t k = 0; k < ps->m; k++) {
-        int st = pile_flush(cx, ps, k, 1);
-        if (st != H5SHUF_OK)
-            return st;
-    }
-    while (ps->fl_count > 0) {
-        int st = flush_reap(cx, ps);
-        if (st != H5SHUF_OK)
-            return st;
-    }
-    for (uint64_t k = 0; k < ps->m; k++) {
-        out[k].range.lo = h5shuf__range_cut(ps->range, ps->m, k);
-        out[k].range.hi = h5shuf__range_cut(ps->range, ps->m, k + 1);
-        out[k].number = ps->first_number + k;
-        out[k].rows = ps->w[k].written;
-        out[k].bytes = 0;
-        for (size_t d = 0; ps->w[k].va && d < dsets->n; d++)
-            if (dsets->ds[d].vlen)
-                out[k].bytes += ps->w[k].va[dsets->ds[d].vslot].written * dsets->ds[d].elem_bytes;
-    }
-    h5shuf__pileset_free(cx->cio, ps);
-    return H5SHUF_OK;
-}
-
-/* ---- checkpoints of pass 1 -------------------------------------------------------------------------- */
-
-#define SAVE_MAGIC UINT64_C(0x5355464853354831) /* "1H5SHFUS" */
-
-/* Bytes of one buffered row of buffer d: a vlen dataset's holds its elements' lengths. */
-static uint64_t saved_row_bytes(const struct h5shuf_datasets *dsets, size_t d)
-{
-    return d < dsets->n && dsets->ds[d].vlen ? dsets->ds[d].elems * sizeof(uint64_t) : h5shuf__buf_row_bytes(dsets, d);
-}
-
-/* Writes through a small buffer, hashing as it goes. */
-struct saver {
-    int fd;
-    uint64_t off;
-    XXH3_state_t *h;
-    unsigned char buf[1 << 16];
-    size_t n;
-    int failed;
-};
-
-static void save_flush(struct saver *s)
-{
-    size_t at = 0;
-    while (!s->failed && at < s->n) {
-        ssize_t w = H5SHUF_FAULT() ? (errno = EIO, -1) : pwrite(s->fd, s->buf + at, s->n - at, (off_t)s->off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            s->failed = w == 0 ? ENOSPC : errno ? errno : EIO;
-        else {
-            at += (size_t)w;
-            s->off += (uint64_t)w;
-        }
-    }
-    s->n = 0;
-}
-
-static void save_bytes(struct saver *s, const void *p, uint64_t n)
-{
-    const unsigned char *c = p;
-    XXH3_64bits_update(s->h, p, (size_t)n);
-    while (n > 0 && !s->failed) {
-        size_t take = sizeof s->buf - s->n < n ? sizeof s->buf - s->n : (size_t)n;
-        memcpy(s->buf + s->n, c, take);
-        s->n += take;
-        c += take;
-        n -= take;
-        if (s->n == sizeof s->buf)
-            save_flush(s);
-    }
-}
-
-static void save_u64(struct saver *s, uint64_t v)
-{
-    save_bytes(s, &v, sizeof v);
-}
-
-int h5shuf__pileset_save(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, int fd, uint64_t *bytes, uint64_t *sum)
-{
-    const struct h5shuf_datasets *dsets = ps->sc->dsets;
-    while (ps->fl_count > 0) {
-        int st = flush_reap(cx, ps);
-        if (st != H5SHUF_OK)
-            return st;
-    }
-    stage_drain_all(ps); /* a staged row is saved as a buffered one */
-    struct saver *s = malloc(sizeof *s);
-    XXH3_state_t *h = XXH3_createState();
-    if (!s || !h) {
-        free(s);
-        XXH3_freeState(h);
-        return h5shuf__fail(cx->err, H5SHUF_ENOMEM, "out of memory");
-    }
-    s->fd = fd;
-    s->off = 0;
-    s->h = h;
-    s->n = 0;
-    s->failed = 0;
-    XXH3_64bits_reset(h);
-    save_u64(s, SAVE_MAGIC);
-    save_u64(s, ps->m);
-    save_u64(s, ps->cap);
-    save_u64(s, dsets->n);
-    save_u64(s, dsets->nvlen);
-    for (uint64_t k = 0; k < ps->m; k++) {
-        const struct h5shuf_pile_writer *w = &ps->w[k];
-        save_u64(s, w->written);
-        save_u64(s, (uint64_t)w->created);
-        save_u64(s, w->nbuf);
-        for (size_t d = 0; d <= dsets->n; d++)
-            save_bytes(s, w->buf[d], w->nbuf * saved_row_bytes(dsets, d));
-        for (size_t v = 0; v < dsets->nvlen; v++) {
-            const struct h5shuf_varena *a = w->va ? &w->va[v] : NULL;
-            save_u64(s, a ? a->written : 0);
-            save_u64(s, a ? a->n : 0);
-            if (a && a->n)
-                save_bytes(s, a->data, a->n);
-        }
-    }
-    save_flush(s);
-    if (s->failed)
-        h5shuf__err_note_errno(s->failed);
-    int st = s->failed ? h5shuf__fail(cx->err, H5SHUF_EIO, "%s: cannot save pass 1's pile buffers: %s", ps->sc->path,
-                                      strerror(s->failed))
-                       : H5SHUF_OK;
-    *bytes = s->off;
-    *sum = XXH3_64bits_digest(h);
-    XXH3_freeState(h);
-    free(s);
-    return st;
-}
-
-/* Read exactly n bytes at *off. */
-static int restore_bytes(int fd, uint64_t *off, void *p, uint64_t n)
-{
-    unsigned char *c = p;
-    while (n > 0) {
-        ssize_t r = pread(fd, c, (size_t)n, (off_t)*off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        c += r;
-        n -= (uint64_t)r;
-        *off += (uint64_t)r;
-    }
-    return 0;
-}
-
-int h5shuf__pileset_restore(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, int fd, uint64_t bytes,
-                            struct h5shuf_err *err)
-{
-    (void)cx;
-    const struct h5shuf_datasets *dsets = ps->sc->dsets;
-    uint64_t off = 0, head[5];
-    if (restore_bytes(fd, &off, head, sizeof head) < 0 || head[0] != SAVE_MAGIC || head[1] != ps->m || head[2] != ps->cap ||
-        head[3] != dsets->n || head[4] != dsets->nvlen)
-        return h5shuf__fail(err, H5SHUF_EINVAL, "%s: pass 1's saved pile buffers do not match its piles", ps->sc->path);
-    for (uint64_t k = 0; k < ps->m; k++) {
-        struct h5shuf_pile_writer *w = &ps->w[k];
-        uint64_t v3[3];
-        if (restore_bytes(fd, &off, v3, sizeof v3) < 0 || v3[2] > ps->cap)
-            return h5shuf__fail(err, H5SHUF_EINVAL, "%s: pass 1's saved pile buffers are damaged", ps->sc->path);
-        w->written = v3[0];
-        w->created = v3[1] != 0;
-        w->nbuf = v3[2];
-        for (size_t d = 0; d <= dsets->n; d++)
-            if (restore_bytes(fd, &off, w->buf[d], w->nbuf * saved_row_bytes(dsets, d)) < 0)
-                return h5shuf__fail(err, H5SHUF_EINVAL, "%s: pass 1's saved pile buffers are damaged", ps->sc->path);
-        for (size_t v = 0; v < dsets->nvlen; v++) {
-            uint64_t v2[2];
-            if (restore_bytes(fd, &off, v2, sizeof v2) < 0)
-                return h5shuf__fail(err, H5SHUF_EINVAL, "%s: pass 1's saved pile buffers are damaged", ps->sc->path);
-            struct h5shuf_varena *a = &w->va[v];
-            size_t d = vlen_dataset(dsets, v);
-            if ((a->cap == 0 && h5shuf__varena_reserve(a, h5shuf__vlen_arena_bytes(&dsets->ds[d], ps->vchunk[v])) < 0) ||
-                (v2[1] > a->cap && h5shuf__varena_reserve(a, v2[1]) < 0))
-                return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for variable-length rows");
-            a->written = v2[0];
-            a->n = v2[1];
-            if (a->n && restore_bytes(fd, &off, a->data, a->n) < 0)
-                return h5shuf__fail(err, H5SHUF_EINVAL, "%s: pass 1's saved pile buffers are damaged", ps->sc->path);
-        }
-    }
-    if (off != bytes)
-        return h5shuf__fail(err, H5SHUF_EINVAL, "%s: pass 1's saved pile buffers are damaged", ps->sc->path);
-    /* the pipelines of asynchronous flushes are probed again from the first pile made after this */
-    ps->pl_ready = 0;
-    return H5SHUF_OK;
-}
-
 /* h5shuf__pile_open with its datasets opened with dapl (H5P_DEFAULT: HDF5's chunk cache). */
 static int pile_open(const struct h5shuf_scratch *sc, const struct h5shuf_pile *p, hid_t *group, hid_t *sets,
                      hid_t dapl, struct h5shuf_err *err)
 {
     const struct h5shuf_datasets *dsets = sc->dsets;
-    char name[PILE_NAME_MAX], cause[256];
-    pile_name(p->number, name, sizeof name);
+    char name[H5SHUF_PILE_NAME_MAX], cause[256];
+    h5shuf__pile_name(p->number, name, sizeof name);
     const size_t nsets = h5shuf__pile_nsets(dsets);
     for (size_t d = 0; d < nsets; d++)
         sets[d] = H5I_INVALID_HID;
@@ -814,10 +280,10 @@ int h5shuf__pile_open(const struct h5shuf_scratch *sc, const struct h5shuf_pile 
 int h5shuf__pile_open_whole(const struct h5shuf_scratch *sc, const struct h5shuf_pile *p, hid_t *group, hid_t *sets,
                             struct h5shuf_err *err)
 {
-    /* As pile_create opens them: an unfiltered chunk (a vlen payload's, or every chunk of an uncompressed
-     * scratch) too large for the cache goes straight between the file and the caller's buffer; with HDF5's
-     * default cache of 1 MiB it was zeroed (a write), copied through the cache and written at the close:
-     * a fifth of the reads and writes of 2 GiB of token rows' piles. */
+    /* As h5shuf__pile_create opens them: an unfiltered chunk (a vlen payload's, or every chunk of an
+     * uncompressed scratch) too large for the cache goes straight between the file and the caller's buffer;
+     * with HDF5's default cache of 1 MiB it was zeroed (a write), copied through the cache and written at
+     * the close: a fifth of the reads and writes of 2 GiB of token rows' piles. */
     hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
     if (dapl >= 0 && H5Pset_chunk_cache(dapl, 521, 0, 1.0) < 0) {
         H5Pclose(dapl);
@@ -856,7 +322,8 @@ void h5shuf__pile_release(int fd, const hid_t *sets, size_t n)
 {
     const long page = sysconf(_SC_PAGESIZE);
     for (size_t d = 0; fd >= 0 && page > 0 && d < n; d++) {
-        /* a pile's datasets are chunked along axis 0 only (pile_create): chunk i starts at row i * cdims[0] */
+        /* a pile's datasets are chunked along axis 0 only (h5shuf__pile_create): chunk i starts at row
+         * i * cdims[0] */
         hsize_t dims[H5S_MAX_RANK], cdims[H5S_MAX_RANK], offset[H5S_MAX_RANK] = {0};
         hid_t space = H5Dget_space(sets[d]), dcpl = H5Dget_create_plist(sets[d]);
         int rank = space >= 0 ? H5Sget_simple_extent_dims(space, dims, NULL) : -1;
@@ -892,7 +359,7 @@ int h5shuf__pile_create_empty(const struct h5shuf_scratch *sc, uint64_t number, 
     for (size_t d = 0; d < dsets->n; d++)
         if (dsets->ds[d].vlen)
             vchunk[dsets->ds[d].vslot] = h5shuf__vlen_chunk_elems(&dsets->ds[d], 1);
-    int st = pile_create(sc, number, 1, vchunk, &group, sets, err);
+    int st = h5shuf__pile_create(sc, number, 1, vchunk, &group, sets, err);
     h5shuf__pile_close(group, sets, nsets);
     free(sets);
     free(vchunk);
@@ -901,8 +368,8 @@ int h5shuf__pile_create_empty(const struct h5shuf_scratch *sc, uint64_t number, 
 
 int h5shuf__pile_remove(const struct h5shuf_scratch *sc, const struct h5shuf_pile *p, struct h5shuf_err *err)
 {
-    char name[PILE_NAME_MAX], cause[256];
-    pile_name(p->number, name, sizeof name);
+    char name[H5SHUF_PILE_NAME_MAX], cause[256];
+    h5shuf__pile_name(p->number, name, sizeof name);
     if (H5Ldelete(sc->file, name, H5P_DEFAULT) < 0)
         return h5shuf__fail(err, H5SHUF_EHDF5, "%s:%s: cannot remove pile: %s", sc->path, name,
                             h5shuf__hdf5_cause(cause, sizeof cause));

@@ -1,6 +1,6 @@
 /*
- * piles.h - the scratch HDF5 file and the piles in it: pass 1 fills pile sets, pass 2 and the oversize
- * split read piles back (piles.c).
+ * piles.h - the scratch HDF5 file and the piles in it: pass 1 fills pile sets (pileset.h), pass 2 and the
+ * oversize split read piles back (piles.c).
  */
 #ifndef H5SHUF_PILES_H
 #define H5SHUF_PILES_H
@@ -10,7 +10,6 @@
 #include "ctx.h"
 #include "datasets.h"
 #include "keys.h"
-#include "rowstage.h"
 #include "spec.h"
 #include "tempfile.h"
 
@@ -69,81 +68,22 @@ H5SHUF_INTERNAL hid_t h5shuf__scratch_group(hid_t loc, const char *name);
 /* Drop all piles (for a restart of pass 1): unlinks /piles and makes it anew. */
 H5SHUF_INTERNAL int h5shuf__scratch_reset(struct h5shuf_scratch *sc, struct h5shuf_err *err);
 
-/* A pile being filled: its buffer.  Its group and datasets are opened only while a full buffer is
- * written (created at the first write), so HDF5 holds no state per pile between flushes: memory stays
- * flat however many piles there are. */
-struct h5shuf_varena;
-struct h5shuf_pile_writer {
-    unsigned char **buf; /* nds + 1 buffers of cap rows (index: 8 bytes a row) */
-    uint64_t nbuf;       /* rows in the buffers */
-    uint64_t written;    /* rows on disk or being encoded */
-    int created;         /* the pile's group exists */
-    struct h5shuf_varena *va; /* nvlen payload buffers (vlen.c), NULL without vlen datasets */
-};
-
-/* A full pile buffer handed to the pool: its chunks are being encoded and are stored later, in order. */
-struct h5shuf_pile_flush {
-    uint64_t k;                  /* the pile */
-    uint64_t offset, rows;       /* rows [offset, offset + rows) of the pile */
-    unsigned char **buf;         /* the buffers (a spare set while the pile fills a fresh one) */
-    struct h5shuf_chunk **chunk; /* nds + 1 */
-    int busy;
-};
-
-/* A set of m piles being filled over range, each buffering cap rows (= its chunk rows).  With a pool of
- * several threads a full buffer is swapped for a spare one and encoded while scattering goes on
- * (H5SHUF_SPARE_PILE_BUFFERS per thread); the oldest pending flush is stored when no spare is left. */
-struct h5shuf_pileset {
-    struct h5shuf_range range;
-    uint64_t m;
-    uint64_t cap;
-    struct h5shuf_pile_writer *w;
-    struct h5shuf_scratch *sc;
-    uint64_t first_number; /* pile k is number first_number + k */
-    struct h5shuf_pile_flush *fl; /* nfl pending-flush slots (a ring), 0 when flushes are synchronous */
-    size_t nfl, fl_head, fl_count;
-    struct h5shuf_pipeline *pl;   /* nds + 1: the pile datasets' pipelines, from the first pile made */
-    int pl_ready;
-    uint64_t *vchunk;      /* per vlen dataset: payload elements per scratch chunk (= its buffer) */
-    struct h5shuf_rowstage stage; /* rows of fixed size staged per pile (rowstage.h); rows staged are not
-                                   * yet counted in their pile's nbuf */
-};
-
-/* Prepare m piles of sc over range, buffering cap rows each, with spares spare buffer sets for flushes
- * that overlap scattering (used only when cx's pool has workers; h5shuf__plan_spare_buffers): numbers
- * reserved, buffers allocated, groups made at their first flush.  Free with h5shuf__pileset_free. */
-H5SHUF_INTERNAL int h5shuf__pileset_open(const struct h5shuf_ctx *cx, struct h5shuf_scratch *sc, struct h5shuf_range range,
-                                         uint64_t m, uint64_t cap, size_t spares, struct h5shuf_pileset *ps);
-/* ks[j] for a row that goes to no pile (beyond a head's bound). */
-#define H5SHUF_PILE_NONE UINT64_MAX
-/* Append rows r0 + j, j < n, to piles ks[j] (H5SHUF_PILE_NONE: skipped): row r of dataset d at
- * base[d] + r * its row bytes (a vlen dataset's: its hvl_t or char * record), global id ids[j] (ids NULL:
- * first + j).  Rows reach each pile in the order given; full buffers are flushed. */
-H5SHUF_INTERNAL int h5shuf__pileset_append_rows(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, const uint64_t *ks,
-                                                const unsigned char *const *base, uint64_t r0, uint64_t n,
-                                                const uint64_t *ids, uint64_t first);
-/* Flush every buffer, close the datasets, and record the piles (in key order) in out[0..m). */
-H5SHUF_INTERNAL int h5shuf__pileset_finish(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps,
-                                           struct h5shuf_pile *out);
-/* A checkpoint of pass 1 (resume.h): store every pending flush (the scratch file then holds every row
- * that left a buffer), then write what the pile set holds in memory to fd from offset 0 (each pile's rows
- * written and whether its group exists, its buffered rows, its vlen payload not yet written): about the
- * pile buffers' bytes.  *bytes gets the length, *sum its XXH3-64.  The file is not synced here. */
-H5SHUF_INTERNAL int h5shuf__pileset_save(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, int fd, uint64_t *bytes,
-                                         uint64_t *sum);
-/* A resumed pass 1: fill ps (just opened over the same piles and buffer rows) from a file written by
- * h5shuf__pileset_save, bytes long.  H5SHUF_EINVAL when it does not match ps. */
-H5SHUF_INTERNAL int h5shuf__pileset_restore(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, int fd, uint64_t bytes,
-                                            struct h5shuf_err *err);
-/* Free a pileset's buffers (after finish, or on error), waiting for encodes still queued in cio. */
-H5SHUF_INTERNAL void h5shuf__pileset_free(struct h5shuf_chunkio *cio, struct h5shuf_pileset *ps);
+/* A pile's group name ("/piles/NNNNNN"), at most H5SHUF_PILE_NAME_MAX bytes with its NUL. */
+#define H5SHUF_PILE_NAME_MAX 64
+H5SHUF_INTERNAL void h5shuf__pile_name(uint64_t number, char *buf, size_t cap);
+/* The dataset of vlen slot v. */
+H5SHUF_INTERNAL size_t h5shuf__pile_vlen_dataset(const struct h5shuf_datasets *dsets, size_t v);
+/* Create pile group number with its datasets, chunked cap rows at a time (vlen payloads vchunk[v]
+ * elements); they are left open in *group and sets[0..h5shuf__pile_nsets). */
+H5SHUF_INTERNAL int h5shuf__pile_create(const struct h5shuf_scratch *sc, uint64_t number, uint64_t cap,
+                                        const uint64_t *vchunk, hid_t *group, hid_t *sets, struct h5shuf_err *err);
 
 /* Open pile p's datasets: sets[0..h5shuf__pile_nsets) (index at n).  Caller closes them with
  * h5shuf__pile_close. */
 H5SHUF_INTERNAL int h5shuf__pile_open(const struct h5shuf_scratch *sc, const struct h5shuf_pile *p, hid_t *group,
                                       hid_t *sets, struct h5shuf_err *err);
-/* The same without HDF5's chunk cache, as pile_create makes them, for a caller that reads or writes each
- * chunk once, whole (a pile buffer's flush, pass 2's load): an unfiltered chunk then moves straight
+/* The same without HDF5's chunk cache, as h5shuf__pile_create makes them, for a caller that reads or writes
+ * each chunk once, whole (a pile buffer's flush, pass 2's load): an unfiltered chunk then moves straight
  * between the file and the caller's buffer; a filtered one is decoded or encoded at each access. */
 H5SHUF_INTERNAL int h5shuf__pile_open_whole(const struct h5shuf_scratch *sc, const struct h5shuf_pile *p, hid_t *group,
                                             hid_t *sets, struct h5shuf_err *err);

@@ -304,6 +304,30 @@ static void copy_point(const struct copy *cp, uint64_t n)
     }
 }
 
+/* Does heap object idx of the collection g at addr (NULL: out of memory) hold element e of row row, of
+ * bytes bytes?  0, or -1 with the refusal in w. */
+static herr_t check_object(const struct target *tg, struct why *w, const struct gcol *g, uint64_t addr, uint32_t idx,
+                           uint64_t bytes, uint64_t row, uint64_t e)
+{
+    char at[96];
+    uint64_t osize = g && idx < g->nobj ? g->obj[idx].size : OBJ_ABSENT;
+    if (!g)
+        return refuse(w, H5E_NOSPACE, "out of memory");
+    if (g->bad[0])
+        return refuse(w, H5E_BADVALUE, "%s: its global heap collection (address %llu) %s",
+                      where_of(tg, row, e, at, sizeof at), (unsigned long long)addr, g->bad);
+    if (osize == OBJ_ABSENT)
+        return refuse(w, H5E_BADVALUE, "%s: its global heap collection (address %llu) holds no object %u",
+                      where_of(tg, row, e, at, sizeof at), (unsigned long long)addr, idx);
+    if (osize > bytes)
+        return refuse(w, H5E_BADVALUE,
+                      "%s: global heap object %u (collection at address %llu) claims "
+                      "%llu bytes for an element of %llu",
+                      where_of(tg, row, e, at, sizeof at), idx, (unsigned long long)addr,
+                      (unsigned long long)osize, (unsigned long long)bytes);
+    return 0;
+}
+
 /* Check tg's rows within limit_bytes; with cp (sequences of tg->base-byte elements only), copy their
  * payload too while cp->ok. */
 static herr_t bound(const struct target *tg, uint64_t limit_bytes, struct copy *cp)
@@ -354,23 +378,8 @@ static herr_t bound(const struct target *tg, uint64_t limit_bytes, struct copy *
             uint64_t bytes = len * base, row = b + i / per, e = i % per; /* (len < 2^32) */
             total += bytes + is_str;
             struct gcol *g = h5shuf__gcol_get(&h, cache, &next, addr, cp && cp->ok);
-            uint64_t osize = g && idx < g->nobj ? g->obj[idx].size : OBJ_ABSENT;
-            if (!g)
-                r = refuse(w, H5E_NOSPACE, "out of memory");
-            else if (g->bad[0])
-                r = refuse(w, H5E_BADVALUE, "%s: its global heap collection (address %llu) %s",
-                           where_of(tg, row, e, at, sizeof at), (unsigned long long)addr, g->bad);
-            else if (osize == OBJ_ABSENT)
-                r = refuse(w, H5E_BADVALUE,
-                           "%s: its global heap collection (address %llu) holds no object %u",
-                           where_of(tg, row, e, at, sizeof at), (unsigned long long)addr, idx);
-            else if (osize > bytes)
-                r = refuse(w, H5E_BADVALUE,
-                           "%s: global heap object %u (collection at address %llu) claims "
-                           "%llu bytes for an element of %llu",
-                           where_of(tg, row, e, at, sizeof at), idx, (unsigned long long)addr,
-                           (unsigned long long)osize, (unsigned long long)bytes);
-            else if (cp && cp->ok && copy_elem(cp, (b - start) * per + i, len, bytes, g, idx) < 0)
+            r = check_object(tg, w, g, addr, idx, bytes, row, e);
+            if (r >= 0 && cp && cp->ok && copy_elem(cp, (b - start) * per + i, len, bytes, g, idx) < 0)
                 r = refuse(w, H5E_NOSPACE, "out of memory for %llu bytes of variable-length data",
                            (unsigned long long)(cp->a->n + bytes));
         }

@@ -15,7 +15,7 @@
 
 #include "abi.h"
 #include "addrspace.h"
-#include "checkpoint.h"
+#include "ckptplan.h"
 #include "chunkio.h"
 #include "direct.h"
 #include "error.h"

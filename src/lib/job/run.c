@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "checkpoint.h"
+#include "ckpttargets.h"
 #include "chunkio.h"
 #include "ctx.h"
 #include "direct.h"
@@ -360,33 +361,44 @@ static int run_gather(h5shuf_job *job)
     return h5shuf__ckpt_end(job, st);
 }
 
-/* A public run: a clean error, HDF5's printing off, fn, and the job's chunk I/O released whatever fn
- * returned. */
-static int public_run(h5shuf_job *job, int (*fn)(h5shuf_job *job))
+/* Around each public run: a clean error and HDF5's printing off before it; after it, whatever it
+ * returned (st, returned again), the job's chunk I/O released and HDF5's printing as it was. */
+static void public_begin(h5shuf_job *job, struct h5shuf_quiet *q)
 {
     h5shuf__err_reset(&job->err);
-    struct h5shuf_quiet q;
-    h5shuf__quiet_begin(&q);
-    int st = fn(job);
+    h5shuf__quiet_begin(q);
+}
+
+static int public_end(h5shuf_job *job, struct h5shuf_quiet *q, int st)
+{
     h5shuf__chunkio_free(job->cio); /* made by run_prepare */
     job->cio = NULL;
-    h5shuf__quiet_end(&q);
+    h5shuf__quiet_end(q);
     return st;
 }
 
 int h5shuf_run(h5shuf_job *job)
 {
-    return public_run(job, run);
+    struct h5shuf_quiet q;
+    public_begin(job, &q);
+    const int st = run(job);
+    return public_end(job, &q, st);
 }
 
 int h5shuf_run_scatter(h5shuf_job *job)
 {
-    return public_run(job, run_scatter);
+    struct h5shuf_quiet q;
+    public_begin(job, &q);
+    const int st = run_scatter(job);
+    return public_end(job, &q, st);
 }
 
 int h5shuf_run_gather(h5shuf_job *job)
 {
-    return public_run(job, run_gather);
+    struct h5shuf_quiet q;
+    public_begin(job, &q);
+    const int st = run_gather(job);
+    return public_end(job, &q, st);
 }
 
 /* h5shuf_verify: the inputs opened and described as a run does, the output checked against them. */
@@ -424,5 +436,8 @@ static int verify(h5shuf_job *job)
 
 int h5shuf_verify(h5shuf_job *job)
 {
-    return public_run(job, verify);
+    struct h5shuf_quiet q;
+    public_begin(job, &q);
+    const int st = verify(job);
+    return public_end(job, &q, st);
 }

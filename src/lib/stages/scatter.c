@@ -25,6 +25,7 @@
 #include "keyparts.h"
 #include "keys.h"
 #include "piles.h"
+#include "pileset.h"
 #include "plan.h"
 #include "scatter.h"
 #include "slabs.h"

@@ -7,6 +7,7 @@
 
 #include "inputs.h"
 #include "piles.h"
+#include "pileset.h"
 #include "sort.h"
 
 struct h5shuf_strata; /* strata.h */

@@ -17,7 +17,7 @@
 #include "error.h"
 #include "fault.h"
 #include "files.h"
-#include "walfile.h"
+#include "walvfd.h"
 
 int h5shuf__file_fd(hid_t file)
 {

@@ -1,11 +1,11 @@
 /*
  * walfile.h - a crash-safe HDF5 file driver with a redo log, for checkpoints of a long-written scratch file
- * (walfile.c).
+ * (walfile.c; HDF5 opens it through walvfd.h, and walrecover.h brings it back after a crash).
  *
  * The driver keeps the file's bytes below its committed end of file frozen: every write there goes to an
  * append-only log beside it, and reads see the base overlaid with the log.  A commit (prepare, the
  * caller's journal record, apply) copies the log into the base; after SIGKILL or power loss,
- * h5shuf__walfile_recover restores the base to exactly the bytes of the last recorded commit.
+ * h5shuf__walfile_recover (walrecover.h) restores the base to exactly the bytes of the last recorded commit.
  */
 #ifndef H5SHUF_WALFILE_H
 #define H5SHUF_WALFILE_H
@@ -15,9 +15,7 @@
 
 #include "base.h"
 #include "error.h"
-
-/* The longest log prefix (bytes): log names are PREFIX.SEQ.XXXXXX and must fit NAME_MAX. */
-#define H5SHUF_WAL_PREFIX_MAX 200
+#include "walio.h"
 
 /* What a commit needs recorded in the caller's journal; plain data, copied byte for byte.  Its layout is
  * this build's (host byte order): a journal meant to move between machines serializes the fields. */
@@ -28,7 +26,29 @@ struct h5shuf_wal_commit {
     char log_name[256]; /* the log's name in the directory (no '/'), NUL-terminated */
 };
 
-struct h5shuf_walfile; /* opaque */
+/* A file written through a redo log.  Its fields are walfile.c's and its HDF5 driver's (walvfd.c); every
+ * other caller uses the functions below. */
+struct h5shuf_wal_extent;
+struct h5shuf_walfile {
+    int base_fd, dir_fd;     /* the caller's */
+    uint64_t committed;      /* E: bytes of the base that are the last commit's */
+    uint64_t eof, eoa;       /* the logical file's end of file, HDF5's end of address */
+    uint64_t base_size;      /* the base's size: committed <= base_size <= max(eof, committed) */
+    int log_fd;              /* the current log, -1 when none */
+    uint64_t log_bytes;
+    uint64_t seq;            /* the current log's sequence number */
+    char log_name[256];
+    char prefix[H5SHUF_WAL_PREFIX_MAX + 1];
+    char base_name[256];     /* for messages */
+    struct h5shuf_wal_extent *ext; /* sorted by off, disjoint */
+    size_t n, cap;
+    int open;                /* an HDF5 file is open on it */
+    int prepared;            /* between prepare and apply: c is the prepared commit */
+    int broken;              /* a write or resize failed since the last commit: HDF5 may have lost data */
+    int discard;             /* h5shuf__walfile_discard: writes and resizes are dropped */
+    int nosync;              /* h5shuf__walfile_set_sync(wf, 0): commits are not fsync'ed */
+    struct h5shuf_wal_commit c;
+};
 
 /* A driver over base_fd (O_RDWR, the caller's: never closed here) whose bytes [0, committed_eof) are the
  * state of the last commit (0 for a new file; h5shuf__walfile_recover's c->eof after a crash).  Logs are
@@ -43,16 +63,6 @@ H5SHUF_INTERNAL int h5shuf__walfile_new(int base_fd, int dir_fd, uint64_t commit
 /* Free wf (NULL: no-op) and remove its current log, which no commit can name yet (a prepared but not
  * applied log stays: the caller's journal may name it).  The HDF5 file must be closed first. */
 H5SHUF_INTERNAL void h5shuf__walfile_free(struct h5shuf_walfile *wf);
-
-/* h5shuf__walfile_fapl flags. */
-#define H5SHUF_WALFILE_REOPEN 1u /* open a file whose superblock still says "open for write" (a recovered
-                                  * checkpoint: it was flushed, not closed), as h5clear does */
-
-/* A new file-access property list (the caller closes it) whose driver is wf.  The name given to
- * H5Fcreate or H5Fopen with it is not used: the file is wf's base descriptor.  One HDF5 file at a time is
- * open on a wf.  H5F_ACC_TRUNC is refused once a commit exists (it would discard committed bytes).
- * flags: 0 or H5SHUF_WALFILE_REOPEN.  Returns the list, or H5I_INVALID_HID with the cause in err. */
-H5SHUF_INTERNAL hid_t h5shuf__walfile_fapl(struct h5shuf_walfile *wf, unsigned flags, struct h5shuf_err *err);
 
 /* Read n bytes of the logical file (what HDF5 sees: base, log, zeros past its end) at byte off into buf.
  * Returns H5SHUF_OK or a status with the cause in err.  For checks and tests. */
@@ -75,19 +85,11 @@ H5SHUF_INTERNAL int h5shuf__walfile_prepare(struct h5shuf_walfile *wf, struct h5
  * stands (h5shuf__walfile_apply may be tried again, or h5shuf__walfile_recover run by a later process). */
 H5SHUF_INTERNAL int h5shuf__walfile_apply(struct h5shuf_walfile *wf, struct h5shuf_err *err);
 
-/* After a crash: make base_fd exactly the file of commit c.  If c's log is in dir_fd, it must have
- * c->log_bytes bytes hashing to c->log_hash (otherwise the state cannot be trusted: an error), and its
- * records are replayed into the base (again, if apply had begun: replay is idempotent); a missing log
- * means apply had finished, and a commit naming no log ("") is a file that was synced at that size.  The base is then cut to c->eof and synced, and the logs of log_prefix
- * other than c's (uncommitted ones) and then c's own are removed.  Returns H5SHUF_OK or a status with a
- * one-line cause in err.  Open the file again with h5shuf__walfile_new(..., c->eof, ...) and a fapl of
- * H5SHUF_WALFILE_REOPEN. */
-H5SHUF_INTERNAL int h5shuf__walfile_recover(int base_fd, int dir_fd, const char *log_prefix,
-                                            const struct h5shuf_wal_commit *c, struct h5shuf_err *err);
-
-/* The driver's HDF5 id once a fapl was made with it (H5Pget_driver of such a file's fapl), else
- * H5I_INVALID_HID.  Its file handle (H5Fget_vfd_handle) is the base descriptor, an int, as sec2's. */
-H5SHUF_INTERNAL hid_t h5shuf__walfile_driver(void);
+/* For the HDF5 driver (walvfd.c).  Set the logical end of file to n (HDF5's truncate, or a write past it):
+ * 0 or an errno. */
+H5SHUF_INTERNAL int h5shuf__walfile_set_eof(struct h5shuf_walfile *wf, uint64_t n);
+/* Write n bytes at off into the logical file: 0 or an errno. */
+H5SHUF_INTERNAL int h5shuf__walfile_write_bytes(struct h5shuf_walfile *wf, const void *buf, size_t n, uint64_t off);
 
 /* sync 0: prepare and apply do not fsync (a commit then survives the death of the process, whose
  * writes the kernel keeps, but not a crash of the machine: the caller records which, resume.h).  The
@@ -98,10 +100,5 @@ H5SHUF_INTERNAL void h5shuf__walfile_set_sync(struct h5shuf_walfile *wf, int syn
  * through wf is dropped from now on, so that HDF5 closes the file without touching the base or needing room
  * on a full disk.  NULL: no-op. */
 H5SHUF_INTERNAL void h5shuf__walfile_discard(struct h5shuf_walfile *wf);
-
-/* Tests only: when set, called with the name of each durable step before it is taken ("log-write",
- * "base-write", "log-sync", "base-sync", "dir-sync", "log-create", "replay-write", "truncate", "unlink"),
- * so that a test can kill the process at the Nth one (tests/test_walfile.c's H5SHUF_WALFILE_KILL_AT). */
-H5SHUF_INTERNAL extern void (*h5shuf__walfile_step_hook)(const char *step);
 
 #endif /* H5SHUF_WALFILE_H */
