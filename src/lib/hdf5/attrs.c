@@ -13,6 +13,7 @@
 #include "h5err.h"
 #include "refmap.h"
 #include "vlenbound.h" /* h5shuf__vlen_bound_whole */
+#include "vlenrec.h"   /* h5shuf__type_has_var */
 
 /* The state of one object's attribute copy. */
 struct copy_ctx {
@@ -78,7 +79,9 @@ static int copy_one(hid_t src, const char *name, const H5A_info_t *ainfo, struct
     if (a < 0 || (t = H5Aget_type(a)) < 0 || (s = H5Aget_space(a)) < 0)
         goto hdf5_error;
     int refs = h5shuf__type_has_refs(t);
-    int native = refs || H5Tdetect_class(t, H5T_VLEN) > 0 || (H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) > 0);
+    /* (h5shuf__type_has_var, not H5Tdetect_class(t, H5T_VLEN), which does not count variable-length strings
+     * inside compounds and arrays: read as the file's type, their strings were never reclaimed) */
+    int native = refs || h5shuf__type_has_var(t);
     mt = native ? H5Tget_native_type(t, H5T_DIR_DEFAULT) : H5Tcopy(t);
     if (mt < 0)
         goto hdf5_error;
