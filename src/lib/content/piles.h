@@ -13,6 +13,7 @@
 #include "rowstage.h"
 #include "spec.h"
 #include "tempfile.h"
+#include "writepace.h"
 
 /* Datasets of a pile: one per shuffled dataset, the index, then one payload dataset per vlen dataset. */
 static inline size_t h5shuf__pile_nsets(const struct h5shuf_datasets *dsets)
@@ -38,6 +39,9 @@ struct h5shuf_scratch {
     uint64_t next_number;
     const struct h5shuf_datasets *dsets; /* what a pile holds: a dataset per shuffled dataset, ids, payloads */
     struct h5shuf_filters filters;       /* of the piles' datasets (--scratch-compression) */
+    int raw_unless_waiting;              /* a chunk of rows is stored unfiltered (its filters skipped in its
+                                          * mask) unless the scratch's writes wait for the disk (writepace.h;
+                                          * pass 1 with spare buffers only); the ids always filtered */
     struct h5shuf_filters id_filters;    /* of their ids and vlen lengths */
 };
 
@@ -107,6 +111,8 @@ struct h5shuf_pileset {
     uint64_t *vchunk;      /* per vlen dataset: payload elements per scratch chunk (= its buffer) */
     struct h5shuf_rowstage stage; /* rows of fixed size staged per pile (rowstage.h); rows staged are not
                                    * yet counted in their pile's nbuf */
+    struct h5shuf_writepace pace; /* the scratch's writes (sc->raw_unless_waiting) */
+    uint64_t raw_chunks, packed_chunks; /* chunks of rows stored each way (sc->raw_unless_waiting) */
 };
 
 /* Prepare m piles of sc over range, buffering cap rows each, with spares spare buffer sets for flushes
