@@ -279,6 +279,13 @@ static int fetch(struct h5shuf_codec_chunk *k, const struct source *src, size_t 
     if (src->span)
         return fetch_span(k, src->span, cap);
     if (!src->sto) {
+        hsize_t size = 0;
+        if (k->pl->nfilters == 0 && !k->pl->split && k->from == 0 && k->rows == k->pl->chunk_rows &&
+            H5Dget_chunk_storage_size(src->dset, k->off, &size) >= 0 && size == k->pl->chunk_bytes)
+            /* a whole chunk without filters: straight into the rows, no copy (a raw input's, an uncompressed
+             * scratch's: 2 GB of memmove a 1 GiB run of small rows, issue 52) */
+            return H5SHUF_FAULT() || h5shuf__read_chunk(src->dset, k->off, &k->mask, k->user, (size_t)size) < 0 ? -1 : 2;
+        H5Eclear2(H5E_DEFAULT);
         int r = raw_for_read(k, src->dset, k->off, cap);
         if (r <= 0)
             return r;
@@ -580,6 +587,7 @@ struct h5shuf_chunk {
     struct chunk_task t;
     struct h5shuf_pipeline pl; /* a copy: the caller's may change before the write (raw: without filters) */
     unsigned skip;             /* the filters of the dataset's pipeline skipped (raw: all), for the mask */
+    const void *rows;          /* a whole chunk without filters: its rows, stored as they are (no task) */
 };
 
 struct h5shuf_chunk *h5shuf__chunk_new(void)
@@ -603,9 +611,15 @@ int h5shuf__chunk_encode_start(struct h5shuf_chunkio *cio, const struct h5shuf_p
     h5shuf__pool_wait(cio->pool, &t->task);
     c->pl = *pl;
     c->skip = 0;
+    c->rows = NULL;
     if (raw) { /* a copy of the rows, zero-padded (codec.c: no filter), stored with every filter skipped */
         c->skip = pl->nfilters > 0 ? (1u << pl->nfilters) - 1 : 0;
         c->pl.nfilters = 0;
+    }
+    if (c->pl.nfilters == 0 && !pl->split && nrows == pl->chunk_rows) { /* the rows are the chunk: no copy */
+        c->rows = rows;
+        t->k.err[0] = '\0';
+        return 0;
     }
     const size_t cap = h5shuf__codec_bound(pl->chunk_bytes);
     if (h5shuf__codec_grow(&t->k.raw, &t->k.raw_cap, cap, cap) < 0)
@@ -625,6 +639,8 @@ herr_t h5shuf__chunk_write(struct h5shuf_chunkio *cio, hid_t dset, uint64_t chun
         return -1;
     }
     t->k.off[0] = chunk_row;
+    if (c->rows) /* (its offset's other coordinates are 0: chunks of whole rows) */
+        return H5SHUF_FAULT() || H5Dwrite_chunk(dset, H5P_DEFAULT, c->skip, t->k.off, c->pl.chunk_bytes, c->rows) < 0 ? -1 : 0;
     if (H5SHUF_FAULT() || H5Dwrite_chunk(dset, H5P_DEFAULT, t->k.mask | c->skip, t->k.off, t->k.raw_n, t->k.raw) < 0)
         return -1;
     return 0;
