@@ -26,6 +26,7 @@
 #include "piles.h"
 #include "keyparts.h"
 #include "plan.h"
+#include "prefault.h"
 #include "sort.h"
 #include "vlen.h"
 
@@ -212,6 +213,20 @@ static void bufs_free(const struct h5shuf_ctx *cx, const struct h5shuf_datasets 
     free(b->sets);
 }
 
+/* Queue on pool the mapping of the second half of each of the pile's row and id buffers of set 0 (the
+ * load fills them from the start) and of its npairs key/index arrays (n rows each) into pre. */
+static void prefault_pile(struct h5shuf_pool *pool, const struct h5shuf_datasets *dsets, uint64_t n,
+                          const struct pass2_bufs *b, int npairs, struct h5shuf_prefault *pre)
+{
+    for (size_t d = 0; d <= dsets->n; d++) {
+        const size_t bytes = (size_t)(n * h5shuf__buf_row_bytes(dsets, d));
+        h5shuf__prefault_add(pre, b->buf[0][d] + bytes / 2, bytes - bytes / 2);
+    }
+    for (int k = 0; k < npairs; k++)
+        h5shuf__prefault_add(pre, b->pairs[k], (size_t)n * sizeof *b->pairs[k]);
+    h5shuf__prefault_start(pool, pre);
+}
+
 int h5shuf__gather(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, struct h5shuf_targets *out,
                    struct h5shuf_writer *w)
 {
@@ -245,7 +260,11 @@ int h5shuf__gather(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, st
     }
     for (size_t j = 0; j < p->npiles && st == H5SHUF_OK; j++) {
         const struct h5shuf_pile *pile = &p->piles[j];
+        struct h5shuf_prefault pre = {.n = 0}; /* (idle unless queued) */
+        if (p->load && j == 0) /* the one pass's pile, new memory: mapped by the pool while it is read */
+            prefault_pile(pool, dsets, pile->rows, &b, npairs, &pre);
         st = p->load ? p->load(p->load_user, j, b.buf[cur], cx->err) : load_finish(cx, p->sc, pile, b.pf, 0);
+        h5shuf__pool_wait(pool, &pre.task);
         const int sorted = ahead && j > 0; /* by the task queued in the previous round */
         if (sorted) {
             h5shuf__pool_wait(pool, &sorting.task);
