@@ -258,8 +258,9 @@ def check(src, dst, seed, names, order_of):
                                             "" if len(paths) == 1 else "s")
 
 
-# The ratios issues 15 and 28 set targets for: (case, numerator, denominator, target or None, what[, factor]),
-# the ratio median(numerator) / (factor * median(denominator)) (factor 1 when left out); a command is the
+# The ratios issues 15, 28 and 52 set targets for: (case, numerator, denominator, target or None, what[, factor[,
+# "rounds"]]), the ratio median(numerator) / (factor * median(denominator)) (factor 1 when left out; with
+# "rounds", the largest of the rounds' ratios, each round's numerator over its own denominator); a command is the
 # case's, or "CASE/NAME", another case's (cases.sh runs xy's X+y in case floor when xy is not run); a
 # target None is printed "-" (measured, no target).
 RATIOS = [
@@ -268,8 +269,11 @@ RATIOS = [
     ("floor", "xy/X+y", "floor", 1.15, "gzip-4 X+y / CPU floor (libdeflate inflate+deflate on all cores)"),
     ("raw", "X+y-128M", "in-memory", 0.9, "raw X+y -m 128M / in-memory permutation"),
     ("raw", "X+y-2G", "in-memory", 0.6, "raw X+y -m 2G / in-memory permutation"),
-    ("raw", "X+y-2G", "X+y-128M", 1.0, "raw -m 2G / -m 128M"),
+    ("raw", "X+y-2G", "X+y-128M", 1.0, "raw -m 2G / -m 128M (every round)", 1, "rounds"),
+    ("xy", "X+y-2G", "X+y", 1.0, "gzip-4 X+y -m 2G / -m 128M (every round)", 1, "rounds"),
     ("raw", "X+y-128M", "seqcopy", 1.1, "raw X+y -m 128M / two sequential copies", 2),
+    ("small", "16B-128M", "seqcopy", 1.5, "16-byte rows -m 128M / two sequential copies", 2),
+    ("rowsizes", "64B-128M", "64B-seqcopy", 1.0, "64-byte rows -m 128M / two sequential copies", 2),
     ("rowsizes", "8B-128M", "8B-in-memory", None, "8-byte rows -m 128M / in-memory permutation"),
     ("small", "16B-128M", "in-memory", 0.35, "16-byte rows -m 128M / in-memory permutation"),
     ("rowsizes", "64B-128M", "64B-in-memory", 0.3, "64-byte rows -m 128M / in-memory permutation"),
@@ -280,48 +284,65 @@ RATIOS = [
     # the codec alone (bench/cpufloor.c on each file): h5py's 80 KB chunks cost libdeflate more a byte than
     # whole-row chunks of 786 KB, and the ratio above cannot be below this one by much
     ("images", "floor-auto", "floor-rows", None, "images CPU floor: auto chunks / whole-row chunks"),
-    ("images", "auto-j2", "floor-auto", None, "images auto chunks -j 2 / their CPU floor"),
+    ("images", "auto-j2", "floor-auto", 1.15, "images auto chunks -j 2 / their CPU floor"),
     ("images", "rows-j2", "floor-rows", None, "images whole-row chunks -j 2 / their CPU floor"),
     ("many", None, "one-file", 2.0, "many inputs / one file of the same rows"),
 ]
 
 
 def cmd_table(tsv, header):
-    runs = {}
+    runs = {}  # (case, name): [(wall, rss, cpu or None, rep)]
     for line in open(tsv):
         if line.startswith("#") or not line.strip():
             continue
-        case, name, _rep, wall, rss = line.rstrip("\n").split("\t")
-        runs.setdefault((case, name), []).append((float(wall), int(rss)))
-    med = {k: statistics.median(w for w, _ in v) for k, v in runs.items()}
-    rss = {k: max(r for _, r in v) / 1024 for k, v in runs.items()}
-    out = [open(header).read().rstrip("\n"), "", "| case | command | rounds | median s (min-max) | peak RSS MiB |",
-           "|---|---|---:|---:|---:|"]
+        f = line.rstrip("\n").split("\t")  # case name rep wall rss [user sys]: older runs lack the CPU
+        cpu = float(f[5]) + float(f[6]) if len(f) >= 7 and f[5] and f[6] else None
+        runs.setdefault((f[0], f[1]), []).append((float(f[3]), int(f[4]), cpu, f[2]))
+    med = {k: statistics.median(w for w, *_ in v) for k, v in runs.items()}
+    rss = {k: max(r for _, r, *_ in v) / 1024 for k, v in runs.items()}
+    cpu = {k: statistics.median(c for _, _, c, _ in v) if all(c is not None for _, _, c, _ in v) else None
+           for k, v in runs.items()}
+    fmt_cpu = lambda k: "%.2f" % cpu[k] if cpu.get(k) is not None else "-"
+    out = [open(header).read().rstrip("\n"), "",
+           "| case | command | rounds | median s (min-max) | user+sys CPU s (median) | peak RSS MiB |",
+           "|---|---|---:|---:|---:|---:|"]
     for (case, name), v in runs.items():
-        ws = [w for w, _ in v]
-        out.append("| %s | %s | %d | %.2f (%.2f-%.2f) | %.0f |" % (case, name, len(v), med[(case, name)], min(ws),
-                                                                   max(ws), rss[(case, name)]))
-    out += ["", "| ratio | value | target | met |", "|---|---:|---:|---|"]
+        ws = [w for w, *_ in v]
+        out.append("| %s | %s | %d | %.2f (%.2f-%.2f) | %s | %.0f |" % (
+            case, name, len(v), med[(case, name)], min(ws), max(ws), fmt_cpu((case, name)), rss[(case, name)]))
+    out += ["", "| ratio | s (CPU s) | against s (CPU s) | value | target | met |", "|---|---:|---:|---:|---:|---|"]
     def command(case, name):  # "NAME" of the case or "CASE/NAME"
         return tuple(name.split("/", 1)) if name and "/" in name else (case, name)
 
-    for case, num, den, target, what, *factor in RATIOS:
+    for case, num, den, target, what, *more in RATIOS:
+        factor = more[0] if more else 1
+        rounds = len(more) > 1 and more[1] == "rounds"  # the target holds in every round, not the medians'
         if num is None:  # the many-inputs command is named after the number of files
             num = next((n for (c, n) in med if c == case and n.endswith("-inputs")), None)
         num, den = command(case, num), command(case, den)
         if num not in med or den not in med:
             continue
-        r = med[num] / (med[den] * (factor[0] if factor else 1))
+        r = med[num] / (med[den] * factor)
+        what_r = what
+        if rounds:  # the worst round's ratio
+            by_rep = {rep: w for w, _, _, rep in runs[den]}
+            per = [w / (by_rep[rep] * factor) for w, _, _, rep in runs[num] if rep in by_rep]
+            if per:
+                r = max(per)
+                what_r = "%s: worst of %d (%s)" % (what, len(per), ", ".join("%.2f" % x for x in per))
+        times = "%.2f (%s) | %s%.2f (%s)" % (med[num], fmt_cpu(num), "%g x " % factor if factor != 1 else "",
+                                            med[den], fmt_cpu(den))
         if target is None:
-            out.append("| %s | %.2f | - | - |" % (what, r))
+            out.append("| %s | %s | %.2f | - | - |" % (what_r, times, r))
         else:
-            out.append("| %s | %.2f | <= %.2f | %s |" % (what, r, target, "yes" if r <= target else "**no**"))
+            out.append("| %s | %s | %.2f | <= %.2f | %s |" % (what_r, times, r, target, "yes" if r <= target else "**no**"))
     olds = [(c, n[4:]) for (c, n) in med if n.startswith("old:") and (c, n[4:]) in med]
     if olds:
-        out += ["", "| command | old s | new s | new / old |", "|---|---:|---:|---:|"]
+        out += ["", "| command | old s (CPU s) | new s (CPU s) | new / old |", "|---|---:|---:|---:|"]
         for c, n in olds:
-            out.append("| %s %s | %.2f | %.2f | %.2f |" % (c, n, med[(c, "old:" + n)], med[(c, n)],
-                                                           med[(c, n)] / med[(c, "old:" + n)]))
+            out.append("| %s %s | %.2f (%s) | %.2f (%s) | %.2f |" % (
+                c, n, med[(c, "old:" + n)], fmt_cpu((c, "old:" + n)), med[(c, n)], fmt_cpu((c, n)),
+                med[(c, n)] / med[(c, "old:" + n)]))
     return "\n".join(out)
 
 

@@ -44,6 +44,7 @@
 #include "inmap.h"
 #include "pool.h"
 #include "rows.h"
+#include "spanread.h"
 
 /* Task slots per thread: the job's thread reads (or writes) this far ahead of the decoders (encoders). */
 #define SLOTS_PER_THREAD 2u
@@ -208,10 +209,12 @@ static int raw_for_read(struct h5shuf_codec_chunk *k, hid_t dset, const hsize_t 
 }
 
 /* Where a read's stored chunks come from: dset through HDF5 (H5Dread_chunk), or, when sto is not NULL,
- * the extents of a mapped input (inmap.h) read with pread() from sto->fd. */
+ * the extents of a mapped input (inmap.h) read with pread() from sto->fd, or, when span is not NULL, a
+ * span of the file read already (spanread.h; its unallocated chunks through HDF5, dset). */
 struct source {
     hid_t dset;
     const struct h5shuf_stored *sto;
+    const struct h5shuf_span *span;
 };
 
 /* pread n bytes at off of fd into buf, all of them.  0, or -1 with the cause pushed (a short read: the
@@ -239,6 +242,33 @@ static int pread_all(int fd, unsigned char *buf, size_t n, uint64_t off)
     return 0;
 }
 
+/* fetch() from a span read already: as from a mapped input, the bytes copied instead of read. */
+static int fetch_span(struct h5shuf_codec_chunk *k, const struct h5shuf_span *s, size_t cap)
+{
+    const uint64_t i = (k->off[0] - s->start) / s->chunk_rows;
+    if (k->off[0] < s->start || i >= s->n) {
+        push_error("a chunk outside the span read");
+        return -1;
+    }
+    const struct h5shuf_inmap_chunk *c = &s->chunk[i];
+    if (c->size == 0)
+        return 0; /* not allocated: HDF5 reads these rows */
+    const unsigned char *at = s->mem + (c->addr - s->off);
+    if (k->pl->nfilters == 0 && c->size == k->pl->chunk_bytes) { /* the rows as they are */
+        memcpy(k->user, at + k->from * k->pl->row_bytes, (size_t)(k->rows * k->pl->row_bytes));
+        return 2;
+    }
+    size_t want = (size_t)c->size + (size_t)c->size / 8; /* as raw_for_read */
+    if (h5shuf__codec_grow(&k->raw, &k->raw_cap, c->size, want < cap ? want : cap) < 0) {
+        push_nomem(c->size);
+        return -1;
+    }
+    memcpy(k->raw, at, c->size);
+    k->raw_n = c->size;
+    k->mask = c->mask;
+    return 1;
+}
+
 /* Read the stored chunk k (placed, its off set) from src into its raw buffer, with its filter
  * mask.  1: read, to be decoded; 2: read, and nothing to decode (a mapped chunk without filters: its
  * rows were read straight into the caller's); 0: HDF5 must read these rows (raw_for_read's cases; never
@@ -246,7 +276,16 @@ static int pread_all(int fd, unsigned char *buf, size_t n, uint64_t off)
  * (pushed). */
 static int fetch(struct h5shuf_codec_chunk *k, const struct source *src, size_t cap)
 {
+    if (src->span)
+        return fetch_span(k, src->span, cap);
     if (!src->sto) {
+        hsize_t size = 0;
+        if (k->pl->nfilters == 0 && !k->pl->split && k->from == 0 && k->rows == k->pl->chunk_rows &&
+            H5Dget_chunk_storage_size(src->dset, k->off, &size) >= 0 && size == k->pl->chunk_bytes)
+            /* a whole chunk without filters: straight into the rows, no copy (a raw input's, an uncompressed
+             * scratch's: 2 GB of memmove a 1 GiB run of small rows, issue 52) */
+            return H5SHUF_FAULT() || h5shuf__read_chunk(src->dset, k->off, &k->mask, k->user, (size_t)size) < 0 ? -1 : 2;
+        H5Eclear2(H5E_DEFAULT);
         int r = raw_for_read(k, src->dset, k->off, cap);
         if (r <= 0)
             return r;
@@ -513,7 +552,7 @@ herr_t h5shuf__chunkio_read(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype,
         return 0;
     if (!cio || h5shuf__pipeline_probe(dset, ftype, &pl) < 0 || !pl.direct)
         return h5shuf__read_rows(dset, ftype, start, count, buf);
-    const struct source src = {dset, NULL};
+    const struct source src = {dset, NULL, NULL};
     return transfer(cio, &src, ftype, &pl, start, count, buf, 0);
 }
 
@@ -524,7 +563,7 @@ herr_t h5shuf__chunkio_read_stored(struct h5shuf_chunkio *cio, const struct h5sh
         return 0;
     if (!sto->pl)
         return read_contiguous(sto, start, count, buf);
-    const struct source src = {H5I_INVALID_HID, sto};
+    const struct source src = {H5I_INVALID_HID, sto, NULL};
     return transfer(cio, &src, H5I_INVALID_HID, sto->pl, start, count, buf, 0);
 }
 
@@ -538,7 +577,7 @@ herr_t h5shuf__chunkio_write(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype
         return h5shuf__write_rows(dset, ftype, start, count, buf, extend);
     if (extend && h5shuf__extend_rows(dset, start + count) < 0)
         return -1;
-    const struct source src = {dset, NULL};
+    const struct source src = {dset, NULL, NULL};
     return transfer(cio, &src, ftype, &pl, start, count, (unsigned char *)buf, 1);
 }
 
@@ -546,7 +585,9 @@ herr_t h5shuf__chunkio_write(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype
 
 struct h5shuf_chunk {
     struct chunk_task t;
-    struct h5shuf_pipeline pl; /* a copy: the caller's may change before the write */
+    struct h5shuf_pipeline pl; /* a copy: the caller's may change before the write (raw: without filters) */
+    unsigned skip;             /* the filters of the dataset's pipeline skipped (raw: all), for the mask */
+    const void *rows;          /* a whole chunk without filters: its rows, stored as they are (no task) */
 };
 
 struct h5shuf_chunk *h5shuf__chunk_new(void)
@@ -564,11 +605,22 @@ void h5shuf__chunk_free(struct h5shuf_chunkio *cio, struct h5shuf_chunk *c)
 }
 
 int h5shuf__chunk_encode_start(struct h5shuf_chunkio *cio, const struct h5shuf_pipeline *pl, const void *rows,
-                               uint64_t nrows, struct h5shuf_chunk *c)
+                               uint64_t nrows, int raw, struct h5shuf_chunk *c)
 {
     struct chunk_task *t = &c->t;
     h5shuf__pool_wait(cio->pool, &t->task);
     c->pl = *pl;
+    c->skip = 0;
+    c->rows = NULL;
+    if (raw) { /* a copy of the rows, zero-padded (codec.c: no filter), stored with every filter skipped */
+        c->skip = pl->nfilters > 0 ? (1u << pl->nfilters) - 1 : 0;
+        c->pl.nfilters = 0;
+    }
+    if (c->pl.nfilters == 0 && !pl->split && nrows == pl->chunk_rows) { /* the rows are the chunk: no copy */
+        c->rows = rows;
+        t->k.err[0] = '\0';
+        return 0;
+    }
     const size_t cap = h5shuf__codec_bound(pl->chunk_bytes);
     if (h5shuf__codec_grow(&t->k.raw, &t->k.raw_cap, cap, cap) < 0)
         return -1;
@@ -587,7 +639,9 @@ herr_t h5shuf__chunk_write(struct h5shuf_chunkio *cio, hid_t dset, uint64_t chun
         return -1;
     }
     t->k.off[0] = chunk_row;
-    if (H5SHUF_FAULT() || H5Dwrite_chunk(dset, H5P_DEFAULT, t->k.mask, t->k.off, t->k.raw_n, t->k.raw) < 0)
+    if (c->rows) /* (its offset's other coordinates are 0: chunks of whole rows) */
+        return H5SHUF_FAULT() || H5Dwrite_chunk(dset, H5P_DEFAULT, c->skip, t->k.off, c->pl.chunk_bytes, c->rows) < 0 ? -1 : 0;
+    if (H5SHUF_FAULT() || H5Dwrite_chunk(dset, H5P_DEFAULT, t->k.mask | c->skip, t->k.off, t->k.raw_n, t->k.raw) < 0)
         return -1;
     return 0;
 }
@@ -671,7 +725,7 @@ herr_t h5shuf__prefetch_start(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftyp
         return 0;
     if (!cio || h5shuf__pipeline_probe(dset, ftype, &pf->pl) < 0 || !pf->pl.direct)
         return h5shuf__read_rows(dset, ftype, start, count, buf); /* HDF5 runs it: no overlap */
-    const struct source src = {dset, NULL};
+    const struct source src = {dset, NULL, NULL};
     return prefetch_chunks(cio, &src, ftype, start, count, buf, pf);
 }
 
@@ -684,8 +738,24 @@ herr_t h5shuf__prefetch_start_stored(struct h5shuf_chunkio *cio, const struct h5
     if (!sto->pl) /* contiguous: nothing to decode */
         return read_contiguous(sto, start, count, buf);
     pf->pl = *sto->pl;
-    const struct source src = {H5I_INVALID_HID, sto};
+    const struct source src = {H5I_INVALID_HID, sto, NULL};
     return prefetch_chunks(cio, &src, H5I_INVALID_HID, start, count, buf, pf);
+}
+
+herr_t h5shuf__prefetch_start_span(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, const struct h5shuf_span *span,
+                                   const struct h5shuf_pipeline *pl, uint64_t start, uint64_t count, void *buf,
+                                   struct h5shuf_prefetch *pf)
+{
+    pf->n = 0;
+    if (count == 0)
+        return 0;
+    if (start < span->start || start + count > span->start + span->count) {
+        push_error("rows outside the span read");
+        return -1;
+    }
+    pf->pl = *pl;
+    const struct source src = {dset, NULL, span};
+    return prefetch_chunks(cio, &src, ftype, start, count, buf, pf);
 }
 
 herr_t h5shuf__prefetch_finish(struct h5shuf_chunkio *cio, struct h5shuf_prefetch *pf)

@@ -55,11 +55,13 @@ struct h5shuf_chunk;
 H5SHUF_INTERNAL struct h5shuf_chunk *h5shuf__chunk_new(void);
 H5SHUF_INTERNAL void h5shuf__chunk_free(struct h5shuf_chunkio *cio, struct h5shuf_chunk *c);
 /* Queue the encoding of nrows rows (at most pl->chunk_rows; fewer are zero-padded) as one chunk of a
- * dataset with pipeline pl (direct, chunks of whole rows: not split).  rows must stay unchanged until h5shuf__chunk_write (a whole chunk is
- * encoded from them in place).  -1 when out of memory for c's buffer (HDF5's stack untouched); a worker's
- * stage buffer that cannot be made fails h5shuf__chunk_write instead. */
+ * dataset with pipeline pl (direct, chunks of whole rows: not split); raw: the rows as they are, every
+ * filter skipped (the chunk's filter mask says so: HDF5 and chunkio read it back as such).  rows must
+ * stay unchanged until h5shuf__chunk_write (a whole chunk is encoded from them in place).  -1 when out of
+ * memory for c's buffer (HDF5's stack untouched); a worker's stage buffer that cannot be made fails
+ * h5shuf__chunk_write instead. */
 H5SHUF_INTERNAL int h5shuf__chunk_encode_start(struct h5shuf_chunkio *cio, const struct h5shuf_pipeline *pl,
-                                               const void *rows, uint64_t nrows, struct h5shuf_chunk *c);
+                                               const void *rows, uint64_t nrows, int raw, struct h5shuf_chunk *c);
 /* Wait for c's encoding and store it as the chunk at row chunk_row of dset (whose extent must cover it).
  * < 0 on error, with the cause on HDF5's error stack. */
 H5SHUF_INTERNAL herr_t h5shuf__chunk_write(struct h5shuf_chunkio *cio, hid_t dset, uint64_t chunk_row,
@@ -80,6 +82,15 @@ H5SHUF_INTERNAL herr_t h5shuf__prefetch_start(struct h5shuf_chunkio *cio, hid_t 
 H5SHUF_INTERNAL herr_t h5shuf__prefetch_start_stored(struct h5shuf_chunkio *cio, const struct h5shuf_stored *sto,
                                                      uint64_t start, uint64_t count, void *buf,
                                                      struct h5shuf_prefetch *pf);
+/* As h5shuf__prefetch_start, for rows [start, start + count) of dset (pipeline pl: direct, chunks of whole
+ * rows) whose stored chunks span holds (spanread.h): they are copied out of it now (rows without filters
+ * straight into buf), their decoding queued; span is not used after the call.  Its unallocated chunks
+ * are read by HDF5 now. */
+struct h5shuf_span;
+H5SHUF_INTERNAL herr_t h5shuf__prefetch_start_span(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype,
+                                                   const struct h5shuf_span *span, const struct h5shuf_pipeline *pl,
+                                                   uint64_t start, uint64_t count, void *buf,
+                                                   struct h5shuf_prefetch *pf);
 H5SHUF_INTERNAL herr_t h5shuf__prefetch_finish(struct h5shuf_chunkio *cio, struct h5shuf_prefetch *pf);
 
 #endif /* H5SHUF_CHUNKIO_H */

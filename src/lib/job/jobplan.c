@@ -569,9 +569,14 @@ static int plan_strategy(h5shuf_job *job)
     return st;
 }
 
-/* Bytes of memory the system can give without swapping (MemAvailable of /proc/meminfo); 0 when unknown. */
+/* Bytes of memory the system can give without swapping (MemAvailable of /proc/meminfo); 0 when unknown.
+ * Tests stand in a smaller machine with H5SHUF_DEBUG_MEM_AVAILABLE (bytes): a run larger than its page
+ * cache on files of a few MiB. */
 static uint64_t mem_available(void)
 {
+    const char *debug = getenv("H5SHUF_DEBUG_MEM_AVAILABLE");
+    if (debug && *debug)
+        return strtoull(debug, NULL, 10);
     FILE *f = fopen("/proc/meminfo", "r");
     char line[256];
     unsigned long long kib = 0;
@@ -592,10 +597,13 @@ static uint64_t mem_available(void)
  * A scatter's pile file, a product that outlives the run, keeps zstd-1 + shuffle. */
 static int plan_scratch_filters(h5shuf_job *job)
 {
-    if (job->scratch_compression || job->mode != H5SHUF_MODE_RUN)
-        return H5SHUF_OK;
     h5shuf_u128 raw = (h5shuf_u128)job->in.rows * (job->dsets.row_bytes + sizeof(uint64_t));
     uint64_t avail = mem_available();
+    job->beyond_cache = avail > 0 && raw > avail / 2;
+    job->scratch_adaptive = 0;
+    if (job->scratch_compression || job->mode != H5SHUF_MODE_RUN)
+        return H5SHUF_OK;
+    job->scratch_adaptive = job->beyond_cache; /* (plan_disk: when the free space holds it uncompressed) */
     if (avail == 0 || raw > avail / 2)
         return H5SHUF_OK;
     scratch_ids_packed(job, H5SHUF_CODEC_ZSTD);
@@ -645,6 +653,13 @@ static int plan_disk(h5shuf_job *job)
     p->scratch_free_bytes = h5shuf__free_bytes(job->scratch_dir, &ds);
     p->output_free_bytes = h5shuf__free_bytes(out_dir, &dout);
     p->same_filesystem = ds != 0 && ds == dout;
+    if (job->scratch_adaptive && p->scratch_estimate_bytes) { /* chunks of rows stored as they are, maybe all */
+        const uint64_t raw = p->total_bytes + 8 * p->rows, out = p->same_filesystem ? p->output_estimate_bytes : 0;
+        if (!p->scratch_free_bytes || raw + out <= p->scratch_free_bytes)
+            p->scratch_estimate_bytes = raw;
+        else
+            job->scratch_adaptive = 0; /* no room for that: every chunk compressed */
+    }
     free(out_dir);
     job->out_mode = 0666;
     struct stat sb;

@@ -33,6 +33,7 @@
 #include "piles.h"
 #include "pool.h"
 #include "scatter.h"
+#include "spanread.h"
 #include "targets.h"
 #include "tempfile.h"
 #include "verify.h"
@@ -89,6 +90,27 @@ static int run_prepare(h5shuf_job *job)
     return st;
 }
 
+/* Bytes of the span of one dataset's stored chunks pass 1 reads ahead for a slab of inputs larger than the
+ * page cache (spanread.h), when the budget has room for one a dataset beside pass 1's buffers; else 0.
+ * A span holds the slab's chunks, a chunk more at either end, and a sixteenth more for chunks that do not
+ * compress (codec.c's bound). */
+static uint64_t span_bytes(const h5shuf_job *job)
+{
+    const h5shuf_plan *p = &job->plan;
+    if (!job->beyond_cache || !h5shuf__plan_pipelined(p) || job->one_pass)
+        return 0;
+    h5shuf_u128 cap = 0;
+    for (size_t d = 0; d < job->dsets.n; d++) {
+        h5shuf_u128 b = (h5shuf_u128)(p->slab_rows + 2 * job->dsets.ds[d].in_chunk_rows_max) * job->dsets.ds[d].row_bytes;
+        cap = b > cap ? b : cap;
+    }
+    cap += cap / 16 + ((uint64_t)1 << 16);
+    /* pass 1's buffers: its slabs and pile buffers (pass 2's piles come after the spans are freed) */
+    const uint64_t pass1 = h5shuf__plan_slab_bytes(p) + h5shuf__plan_pass1_pile_bytes(p, p->piles);
+    const uint64_t held = pass1 < p->mem_limit_bytes ? p->mem_limit_bytes - pass1 : 0;
+    return cap <= SIZE_MAX / 2 && h5shuf__spanread_bytes(job->dsets.n, (size_t)cap) <= held ? (uint64_t)cap : 0;
+}
+
 /* Pass 1 over all rows of the inputs. */
 static struct h5shuf_pass1 pass1_of(h5shuf_job *job)
 {
@@ -103,6 +125,7 @@ static struct h5shuf_pass1 pass1_of(h5shuf_job *job)
         .head_bound = job->out_rows < job->in.rows ? &job->head_bound : NULL,
         .plan = &job->plan,
         .on_oversize = job->opts.on_oversize,
+        .span_bytes = span_bytes(job),
     };
     return p1;
 }
@@ -139,6 +162,7 @@ static int fill_outputs(h5shuf_job *job, const struct h5shuf_scratch *sc, int re
             .band_bytes = job->band_bytes,
             .put_end = UINT64_MAX,
             .release = release,
+            .advise = job->beyond_cache,
             .load = load,
             .load_user = load_user,
         };
@@ -186,6 +210,7 @@ static int two_pass(h5shuf_job *job)
     struct h5shuf_scratch sc = {.file = H5I_INVALID_HID};
     int done = 0;
     int st = job->ckpt.rs.on ? h5shuf__ckpt_scratch(job, &cx, &sc, &done) : h5shuf__job_scratch_open(job, &sc);
+    sc.raw_unless_waiting = job->scratch_adaptive;
     if (st == H5SHUF_OK && job->out_rows > 0) {
         if (!done)
             st = pass1(job, &sc);

@@ -22,11 +22,27 @@
 #include "files.h"
 #include "gather.h"
 #include "h5err.h"
+#include "ioahead.h"
 #include "piles.h"
 #include "keyparts.h"
 #include "plan.h"
+#include "prefault.h"
 #include "sort.h"
 #include "vlen.h"
+
+/* Ask the kernel to read pile p's stored chunks ahead (ioahead.h), so that its load finds them in the page
+ * cache: they lie one every few chunks of the whole scratch file, which the kernel's own read-ahead never
+ * follows.  Best effort: a pile that cannot be opened is read as it comes. */
+static void advise_pile(const struct h5shuf_scratch *sc, const struct h5shuf_pile *p, hid_t *sets)
+{
+    struct h5shuf_err quiet = {0};
+    hid_t group;
+    const int fd = h5shuf__file_fd(sc->file);
+    if (fd < 0 || p->rows == 0 || h5shuf__pile_open_whole(sc, p, &group, sets, &quiet) != H5SHUF_OK)
+        return;
+    (void)h5shuf__chunks_willneed(fd, sets, h5shuf__pile_nsets(sc->dsets));
+    h5shuf__pile_close(group, sets, h5shuf__pile_nsets(sc->dsets));
+}
 
 /* Start loading pile p into buf (n + 1 buffers): pipelined, its chunks are read now and decoded by the
  * pool, the ids' first (pf[n]: the keys wait for them only); else it is loaded whole before the call
@@ -197,6 +213,20 @@ static void bufs_free(const struct h5shuf_ctx *cx, const struct h5shuf_datasets 
     free(b->sets);
 }
 
+/* Queue on pool the mapping of the second half of each of the pile's row and id buffers of set 0 (the
+ * load fills them from the start) and of its npairs key/index arrays (n rows each) into pre. */
+static void prefault_pile(struct h5shuf_pool *pool, const struct h5shuf_datasets *dsets, uint64_t n,
+                          const struct pass2_bufs *b, int npairs, struct h5shuf_prefault *pre)
+{
+    for (size_t d = 0; d <= dsets->n; d++) {
+        const size_t bytes = (size_t)(n * h5shuf__buf_row_bytes(dsets, d));
+        h5shuf__prefault_add(pre, b->buf[0][d] + bytes / 2, bytes - bytes / 2);
+    }
+    for (int k = 0; k < npairs; k++)
+        h5shuf__prefault_add(pre, b->pairs[k], (size_t)n * sizeof *b->pairs[k]);
+    h5shuf__prefault_start(pool, pre);
+}
+
 int h5shuf__gather(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, struct h5shuf_targets *out,
                    struct h5shuf_writer *w)
 {
@@ -223,17 +253,26 @@ int h5shuf__gather(const struct h5shuf_ctx *cx, const struct h5shuf_pass2 *p, st
     uint64_t first = p->first_row;
     /* the scratch file's descriptor when its piles' blocks are given back (-1: its piles are kept) */
     const int release_fd = p->release && !p->load && p->sc->tf.path ? p->sc->tf.fd : -1; /* (a run's own scratch only) */
-    if (st == H5SHUF_OK && p->npiles > 0 && !p->load)
+    if (st == H5SHUF_OK && p->npiles > 0 && !p->load) {
+        for (size_t j = 0; p->advise && j < 2 && j < p->npiles; j++) /* the first piles' reads queued */
+            advise_pile(p->sc, &p->piles[j], b.sets);
         st = load_start(cx, p->sc, &p->piles[0], b.buf[0], b.pf, b.sets, pipelined, b.arena, 0, release_fd);
+    }
     for (size_t j = 0; j < p->npiles && st == H5SHUF_OK; j++) {
         const struct h5shuf_pile *pile = &p->piles[j];
+        struct h5shuf_prefault pre = {.n = 0}; /* (idle unless queued) */
+        if (p->load && j == 0) /* the one pass's pile, new memory: mapped by the pool while it is read */
+            prefault_pile(pool, dsets, pile->rows, &b, npairs, &pre);
         st = p->load ? p->load(p->load_user, j, b.buf[cur], cx->err) : load_finish(cx, p->sc, pile, b.pf, 0);
+        h5shuf__pool_wait(pool, &pre.task);
         const int sorted = ahead && j > 0; /* by the task queued in the previous round */
         if (sorted) {
             h5shuf__pool_wait(pool, &sorting.task);
             sorting.task.submitted = 0;
         }
         int next = pipelined ? cur ^ 1 : cur;
+        if (st == H5SHUF_OK && p->advise && !p->load && j + 2 < p->npiles) /* read while this pile is put */
+            advise_pile(p->sc, &p->piles[j + 2], b.sets);
         if (st == H5SHUF_OK && pipelined && j + 1 < p->npiles) { /* overlaps the sort and writes below */
             st = load_start(cx, p->sc, &p->piles[j + 1], b.buf[next], b.pf, b.sets, pipelined,
                             b.arena ? b.arena + next * nv : NULL, 0, release_fd);

@@ -29,6 +29,8 @@ struct h5shuf_pass2 {
     uint64_t put_first, put_end;      /* the output rows put (a serial run: 0, UINT64_MAX) */
     int release;                      /* the run's own scratch, each pile read once: a pile's blocks are
                                        * given back once it is loaded (h5shuf__pile_release) */
+    int advise;                       /* the piles do not stay in the page cache: each pile's reads are
+                                       * asked of the disk two piles ahead (ioahead.h) */
     /* Several processes (docs/design.md section 5): each pile's rows are spread over them.  NULL: load piles
      * from sc.  Else load(user, j, buf, err) fills buf (dsets->n + 1 buffers of piles[j].rows rows: each
      * dataset's, then the ids, in increasing id) with pile j's rows from all processes (vlen rows as

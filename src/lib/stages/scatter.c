@@ -29,6 +29,7 @@
 #include "plan.h"
 #include "scatter.h"
 #include "slabs.h"
+#include "spanread.h"
 #include "vlen.h"
 #include "strata.h"
 
@@ -110,7 +111,8 @@ static void keys_ahead_run(struct h5shuf_task *task, unsigned thread)
  * rows' keys there after its chunks) while slab k is scattered (docs/design.md section 4).  The job's thread,
  * which scatters, was the longer of the two: its half of the keys was 13% of its pass 1 (16-byte rows). */
 static int scatter_slabs(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_pileset *ps,
-                         struct h5shuf_slab *sl, struct h5shuf_prefetch **pf, int pipelined, struct h5shuf_chunk_cache *cache)
+                         struct h5shuf_slab *sl, struct h5shuf_prefetch **pf, int pipelined, struct h5shuf_chunk_cache *cache,
+                         struct h5shuf_spanread *spans)
 {
     const struct h5shuf_datasets *dsets = ps->sc->dsets;
     struct h5shuf_pool *pool = h5shuf__chunkio_pool(cx->cio);
@@ -120,15 +122,22 @@ static int scatter_slabs(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 
     struct keys_ahead ahead[2] = {{.n = 0}, {.n = 0}}; /* per slab buffer: idle until submitted */
     struct h5shuf_slab_pos pos = {.f = SIZE_MAX};
     int more = h5shuf__slab_next(p->inputs, from, p->end_row, p->plan->slab_rows, &pos);
-    if (more)
-        st = h5shuf__slab_start(cx, p->inputs, dsets, &pos, &sl[0], pf, pipelined, cache);
+    if (more) {
+        struct h5shuf_slab_pos after = pos; /* asked of the disk at once */
+        const int has_after = spans && h5shuf__slab_next(p->inputs, from, p->end_row, p->plan->slab_rows, &after);
+        st = h5shuf__slab_start(cx, p->inputs, dsets, &pos, &sl[0], pf, pipelined, cache, spans,
+                                has_after ? &after : NULL);
+    }
     while (st == H5SHUF_OK && more) {
         struct h5shuf_slab_pos next = pos;
         int next_more = h5shuf__slab_next(p->inputs, from, p->end_row, p->plan->slab_rows, &next);
         int to = pipelined ? cur ^ 1 : cur;
         st = h5shuf__slab_finish(cx, p->inputs, dsets, &pos, pf);
         if (st == H5SHUF_OK && pipelined && next_more) {
-            st = h5shuf__slab_start(cx, p->inputs, dsets, &next, &sl[to], pf, pipelined, cache);
+            struct h5shuf_slab_pos after = next; /* the slab asked of the disk while this one is scattered */
+            const int has_after = spans && h5shuf__slab_next(p->inputs, from, p->end_row, p->plan->slab_rows, &after);
+            st = h5shuf__slab_start(cx, p->inputs, dsets, &next, &sl[to], pf, pipelined, cache, spans,
+                                    has_after ? &after : NULL);
             if (st == H5SHUF_OK) { /* the slab's id buffer holds its rows' keys (its ids are first + r) */
                 ahead[to] = (struct keys_ahead){.seed = p->seed, .strata = p->strata, .first = p->inputs->v[next.f].first_row + next.start,
                                                 .n = next.n, .keys = (uint64_t *)sl[to].buf[dsets->n]};
@@ -154,7 +163,7 @@ static int scatter_slabs(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 
         if (st == H5SHUF_OK && p->checkpoint)
             st = p->checkpoint(p->checkpoint_user, p->first_row + done, ps, cx->err);
         if (st == H5SHUF_OK && !pipelined && next_more)
-            st = h5shuf__slab_start(cx, p->inputs, dsets, &next, &sl[to], pf, pipelined, cache);
+            st = h5shuf__slab_start(cx, p->inputs, dsets, &next, &sl[to], pf, pipelined, cache, NULL, NULL);
         pos = next;
         more = next_more;
         cur = to;
@@ -178,7 +187,7 @@ int h5shuf__pass1_load(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p
         for (size_t d = 0; d < dsets->n; d++)
             at[d] = buf[d] + off * dsets->ds[d].row_bytes;
         sl.rows = pos.n;
-        st = h5shuf__slab_start(cx, p->inputs, dsets, &pos, &sl, NULL, 0, NULL); /* decoded by the pool, straight into buf */
+        st = h5shuf__slab_start(cx, p->inputs, dsets, &pos, &sl, NULL, 0, NULL, NULL, NULL); /* straight into buf */
         uint64_t *ids = (uint64_t *)buf[dsets->n] + off;
         for (uint64_t r = 0; st == H5SHUF_OK && r < pos.n; r++)
             ids[r] = first + r;
@@ -202,6 +211,8 @@ int h5shuf__scatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, s
     const int pipelined = h5shuf__plan_pipelined(plan) && h5shuf__chunkio_threads(cx->cio) > 1;
     struct h5shuf_prefetch **pf = calloc(dsets->n ? dsets->n : 1, sizeof *pf);
     struct h5shuf_chunk_cache *cache = plan->slab_cache_bytes ? calloc(dsets->n, sizeof *cache) : NULL;
+    /* (no spans for a restarted pass 1's smaller buffers: nothing else differs) */
+    struct h5shuf_spanread *spans = pipelined && p->span_bytes ? h5shuf__spanread_new(dsets->n, (size_t)p->span_bytes) : NULL;
     int st = pf && (cache || !plan->slab_cache_bytes) ? piles_reserve(sc, plan->piles, err)
                                                       : h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     for (size_t d = 0; st == H5SHUF_OK && d < dsets->n; d++)
@@ -226,7 +237,7 @@ int h5shuf__scatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, s
     if (st == H5SHUF_OK && p->restore)
         st = p->restore(p->checkpoint_user, &ps, err);
     if (st == H5SHUF_OK)
-        st = scatter_slabs(cx, p, &ps, sl, pf, pipelined, cache);
+        st = scatter_slabs(cx, p, &ps, sl, pf, pipelined, cache, spans);
     if (st == H5SHUF_OK) {
         st = h5shuf__pileset_finish(cx, &ps, sc->piles);
         if (st == H5SHUF_OK)
@@ -235,6 +246,7 @@ int h5shuf__scatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, s
     for (size_t d = 0; pf && d < dsets->n; d++)
         h5shuf__prefetch_free(cx->cio, pf[d]); /* waits for decodes still queued after an error */
     free(pf);
+    h5shuf__spanread_free(spans); /* waits for a read still under way */
     for (size_t d = 0; cache && d < dsets->n; d++)
         free(cache[d].buf);
     free(cache);

@@ -25,6 +25,9 @@ struct h5shuf_pass1 {
     h5shuf_plan *plan;                       /* slabs, piles, buffers, bounds; the oversize handling updates
                                               * piles, pile_buffer_rows, restarts and splits */
     h5shuf_oversize on_oversize;
+    /* Inputs larger than the page cache (issue 52): each dataset's next slab is read ahead as one span of
+     * the file of at most span_bytes, directly (spanread.h), outside the plan's buffers; 0: not. */
+    uint64_t span_bytes;
     /* Several processes (docs/design.md section 5) scatter their row ranges into piles of the same key ranges;
      * the oversize handling then decides from each pile's rows (and bytes) over all of them.  sums(user,
      * v, n, err) replaces v[0..n) by its sums over the processes: every process calls it at the same

@@ -7,11 +7,13 @@
 
 #include "error.h"
 #include "fault.h"
+#include "files.h"
 #include "h5err.h"
 #include "inmap.h"
 #include "plan.h"
 #include "sample.h"
 #include "slabs.h"
+#include "spanread.h"
 #include "vlen.h"
 
 int h5shuf__slab_alloc(const struct h5shuf_datasets *dsets, struct h5shuf_slab *sl, uint64_t rows, struct h5shuf_err *err)
@@ -114,27 +116,54 @@ static herr_t cache_copy(struct h5shuf_chunkio *cio, struct h5shuf_chunk_cache *
     return 0;
 }
 
+/* The rows [*a, *b) of a slab's rows [start, start + n) of a dataset of in_rows rows in chunk rows of c
+ * that are read straight into the slab (read_cached's middle part), the rest coming from its chunk row
+ * cache; with no cache (cached 0), all of them. */
+static void middle_rows(int cached, uint64_t c, uint64_t in_rows, uint64_t start, uint64_t n, uint64_t *a,
+                        uint64_t *b)
+{
+    const uint64_t end = start + n;
+    *a = start;
+    *b = end;
+    if (!cached)
+        return;
+    if (*a % c != 0)
+        *a = *a - *a % c + c < end ? *a - *a % c + c : end;
+    *b = end == in_rows ? end : end - end % c;
+    if (*b < *a)
+        *b = *a;
+}
+
+/* Rows [start, start + n) of dset into buf: from span when it holds them (spanread.h), else read_rows. */
+static herr_t read_span(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, const struct h5shuf_span *span,
+                        const struct h5shuf_pipeline *pl, uint64_t start, uint64_t n, unsigned char *buf,
+                        struct h5shuf_prefetch *pf)
+{
+    return span && pf ? h5shuf__prefetch_start_span(cio, dset, ftype, span, pl, start, n, buf, pf)
+                      : read_rows(cio, dset, ftype, start, n, buf, pf);
+}
+
 /* Read rows [start, start + n) of input f's dataset dset (in_rows rows) into buf through cc: the part in
  * the chunk row the slab starts inside, and the part in the one it ends inside, from cc (decoded whole,
  * once: the slab next to it needs it too); the whole chunk rows between, and a last partial one of the
- * input, straight into buf (pipelined: queued on pf). */
+ * input, straight into buf (pipelined: queued on pf; from span when it is not NULL: it holds them). */
 static herr_t read_cached(struct h5shuf_chunkio *cio, struct h5shuf_chunk_cache *cc, size_t f, hid_t dset,
                           const struct h5shuf_dsinfo *ds, uint64_t in_rows, uint64_t start, uint64_t n,
-                          unsigned char *buf, struct h5shuf_prefetch *pf)
+                          unsigned char *buf, struct h5shuf_prefetch *pf, const struct h5shuf_span *span)
 {
     struct h5shuf_pipeline pl;
     if (h5shuf__pipeline_probe(dset, ds->ftype, &pl) < 0 || !pl.direct || pl.chunk_rows > cc->cap_rows)
         return read_rows(cio, dset, ds->ftype, start, n, buf, pf); /* HDF5's chunk cache, sized one band */
     const uint64_t c = pl.chunk_rows, end = start + n, rb = ds->row_bytes;
-    uint64_t a = start;
+    uint64_t a = start, b;
     if (a % c != 0) { /* the head, in the chunk row the slab before ended in */
         uint64_t k = a - a % c, hi = k + c < end ? k + c : end;
         if (cache_copy(cio, cc, f, dset, ds, k, k + c < in_rows ? c : in_rows - k, a, hi - a, buf) < 0)
             return -1;
         a = hi;
     }
-    uint64_t b = end == in_rows ? end : end - end % c;
-    if (b > a && read_rows(cio, dset, ds->ftype, a, b - a, buf + (a - start) * rb, pf) < 0)
+    middle_rows(1, c, in_rows, start, n, &a, &b);
+    if (b > a && read_span(cio, dset, ds->ftype, span, &pl, a, b - a, buf + (a - start) * rb, pf) < 0)
         return -1;
     if (b < a)
         b = a;
@@ -194,10 +223,47 @@ herr_t h5shuf__input_rows_read(struct h5shuf_chunkio *cio, const struct h5shuf_i
     return r;
 }
 
+/* Dataset d's rows [*a, *b) of slab pos that a span holds (read straight into the slab: middle_rows), and
+ * its pipeline in *pl; 0 when a span cannot hold them (not chunked in whole rows h5shuf decodes, or the
+ * rows do not start a chunk). */
+static int span_rows(const struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets, size_t d, hid_t dset,
+                     const struct h5shuf_slab_pos *pos, const struct h5shuf_chunk_cache *cache,
+                     struct h5shuf_pipeline *pl, uint64_t *a, uint64_t *b)
+{
+    const struct h5shuf_dsinfo *ds = &dsets->ds[d];
+    if (ds->vlen || h5shuf__pipeline_probe(dset, ds->ftype, pl) < 0 || !pl->direct || pl->split || !pl->chunk_rows) {
+        H5Eclear2(H5E_DEFAULT);
+        return 0;
+    }
+    const int cached = cache && cache[d].buf && pl->chunk_rows <= cache[d].cap_rows;
+    middle_rows(cached, pl->chunk_rows, in->v[pos->f].file_rows, pos->start, pos->n, a, b);
+    return *b > *a && *a % pl->chunk_rows == 0;
+}
+
+/* Ask spans for dataset d's rows of slab ahead (of input f, whose datasets src are open) that a span would
+ * hold. */
+static void span_ask(struct h5shuf_spanread *spans, const struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets,
+                     size_t d, hid_t dset, const struct h5shuf_slab_pos *ahead, const struct h5shuf_chunk_cache *cache)
+{
+    struct h5shuf_pipeline pl;
+    uint64_t a, b;
+    if (!span_rows(in, dsets, d, dset, ahead, cache, &pl, &a, &b))
+        return;
+    hid_t file = H5Iget_file_id(dset);
+    const int fd = file >= 0 ? h5shuf__file_fd(file) : -1;
+    (void)h5shuf__spanread_ask(spans, d, dset, &pl, ahead->f, h5shuf__input_path(&in->v[ahead->f]), fd, a, b - a);
+    if (file >= 0)
+        H5Fclose(file);
+    H5Eclear2(H5E_DEFAULT);
+}
+
 int h5shuf__slab_start(const struct h5shuf_ctx *cx, const struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets,
                        const struct h5shuf_slab_pos *pos, struct h5shuf_slab *sl, struct h5shuf_prefetch **pf,
-                       int pipelined, struct h5shuf_chunk_cache *cache)
+                       int pipelined, struct h5shuf_chunk_cache *cache, struct h5shuf_spanread *spans,
+                       const struct h5shuf_slab_pos *ahead)
 {
+    if (!pipelined)
+        spans = NULL;
     if (in->v[pos->f].sample) { /* a weighted input's sampled copy: its rows read now, in pieces */
         const hid_t *src = h5shuf__input_dsets(in, dsets, pos->f, cx->err);
         if (!src)
@@ -229,15 +295,24 @@ int h5shuf__slab_start(const struct h5shuf_ctx *cx, const struct h5shuf_inputs *
     for (size_t d = 0; d < dsets->n; d++) {
         const struct h5shuf_dsinfo *ds = &dsets->ds[d];
         struct h5shuf_prefetch *to = pipelined ? pf[d] : NULL;
+        /* the stored chunks read ahead, when they were (spanread.h) */
+        struct h5shuf_pipeline pl;
+        uint64_t a = 0, b = 0;
+        const struct h5shuf_span *span =
+            spans && span_rows(in, dsets, d, src[d], pos, cache, &pl, &a, &b)
+                ? h5shuf__spanread_take(spans, d, pos->f, a, b - a) : NULL;
         /* vlen rows: read now, into the slab's arena or HDF5's allocations (h5shuf__slab_release frees them) */
         int in_arena = 0;
         if ((ds->vlen ? h5shuf__vlen_read_arena(ds, src[d], pos->start, pos->n, dsets->vlen_read_limit, sl->buf[d],
                                                 sl->va ? &sl->va[ds->vslot] : NULL, &in_arena)
              : cache && cache[d].buf
                  ? read_cached(cx->cio, &cache[d], pos->f, src[d], ds, in->v[pos->f].file_rows, pos->start, pos->n,
-                               sl->buf[d], to)
-                 : read_rows(cx->cio, src[d], ds->ftype, pos->start, pos->n, sl->buf[d], to)) < 0)
+                               sl->buf[d], to, span)
+                 : read_span(cx->cio, src[d], ds->ftype, span, &pl, pos->start, pos->n, sl->buf[d], to)) < 0)
             return slab_fail(in, dsets, pos, d, cx->err);
+        /* the span is copied out: the slab after this one is read into it while this one is scattered */
+        if (spans && ahead && ahead->f == pos->f)
+            span_ask(spans, in, dsets, d, src[d], ahead, cache);
         if (sl->in_arena)
             sl->in_arena[d] = (unsigned char)in_arena;
     }

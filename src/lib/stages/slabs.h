@@ -66,11 +66,15 @@ H5SHUF_INTERNAL int h5shuf__slab_next(const struct h5shuf_inputs *in, uint64_t f
 /* Start reading slab pos of in into sl: pipelined, decoded by the pool (pf: one prefetch per dataset) while
  * the caller scatters another; else read whole before the call returns (without a copy of its stored
  * chunks, which only the pipelined plan counts).  cache: one per dataset (buf NULL: none), or NULL.
- * H5SHUF_OK, or an error naming the input, dataset and rows. */
+ * spans (pipelined only; NULL: none): the slab's stored chunks are taken from the spans read ahead when
+ * they were (spanread.h), and ahead, the slab after this one (NULL: none), is asked for.  H5SHUF_OK, or
+ * an error naming the input, dataset and rows. */
+struct h5shuf_spanread;
 H5SHUF_INTERNAL int h5shuf__slab_start(const struct h5shuf_ctx *cx, const struct h5shuf_inputs *in,
                                        const struct h5shuf_datasets *dsets, const struct h5shuf_slab_pos *pos,
                                        struct h5shuf_slab *sl, struct h5shuf_prefetch **pf, int pipelined,
-                                       struct h5shuf_chunk_cache *cache);
+                                       struct h5shuf_chunk_cache *cache, struct h5shuf_spanread *spans,
+                                       const struct h5shuf_slab_pos *ahead);
 /* Wait for a pipelined slab_start's decoding.  H5SHUF_OK, or an error naming the input, dataset and rows. */
 H5SHUF_INTERNAL int h5shuf__slab_finish(const struct h5shuf_ctx *cx, const struct h5shuf_inputs *in,
                                         const struct h5shuf_datasets *dsets, const struct h5shuf_slab_pos *pos,

@@ -236,7 +236,7 @@ static int band_queue(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, stru
     for (uint64_t k = 0; k * cr < b->n; k++) {
         uint64_t n = b->n - k * cr < cr ? b->n - k * cr : cr;
         if (H5SHUF_FAULT() ||
-            h5shuf__chunk_encode_start(cx->cio, &b->pl, b->buf + k * cr * b->row_bytes, n, b->chunk[s][k]) < 0)
+            h5shuf__chunk_encode_start(cx->cio, &b->pl, b->buf + k * cr * b->row_bytes, n, 0, b->chunk[s][k]) < 0)
             return h5shuf__fail(cx->err, H5SHUF_ENOMEM, "%s:%s: out of memory for output chunks", w->name, b->path);
     }
     b->pend[s] = (struct h5shuf_band_pending){1, w->seq++, start, b->n};
