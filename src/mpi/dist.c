@@ -38,7 +38,6 @@
 #include "assemble.h"
 #include "checkpoint.h"
 #include "chunkio.h"
-#include "direct.h"
 #include "exchange.h"
 #include "fault.h"
 #include "h5err.h"
@@ -48,7 +47,6 @@
 #include "scatter.h"
 #include "targets.h"
 #include "verify.h"
-#include "writer.h"
 
 static struct h5shuf_ctx ctx_of(h5shuf_job *job)
 {
@@ -212,35 +210,10 @@ static int two_pass(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, c
 static int direct_run(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, const uint64_t *b,
                       const struct h5shuf_dist_resume *r, struct h5shuf_dist_figures *fig)
 {
-    const struct h5shuf_ctx cx = ctx_of(job);
     const int me = c->rank;
     uint64_t from = h5shuf__ckpt_first_row(job);
     from = from < a[me] ? a[me] : from > b[me] ? b[me] : from;
-    int st = H5SHUF_OK;
-    if (from < b[me]) {
-        struct h5shuf_writer w;
-        st = h5shuf__writer_init(&w, &job->of, from, job->out_rows, job->band_threads, &job->err);
-        const struct h5shuf_direct d = {
-            .inputs = &job->in,
-            .dsets = &job->dsets,
-            .rows = &job->direct_rows,
-            .plan = &job->direct_plan,
-            .seed = job->seed,
-            .strata = job->strata,
-            .head_bound = job->out_rows < job->in.rows ? &job->head_bound : NULL,
-            .put_first = from,
-            .put_end = b[me],
-        };
-        /* progress about every band's worth of bytes (as the serial run's direct path) */
-        w.progress_rows = job->dsets.row_bytes < H5SHUF_BAND_BYTES_MAX ? H5SHUF_BAND_BYTES_MAX / job->dsets.row_bytes : 1;
-        if (st == H5SHUF_OK)
-            st = h5shuf__direct(&cx, &d, &job->out, &w);
-        if (st == H5SHUF_OK)
-            st = h5shuf__writer_flush(&cx, &w);
-        if (st == H5SHUF_OK)
-            st = h5shuf__writer_check_end(&w, b[me], &job->err);
-        h5shuf__writer_free(&w);
-    }
+    int st = from < b[me] ? h5shuf__job_direct(job, from, b[me]) : H5SHUF_OK;
     st = h5shuf__targets_close(&job->out, st, &job->err);
     if (st == H5SHUF_OK && job->out.n == 1 && c->size > 1 && !r->assembled)
         st = h5shuf_dist_assemble(job, c, a, b, &fig->assembled_bytes);

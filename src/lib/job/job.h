@@ -168,4 +168,9 @@ H5SHUF_INTERNAL int h5shuf__job_mix_plan(h5shuf_job *job);
  * The caller destroys sc (h5shuf__scratch_destroy) and clears job->temp_file[1], also after a failure. */
 H5SHUF_INTERNAL int h5shuf__job_scratch_open(h5shuf_job *job, struct h5shuf_scratch *sc);
 
+/* The direct path (direct.h) into the job's output files (made, left open): output rows [from, end) in
+ * output order (end 0: to the last), through a writer of their own, flushed and checked to have put
+ * every row up to end (or job->out_rows).  H5SHUF_OK, or the first failure (recorded in job->err). */
+H5SHUF_INTERNAL int h5shuf__job_direct(h5shuf_job *job, uint64_t from, uint64_t end);
+
 #endif /* H5SHUF_JOB_H */

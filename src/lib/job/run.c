@@ -139,6 +139,34 @@ static int pass1(h5shuf_job *job, struct h5shuf_scratch *sc)
     return h5shuf__pass1(&cx, &p1, sc);
 }
 
+int h5shuf__job_direct(h5shuf_job *job, uint64_t from, uint64_t end)
+{
+    const struct h5shuf_ctx cx = ctx_of(job);
+    struct h5shuf_writer w;
+    int st = h5shuf__writer_init(&w, &job->of, from, job->out_rows, job->band_threads, &job->err);
+    const struct h5shuf_direct d = {
+        .inputs = &job->in,
+        .dsets = &job->dsets,
+        .rows = &job->direct_rows,
+        .plan = &job->direct_plan,
+        .seed = job->seed,
+        .strata = job->strata,
+        .head_bound = job->out_rows < job->in.rows ? &job->head_bound : NULL,
+        .put_first = from,
+        .put_end = end,
+    };
+    /* progress about every band's worth of bytes, whichever dataset is first */
+    w.progress_rows = job->dsets.row_bytes < H5SHUF_BAND_BYTES_MAX ? H5SHUF_BAND_BYTES_MAX / job->dsets.row_bytes : 1;
+    if (st == H5SHUF_OK)
+        st = h5shuf__direct(&cx, &d, &job->out, &w);
+    if (st == H5SHUF_OK)
+        st = h5shuf__writer_flush(&cx, &w);
+    if (st == H5SHUF_OK)
+        st = h5shuf__writer_check_end(&w, end ? end : job->out_rows, &job->err);
+    h5shuf__writer_free(&w);
+    return st;
+}
+
 /* The output files (created) filled through a writer, then closed: by pass 2 over all piles of sc (their
  * rows loaded by load(load_user, ...) when it is not NULL, h5shuf_pass2.load; release: sc is this run's
  * own scratch file, whose piles' blocks are given back as they are loaded, h5shuf_pass2.release), or (sc
@@ -146,11 +174,13 @@ static int pass1(h5shuf_job *job, struct h5shuf_scratch *sc)
 static int fill_outputs(h5shuf_job *job, const struct h5shuf_scratch *sc, int release,
                         int (*load)(void *user, size_t j, unsigned char **buf, struct h5shuf_err *err), void *load_user)
 {
+    const uint64_t from = h5shuf__ckpt_first_row(job); /* a resumed run's rows before it are written */
+    if (!sc)
+        return h5shuf__targets_close(&job->out, h5shuf__job_direct(job, from, 0), &job->err);
     const struct h5shuf_ctx cx = ctx_of(job);
     struct h5shuf_writer w;
-    const uint64_t from = h5shuf__ckpt_first_row(job); /* a resumed run's rows before it are written */
     int st = h5shuf__writer_init(&w, &job->of, from, job->out_rows, job->band_threads, &job->err);
-    if (st == H5SHUF_OK && sc) {
+    if (st == H5SHUF_OK) {
         struct h5shuf_pass2 p2 = {
             .sc = sc,
             .piles = sc->piles,
@@ -168,20 +198,6 @@ static int fill_outputs(h5shuf_job *job, const struct h5shuf_scratch *sc, int re
         };
         h5shuf__ckpt_pass2_from(job, sc, &p2);
         st = h5shuf__gather(&cx, &p2, &job->out, &w);
-    } else if (st == H5SHUF_OK) {
-        const struct h5shuf_direct d = {
-            .inputs = &job->in,
-            .dsets = &job->dsets,
-            .rows = &job->direct_rows,
-            .plan = &job->direct_plan,
-            .seed = job->seed,
-            .strata = job->strata,
-            .head_bound = job->out_rows < job->in.rows ? &job->head_bound : NULL,
-            .put_first = from,
-        };
-        /* progress about every band's worth of bytes, whichever dataset is first */
-        w.progress_rows = job->dsets.row_bytes < H5SHUF_BAND_BYTES_MAX ? H5SHUF_BAND_BYTES_MAX / job->dsets.row_bytes : 1;
-        st = h5shuf__direct(&cx, &d, &job->out, &w);
     }
     if (st == H5SHUF_OK)
         st = h5shuf__writer_flush(&cx, &w);
