@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * h5shuf.h - the public API of libh5shuf.
  *

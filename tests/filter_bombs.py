@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """filter_bombs: chunks that decode to more (decompression bombs) or fewer bytes than a chunk holds,
 for every filter h5shuf registers with HDF5 (zstd 32015, lzf 32000, lzo 305, bitshuffle 32008).
 

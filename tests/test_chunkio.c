@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_chunkio.c - the chunks h5shuf encodes itself are the ones HDF5 would store (shuffle, fletcher32,
  * zstd) or streams zlib reads (deflate, by libdeflate); what it decodes equals what H5Dread returns, for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_filter_paths.c - lzf (32000), lzo (305) and bitshuffle (32008) on chunkio's threaded path: the
  * chunks the pool encodes are byte for byte the ones HDF5 stores through the registered filters (with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * options.c - the command line, read from one static table (curl's tool_getparam.c pattern): each option
  * once, with the commands it applies to; getopt_long's tables are made from it, and one switch applies a

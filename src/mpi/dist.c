@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dist.c - the distributed run (docs/design.md section 5), composed from the serial run's stages.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * exchange.c - pass 2 of a distributed run (exchange.h): the rows of each pile, spread over every
  * process's scratch, brought to the process that gathers the pile.

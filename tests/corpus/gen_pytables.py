@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Corpus files written by PyTables (its own attributes on every node: CLASS, VERSION, TITLE, NROWS,
 FIELD_k_NAME/FILL, EXTDIM, PYTABLES_FORMAT_VERSION; user attributes, some pickled).
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * discover.c - which datasets of a file hold the rows.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * inputs.c - the input files: opened read-only, the shuffled datasets found by path (with the dimension
  * scales that go with them) or, in whole-file mode, discovered (discover.c), and each checked against

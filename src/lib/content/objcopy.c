@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * objcopy.c - the objects an output file holds besides the shuffled rows, and their copy.
  *

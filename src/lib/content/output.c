@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * output.c - an output file's datasets: layout, chunk shape and filters planned once from the first
  * input and the options, then created in each output file with the first input's attributes (and, in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * resume.c - the state directory and journal of a resumable run, and what an interrupted run's journal
  * says (resume.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * chunklimit.c - the decoded sizes of a dataset's chunks at each of h5shuf's filters (chunklimit.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * codec.c - a chunk's filter pipeline run by h5shuf itself: the pipeline of a dataset (probe), and one
  * chunk decoded into, or encoded from, the caller's rows by one of the pool's threads (codec.h).  The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * filter_bshuf.c - bitshuffle as an HDF5 filter (id 32008), written from its published format: Masui et
  * al., "A compression scheme for radio data in high performance computing", Astronomy and Computing 12

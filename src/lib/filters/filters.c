@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * filters.c - the filters h5shuf brings into this process (zstd 32015: filter_zstd.c; h5py's LZF 32000:
  * filter_lzf.c; PyTables' LZO 305: filter_lzo.c; bitshuffle 32008: filter_bshuf.c) and the pipeline of a

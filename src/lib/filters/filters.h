@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * filters.h - the filters h5shuf brings: registered with this process's HDF5 before any I/O, and the
  * pipeline of a parsed filter spec put on dataset creation properties (filters.c).

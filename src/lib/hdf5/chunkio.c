@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * chunkio.c - reading and writing rows chunk by chunk, with the filters run by h5shuf's own threads.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * refmap.c - input objects by address, and references rewritten to the output's objects.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * vlen.c - rows of variable-length datatypes: sequences (H5T_VLEN of a fixed-size base type, e.g. int32
  * token ids) and variable-length strings.

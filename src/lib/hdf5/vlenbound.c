@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * vlenbound.c - what a read of variable-length rows will cost, checked before HDF5 reads them.
  *

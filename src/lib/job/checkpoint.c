@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * checkpoint.c - the checkpoints of a run and the continuation of an interrupted one (checkpoint.h): the
  * scratch file and pass 1's buffers, where pass 2 goes on, and the state kept or removed at the end (its

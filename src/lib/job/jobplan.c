@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * jobplan.c - planning a job (h5shuf_job_plan): the options checked, the inputs opened and their
  * datasets described, the output datasets and files planned, the seed drawn, the strategy chosen (the two

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * run.c - the runs that string the stages together, as the job was planned (jobplan.c): h5shuf_run (pass
  * 1, oversize, pass 2; or the direct path), h5shuf_run_scatter (pass 1 into a pile file) and

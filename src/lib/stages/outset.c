@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * outset.c - what an output file says it is part of, read back for verify (outset.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pilefile.c - the pile file (format v1, docs/lazy.md): the two passes of a shuffle as separate runs.
  *

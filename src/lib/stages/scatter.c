@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * scatter.c - pass 1 (scatter the inputs into piles) and the oversize handling.
  *

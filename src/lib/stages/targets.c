@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * targets.c - the output files of a run: one file, K shards (--shards) or named splits (--split), each a
  * consecutive range of the output order ("targets").

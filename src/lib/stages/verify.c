@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * verify.c - is an output a permutation of its inputs, with the datasets shuffled together still
  * aligned?  Checked in one streamed pass over each side, in bounded memory, with multiset hashes:

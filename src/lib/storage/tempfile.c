@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tempfile.c - h5shuf's own files under temporary names, used through their descriptors (tempfile.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * walfile.c - an HDF5 file driver (VFD) whose committed bytes are never overwritten: writes below the
  * committed end of file go to a redo log (walfile.h).
