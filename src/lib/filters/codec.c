@@ -274,6 +274,7 @@ static enum step decode_step(const struct h5shuf_pipeline_filter *f, struct h5sh
         *n = got;
         return STEP_OUT;
     }
+#ifdef H5SHUF_HAVE_LZO
     case H5SHUF_FILTER_LZO: {
         size_t got;
         int r = h5shuf_lzo_decode(in, *n, out, cap, &got);
@@ -284,6 +285,7 @@ static enum step decode_step(const struct h5shuf_pipeline_filter *f, struct h5sh
         *n = got;
         return STEP_OUT;
     }
+#endif
     case H5SHUF_FILTER_BSHUF: {
         struct h5shuf_bshuf_params bp;
         size_t got = 0;
@@ -429,6 +431,7 @@ static enum step encode_step(const struct h5shuf_pipeline_filter *f, struct h5sh
         *n = got;
         return STEP_OUT;
     }
+#ifdef H5SHUF_HAVE_LZO
     case H5SHUF_FILTER_LZO: {
         if (!c->lzo_work && !(c->lzo_work = malloc(H5SHUF_LZO_WORK_BYTES))) {
             snprintf(err, errcap, "lzo: out of memory");
@@ -451,6 +454,7 @@ static enum step encode_step(const struct h5shuf_pipeline_filter *f, struct h5sh
         *n = got;
         return STEP_OUT;
     }
+#endif
     case H5SHUF_FILTER_BSHUF: {
         struct h5shuf_bshuf_params bp;
         size_t got = 0;
@@ -716,6 +720,7 @@ void h5shuf__pipeline_of(hid_t dcpl, int rank, const hsize_t *dims, hid_t ftype,
         case H5Z_FILTER_FLETCHER32:
         case H5SHUF_FILTER_LZF:
             break;
+#ifdef H5SHUF_HAVE_LZO /* without it (-DH5SHUF_LZO=OFF) LZO is HDF5's: a plugin's, if one is installed */
         case H5SHUF_FILTER_LZO:
             /* LZO1X-1 writes up to its worst case without checking the end of its output: that fits the
              * stage buffers for a chunk (shuffled, or with a checksum), not after another codec, whose
@@ -723,6 +728,7 @@ void h5shuf__pipeline_of(hid_t dcpl, int rank, const hsize_t *dims, hid_t ftype,
             for (int k = 0; k < i; k++)
                 ok = ok && (pl->f[k].id == H5Z_FILTER_SHUFFLE || pl->f[k].id == H5Z_FILTER_FLETCHER32);
             break;
+#endif
         case H5SHUF_FILTER_BSHUF: {
             struct h5shuf_bshuf_params bp;
             ok = h5shuf_bshuf_params_from_cd(pl->f[i].ncd, cd, &bp) == H5SHUF_BSHUF_OK;
