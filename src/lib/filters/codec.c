@@ -34,6 +34,10 @@
 #include "runcopy.h"
 #include "filter_zstd.h"
 
+/*-*************************************
+*  The filters
+***************************************/
+
 /* ---- the filters ----------------------------------------------------------------------------------- */
 
 /* HDF5's Fletcher-32 (H5checksum.c, H5_checksum_fletcher32): 16-bit big-endian words, the odd last byte
@@ -89,6 +93,10 @@ int h5shuf__codec_grow(unsigned char **buf, size_t *cap, size_t need, size_t wan
  * most ROW_RUNS_MAX of them (their offsets are a table on the stack, 16 bytes a run). */
 #define SHORT_RUN_BYTES 64u
 #define ROW_RUNS_MAX 512u
+
+/*-*************************************
+*  Chunks that split rows
+***************************************/
 
 /* Where split chunk t's block lies: its extent along each dimension (ext[0] = t->rows; zero past the
  * rank), the strides of each dimension in the chunk (cst, cst[0] the bytes of a chunk row) and in the
@@ -219,6 +227,10 @@ static enum step fletcher32_strip(const unsigned char *in, size_t *n, char *err,
     }
     return STEP_IN;
 }
+
+/*-*************************************
+*  Decoding and encoding a chunk
+***************************************/
 
 /* Undo filter f on in (*n bytes) into out (cap bytes; never written past cap: a chunk that decodes to
  * more is corrupt); *n becomes the decoded size.  fletcher32 only reads in (out may be NULL). */
@@ -553,6 +565,10 @@ int h5shuf__codec_encode(struct h5shuf_codec_chunk *t, struct h5shuf_codec_ctx *
     return 0;
 }
 
+/*-*************************************
+*  Groups of chunks
+***************************************/
+
 size_t h5shuf__codec_group_stride(size_t chunk_bytes)
 {
     return (chunk_bytes + 4 + 63) / 64 * 64; /* 4: fletcher32's room; 64: a cache line */
@@ -653,6 +669,10 @@ int h5shuf__codec_decode_group(struct h5shuf_codec_chunk *t, size_t n, struct h5
     group_copy(t, n, buf, stride, 1);
     return 0;
 }
+
+/*-*************************************
+*  The pipeline of a dataset
+***************************************/
 
 /* ---- the pipeline of a dataset ------------------------------------------------------------------------ */
 
@@ -755,6 +775,10 @@ void h5shuf__pipeline_of(hid_t dcpl, int rank, const hsize_t *dims, hid_t ftype,
     }
     pl->direct = ok;
 }
+
+/*-*************************************
+*  A thread's codec state
+***************************************/
 
 /* ---- a thread's codec state -------------------------------------------------------------------------- */
 

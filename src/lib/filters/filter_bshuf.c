@@ -58,6 +58,10 @@ const H5Z_class2_t h5shuf_bshuf_class = {
     (H5Z_func_t)h5shuf_bshuf_filter,
 };
 
+/*-*************************************
+*  Results
+***************************************/
+
 const char *h5shuf_bshuf_strerror(int status)
 {
     switch (status) {
@@ -75,6 +79,10 @@ const char *h5shuf_bshuf_strerror(int status)
         return "unknown error";
     }
 }
+
+/*-*************************************
+*  The bit transpose
+***************************************/
 
 /* ---- the bit transpose ---------------------------------------------------------------------------- */
 
@@ -219,6 +227,10 @@ static void unshuffle_block(const unsigned char *src, unsigned char *dst, unsign
     from_planes(tmp, dst, m, es);
 }
 
+/*-*************************************
+*  Parameters and layout
+***************************************/
+
 /* ---- parameters and layout ------------------------------------------------------------------------- */
 
 size_t h5shuf_bshuf_default_block_size(size_t elem_size)
@@ -299,6 +311,10 @@ static uint64_t get_be(const unsigned char *p, unsigned bytes)
     return v;
 }
 
+/*-*************************************
+*  Encoding
+***************************************/
+
 /* ---- encoding -------------------------------------------------------------------------------------- */
 
 int h5shuf_bshuf_encode(const struct h5shuf_bshuf_params *p, const void *src, size_t src_bytes, void *dst,
@@ -373,6 +389,10 @@ out:
     free(tmp);
     return st;
 }
+
+/*-*************************************
+*  Decoding
+***************************************/
 
 /* ---- decoding -------------------------------------------------------------------------------------- */
 
@@ -500,6 +520,10 @@ out:
     free(tmp);
     return st;
 }
+
+/*-*************************************
+*  The HDF5 filter
+***************************************/
 
 /* ---- HDF5 ------------------------------------------------------------------------------------------ */
 

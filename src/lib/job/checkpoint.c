@@ -44,6 +44,10 @@ static double now_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/*-*************************************
+*  Pass 1: the scatter's checkpoints
+***************************************/
+
 /* ---- pass 1 ------------------------------------------------------------------------------------------- */
 
 #define SCRATCH_PREFIX "scratch"
@@ -332,6 +336,10 @@ int h5shuf__ckpt_pass1_done(h5shuf_job *job, struct h5shuf_scratch *sc)
     return st;
 }
 
+/*-*************************************
+*  Pass 2: where the gather resumes
+***************************************/
+
 /* ---- pass 2 ------------------------------------------------------------------------------------------- */
 
 uint64_t h5shuf__ckpt_first_row(const h5shuf_job *job)
@@ -365,6 +373,10 @@ void h5shuf__ckpt_pass2_from(h5shuf_job *job, const struct h5shuf_scratch *sc, s
         c->release_row = first;
     }
 }
+
+/*-*************************************
+*  The end: the scratch kept or destroyed
+***************************************/
 
 /* ---- the end ------------------------------------------------------------------------------------------ */
 

@@ -23,6 +23,10 @@
 #include "outset.h"
 #include "spec.h"
 
+/*-*************************************
+*  One file's root attributes
+***************************************/
+
 /* ---- one file's root attributes -------------------------------------------------------------- */
 
 /* What a file's root attributes say about the set it belongs to. */
@@ -164,6 +168,10 @@ static size_t part_index(const struct ident *id, char *const *names, size_t nnam
             return k;
     return id->split ? SIZE_MAX : 0;
 }
+
+/*-*************************************
+*  The files of a set
+***************************************/
 
 /* ---- the files of a set ---------------------------------------------------------------------- */
 
@@ -379,6 +387,10 @@ int h5shuf__outset_find(struct h5shuf_outset *set, const char *path, struct h5sh
     ident_free(&id);
     return st;
 }
+
+/*-*************************************
+*  The run's weights and strata
+***************************************/
 
 /* ---- the run's weights and strata ------------------------------------------------------------ */
 

@@ -48,6 +48,10 @@
 #include "verify.h"
 #include "vlen.h"
 
+/*-*************************************
+*  Hashing rows
+***************************************/
+
 /* ---- hashing rows ---------------------------------------------------------------------------- */
 
 struct sums {
@@ -218,6 +222,10 @@ static int hash_rows(struct hasher *hs, const struct side *sd, struct sums *sums
     }
     return st;
 }
+
+/*-*************************************
+*  The output's files
+***************************************/
 
 /* ---- the output's files ---------------------------------------------------------------------- */
 
@@ -406,6 +414,10 @@ static void close_part(const struct h5shuf_datasets *dss, hid_t *file, hid_t *ds
         H5Fclose(*file);
     *file = H5I_INVALID_HID;
 }
+
+/*-*************************************
+*  The check
+***************************************/
 
 /* ---- the check ------------------------------------------------------------------------------- */
 
