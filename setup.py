@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """setup.py - the build step of the PEP 517 package (pyproject.toml has the metadata).
 
 `pip install .` / `pip wheel .` run this through setuptools.build_meta.  build_py configures and builds

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """bench.py: the untimed helpers of bench/run.sh (docs/benchmark.md).
 
   check-input  DATA.h5 FILTER ROWS COLS       a generated dataset: /x (ROWS, COLS) float32, FILTER, ~1 MiB chunks

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """cases.py: the data, the in-memory alternative and the checks of bench/cases.sh (issues 15 and 28).
 
   gen xy PATH FILTER            /data (1048576, 256) float32 in chunks of (1024, 256) (1 MiB) and /label

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/cases.sh - the cases users have (issues 15 and 28), each against its alternative or yardstick in the
 # same run, following docs/benchmark.md's "Protocol": before each timed command the old outputs are removed,
 # `sync`, sleep SETTLE s, the command's input is read again and `sync`; the commands of a case are

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/checkpoint_cost.sh - what checkpoints cost and what a resume saves (issue 26), following
 # docs/benchmark.md's "Protocol": before each timed command the old outputs and state are removed, sync, sleep
 # SETTLE s, the input is read, sync; the commands of a case are interleaved, REPS rounds, medians.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cpufloor.c - the CPU floor of shuffling a gzip file (issue 28, bench/cases.sh case `floor`): what
  * any tool that rewrites a deflate-compressed dataset must at least spend on its codec.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * deflate_layout.c - what libdeflate alone costs one dataset's bytes in two chunk layouts (issue 28's
  * images: h5py's chunks that split rows against chunks of whole rows), bench/cases.sh's images case.

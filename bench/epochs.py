@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """bench/epochs.py - h5shuf.Epochs over a 1 GiB file: does the loop wait for the next epoch's piles?
 
     PYTHONPATH=python H5SHUF_LIBRARY=build/libh5shuf.so /usr/bin/python3 bench/epochs.py [--dir DIR]

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """filters_speed: write and read speed of an HDF5 filter plugin, through h5py, one plugin at a time.
 
 usage: HDF5_PLUGIN_PATH=DIR /usr/bin/python3 bench/filters_speed.py FILTER [MIB] [--unregister-lzf]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/fsync_cost.sh - what the durable commit costs (issue 12): h5shuf as it is (the output fsync'ed
 # before its rename, the directory after) against the same binary under eatmydata (Debian's libeatmydata,
 # an LD_PRELOAD that makes fsync a no-op), interleaved, following docs/benchmark.md's "Protocol": before each

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """h5py_perm: the in-memory alternative the benchmark times against h5shuf.
 
 usage: /usr/bin/python3 bench/h5py_perm.py IN.h5 OUT.h5 FILTER SEED

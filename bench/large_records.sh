@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/large_records.sh - large records (issue 13): the direct path against the two passes, a plain copy
 # (bench/seqcopy.py: one sequential libhdf5 read+write pass, same filters) and h5py + numpy in memory,
 # interleaved in the same run, following docs/benchmark.md's "Protocol" (settle before each command, the input

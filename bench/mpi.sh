@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/mpi.sh - h5shuf-mpi on one machine: P = 1, 2, 4 processes against the serial h5shuf, the single
 # output and --shards 4, interleaved in the same run after docs/benchmark.md's "Protocol" (settle before each
 # command, the input re-read, medians of REPS rounds).  Each process gets -m MEMORY and a scratch

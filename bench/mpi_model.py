@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """mpi_model.py - docs/distributed.md's model of h5shuf-mpi as a small simulation: given the rows (N, their
 bytes), the processes P, -m and the outputs (--shards K, or the single output), it plans the piles as
 src/lib/core/plan.c does, cuts the output among the processes as src/mpi/dist.c does, and follows pass 2's

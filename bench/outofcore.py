@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """outofcore.py: the data, checks and table of bench/outofcore.sh (issue 52: larger than memory).
 
   gen PATH ROWS FILTER       /data (ROWS, 256) float32 in chunks of (1024, 256) (1 MiB) and /label (ROWS,)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/outofcore.sh - larger than memory for real (issue 52): 20 GiB of 1032-byte rows (/data float32 x 256
 # with /label int64), raw and gzip-4, shuffled at -m 4G with the page cache dropped before every timed command
 # (`sync; echo 3 > /proc/sys/vm/drop_caches`: run as root), side by side in one run with

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """procio.py OUT CMD [ARG...]: run CMD as a child, and when it has exited (a zombie, not yet reaped:
 waitid WNOWAIT) copy its final /proc/PID/io counters to OUT, then reap it and exit with its status.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/resume_kills.sh - real kills (issue 26's acceptance): a 1 GiB gzip-4 run (X with its labels) at
 # -m 32M is SIGKILLed at KILLS (default 20) random times spread over the run, each time continued with
 # --resume (the resumes themselves are killed too, until the count is reached), then run to its end.  The

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/run.sh - h5shuf against the alternatives (issue 5), following docs/benchmark.md's "Protocol".
 # docs/benchmark.md explains the methods, the checks and the table.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Issue 3's measurement: scratch bytes and wall time with and without scratch compression on the 1 GiB
 # benchmark data (bench/run.sh's 1G:gzip4:1K file, generated here when missing), output -c zstd:3+shuffle,
 # interleaved, following docs/benchmark.md's "Protocol"; also checks the output through h5py + the plugin (a

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """seqcopy: the yardstick of a plain copy -- one sequential libhdf5 read+write pass (h5py), same dtype,
 shape, chunks and filters as the input, in blocks of whole chunks of about 64 MiB (at least one chunk).
 No shuffle: it is what any tool that reads and rewrites the file must at least spend.

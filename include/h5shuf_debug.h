@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * h5shuf_debug.h - test knobs of libh5shuf, for the tool's --debug-* options and the test suites.
  *

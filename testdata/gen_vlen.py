@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """gen_vlen.py: write an HDF5 file of variable-length token sequences, for the vlen acceptance run.
 
 usage: /usr/bin/python3 testdata/gen_vlen.py OUT.h5 [ROWS [MAXLEN [SEED]]]

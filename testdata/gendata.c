@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gendata.c - writes the HDF5 files of testdata/ and of the benchmarks; the project owns its data.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # abi.sh - programs built with other releases' headers, run with this build's shared library
 # (include/h5shuf.h, "The ABI").
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """attrs_hostile_h5py: attributes of any shape and type where h5shuf reads one: never a crash.
 
 usage: /usr/bin/python3 tests/attrs_hostile_h5py.py [--sanitized] PATH/TO/h5shuf PYTHON_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench_smoke: bench/run.sh end to end on a 4 MiB matrix (no settling sleep, one round): every method runs
 # and every output passes the harness's check; then an h5shuf whose output has two rows swapped must make
 # the harness fail.  Asserts no timing.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # beyond_cache.sh - a run whose rows are larger than the page cache (issue 52), stood in on small files by
 # H5SHUF_DEBUG_MEM_AVAILABLE=1 (the memory the system says it has): the same output bytes as an ordinary
 # run, while under strace

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # cli_errors.sh — the command-line tool's behaviour on bad input.
 #
 # Usage: bash tests/cli_errors.sh PATH/TO/h5shuf PATH/TO/h5shuf_gendata

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # cli_ux.sh - the tool's behaviour on long jobs: the progress bar only on a terminal (checked under a
 # pseudo-terminal made by script(1)), plain stderr otherwise, --json that parses, --plan and the refusal
 # to start when the scratch does not fit (a 2 MiB tmpfs, skipped where mounting is not allowed), and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # clock.sh - no wall clock in any file h5shuf writes, nor in what the unit suites compare byte for byte.
 # Under tests/clockshift.c (LD_PRELOAD: every time(2) and gettimeofday(2) one second after the last, so
 # a second boundary falls between any two reads) the outputs of a one-pass and a two-pass run, with one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * clockshift.c - an LD_PRELOAD module for tests/clock.sh: every read of the wall clock through time(2) or
  * gettimeofday(2), the calls HDF5 1.10 stamps object headers with (H5_now), answers one second later than

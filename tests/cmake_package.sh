@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # cmake_package.sh - what `cmake --install` leaves, used as a user would: find_package(h5shuf) from a
 # C project (the shared and the static library), pkg-config's h5shuf.pc, and the Python package imported
 # from the interpreter's directory under the prefix, loading the installed library by itself.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # codec_alloc_sweep.sh - every allocation of the codec libraries h5shuf calls (libzstd, libdeflate, liblz4,
 # liblzf, libxxhash) fails in turn, through tests/failmalloc.c preloaded (FAILMALLOC_AT=1, 2, ... until a
 # run counts no more of them), in shuffles that use each codec: gzip in and out (libdeflate), zstd output,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # commit_safety.sh - how finished outputs take their names, and what they never do to other files:
 # - --force over three existing shards is all or nothing: a fault at each of the last points of the run
 #   (the commit: keeping the old shards aside, placing each new one, syncing; h5shuf-fault) and a

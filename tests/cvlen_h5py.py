@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """cvlen_h5py: rows of compound or array types with variable-length members, against h5py and PyTables.
 
 usage: /usr/bin/python3 tests/cvlen_h5py.py PATH/TO/h5shuf

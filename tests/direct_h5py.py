@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """direct_h5py: the direct path (rows read in output order, no scratch) against the two passes.
 
 usage: /usr/bin/python3 tests/direct_h5py.py PATH/TO/h5shuf

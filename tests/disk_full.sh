@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # disk_full.sh - the disk fills up during pass 1 (scratch on a 3 MiB tmpfs) and during pass 2 (output on
 # a 3 MiB tmpfs): exit 1, one line "no space left on DIR: N MiB more needed (...)" naming the full
 # directory, --json's status "not enough disk space" (H5SHUF_ENOSPC, not an HDF5 error), nothing partial

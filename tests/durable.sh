@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # durable.sh - every output reaches the disk before its name does: under strace, each finished file
 # (the output; each shard; a scatter's pile file; one replacing an existing file with --force) is
 # fsync'ed through a descriptor of its temporary file before the linkat() (of /proc/self/fd/N) or

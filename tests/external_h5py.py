@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """external_h5py: datasets whose rows HDF5 keeps in another file are not read unless --allow-external.
 
 usage: /usr/bin/python3 tests/external_h5py.py PATH/TO/h5shuf

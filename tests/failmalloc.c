@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * failmalloc.c - an LD_PRELOAD library that makes one allocation of the codec libraries fail: with
  * FAILMALLOC_AT=N in the environment, the Nth call of malloc, calloc, realloc, posix_memalign or

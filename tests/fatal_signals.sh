@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # fatal_signals.sh - a run killed by SIGSEGV, SIGBUS, SIGABRT or SIGFPE (sent from outside, as a crash in
 # HDF5 or a codec would raise it) leaves nothing behind: its handler unlinks the temporary output and the
 # scratch file and re-raises, so the exit status is still the signal's (128 + N) and a core dump, where

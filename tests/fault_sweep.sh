@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # fault_sweep.sh - with a tool built with fault points (H5SHUF_FAULT_INJECTION: the h5shuf-fault that
 # tests/CMakeLists.txt builds in every build), make each failure point of a small shuffle fail in turn
 # (H5SHUF_FAULT_AT=1, 2, ... until a run passes them all) and check every time: exit 1, one line on

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """fillnever_h5py: storage never written, with no fill value, reads as zero bytes; never as h5shuf's memory.
 
 usage: /usr/bin/python3 tests/fillnever_h5py.py PATH/TO/h5shuf [PATH/TO/h5shuf-mpi]

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """filters_h5py: the filters users have, out of the box, checked against independent writers and readers.
 
 usage: /usr/bin/python3 tests/filters_h5py.py MODE PATH/TO/h5shuf PLUGIN_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """h5same.py A.h5 B.h5: exit 0 when two HDF5 files hold the same objects, the same attributes, the same
 data, and for every chunked dataset the same stored chunks, byte for byte (offset, filter mask and
 bytes, read with h5py's read_direct_chunk), whatever order the chunks were written in.  Independent of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # kill_sweep.sh - a resumable run killed at every one of its checkpoint and write points in turn, then
 # continued with --resume (issue 26).  With a tool built with fault points (h5shuf-fault), H5SHUF_KILL_AT=N
 # makes the run SIGKILL itself at its Nth point (a journal record, a step of a commit, a write of the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # kill_sweep_mpi.sh - a resumable h5shuf-mpi run with one of its processes killed at every one of its
 # checkpoint and write points in turn, then continued with `mpirun ... --resume` (issue 26, item 5).
 # h5shuf-mpi-fault is h5shuf-mpi over the library's fault-point objects: H5SHUF_KILL_AT=N, given to one

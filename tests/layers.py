@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """tests/layers.py - the rule of src/lib's folders: a folder only includes headers of its own and of the
 folders below it (docs/architecture.md).
 

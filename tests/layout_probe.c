@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * layout_probe.c - the layout of the public structs as this compiler makes it, for the Python package's
  * ctypes mirrors (python/h5shuf/_lib.py): one line per field, "STRUCT FIELD OFFSET SIZE", and one per

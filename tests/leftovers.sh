@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # leftovers.sh - what a run does with the files an interrupted run (SIGKILL) left for the same output
 # (issue 26's first step, issue 48 item 4: the names say whose they are, tempfile.h):
 #   a two-pass run without state killed with SIGKILL once its scratch file has grown: --plan then says

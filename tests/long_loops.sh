@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # long_loops.sh - loops over all N rows answer a signal: a 1.4 KB file that declares 2^40 rows (a chunked
 # uint8 dataset with a fill value, never written) makes every scan of N rows last hours.  Each case starts
 # a run, lets it get under way, sends one SIGINT (or SIGTERM) and polls for its end: it must stop within

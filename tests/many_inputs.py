@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """many_inputs: thousands of input files, within the memory budget and the default descriptor limit.
 
 usage: /usr/bin/python3 tests/many_inputs.py [--sanitized] PATH/TO/h5shuf

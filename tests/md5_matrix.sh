@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # md5_matrix.sh - the output bytes of a fixed matrix of runs must not change.
 #
 # The contract says a seed and an input decide the output bytes; this pins them across changes to the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # mpi.sh - h5shuf-mpi against h5shuf: for P = 1, 2, 3, 4 processes, each with its own scratch directory
 # (--tmpdir DIR/r%r), every output is the serial run's: shards md5-identical, a single output with the
 # same objects, attributes, data and stored chunks byte for byte (tests/h5same.py, h5py only), over two

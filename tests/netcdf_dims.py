@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """netcdf_dims: netCDF-4 dimensions without a coordinate variable hold no rows (issue 49).
 
 usage: /usr/bin/python3 tests/netcdf_dims.py PATH/TO/h5shuf

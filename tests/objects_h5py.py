@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """objects_h5py: what a file holds besides its rows arrives whole, or the run is refused; h5py reads back.
 
 usage: /usr/bin/python3 tests/objects_h5py.py PATH/TO/h5shuf

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """oracle_h5py: check the h5shuf CLI against an independent oracle written with h5py and numpy.
 
 usage: /usr/bin/python3 tests/oracle_h5py.py PATH/TO/h5shuf PATH/TO/h5shuf_gendata

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """outputs_h5py: shards, splits, heads, the source index and the mixing report, checked with h5py + numpy.
 
 usage: /usr/bin/python3 tests/outputs_h5py.py PATH/TO/h5shuf

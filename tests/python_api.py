@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """python_api: the Python package's functions (python/h5shuf) against the command-line tool.
 
 usage: /usr/bin/python3 tests/python_api.py H5SHUF LIBH5SHUF.so LAYOUT_PROBE PYTHON_DIR HEADER [--sanitized RT]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """python_env: what the tests of the Python package (python_api.py, python_readers.py) share.
 
 usage of those tests: /usr/bin/python3 tests/python_X.py H5SHUF LIBH5SHUF.so LAYOUT_PROBE PYTHON_DIR HEADER

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """python_epochs: h5shuf.Epochs against the tool's own outputs, read with h5py.
 
 usage: /usr/bin/python3 tests/python_epochs.py H5SHUF LIBH5SHUF.so LAYOUT_PROBE PYTHON_DIR HEADER

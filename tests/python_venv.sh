@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # python_venv.sh - the PEP 517 package (pyproject.toml, setup.py) installed as a user installs it: a fresh
 # clone of the source tree, a fresh virtual environment of /usr/bin/python3 (--system-site-packages, for
 # Debian's numpy and h5py), `pip install --no-build-isolation .`, no root, no LD_LIBRARY_PATH, no network.

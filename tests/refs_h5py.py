@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """refs_h5py: datasets of references shuffled as rows, each reference rewritten to the output's object.
 
 usage: /usr/bin/python3 tests/refs_h5py.py PATH/TO/h5shuf

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # resume_safety.sh - what --resume refuses, and what a run without it does with an interrupted run's state
 # (issue 26 item 4).  A two-pass run is killed (H5SHUF_KILL_AT, h5shuf-fault) in its pass 2, leaving its
 # state; then, each time checking exit 1, one line naming the cause, and the state and output directory

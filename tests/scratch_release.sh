@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # scratch_release.sh - pass 2 gives back the blocks of each pile of the run's own scratch file once it is
 # loaded (piles.c h5shuf__pile_release), and never a byte of anything else.  Under strace: a two-pass run
 # punches holes (fallocate FALLOC_FL_PUNCH_HOLE) only through a descriptor of its scratch file, and its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # signals.sh - SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGXCPU at random moments of a ~150 MB
 # shuffle, once and twice in a row: exit 128 + the signal, the input byte-identical, no output, no
 # temporary output, no scratch file.  Then (issue 48) the cases where the run must go on or end otherwise:

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """split_chunks_h5py: datasets whose chunks split rows (h5py's automatic chunks) on h5shuf's own codec path.
 
 usage: /usr/bin/python3 tests/split_chunks_h5py.py PATH/TO/h5shuf PLUGIN_DIR

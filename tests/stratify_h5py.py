@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """stratify_h5py: --stratify, every output file holding each group's share within one row, checked with
 h5py + numpy.
 

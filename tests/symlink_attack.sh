@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # symlink_attack.sh - a neighbour who can write the directory h5shuf works in (a group project directory,
 # mode 2775, no sticky bit) swaps h5shuf's temporary names for symbolic links to one of the runner's own
 # files (victim.txt, 0600, elsewhere).  Three attacks, TRIALS runs each (default 50), an attacker process

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_bshuf.c - the bitshuffle filter (id 32008): its transform against a bit-by-bit model written from
  * the format's definition, its streams against liblz4 and libzstd called directly, round trips for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_byteshuffle.c - HDF5's byte shuffle as byteshuffle.c makes it, against two oracles: HDF5's own
  * shuffle filter (a chunk written through H5Pset_shuffle and read back raw with H5Dread_chunk) and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_cancel.c - cancelling a run from its progress callback, through the public API only (h5shuf.h, and the
  * piles' test knob of h5shuf_debug.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_compression.c - output filters and chunk shapes as asked, zstd output read back, compressed
  * scratch that changes no output byte, and a corrupt zstd chunk reported as a clean error.

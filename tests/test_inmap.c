@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_inmap.c - inputs mapped when they are scanned (inmap.c) and read with pread() in pass 1: which
  * inputs are mapped (contiguous, chunked with gzip and with more chunks than the cap, another pipeline,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_keys.c - the permutation contract's key function and key ranges.
  *

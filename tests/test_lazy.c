@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_lazy.c - the lazy second pass through the public API: h5shuf_run_scatter into a pile file, then
  * h5shuf_run_gather from it, against h5shuf_run (byte-identical files) and the in-memory reference

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_lzf.c - the LZF filter (id 32000) called as HDF5 calls it, and through HDF5.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_lzo.c - PyTables' LZO filter (id 305) called as HDF5 calls it, and through HDF5.
  *

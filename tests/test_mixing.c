@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_mixing.c - the chi-square upper tail of the mixing report against closed forms and table values.
  *

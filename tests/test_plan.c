@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_plan.c - the pile target, the oversize bound and the buffers of both passes.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_rowsets.c - whole-file mode without dimension scales: which length of dim 0 holds the rows, and
  * the one-line refusal when the file leaves it in doubt (rowsets.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_runcopy.c - runs of split chunks moved between rows and chunks (runcopy.c): h5shuf__copy_runs and
  * h5shuf__copy_lines against a byte loop written here, on the block shapes split chunks have (h5py's

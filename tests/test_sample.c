@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_sample.c - the exact sample of a weighted input's fractional part (sample.c): its size rounded
  * half up exactly, exactly e rows drawn for every (n, e), rank and select against a plain count, the

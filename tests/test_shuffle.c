@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_shuffle.c - whole shuffles through the public API, checked against the in-memory reference
  * shuffle (tu_reference: keys, qsort, copy), which shares nothing with the library but the key function.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_sort.c - the sort of pass 2 against qsort on (key, idx), with ties, shared top bits, gaps in the
  * bits that differ, skewed buckets and piles' key ranges: the MSD pass, its recursion and the leaves.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_spec.c - the FILE[:/path,...] syntax, sizes with K/M/G/T suffixes, decimals, and --split's exact
  * fractions and boundaries (the expected boundaries computed with Python's fractions.Fraction).

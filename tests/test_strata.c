@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_strata.c - the stratified order (strata.c): the counts table rounded under both margins (every
  * count the floor or ceiling of its share, each group's summing to its rows, each stratum's to its rows)

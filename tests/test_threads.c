@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_threads.c - separate jobs run in separate threads, through the public API only (h5shuf.h).
  *

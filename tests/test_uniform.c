@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_uniform.c - the shuffle is uniform, measured on the tool's output (through piles and recursion),
  * not just on the keys.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_walfile.c - the redo-log file driver (walfile.c): an HDF5 file of chunked gzip datasets and many
  * small groups written through it over several commits reads back with the plain sec2 driver, and after

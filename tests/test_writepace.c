@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_writepace.c - writepace.c: when does the disk hold a thread's writes back?  Synthetic writes (their
  * wall, CPU and run-queue times given) and real ones (a sleep inside begin/end waits; a busy loop does

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_zstd.c - the Zstandard filter (id 32015) called as HDF5 calls it.
  *

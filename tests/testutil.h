@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * testutil.h - helpers shared by the CUnit suites that use HDF5: files with known rows, a shuffle through
  * the public API, byte comparison of files, and a CUnit main that silences HDF5's error printing (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tu_core.h - helpers shared by the CUnit suites that need no HDF5 (keys, sort, plan, spec link without
  * it): temporary directories, reproducible test values, the tiny in-memory reference shuffle (the oracle

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # ulimit_v.sh - runs under an address-space limit (ulimit -v) from 20 MB to 400 MB end cleanly (issue 25):
 # every run exits 0 or 1, never with a signal (HDF5 1.10.8 crashed with SIGSEGV in H5AC_create, or aborted
 # with "double free or corruption" at exit, when its own allocations failed), a failure prints exactly one

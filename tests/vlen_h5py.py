@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """vlen_h5py: variable-length rows (vlen sequences, vlen strings) against an independent h5py/numpy oracle.
 
 usage: /usr/bin/python3 tests/vlen_h5py.py PATH/TO/h5shuf

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """vlen_hostile_h5py: variable-length rows whose metadata lies are refused in one line, not a crash or a runaway.
 
 usage: /usr/bin/python3 tests/vlen_hostile_h5py.py [--sanitized] PATH/TO/h5shuf

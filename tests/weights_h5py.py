@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """weights_h5py: inputs with weights (FILE:/paths@W), checked with h5py + numpy against an oracle.
 
 usage: /usr/bin/python3 tests/weights_h5py.py PATH/TO/h5shuf

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # zstd_tools.sh - h5shuf's Zstandard output and the plugin, checked with other HDF5 programs:
 #   h5dump and h5py (through HDF5_PLUGIN_PATH = the built plugin) read what h5shuf writes, and h5shuf
 #   (no environment: the filter is registered in-process) reads what h5repack writes through the

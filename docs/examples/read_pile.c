@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * read_pile.c - read pile j of an h5shuf pile file and put its rows in the shuffle's order
  * (docs/lazy.md): the lazy second pass, one pile at a time, for a training loader.

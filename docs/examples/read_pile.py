@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Read pile j of an h5shuf pile file and put its rows in the shuffle's order (docs/lazy.md).
 
 A training loader that reads piles in a random order (or in order) and this function shuffles each

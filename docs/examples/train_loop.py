@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A training loop over an h5shuf-shuffled file: ranks, DataLoader workers, checkpoints, exact resume.
 
     python3 train_loop.py shuffled.h5 ckpt.json                         # one process

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """h5shuf - globally shuffle the rows of HDF5 datasets larger than memory, and read them in training loops.
 
     import h5shuf

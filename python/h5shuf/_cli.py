@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """_cli.py - the `h5shuf` console script of a pip install: runs the tool bundled in the package.
 
 pip installs the tool built with the library as h5shuf/_bin/h5shuf (setup.py) and this script as the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """_lib.py - the ctypes glue: finding libh5shuf, the mirrors of its public structs, its functions.
 
 The library is found in this order: the file named by $H5SHUF_LIBRARY; the one a pip install built

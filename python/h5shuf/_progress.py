@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """_progress.py - what a run shows and records while the library reports rows done.
 
 The library calls back after every block of work (a slab of pass 1, a band of pass 2: a few MiB) with the

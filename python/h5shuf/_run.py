@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """_run.py - shuffle, plan, scatter, gather and verify: a job of the library built, run and reported.
 
 Each function does what the command-line tool does for the same arguments (src/cli/commands.c), through

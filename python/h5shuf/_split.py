@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """_split.py - which batches of a shuffled order a rank and a worker read, and where a resumed epoch starts.
 
 The R rows of the shuffled order (an output, its shards one after the other, or the rows a gather of a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """epochs.py - a new exact uniform order every epoch, without writing a shuffled file: h5shuf.Epochs.
 
 Epoch e is the permutation of seed epoch_seed(seed, e) = K(seed, e), the contract's key of row e under

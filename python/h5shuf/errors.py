@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """errors.py - h5shuf.Error and one subclass per status code of include/h5shuf.h.
 
 A failed call raises the subclass of its status with the library's one-line message ("FILE:/dataset:

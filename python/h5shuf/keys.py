@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """keys.py - the permutation contract's keys, vectorised with numpy.
 
 K(seed, i) = word 0 of Philox4x64-10 (Salmon, Moraes, Dror, Shaw, SC'11) with counter (i, 0, 0, 0) and

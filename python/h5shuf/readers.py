@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """readers.py - batches of a shuffled order for training loops: ShuffledReader and PileReader.
 
 ShuffledReader reads an output of h5shuf (or its shards, in order) front to back in large blocks: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * commands.c - what each command of the tool does with its parsed options, over the public API only:
  * build the job, plan it, run it with a progress display, and report (one error line on stderr, the plan

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * commands.h - the tool's commands, each a function of its own (commands.c): the shuffle and its two
  * passes (scatter, gather) share one, verify has its own.  Both return the exit status.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * help.c - what --help and --version print.
  */
@@ -143,8 +144,13 @@ int cli_help(FILE *to, enum cli_command cmd)
 
 int cli_version(FILE *to)
 {
-    fprintf(to, "h5shuf %s (HDF5 %s%s, zstd %s)\n", h5shuf_version(), h5shuf_hdf5_version(),
+#ifdef H5SHUF_HAVE_LZO
+    const char *lzo = "";
+#else
+    const char *lzo = "; LZO (305) not built in: through an HDF5 plugin if one is installed";
+#endif
+    fprintf(to, "h5shuf %s (HDF5 %s%s, zstd %s%s)\n", h5shuf_version(), h5shuf_hdf5_version(),
             h5shuf_hdf5_threadsafe() ? " thread-safe" : " not thread-safe: separate jobs in one process take turns",
-            h5shuf_zstd_version());
+            h5shuf_zstd_version(), lzo);
     return 0;
 }

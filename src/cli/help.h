@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * help.h - the tool's help texts and version line (help.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * interrupt.h - the signals that end a run (interrupt.c: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE,
  * SIGUSR1, SIGUSR2, SIGXCPU): the first cancels the run through the job's progress callback, so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * main.c - the h5shuf command-line tool, over the public API only (include/h5shuf.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * options.c - the command line, read from one static table (curl's tool_getparam.c pattern): each option
  * once, with the commands it applies to; getopt_long's tables are made from it, and one switch applies a
@@ -85,6 +86,10 @@ static const struct cli_opt table[] = {
 };
 #define NOPTS (sizeof table / sizeof *table)
 
+/*-*************************************
+*  Errors and numbers
+***************************************/
+
 const char *cli_command_name(enum cli_command cmd)
 {
     static const char *const names[] = {"", "scatter", "gather", "verify"};
@@ -128,6 +133,10 @@ static int parse_u64(const char *s, uint64_t *v)
     *v = x;
     return 0;
 }
+
+/*-*************************************
+*  h5repack's filter words
+***************************************/
 
 /*
  * h5repack's filter spellings, accumulated into a --compression spec: SHUF, FLET, NONE, GZIP=L and
@@ -200,6 +209,10 @@ static void rewrite_repack_filters(int argc, char **argv)
     }
 }
 
+/*-*************************************
+*  Finding options and the subcommand
+***************************************/
+
 static const struct cli_opt *by_key(int key)
 {
     for (size_t i = 0; i < NOPTS; i++)
@@ -258,6 +271,10 @@ static int not_here(const struct cli_opt *opt, enum cli_command cmd)
         return cli_usage_error("verify: option '%s' is not one of verify's (-m, -j, -q, -v)", name);
     return cli_usage_error("option '%s' does not apply here", name);
 }
+
+/*-*************************************
+*  Applying options
+***************************************/
 
 /* --checkpoint's value into lib: SIZE[,SECONDS][,sync] or off.  Returns -1, or the exit status. */
 static int checkpoint_option(const char *arg, h5shuf_options *lib)
@@ -418,6 +435,10 @@ static int repack_spec(const struct repack_filters *rf, struct cli_options *o)
     o->lib.compression = o->repack_spec;
     return -1;
 }
+
+/*-*************************************
+*  The command line parsed
+***************************************/
 
 int cli_parse(int argc, char **argv, enum cli_command *cmd, struct cli_options *o, char ***pos, int *npos)
 {

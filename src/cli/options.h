@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * options.h - the command line: the subcommand and every option, read from one static table
  * (options.c, after curl's tool_getparam.c), wherever on the line they stand.

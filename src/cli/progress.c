@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * progress.c - a progress bar on stderr for hour-long shuffles, in the manner of zstd's and curl's CLIs:
  * redrawn in place a few times a second (never faster than every 0.15 s), only when asked (the caller

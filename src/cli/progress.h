@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * progress.h - the tool's progress display and per-pass timing (the library only reports rows done).
  */

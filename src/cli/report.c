@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * report.c - the plan as text and the run as JSON (for pipelines: one object on stdout, parseable by
  * any JSON reader; numbers are plain integers or decimals, strings escaped per RFC 8259).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * report.h - what the tool prints about a job: the plan as text (-v, --plan) and the --json report.
  */

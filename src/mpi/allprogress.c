@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * allprogress.c - the progress of every process summed on process 0 (allprogress.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * allprogress.h - the progress of every process, for process 0 to show the whole run (allprogress.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * assemble.c - the single output made whole from its parts (assemble.h): every process but 0 wrote its
  * range of the output into a part file, chunked and filtered as the output; it sends the part's stored

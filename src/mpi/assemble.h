@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * assemble.h - the single output made whole from its parts (assemble.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * comm.c - MPI between the processes of a distributed run: sums and counts (collectives), rows and
  * chunks (point to point, in messages of at most 1 GiB, since MPI counts are ints), and the failure

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * comm.h - the processes of a distributed run and what passes between them (comm.c, over MPI): sums,
  * rows, chunks, and the failure of any one of them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cuts.c - where the processes' output ranges cut the piles, found by all processes together (cuts.h).
  *

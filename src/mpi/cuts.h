@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cuts.h - where the processes' output ranges cut the piles (cuts.c): the row of a pile at which one
  * process's rows end and the next one's begin, found by all processes together, so that each sends a

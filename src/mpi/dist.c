@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dist.c - the distributed run (docs/design.md section 5), composed from the serial run's stages.
  *
@@ -59,6 +60,10 @@ static int sums(void *user, uint64_t *v, size_t n, struct h5shuf_err *err)
     return h5shuf_comm_sums(user, v, n, err);
 }
 
+/*-*************************************
+*  Output ranges: who writes what
+***************************************/
+
 /* ---- who writes what ------------------------------------------------------------------------------ */
 
 /* The rows a cut of the single output must be a multiple of (output.h). */
@@ -119,6 +124,10 @@ static void pile_range(const uint64_t *start, size_t n, uint64_t a, uint64_t b, 
     *phi = j;
 }
 
+
+/*-*************************************
+*  The distributed run
+***************************************/
 
 /* ---- the run ---------------------------------------------------------------------------------------- */
 
@@ -291,6 +300,10 @@ static int commit(h5shuf_job *job, struct h5shuf_comm *c, int st)
     return st;
 }
 
+/*-*************************************
+*  The plan and the agreement
+***************************************/
+
 void h5shuf_dist_plan_text(const h5shuf_job *job, const struct h5shuf_comm *c, char *buf, size_t size)
 {
     *buf = 0;
@@ -369,6 +382,10 @@ int h5shuf_dist_agree(h5shuf_job *job, struct h5shuf_comm *c, struct h5shuf_dist
         st = h5shuf__targets_check(&job->out, &job->in, NULL, job->opts.force, &job->err);
     return st;
 }
+
+/*-*************************************
+*  One process's run
+***************************************/
 
 /* Another process had put its outputs in place: this one places its own (written), and removes its state. */
 static int place_only(h5shuf_job *job)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dist.h - the distributed run of a planned job over the processes of c (dist.c; docs/design.md section 5):
  * the serial run's stages composed over parts, with the serial run's output bytes.

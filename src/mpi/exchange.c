@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * exchange.c - pass 2 of a distributed run (exchange.h): the rows of each pile, spread over every
  * process's scratch, brought to the process that gathers the pile.
@@ -54,6 +55,10 @@ struct exchange {
     struct h5shuf_codec_ctx codec;
 };
 
+/*-*************************************
+*  Loading parts of piles
+***************************************/
+
 static uint64_t set_bytes(const struct h5shuf_datasets *dsets, size_t d)
 {
     return d < dsets->n ? dsets->ds[d].row_bytes : sizeof(uint64_t);
@@ -65,6 +70,10 @@ static int load_part(struct exchange *x, size_t j, unsigned char **to, struct h5
 {
     return x->sc->piles[j].rows ? h5shuf__gather_load(x->cx, x->sc, &x->sc->piles[j], to, payload) : H5SHUF_OK;
 }
+
+/*-*************************************
+*  Which rows go where
+***************************************/
 
 /* ---- which rows go where ------------------------------------------------------------------------------ */
 
@@ -150,6 +159,10 @@ static int keep_own(struct exchange *x, uint64_t rows, unsigned char **to, struc
     }
     return H5SHUF_OK;
 }
+
+/*-*************************************
+*  The rounds of the exchange
+***************************************/
 
 /* ---- the rounds ----------------------------------------------------------------------------------------- */
 
@@ -285,6 +298,10 @@ static int exchange_round(struct exchange *x, unsigned char **buf, uint64_t want
                 st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory");
     return st;
 }
+
+/*-*************************************
+*  Piles sent and gathered: pass 2
+***************************************/
 
 /* The gather's loader (gather.h): its pile j, the round's (first[me] + j: the gather counts its piles
  * from the first it gathers), its share of pile plo[me] + round, mine[round].rows rows. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * exchange.h - pass 2 of a distributed run (exchange.c): each process gathers the piles of its output
  * rows, their rows sent to it by every process in rounds.

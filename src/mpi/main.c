@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * main.c - h5shuf-mpi: the shuffle over MPI processes (`mpirun -n P h5shuf-mpi [OPTIONS] INPUT... OUTPUT`,
  * or `srun`), with h5shuf's options and arguments and the serial run's output bytes (dist.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pilepart.c - a process's part of a pile packed as its stored chunks, and decoded by the process that
  * gathers the pile (pilepart.h); a part cut to the rows of one process's range, and packed from its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pilepart.h - a process's part of a pile as its scratch stores it (pilepart.c): packed into one message
  * of stored chunks for the process that gathers the pile, which decodes them into rows.  Pass 2 of a

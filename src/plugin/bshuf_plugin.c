@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bshuf_plugin.c - the bitshuffle filter (id 32008; no compression, LZ4 or zstd) as a loadable HDF5
  * plugin (libh5shuf_bshuf.so), for h5dump, h5repack, h5py and any other HDF5 program: point

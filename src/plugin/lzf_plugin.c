@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lzf_plugin.c - the LZF filter (id 32000, h5py's compression="lzf") as a loadable HDF5 plugin
  * (libh5shuf_lzf.so), for HDF5 programs other than h5py and h5shuf, which build it in: h5dump,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lzo_plugin.c - PyTables' LZO filter (id 305, tables.Filters(complib="lzo")) as a loadable HDF5 plugin
  * (libh5shuf_lzo.so), for HDF5 programs other than PyTables and h5shuf, which build it in: h5py, h5dump,

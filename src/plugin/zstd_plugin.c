@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * zstd_plugin.c - the Zstandard filter (id 32015) as a loadable HDF5 plugin, so that h5dump, h5repack,
  * h5py and any other HDF5 program read (and write) what h5shuf writes: point HDF5_PLUGIN_PATH at the

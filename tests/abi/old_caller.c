@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * old_caller.c - a program of the first release: built with its header (include/h5shuf.h as 0.1.0 had it,
  * byte for byte: tests/abi/h5shuf-0.1.0.h.gz, which tests/abi.sh unpacks and checks) and linked as it was,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sized_caller.c - the public structs that grow, through struct_size (include/h5shuf.h, "The ABI"), as
  * programs built with other releases' headers pass them (tests/abi.sh): an earlier release's struct is a

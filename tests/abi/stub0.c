@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * stub0.c - the link-time stand-in of the first release's library, libh5shuf.so.0 (tests/abi.sh): the
  * functions old_caller.c calls, with 0.1.0's prototypes, so that old_caller records libh5shuf.so.0 as a

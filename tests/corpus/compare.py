@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Compare an HDF5 output with its input through h5py: the independent reader of every corpus case.
 
 What "equal" means here, object by object (objects are matched by path; an object reached through several

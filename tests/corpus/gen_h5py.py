@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Corpus files written by h5py, the way ML and analysis code writes them.
 
 - h5py-train: the plain training file, X (N, 32, 32, 3) uint8 gzip, y (N,) int64, list_classes (3,) S8;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Corpus files written by netCDF4-python (netCDF-4 on HDF5: dimension scales, creation order, _Netcdf4*).
 
 - netcdf-met: NETCDF4 format.  Dimensions time (unlimited, the record dimension), station (the SAME

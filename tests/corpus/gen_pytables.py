@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Corpus files written by PyTables (its own attributes on every node: CLASS, VERSION, TITLE, NROWS,
 FIELD_k_NAME/FILL, EXTDIM, PYTABLES_FORMAT_VERSION; user attributes, some pickled).
 
@@ -10,7 +11,8 @@ FIELD_k_NAME/FILL, EXTDIM, PYTABLES_FORMAT_VERSION; user attributes, some pickle
 - pytables-lzo: LZO (filter 305, which PyTables brings and plain HDF5 has not; h5shuf builds it in): a
   Table /events (int64, S12, float64, uint8[4]) lzo 5 with shuffle, an EArray /X (N, 16) float32 lzo 1
   without shuffle, a CArray /noise (N, 32) uint8 of random bytes (its chunks do not compress: stored with
-  lzo skipped) and a CArray /y (N,) int16 lzo + fletcher32.  Only when PyTables was built with LZO.
+  lzo skipped) and a CArray /y (N,) int16 lzo + fletcher32.  Only when PyTables was built with LZO.  An
+  h5shuf built without LZO (H5SHUF_TEST_NO_LZO=1) may refuse it cleanly.
 
 The PyTables-level check opens the output with tables.open_file, reads every leaf and compares it
 (the records in the contract's order) and every attribute, the system ones included.
@@ -104,7 +106,10 @@ def _lzo(d):
         y = h.create_carray("/", "y", atom=tables.Int16Atom(), shape=(n,), title="labels",
                             filters=tables.Filters(complevel=5, complib="lzo", fletcher32=True), chunkshape=(256,))
         y[:] = (np.arange(n) % 10).astype(np.int16)
-    return {"name": "pytables-lzo", "file": path, "records": ["/events", "/X", "/noise", "/y"]}
+    case = {"name": "pytables-lzo", "file": path, "records": ["/events", "/X", "/noise", "/y"]}
+    if os.environ.get("H5SHUF_TEST_NO_LZO") == "1":
+        case["refusal_ok"] = True  # a build without LZO (-DH5SHUF_LZO=OFF) refuses it, as HDF5 has no LZO
+    return case
 
 
 def generate(d):

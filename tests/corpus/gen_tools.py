@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Corpus files written by HDF5's own command-line tools (hdf5-tools) and h5shuf_gendata.
 
 - tools-import: h5import of two text files: /data/x (N, 4) big-endian float64, chunks (50, 4), deflate 6,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The permutation contract, computed independently of h5shuf (docs/design.md section 2).
 
 Row i (0 .. N-1) gets the key K(seed, i) = word 0 of Philox4x64-10 with counter (i, 0, 0, 0) and key

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """ref_shuf: a trivially correct shuffle, to show that the corpus checks pass a correct output (and, with
 --mutate, that they catch a wrong one).
 

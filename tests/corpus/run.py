@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """corpus: h5shuf on files written by real-world writers, each output checked by an independent reader.
 
 usage: /usr/bin/python3 tests/corpus/run.py [--only WRITER,...] [--case NAME,...] [--keep DIR] H5SHUF GENDATA

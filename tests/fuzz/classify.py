@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Sort fuzzer crashes by whose code crashed: h5shuf's sources, or libhdf5 (or another library).
 
 usage: tests/fuzz/classify.py [--fuzzer BIN] [--summary] [--log LOG]... [INPUT...]

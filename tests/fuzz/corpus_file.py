@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Write the seed corpus of fuzz_file (tests/fuzz/corpus/file): small valid HDF5 files written by h5py.
 
 usage: /usr/bin/python3 tests/fuzz/corpus_file.py DIR

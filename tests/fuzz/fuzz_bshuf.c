@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_bshuf.c - libFuzzer target for the bitshuffle filter's decompress path (id 32008), fed as HDF5
  * feeds it.  The first input byte picks the parameters: element size (1..16), compression (none, LZ4,

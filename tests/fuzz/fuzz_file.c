@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_file.c - libFuzzer target for a whole HDF5 file: the input's bytes are the file.  They are written
  * to in.h5 in a temporary directory made once per process (under $FUZZ_FILE_TMPDIR, else /dev/shm when

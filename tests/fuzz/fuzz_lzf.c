@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_lzf.c - libFuzzer target for the LZF filter's decompress path (id 32000), fed as HDF5 feeds it:
  * a chunk in a buffer from H5allocate_memory, with h5py's cd_values.  The first input byte picks the

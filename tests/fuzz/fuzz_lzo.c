@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_lzo.c - libFuzzer target for PyTables' LZO filter's decompress path (id 305).  The first input
  * byte picks the way in: even, the filter as HDF5 feeds it (a chunk in a buffer from H5allocate_memory,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_parse.c - libFuzzer target for every text the tool parses from its command line: the
  * FILE[:/path,...] spec, sizes with K/M/G/T suffixes, filter specs (--compression) and chunk shapes.

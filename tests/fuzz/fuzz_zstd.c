@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_zstd.c - libFuzzer target for the zstd filter (filter_zstd.c), fed as HDF5 feeds it: a chunk in a
  * buffer from H5allocate_memory.  Besides never crashing, leaking, reading out of bounds or allocating

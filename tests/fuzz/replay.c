@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * replay.c - runs a fuzz target over corpus files without libFuzzer, so the corpora replay as plain
  * tests under ctest with any compiler, under ASan+UBSan when the compiler has them (tests/CMakeLists.txt).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Fuzz whole HDF5 files (fuzz_file) for a bounded time and sort what it finds (tests/fuzz/classify.py).
 #   usage: tests/fuzz/run_file.sh FUZZ_FILE_BINARY SECONDS [WORKERS] [ARTIFACT_DIR]
 # libhdf5 1.10 crashes, leaks and runs away on some hostile metadata, which h5shuf cannot mend: the

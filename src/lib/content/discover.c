@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * discover.c - which datasets of a file hold the rows.
  *
@@ -61,6 +62,10 @@ struct discovery {
     size_t n, cap;
     int oom;
 };
+
+/*-*************************************
+*  Dimension scales and the walk of a file
+***************************************/
 
 static herr_t first_scale_cb(hid_t did, unsigned dim, hid_t dsid, void *data)
 {
@@ -185,6 +190,10 @@ out:
     H5Dclose(d);
     return dv->oom ? -1 : 0;
 }
+
+/*-*************************************
+*  Whole-file mode
+***************************************/
 
 /* ---- whole-file mode: the choice -------------------------------------------------------------------- */
 
@@ -317,6 +326,10 @@ struct names {
     char **v;
     size_t n, cap;
 };
+
+/*-*************************************
+*  Dataset mode
+***************************************/
 
 static int has_name(char *const *v, size_t n, const char *s)
 {

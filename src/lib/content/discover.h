@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * discover.h - which datasets of a file hold the rows: in whole-file mode decided by the dimension scales
  * attached to dim 0 where there are any (netCDF-4's record dimension), else by the length most datasets

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dscheck.c - an input dataset looked at before its rows are shuffled (dscheck.h).
  */

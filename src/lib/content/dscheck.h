@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dscheck.h - an input dataset looked at before its rows are shuffled (dscheck.c): that its path names a
  * dataset, its type and shape (struct h5shuf_shape), that its rows can be moved (a supported type, rank

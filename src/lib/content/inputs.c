@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * inputs.c - the input files: opened read-only, the shuffled datasets found by path (with the dimension
  * scales that go with them) or, in whole-file mode, discovered (discover.c), and each checked against
@@ -38,6 +39,10 @@
 /* Chunk cache of an input dataset: one band of chunks (all chunks of one chunk-row along dim 0), so a
  * chunk that straddles two slabs is decompressed once; at most this many bytes. */
 #define INPUT_CACHE_BYTES_MAX (16u << 20)
+
+/*-*************************************
+*  Opening files and datasets
+***************************************/
 
 static char *xstrdup(const char *s)
 {
@@ -198,6 +203,10 @@ static int open_dataset(struct h5shuf_inputs *in, size_t f, size_t d, const char
         H5Tclose(sh.ftype);
     return st;
 }
+
+/*-*************************************
+*  Naming and opening an input
+***************************************/
 
 const char *h5shuf__where(const struct h5shuf_inputs *in, const struct h5shuf_datasets *dsets, size_t f, size_t d,
                           char *buf, size_t cap)
@@ -371,6 +380,10 @@ static int scan_input(struct h5shuf_inputs *in, size_t f, struct h5shuf_datasets
     return H5SHUF_OK;
 }
 
+/*-*************************************
+*  Drawing rows and opening the inputs
+***************************************/
+
 /* Input f's rows when it is the sampled copy of a weighted input: round(share x its file's rows), the same
  * whatever the seed (which rows, drawn by h5shuf__inputs_draw, depend on it). */
 static void sample_rows(struct h5shuf_input *inp)
@@ -486,6 +499,10 @@ int h5shuf__inputs_open(struct h5shuf_inputs *in, const struct h5shuf_spec *out_
     H5Pclose(fapl);
     return st;
 }
+
+/*-*************************************
+*  Reopening, touching and closing
+***************************************/
 
 /* dims[0] of dset in *rows; < 0 on failure, its cause in cause[0..256). */
 static int dim0_of(hid_t dset, uint64_t *rows, char *cause)
@@ -644,6 +661,10 @@ void h5shuf__inputs_free(struct h5shuf_inputs *in)
     memset(in, 0, sizeof *in);
 }
 
+/*-*************************************
+*  Rows of the inputs
+***************************************/
+
 size_t h5shuf__input_of(const struct h5shuf_inputs *in, uint64_t id)
 {
     size_t lo = 0, hi = in->n; /* the last input whose first_row <= id */
@@ -661,6 +682,10 @@ uint64_t h5shuf__input_file_row(const struct h5shuf_inputs *in, size_t f, uint64
 {
     return in->v[f].sample ? h5shuf__sample_select(in->v[f].sample, r) : r;
 }
+
+/*-*************************************
+*  Appending inputs
+***************************************/
 
 /* The weight after the last '@' of text, when it is one (h5shuf__decimal_parse): q whole copies and the
  * fraction num / 10^18, *at the '@'.  1 when it is one, 0 when text has none, -1 when its fraction has more

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * inputs.h - the input files: their shuffled datasets found (or discovered, in whole-file mode) and
  * checked against the first input's, which describes the datasets (inputs.c).  Rows are numbered

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * objcopy.c - the objects an output file holds besides the shuffled rows, and their copy.
  *
@@ -32,6 +33,10 @@
 /* An attribute over this many bytes does not fit a compact object header (64 KiB, less the header's
  * own messages): the output then needs dense attribute storage, the 1.8 object format. */
 #define COMPACT_ATTR_BYTES_MAX 60000
+
+/*-*************************************
+*  Object plans and parent groups
+***************************************/
 
 static struct h5shuf_obj *entry_add(struct h5shuf_objcopy *oc, enum h5shuf_obj_kind kind, const char *path,
                                     struct h5shuf_err *err)
@@ -125,6 +130,10 @@ static int map_parents(struct h5shuf_objcopy *oc, hid_t file, const char *path, 
     free(buf);
     return st;
 }
+
+/*-*************************************
+*  Walking the input's objects
+***************************************/
 
 /* A dataset to be copied as it is (name at loc, path in the input file): refused when its rows are in
  * another file, unless oc->allow_external (then the first is named in oc->external). */
@@ -258,6 +267,10 @@ static int walk_group(struct walk *w, hid_t g, const char *prefix)
     return w->st;
 }
 
+/*-*************************************
+*  Data of copied datasets with references
+***************************************/
+
 /* The data of a dataset whose type holds references, in its native form: *buf of *n elements (free
  * with free_data).  < 0 on an HDF5 error. */
 static herr_t read_data(hid_t dset, hid_t *mtype, hid_t *space, void **buf, size_t *n)
@@ -383,6 +396,10 @@ static int inspect(struct h5shuf_objcopy *oc, struct h5shuf_obj *e, const struct
     H5Oclose(obj);
     return st;
 }
+
+/*-*************************************
+*  The copy: plan, objects, attributes
+***************************************/
 
 int h5shuf__objcopy_plan(struct h5shuf_objcopy *oc, const struct h5shuf_input *first,
                          const struct h5shuf_datasets *dsets, int whole_file, const char *const *extra, size_t nextra,

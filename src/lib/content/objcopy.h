@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * objcopy.h - the objects an output file holds besides the shuffled rows, planned once from the first
  * input (objcopy.c): in whole-file mode every object and link of the file, in dataset mode the dimension

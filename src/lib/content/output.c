@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * output.c - an output file's datasets: layout, chunk shape and filters planned once from the first
  * input and the options, then created in each output file with the first input's attributes (and, in
@@ -19,6 +20,10 @@
 #include "vlen.h"
 
 _Static_assert(H5SHUF_RANK_MAX == H5S_MAX_RANK, "a chunk shape holds as many dims as a dataset");
+
+/*-*************************************
+*  Creation properties of an output dataset
+***************************************/
 
 /* The output chunk shape of ds (rows of the output in all) into cdims: the first input's chunks, or about
  * 1 MiB of rows for an unchunked input, with the dims chunk_shape gives ("ROWS" or "D0xD1x...") over it. */
@@ -219,6 +224,10 @@ int h5shuf__output_plan(struct h5shuf_datasets *dsets, uint64_t rows, uint64_t h
     return H5SHUF_OK;
 }
 
+/*-*************************************
+*  Source index rows
+***************************************/
+
 hid_t h5shuf__source_type(const struct h5shuf_inputs *in)
 {
     if (in->weighted)
@@ -239,6 +248,10 @@ void h5shuf__source_row(const struct h5shuf_inputs *in, uint64_t id, unsigned ch
         memcpy(out + isz + 2, &row, 8);
     }
 }
+
+/*-*************************************
+*  Creating the output datasets and files
+***************************************/
 
 /* Create an index-like dataset (n,) of type ftype at path: chunks of at most H5SHUF_INDEX_CHUNK_ROWS
  * (of an output of all rows: n, or more for a part), shuffle + deflate (readable everywhere). */
@@ -379,6 +392,10 @@ int h5shuf__output_create(const struct h5shuf_outfile *of, hid_t out, const char
             st = entry_attrs(of, &oc->v[i], out, ofile, out_dsets, &rw, err);
     return st;
 }
+
+/*-*************************************
+*  Cutting the rows into parts
+***************************************/
 
 static uint64_t gcd64(uint64_t a, uint64_t b)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * output.h - an output file's datasets: their layout, chunk shape and filters planned from the first
  * input and the options, then created (with the copied objects of whole-file mode, the index datasets

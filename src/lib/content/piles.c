@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * piles.c - the scratch HDF5 file and the piles in it (piles.h; the piles being filled in pass 1:
  * pileset.c; their buffers saved at a checkpoint: pilesave.c).

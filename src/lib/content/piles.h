@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * piles.h - the scratch HDF5 file and the piles in it: pass 1 fills pile sets (pileset.h), pass 2 and the
  * oversize split read piles back (piles.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pilesave.c - a pile set saved at a checkpoint of pass 1 and restored by the resumed run (pilesave.h):
  * what it holds in memory (each pile's rows written and whether its group exists, its buffered rows, its

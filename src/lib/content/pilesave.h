@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pilesave.h - a pile set saved at a checkpoint of pass 1 and restored by the resumed run (pilesave.c).
  */

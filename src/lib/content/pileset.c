@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pileset.c - a set of piles being filled in pass 1 (pileset.h): rows appended to each pile's buffer (staged
  * first when they are of fixed size), full buffers written, or encoded on the pool while scattering goes on.

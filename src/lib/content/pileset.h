@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pileset.h - a set of piles being filled in pass 1 (pileset.c): rows appended pile by pile, full buffers
  * written to the scratch file (piles.h), or encoded on the pool while scattering goes on.

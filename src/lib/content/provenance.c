@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * provenance.c - what an output file says about itself, on its root group: the tool's version, the
  * seed, the inputs and their datasets, the key function and the index datasets' paths, so that any run

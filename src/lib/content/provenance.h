@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * provenance.h - what an output file says about itself: the tool, seed, inputs and key function on its
  * root group (provenance.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * resume.c - the state directory and journal of a resumable run, and what an interrupted run's journal
  * says (resume.h).
@@ -21,6 +22,10 @@
 
 #define JOURNAL_NAME "journal"
 #define RECORD_TEXT_MAX (64u << 10)
+
+/*-*************************************
+*  Where a run's journal lives
+***************************************/
 
 char *h5shuf__resume_dir_for(const char *scratch_dir, const char *out, int rank)
 {
@@ -62,6 +67,10 @@ void h5shuf__resume_boot_words(const struct h5shuf_resume *rs, char *buf, size_t
     boot_id(id, sizeof id);
     snprintf(buf, cap, " boot %s synced %d", id, rs->synced ? 1 : 0);
 }
+
+/*-*************************************
+*  Reading a journal
+***************************************/
 
 /* ---- reading a journal ---------------------------------------------------------------------------- */
 
@@ -314,6 +323,10 @@ static int read_records(struct h5shuf_resume *rs, const struct h5shuf_record *r,
     return H5SHUF_OK;
 }
 
+/*-*************************************
+*  Finding the run to resume
+***************************************/
+
 /* Was rs->dir (open, this user's) left by a run killed while it made it, before its IDENTITY record was
  * whole?  Then it holds nothing but its journal, and that has no valid record (or not even its header). */
 static int never_started(struct h5shuf_resume *rs)
@@ -468,6 +481,10 @@ int h5shuf__resume_same(const struct h5shuf_resume *rs, const char *identity, st
         return st;
     }
 }
+
+/*-*************************************
+*  Writing a journal
+***************************************/
 
 int h5shuf__resume_start(struct h5shuf_resume *rs, const char *identity, struct h5shuf_err *err)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * resume.h - the state a resumable run keeps so that another run can continue it after a kill: a state
  * directory, its journal (journal.h) and what the journal says was finished (resume.c; docs/guide.md,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rowsets.c - whole-file mode without dimension scales: which datasets hold the rows (rowsets.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rowsets.h - whole-file mode without dimension scales: which length of dim 0 is the rows', or a refusal
  * naming each candidate set (rowsets.c; discover.c gathers the datasets).

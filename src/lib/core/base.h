@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * base.h - what every module of libh5shuf uses: the public status codes (h5shuf.h), the marker of
  * functions shared between the library's files but hidden from its users, and a 128-bit integer for key

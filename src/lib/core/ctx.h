@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ctx.h - what every stage of a run is handed besides its own inputs: where its error goes, the codec
  * threads, and the caller's progress callback.  The job makes one for each run; a stage passes it down.

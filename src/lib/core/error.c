@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * error.c - status texts, the one-line error message of a failed call, and progress reports.
  *

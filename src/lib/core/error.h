@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * error.h - the one-line error message of a failed call, and the progress reports of a run (error.c).
  *

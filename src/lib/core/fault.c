@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fault.c - fault injection for tests (the SQLite habit), compiled only with H5SHUF_FAULT_INJECTION.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fault.h - fault injection for tests (the SQLite habit), compiled in only with H5SHUF_FAULT_INJECTION.
  *

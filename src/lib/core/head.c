@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * head.c - the first (and last) rows of the output order, from the keys alone.
  *

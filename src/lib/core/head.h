@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * head.h - the first (and last) rows of the output order from the keys alone: the W smallest (key, i)
  * (and the W largest) in one stream over the row ids, kept in binary heaps (head.c).  --head and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * keys.h - the permutation contract's keys and key ranges (keys.c; docs/design.md section 2).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mixture.c - target proportions of named domains turned into the weights of their inputs (mixture.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mixture.h - target proportions of named domains turned into the weights of their inputs (mixture.c;
  * --mix, docs/guide.md "Mixtures").  No HDF5.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * plan.c - how many piles, how large, and the buffers of both passes, from N, the row size and the
  * memory budget (docs/design.md section 3).

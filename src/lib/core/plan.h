@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * plan.h - how many piles, how large, and the buffers of both passes, from N, the row size and the
  * memory budget (plan.c; docs/design.md section 3).  No HDF5.

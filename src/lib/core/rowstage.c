@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rowstage.c - software write-combining of rows scattered to many piles (rowstage.h has why).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rowstage.h - software write-combining of rows scattered to many piles (rowstage.c).  No HDF5.
  *

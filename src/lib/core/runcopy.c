@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * runcopy.c - the bytes of split chunks moved between the caller's rows and a chunk (runcopy.h): runs of a
  * few bytes, strided on one side.

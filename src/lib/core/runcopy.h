@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * runcopy.h - the bytes of split chunks moved between the caller's rows and a chunk (runcopy.c), for
  * codec.c's block copies.  No HDF5.

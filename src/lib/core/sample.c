@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sample.c - the exact seeded sample of a weighted input's fractional part (sample.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sort.h - the in-memory sort of pass 2: key/index pairs by key, stable (sort.c).  No HDF5.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * spec.c - the "FILE.h5[:/path[,/path...]]" syntax of inputs and outputs, and sizes with K/M/G/T.
  *

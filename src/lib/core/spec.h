@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * spec.h - the texts the library parses: "FILE[:/path[,/path...]]" specs, filter specs and chunk shapes
  * (spec.c; sizes with K/M/G/T are the public h5shuf_parse_size).  No HDF5.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * splits.c - --split's named parts and where they end, in exact arithmetic (splits.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * splits.h - --split's named parts and where they end, in exact arithmetic (splits.c; docs/guide.md,
  * "Shards and splits").  No HDF5.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * strata.c - the stratified order of --stratify (strata.h): the counts of every group in every stratum,
  * rounded under both margins, and the keys that put each row in its stratum.

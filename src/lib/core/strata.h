@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * strata.h - the stratified order of --stratify (strata.c; docs/algorithm.md, "Stratified mixtures").
  * No HDF5.

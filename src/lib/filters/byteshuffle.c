@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * byteshuffle.c - HDF5's byte shuffle (byteshuffle.h).  The format is H5Zshuffle.c's: a chunk of n bytes
  * of elements of size bytes becomes size planes of n / size bytes, plane j holding byte j of every

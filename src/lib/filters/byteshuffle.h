@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * byteshuffle.h - HDF5's byte shuffle filter (H5Z_FILTER_SHUFFLE, H5Zshuffle.c) as a transform of one
  * chunk's bytes, for the chunk pipeline that h5shuf runs on its own threads (codec.c).  No HDF5 call.

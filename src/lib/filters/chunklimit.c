@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * chunklimit.c - the decoded sizes of a dataset's chunks at each of h5shuf's filters (chunklimit.h).
  *
@@ -29,7 +30,11 @@ static size_t sat_mul(size_t a, size_t k)
 
 static int ours(H5Z_filter_t id)
 {
-    return id == H5SHUF_FILTER_ZSTD || id == H5SHUF_FILTER_LZF || id == H5SHUF_FILTER_LZO || id == H5SHUF_FILTER_BSHUF;
+#ifdef H5SHUF_HAVE_LZO
+    if (id == H5SHUF_FILTER_LZO)
+        return 1;
+#endif
+    return id == H5SHUF_FILTER_ZSTD || id == H5SHUF_FILTER_LZF || id == H5SHUF_FILTER_BSHUF;
 }
 
 /* Record [lo, hi] for id in l (merged with a slot of the same id). */

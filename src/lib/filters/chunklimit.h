@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * chunklimit.h - the decoded sizes a dataset's chunks may have at each of h5shuf's filters in its
  * pipeline, from its creation properties and type: what a read declares to the filters

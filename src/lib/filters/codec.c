@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * codec.c - a chunk's filter pipeline run by h5shuf itself: the pipeline of a dataset (probe), and one
  * chunk decoded into, or encoded from, the caller's rows by one of the pool's threads (codec.h).  The
@@ -32,6 +33,10 @@
 #include "filter_lzo.h"
 #include "runcopy.h"
 #include "filter_zstd.h"
+
+/*-*************************************
+*  The filters
+***************************************/
 
 /* ---- the filters ----------------------------------------------------------------------------------- */
 
@@ -88,6 +93,10 @@ int h5shuf__codec_grow(unsigned char **buf, size_t *cap, size_t need, size_t wan
  * most ROW_RUNS_MAX of them (their offsets are a table on the stack, 16 bytes a run). */
 #define SHORT_RUN_BYTES 64u
 #define ROW_RUNS_MAX 512u
+
+/*-*************************************
+*  Chunks that split rows
+***************************************/
 
 /* Where split chunk t's block lies: its extent along each dimension (ext[0] = t->rows; zero past the
  * rank), the strides of each dimension in the chunk (cst, cst[0] the bytes of a chunk row) and in the
@@ -219,6 +228,10 @@ static enum step fletcher32_strip(const unsigned char *in, size_t *n, char *err,
     return STEP_IN;
 }
 
+/*-*************************************
+*  Decoding and encoding a chunk
+***************************************/
+
 /* Undo filter f on in (*n bytes) into out (cap bytes; never written past cap: a chunk that decodes to
  * more is corrupt); *n becomes the decoded size.  fletcher32 only reads in (out may be NULL). */
 static enum step decode_step(const struct h5shuf_pipeline_filter *f, struct h5shuf_codec_ctx *c,
@@ -273,6 +286,7 @@ static enum step decode_step(const struct h5shuf_pipeline_filter *f, struct h5sh
         *n = got;
         return STEP_OUT;
     }
+#ifdef H5SHUF_HAVE_LZO
     case H5SHUF_FILTER_LZO: {
         size_t got;
         int r = h5shuf_lzo_decode(in, *n, out, cap, &got);
@@ -283,6 +297,7 @@ static enum step decode_step(const struct h5shuf_pipeline_filter *f, struct h5sh
         *n = got;
         return STEP_OUT;
     }
+#endif
     case H5SHUF_FILTER_BSHUF: {
         struct h5shuf_bshuf_params bp;
         size_t got = 0;
@@ -428,6 +443,7 @@ static enum step encode_step(const struct h5shuf_pipeline_filter *f, struct h5sh
         *n = got;
         return STEP_OUT;
     }
+#ifdef H5SHUF_HAVE_LZO
     case H5SHUF_FILTER_LZO: {
         if (!c->lzo_work && !(c->lzo_work = malloc(H5SHUF_LZO_WORK_BYTES))) {
             snprintf(err, errcap, "lzo: out of memory");
@@ -450,6 +466,7 @@ static enum step encode_step(const struct h5shuf_pipeline_filter *f, struct h5sh
         *n = got;
         return STEP_OUT;
     }
+#endif
     case H5SHUF_FILTER_BSHUF: {
         struct h5shuf_bshuf_params bp;
         size_t got = 0;
@@ -547,6 +564,10 @@ int h5shuf__codec_encode(struct h5shuf_codec_chunk *t, struct h5shuf_codec_ctx *
     t->raw_n = n;
     return 0;
 }
+
+/*-*************************************
+*  Groups of chunks
+***************************************/
 
 size_t h5shuf__codec_group_stride(size_t chunk_bytes)
 {
@@ -649,6 +670,10 @@ int h5shuf__codec_decode_group(struct h5shuf_codec_chunk *t, size_t n, struct h5
     return 0;
 }
 
+/*-*************************************
+*  The pipeline of a dataset
+***************************************/
+
 /* ---- the pipeline of a dataset ------------------------------------------------------------------------ */
 
 int h5shuf__pipeline_probe(hid_t dset, hid_t ftype, struct h5shuf_pipeline *pl)
@@ -715,6 +740,7 @@ void h5shuf__pipeline_of(hid_t dcpl, int rank, const hsize_t *dims, hid_t ftype,
         case H5Z_FILTER_FLETCHER32:
         case H5SHUF_FILTER_LZF:
             break;
+#ifdef H5SHUF_HAVE_LZO /* without it (-DH5SHUF_LZO=OFF) LZO is HDF5's: a plugin's, if one is installed */
         case H5SHUF_FILTER_LZO:
             /* LZO1X-1 writes up to its worst case without checking the end of its output: that fits the
              * stage buffers for a chunk (shuffled, or with a checksum), not after another codec, whose
@@ -722,6 +748,7 @@ void h5shuf__pipeline_of(hid_t dcpl, int rank, const hsize_t *dims, hid_t ftype,
             for (int k = 0; k < i; k++)
                 ok = ok && (pl->f[k].id == H5Z_FILTER_SHUFFLE || pl->f[k].id == H5Z_FILTER_FLETCHER32);
             break;
+#endif
         case H5SHUF_FILTER_BSHUF: {
             struct h5shuf_bshuf_params bp;
             ok = h5shuf_bshuf_params_from_cd(pl->f[i].ncd, cd, &bp) == H5SHUF_BSHUF_OK;
@@ -748,6 +775,10 @@ void h5shuf__pipeline_of(hid_t dcpl, int rank, const hsize_t *dims, hid_t ftype,
     }
     pl->direct = ok;
 }
+
+/*-*************************************
+*  A thread's codec state
+***************************************/
 
 /* ---- a thread's codec state -------------------------------------------------------------------------- */
 

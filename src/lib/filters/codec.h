@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * codec.h - a chunk's filter pipeline run by h5shuf's own threads (codec.c): which pipelines it can run,
  * and one chunk decoded or encoded, by whichever thread runs it.  chunkio.c moves the chunks.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * filter_bshuf.c - bitshuffle as an HDF5 filter (id 32008), written from its published format: Masui et
  * al., "A compression scheme for radio data in high performance computing", Astronomy and Computing 12
@@ -57,6 +58,10 @@ const H5Z_class2_t h5shuf_bshuf_class = {
     (H5Z_func_t)h5shuf_bshuf_filter,
 };
 
+/*-*************************************
+*  Results
+***************************************/
+
 const char *h5shuf_bshuf_strerror(int status)
 {
     switch (status) {
@@ -74,6 +79,10 @@ const char *h5shuf_bshuf_strerror(int status)
         return "unknown error";
     }
 }
+
+/*-*************************************
+*  The bit transpose
+***************************************/
 
 /* ---- the bit transpose ---------------------------------------------------------------------------- */
 
@@ -218,6 +227,10 @@ static void unshuffle_block(const unsigned char *src, unsigned char *dst, unsign
     from_planes(tmp, dst, m, es);
 }
 
+/*-*************************************
+*  Parameters and layout
+***************************************/
+
 /* ---- parameters and layout ------------------------------------------------------------------------- */
 
 size_t h5shuf_bshuf_default_block_size(size_t elem_size)
@@ -298,6 +311,10 @@ static uint64_t get_be(const unsigned char *p, unsigned bytes)
     return v;
 }
 
+/*-*************************************
+*  Encoding
+***************************************/
+
 /* ---- encoding -------------------------------------------------------------------------------------- */
 
 int h5shuf_bshuf_encode(const struct h5shuf_bshuf_params *p, const void *src, size_t src_bytes, void *dst,
@@ -372,6 +389,10 @@ out:
     free(tmp);
     return st;
 }
+
+/*-*************************************
+*  Decoding
+***************************************/
 
 /* ---- decoding -------------------------------------------------------------------------------------- */
 
@@ -499,6 +520,10 @@ out:
     free(tmp);
     return st;
 }
+
+/*-*************************************
+*  The HDF5 filter
+***************************************/
 
 /* ---- HDF5 ------------------------------------------------------------------------------------------ */
 

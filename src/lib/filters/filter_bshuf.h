@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * filter_bshuf.h - the bitshuffle HDF5 filter, id 32008 (Kiyoshi Masui's bitshuffle; what hdf5plugin's
  * Bitshuffle() and detector software such as Dectris' write), with its LZ4 and zstd modes and without

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * filter_limit.c - the decoded-size limits a thread declares to h5shuf's HDF5 filters (filter_limit.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * filter_limit.h - how many bytes a chunk may decode to, told to h5shuf's HDF5 filters (zstd, lzf, lzo,
  * bitshuffle) by the thread that reads the chunk.  HDF5 gives a filter's decoder the stored chunk and its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * filter_lzf.c - LZF as an HDF5 filter (id 32000), the filter h5py builds in for compression="lzf".
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * filter_lzf.h - the LZF HDF5 filter, id 32000 (registered with The HDF Group by h5py, which builds it
  * in: h5py's compression="lzf"), shared by the library (registered in-process) and the loadable plugin

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * filter_lzo.c - LZO as an HDF5 filter (id 305), the filter PyTables builds in for complib="lzo".
  *

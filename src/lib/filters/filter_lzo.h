@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * filter_lzo.h - PyTables' LZO HDF5 filter, id 305 (registered with The HDF Group by PyTables, which
  * builds it in: tables.Filters(complib="lzo")), shared by the library (registered in-process) and the

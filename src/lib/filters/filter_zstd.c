@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * filter_zstd.c - Zstandard as an HDF5 filter (id 32015), compatible with the HDF Group's reference
  * plugin and hdf5plugin: the same cd_values (level in cd_values[0]) and the same stream (one zstd frame

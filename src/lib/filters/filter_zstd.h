@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * filter_zstd.h - the Zstandard HDF5 filter, id 32015 (registered with The HDF Group), shared by the
  * library (registered in-process) and the loadable plugin (src/plugin/).  Depends on HDF5 and libzstd

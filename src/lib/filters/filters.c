@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * filters.c - the filters h5shuf brings into this process (zstd 32015: filter_zstd.c; h5py's LZF 32000:
- * filter_lzf.c; PyTables' LZO 305: filter_lzo.c; bitshuffle 32008: filter_bshuf.c) and the pipeline of a
- * filter spec put on dataset creation properties.
+ * filter_lzf.c; PyTables' LZO 305: filter_lzo.c, unless built with -DH5SHUF_LZO=OFF; bitshuffle 32008:
+ * filter_bshuf.c) and the pipeline of a filter spec put on dataset creation properties.
  *
  * H5Zregister puts a class in HDF5's table for this process; HDF5 looks in its plugin directories only
  * for ids it does not have, so a built-in always wins over a plugin of the same id found on disk.
@@ -22,7 +23,11 @@ const char *h5shuf_zstd_version(void)
 int h5shuf__filters_register(void)
 {
     /* Ours replace any filter of these ids registered before: same streams, same cd_values. */
-    const H5Z_class2_t *classes[] = {&h5shuf_zstd_class, &h5shuf_lzf_class, &h5shuf_lzo_class, &h5shuf_bshuf_class};
+    const H5Z_class2_t *classes[] = {&h5shuf_zstd_class, &h5shuf_lzf_class,
+#ifdef H5SHUF_HAVE_LZO /* -DH5SHUF_LZO=OFF: LZO left to HDF5's plugins */
+                                     &h5shuf_lzo_class,
+#endif
+                                     &h5shuf_bshuf_class};
     for (size_t i = 0; i < sizeof classes / sizeof *classes; i++)
         if (H5Zregister(classes[i]) < 0)
             return H5SHUF_EHDF5;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * addrspace.c - the address-space limits of the process (ulimit -v: RLIMIT_AS; ulimit -d: RLIMIT_DATA)
  * against what a run will map.  Linux reports what the process maps in /proc/self/statm (proc(5)): its

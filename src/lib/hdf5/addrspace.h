@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * addrspace.h - the process's address-space limits (ulimit -v, ulimit -d) against what a run will map,
  * checked while planning: HDF5 1.10 does not survive its own allocations failing (H5AC_create dereferences

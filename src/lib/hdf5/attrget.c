@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * attrget.c - the attributes h5shuf reads itself (a dimension scale's CLASS, an output's h5shuf_seed and
  * h5shuf_index, a pile file's records), each read into a buffer sized from what the attribute holds.

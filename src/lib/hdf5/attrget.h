@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * attrget.h - the attributes h5shuf reads itself, read only after their shape and type are checked
  * (attrget.c): n integers, n strings, and a dataset's DIMENSION_LIST before HDF5's H5DS functions read it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * attrs.c - attributes: every attribute of an input object copied to its output object as raw values of
  * its own type, the attributes h5shuf writes itself (provenance, shard ranges, the pile file's records),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * blocks.c - a dataset's stored blocks read and written as they are (blocks.h): chunks through
  * H5Dread_chunk / H5Dwrite_chunk (HDF5 1.10.2+), with no filter run, so a chunk copied is the chunk

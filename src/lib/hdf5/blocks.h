@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * blocks.h - a dataset's data as it is stored, block by block: each chunk's stored (filtered) bytes, or
  * for an unchunked dataset runs of rows, read from one file and written into another at a row offset

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * boundread.c - HDF5 calls that may decode a dataset's chunks, bracketed with the dataset's decoded-size
  * limits (boundread.h).  The limits live in a thread-local that the filters read (filters/filter_limit.c

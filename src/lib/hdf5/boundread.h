@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * boundread.h - HDF5 calls that may decode a dataset's chunks, bracketed so that h5shuf's filters know
  * how many bytes each chunk may decode to (filters/filter_limit.h): a chunk that decodes to more (a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * chunkio.c - reading and writing rows chunk by chunk, with the filters run by h5shuf's own threads.
  *
@@ -88,6 +89,10 @@ static void chunk_task_run(struct h5shuf_task *task, unsigned worker)
         h5shuf__codec_decode(&t->k, c);
 }
 
+/*-*************************************
+*  The job's chunk I/O state
+***************************************/
+
 /* ---- the job's chunk I/O state -------------------------------------------------------------------- */
 
 int h5shuf__chunkio_create(unsigned nthreads, struct h5shuf_chunkio **out)
@@ -165,6 +170,10 @@ void h5shuf__chunkio_held(const struct h5shuf_chunkio *cio, size_t *raw_bytes, u
     }
 }
 
+/*-*************************************
+*  Errors
+***************************************/
+
 static void push_error(const char *msg)
 {
     H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_PLINE, H5E_CANTFILTER, "%s", msg);
@@ -185,6 +194,10 @@ static void push_nomem(size_t bytes)
     H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_RESOURCE, H5E_NOSPACE,
              "out of memory for a chunk buffer of %zu bytes", bytes);
 }
+
+/*-*************************************
+*  Reading chunks: fetch, decode, place
+***************************************/
 
 /* Give chunk k (idle: no worker uses its buffer) a raw buffer for the chunk at off of dset, as stored, and
  * set k->raw_n.  1: ready to read; 0: HDF5 must read these rows (the chunk is not allocated, or larger than
@@ -545,6 +558,10 @@ static herr_t transfer(struct h5shuf_chunkio *cio, const struct source *src, hid
     return finish_all(cio, dset, k, ok);
 }
 
+/*-*************************************
+*  Reads and writes
+***************************************/
+
 herr_t h5shuf__chunkio_read(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype, uint64_t start, uint64_t count, void *buf)
 {
     struct h5shuf_pipeline pl;
@@ -580,6 +597,10 @@ herr_t h5shuf__chunkio_write(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype
     const struct source src = {dset, NULL, NULL};
     return transfer(cio, &src, ftype, &pl, start, count, (unsigned char *)buf, 1);
 }
+
+/*-*************************************
+*  One chunk encoded ahead of its write
+***************************************/
 
 /* ---- one chunk encoded ahead of its write ------------------------------------------------------- */
 
@@ -645,6 +666,10 @@ herr_t h5shuf__chunk_write(struct h5shuf_chunkio *cio, hid_t dset, uint64_t chun
         return -1;
     return 0;
 }
+
+/*-*************************************
+*  Reads that run while the caller works
+***************************************/
 
 /* ---- a read that runs while the caller works: raw chunks read now, decoded by the pool ------------ */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * chunkio.h - rows read and written chunk by chunk, with the filters run by h5shuf's own threads
  * (chunkio.c; docs/design.md section 4).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * datasets.c - the shuffled datasets' descriptions (filled by inputs.c, vlen.c and output.c) and the row
  * buffers every stage moves rows in: one buffer per dataset plus one of global row ids.

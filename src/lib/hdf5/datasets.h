@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * datasets.h - what a row is: the shuffled datasets, described from the first input, with the layout of
  * their output datasets.  A row of the job is one row of each of them, moved together.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gheap.c - a file's global heap collections read with pread(), outside HDF5 (gheap.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gheap.h - a file's global heap collections read with pread(), outside HDF5 (gheap.c): the file's bytes
  * and address sizes, and each collection's objects walked as HDF5 walks them but every length held

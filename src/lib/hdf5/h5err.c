@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * h5err.c - HDF5's error stack: its innermost message for our one-line errors, and its automatic
  * printing switched off during a public call (the library never prints).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * h5err.h - HDF5's error stack as the library uses it: the innermost cause for our messages, and
  * HDF5's automatic printing switched off for the span of a public call (h5err.c).

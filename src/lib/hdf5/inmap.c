@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * inmap.c - where a small input's rows are stored, gathered when the input is scanned (inmap.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * inmap.h - where a small input's rows are stored in its file, gathered once when inputs_open scans it
  * (inmap.c), so that pass 1 reads them with pread() from a plain descriptor instead of opening the file

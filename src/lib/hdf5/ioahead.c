@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ioahead.c - the disk's work started ahead of the reads that need it (ioahead.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ioahead.h - the disk's work started ahead of the reads that need it (ioahead.c): the stored chunks of a
  * pile asked of the kernel before pass 2 reads them (issue 52: data larger than memory).

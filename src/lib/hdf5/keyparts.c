@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * keyparts.c - the keys of many rows computed in parts by the pool's threads (keyparts.h).  The parts are
  * queued like chunk tasks, and the caller, waiting for them, runs queued tasks itself (pool.c); the keys

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * keyparts.h - the permutation keys of many rows at once, computed in parts by the pool's threads
  * (keyparts.c).  A Philox4x64-10 key (keys.c) is a few dozen multiplications: for rows of 16 bytes the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pool.c - a small pool of worker threads for chunk compression and decompression.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * prefault.c - memory mapped ahead by a pool thread (prefault.h).
  *

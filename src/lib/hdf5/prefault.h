@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * prefault.h - memory mapped ahead by a pool thread (prefault.c; issue 52): the one pass's pile of every
  * row is about a GiB that the kernel maps page by page at its first touch (280 000 faults for 1 GiB of

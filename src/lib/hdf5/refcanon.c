@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * refcanon.c - rows of references made comparable across files, for verify.c.
  *

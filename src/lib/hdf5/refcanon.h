@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * refcanon.h - rows of references made comparable across files, for verify.c: each reference replaced by
  * a value of what it points at, the same in an input and in the output (refcanon.c).

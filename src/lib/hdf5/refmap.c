@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * refmap.c - input objects by address, and references rewritten to the output's objects.
  *
@@ -22,6 +23,10 @@
 #include "fault.h"
 #include "h5err.h"
 #include "refmap.h"
+
+/*-*************************************
+*  Maps of references: by address
+***************************************/
 
 static size_t slot_of(const struct h5shuf_refmap *map, haddr_t addr)
 {
@@ -147,6 +152,10 @@ void h5shuf__addrmap_free(struct h5shuf_addrmap *m)
     memset(m, 0, sizeof *m);
 }
 
+/*-*************************************
+*  Reference types
+***************************************/
+
 int h5shuf__type_has_refs(hid_t t)
 {
     return H5Tget_class(t) == H5T_REFERENCE || H5Tdetect_class(t, H5T_REFERENCE) > 0;
@@ -180,6 +189,10 @@ int h5shuf__type_ref_kinds(hid_t t)
         return 0;
     }
 }
+
+/*-*************************************
+*  Dropped and unresolved references
+***************************************/
 
 static int all_zero(const unsigned char *p, size_t n)
 {
@@ -329,6 +342,10 @@ static int rewrite_region(struct h5shuf_rewrite *rw, void *at, struct h5shuf_err
     memcpy(at, &buf, sizeof buf);
     return H5SHUF_OK;
 }
+
+/*-*************************************
+*  Walking and rewriting a buffer's references
+***************************************/
 
 /* The one walk of a buffer's references, for both its users below. */
 int h5shuf__refs_each(hid_t t, void *buf, size_t n, const char *where, h5shuf_ref_fn fn, void *user,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * refmap.h - the objects of the first input that an output file holds, found by their address in the
  * input, with their path in the output; and the references of attributes and datasets rewritten to

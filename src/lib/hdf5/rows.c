@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rows.c - rows moved through HDF5: a hyperslab of whole rows along dim 0, read or written with the file
  * datatype as the memory type, so HDF5 converts nothing and the output's bytes are the input's, bit for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rows.h - rows of a dataset moved through HDF5 as raw bytes of its file datatype: hyperslabs of whole
  * rows along dim 0 (rows.c).  HDF5 converts nothing, so the output's bytes are the input's.

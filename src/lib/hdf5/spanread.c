@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * spanread.c - pass 1's reads of an input larger than the page cache, one span of the file a slab and
  * dataset, by a thread of their own, with O_DIRECT (spanread.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * spanread.h - pass 1's reads of an input larger than the page cache (spanread.c; issue 52): the stored
  * chunks of a slab's rows of one dataset, which a file written in order keeps side by side, read as one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * varena.c - the payload arena of variable-length rows and where a buffer keeps their lengths (varena.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * varena.h - the byte arena that variable-length rows' payload lives in, and where a buffer of such rows
  * keeps their lengths (varena.c); shared by vlen.c (sequences, strings) and vlenrec.c (compound and array

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * vlen.c - rows of variable-length datatypes: sequences (H5T_VLEN of a fixed-size base type, e.g. int32
  * token ids) and variable-length strings.
@@ -36,6 +37,10 @@
 #define PAYLOAD_CHUNK_MIN 256
 /* Metadata cache of a file with vlen datasets (their global heap), most bytes. */
 #define VLEN_MDC_BYTES (2u << 20)
+
+/*-*************************************
+*  Types with variable-length data
+***************************************/
 
 /* Why t, which holds variable-length data, cannot be moved (NULL when it can): a sequence of
  * variable-length data anywhere in it. */
@@ -128,6 +133,10 @@ const void *h5shuf__vlen_elem(const struct h5shuf_dsinfo *ds, const unsigned cha
     *bytes = strlen(s) + 1;
     return s;
 }
+
+/*-*************************************
+*  Reading and reclaiming rows
+***************************************/
 
 herr_t h5shuf__vlen_read(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t start, uint64_t n,
                          uint64_t limit_bytes, void *buf)
@@ -258,6 +267,10 @@ herr_t h5shuf__vlen_load(const struct h5shuf_dsinfo *ds, hid_t lens, hid_t data,
     return 0;
 }
 
+/*-*************************************
+*  Piles and bands of vlen rows
+***************************************/
+
 int h5shuf__vlen_pile_put(const struct h5shuf_dsinfo *ds, const unsigned char *row, uint64_t *lens,
                           struct h5shuf_varena *a)
 {
@@ -369,6 +382,10 @@ herr_t h5shuf__vlen_band_write(const struct h5shuf_dsinfo *ds, hid_t dset, uint6
         r = h5shuf__dwrite(dset, ds->mtype, ms, fs, desc);
     return h5shuf__spaces_close(r, fs, ms);
 }
+
+/*-*************************************
+*  Estimates of the payload
+***************************************/
 
 int h5shuf__vlen_sample_begin(const struct h5shuf_datasets *dsets, struct h5shuf_vlen_sample *sm,
                               struct h5shuf_err *err)

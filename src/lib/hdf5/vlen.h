@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * vlen.h - rows of variable-length datatypes: sequences of a fixed-size base type and strings (vlen.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * vlenbound.c - what a read of variable-length rows will cost, checked before HDF5 reads them.
  *
@@ -63,6 +64,10 @@ __attribute__((format(printf, 3, 4))) static herr_t refuse(struct why *w, hid_t 
     w->minor = minor;
     return -1;
 }
+
+/*-*************************************
+*  Conversions to descriptors
+***************************************/
 
 /* Is t a variable-length sequence or string, or an array (of arrays) of them?  Such a type is stored as
  * descriptors alone, one after another: what the descriptor type reads as one opaque run. */
@@ -132,6 +137,10 @@ static herr_t register_conv(void)
     pthread_mutex_unlock(&lock);
     return r;
 }
+
+/*-*************************************
+*  Descriptor types
+***************************************/
 
 /* The descriptors of one element of t, a type all_descriptors() accepts: 1 for a sequence or a string,
  * the product of the dims (recursively) for an array.  0 when HDF5 fails. */
@@ -232,6 +241,10 @@ struct target {
     size_t nslot;
 };
 
+/*-*************************************
+*  Reading descriptors and copying elements
+***************************************/
+
 /* "row R, element E" of a dataset's rows, "element E" of an attribute or a whole dataset. */
 static const char *where_of(const struct target *tg, uint64_t row, uint64_t e, char *buf, size_t cap)
 {
@@ -327,6 +340,10 @@ static herr_t check_object(const struct target *tg, struct why *w, const struct 
                       (unsigned long long)osize, (unsigned long long)bytes);
     return 0;
 }
+
+/*-*************************************
+*  Bounding a dataset's payload
+***************************************/
 
 /* Check tg's rows within limit_bytes; with cp (sequences of tg->base-byte elements only), copy their
  * payload too while cp->ok. */
@@ -429,6 +446,10 @@ herr_t h5shuf__vlen_bound(const struct h5shuf_dsinfo *ds, hid_t dset, uint64_t s
                               .slot = rec ? ds->slot : NULL, .nslot = rec ? ds->nslot : 0};
     return bound(&tg, limit_bytes, NULL);
 }
+
+/*-*************************************
+*  Whole-dataset bounds and copies
+***************************************/
 
 /* The variable-length leaves of one element of file type t, in slot order (the order desc_type reads
  * their descriptors): each one's payload element bytes and whether it is a string, appended to *sl (*n

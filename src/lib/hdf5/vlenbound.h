@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * vlenbound.h - the bound on a read of variable-length rows from a file that may be hostile (vlenbound.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * vlenrec.c - rows of compound or array elements with variable-length members: tables with text
  * columns (h5py and PyTables compounds with a variable-length string field), token sequences beside a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * vlenrec.h - rows of compound or array elements with variable-length members (vlenrec.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * abi.c - the public structs that grow (include/h5shuf.h, "The ABI"): each begins with struct_size, the
  * sizeof the caller's header gave it, and the library reads and writes such a struct only as far as that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * abi.h - the public structs that grow, read and written only as far as the caller's struct_size (abi.c;
  * include/h5shuf.h, "The ABI").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * checkpoint.c - the checkpoints of a run and the continuation of an interrupted one (checkpoint.h): the
  * scratch file and pass 1's buffers, where pass 2 goes on, and the state kept or removed at the end (its
@@ -42,6 +43,10 @@ static double now_seconds(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+/*-*************************************
+*  Pass 1: the scatter's checkpoints
+***************************************/
 
 /* ---- pass 1 ------------------------------------------------------------------------------------------- */
 
@@ -331,6 +336,10 @@ int h5shuf__ckpt_pass1_done(h5shuf_job *job, struct h5shuf_scratch *sc)
     return st;
 }
 
+/*-*************************************
+*  Pass 2: where the gather resumes
+***************************************/
+
 /* ---- pass 2 ------------------------------------------------------------------------------------------- */
 
 uint64_t h5shuf__ckpt_first_row(const h5shuf_job *job)
@@ -364,6 +373,10 @@ void h5shuf__ckpt_pass2_from(h5shuf_job *job, const struct h5shuf_scratch *sc, s
         c->release_row = first;
     }
 }
+
+/*-*************************************
+*  The end: the scratch kept or destroyed
+***************************************/
 
 /* ---- the end ------------------------------------------------------------------------------------------ */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * checkpoint.h - a run that survives a kill: its checkpoints and, with --resume, the continuation of an
  * interrupted run from the last of them (checkpoint.c; docs/guide.md, "Long runs").  Its planning is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ckptdist.c - the checkpoints of a distributed run (ckptdist.h): which process this is, what its state
  * says for the processes' agreement on resuming (src/mpi/dist.c reduces it), and pass 1's plan as they

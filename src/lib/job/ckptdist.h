@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ckptdist.h - a distributed run's checkpoints (ckptdist.c; src/mpi/dist.c): one state per process, and
  * their agreement on resuming.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ckptplan.c - a checkpointed run planned (ckptplan.h): whether it checkpoints, an interrupted run's state
  * found and taken over, this run's identity held against that run's, and the rows of an output between

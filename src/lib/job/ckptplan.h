@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ckptplan.h - a checkpointed run planned (ckptplan.c): whether the run checkpoints, the interrupted run's
  * state it takes over, its identity held against that run's, and the rows of an output between commits;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ckpttargets.c - the output files of a checkpointed run (ckpttargets.h): named in the journal before they
  * are made, made, synced and recorded; written through their redo logs and committed at each unit of rows

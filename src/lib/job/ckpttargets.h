@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ckpttargets.h - a checkpointed run's output files (ckpttargets.c): named in the journal, made and
  * recorded, committed every unit of rows through their redo logs (targets.h's hooks), and taken back at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * job.c - the job handle: create and free it, its inputs, output, pile file and options, and what a
  * caller may ask of it (seed, datasets, output files, temporary files, the last error).  Planning and

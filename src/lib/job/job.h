@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * job.h - the job: a shuffle's inputs, output and options, its plan, and the state of a run.  The job
  * is the orchestrator (job.c: the handle; jobplan.c: planning; run.c: the runs): it strings the stages

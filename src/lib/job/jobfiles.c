@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * jobfiles.c - the job's files on disk beyond its own: what interrupted runs left for the same outputs
  * (reported by the plan, removed by the run: leftovers.h), and, when a run fails for want of space, how

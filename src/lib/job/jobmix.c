@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * jobmix.c - a job's inputs as they are added (h5shuf_job_add_input) and its mixture (--mix): with one,
  * each input is tagged with its domain, and when the job is planned their rows are counted and turned into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * jobplan.c - planning a job (h5shuf_job_plan): the options checked, the inputs opened and their
  * datasets described, the output datasets and files planned, the seed drawn, the strategy chosen (the two
@@ -33,6 +34,10 @@
 #include "targets.h"
 #include "vlen.h" /* h5shuf__vlen_read_limit */
 #include "writer.h"
+
+/*-*************************************
+*  Planning: scatter and gather
+***************************************/
 
 /* ---- planning ------------------------------------------------------------------------------------- */
 
@@ -129,6 +134,10 @@ static int gather_check(h5shuf_job *job)
     p->mem_planned_bytes = (uint64_t)need;
     return H5SHUF_OK;
 }
+
+/*-*************************************
+*  Options, filters and inputs
+***************************************/
 
 /* The options that need no file: modes and outputs that go together, paths, the budget. */
 static int check_options(h5shuf_job *job)
@@ -251,6 +260,10 @@ static int warn_same_inputs(h5shuf_job *job)
     return st;
 }
 
+/*-*************************************
+*  Objects, strata and bands
+***************************************/
+
 /* What the output files hold besides the rows: the first input's objects (whole-file mode) or the
  * datasets' scales, references checked (objcopy.c); and the warnings the options allowed. */
 static int plan_objects(h5shuf_job *job)
@@ -363,6 +376,10 @@ static void plan_bands(h5shuf_job *job)
     job->band_threads = threads > 1 && two - one <= job->opts.mem_limit_bytes / 8 ? threads : 1;
     job->band_bytes = job->band_threads > 1 ? two : one;
 }
+
+/*-*************************************
+*  Strategy: one pass, two passes, direct
+***************************************/
 
 /* Do the rows fit the budget whole, beside the bands (a pass 2 of one pile, not pipelined: each row,
  * its id, key/index pair and radix scratch)?  Then the one-shot shuffle reads them once, sorts them in
@@ -569,6 +586,10 @@ static int plan_strategy(h5shuf_job *job)
     return st;
 }
 
+/*-*************************************
+*  Scratch and disk
+***************************************/
+
 /* Bytes of memory the system can give without swapping (MemAvailable of /proc/meminfo); 0 when unknown.
  * Tests stand in a smaller machine with H5SHUF_DEBUG_MEM_AVAILABLE (bytes): a run larger than its page
  * cache on files of a few MiB. */
@@ -670,6 +691,10 @@ static int plan_disk(h5shuf_job *job)
         job->out_mode &= sb.st_mode;
     return H5SHUF_OK;
 }
+
+/*-*************************************
+*  The plan
+***************************************/
 
 /* Bytes of chunk buffers a run holds beyond its plan: each codec thread (and the caller) up to 4 chunks
  * (raw and encoded, stage buffers) of the largest chunk of any dataset, input or output, and the encoded

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * run.c - the runs that string the stages together, as the job was planned (jobplan.c): h5shuf_run (pass
  * 1, oversize, pass 2; or the direct path), h5shuf_run_scatter (pass 1 into a pile file) and
@@ -46,6 +47,10 @@ static struct h5shuf_ctx ctx_of(h5shuf_job *job)
     struct h5shuf_ctx cx = {&job->err, job->cio, {job->opts.progress, job->opts.progress_user}};
     return cx;
 }
+
+/*-*************************************
+*  The runs: preparing, one pass, two passes
+***************************************/
 
 /* ---- the runs ------------------------------------------------------------------------------------- */
 
@@ -272,6 +277,10 @@ static int run_one_pass(h5shuf_job *job)
     return fill_outputs(job, &sc, 0, load_inputs, &u);
 }
 
+/*-*************************************
+*  A run, a scatter, a gather
+***************************************/
+
 /* --check: the finished single output (through its temporary file's descriptor) against the inputs. */
 static int check_output(h5shuf_job *job)
 {
@@ -402,6 +411,10 @@ static int run_gather(h5shuf_job *job)
     return h5shuf__ckpt_end(job, st);
 }
 
+/*-*************************************
+*  The public calls
+***************************************/
+
 /* Around each public run: a clean error and HDF5's printing off before it; after it, whatever it
  * returned (st, returned again), the job's chunk I/O released and HDF5's printing as it was. */
 static void public_begin(h5shuf_job *job, struct h5shuf_quiet *q)
@@ -441,6 +454,10 @@ int h5shuf_run_gather(h5shuf_job *job)
     const int st = run_gather(job);
     return public_end(job, &q, st);
 }
+
+/*-*************************************
+*  Verification
+***************************************/
 
 /* h5shuf_verify: the inputs opened and described as a run does, the output checked against them. */
 static int verify(h5shuf_job *job)

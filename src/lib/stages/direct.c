@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * direct.c - the direct path: rows copied from the inputs straight into output order, no scratch file.
  *

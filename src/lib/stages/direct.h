@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * direct.h - the direct path: rows copied straight from the inputs into output order, for rows large
  * enough that reading one alone is efficient; no scratch file (direct.c; docs/design.md section 3).

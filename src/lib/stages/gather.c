@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gather.c - pass 2: for each pile in key order, load it whole, sort its rows by (key, id) and stream
  * them to the output writer.  Concatenating sorted key ranges in order is the global sort by key, which

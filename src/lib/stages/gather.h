@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gather.h - pass 2: each pile loaded, sorted by key and written in order (gather.c;
  * docs/design.md section 3).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mixing.c - the mixing report: how evenly the inputs are spread over a window of the output.
  *

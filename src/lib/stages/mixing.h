@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mixing.h - the mixing report: how evenly the inputs are spread over the first and the last window of
  * the output (mixing.c; the public h5shuf_job_mixing).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * outset.c - what an output file says it is part of, read back for verify (outset.h).
  *
@@ -21,6 +22,10 @@
 #include "h5err.h"
 #include "outset.h"
 #include "spec.h"
+
+/*-*************************************
+*  One file's root attributes
+***************************************/
 
 /* ---- one file's root attributes -------------------------------------------------------------- */
 
@@ -163,6 +168,10 @@ static size_t part_index(const struct ident *id, char *const *names, size_t nnam
             return k;
     return id->split ? SIZE_MAX : 0;
 }
+
+/*-*************************************
+*  The files of a set
+***************************************/
 
 /* ---- the files of a set ---------------------------------------------------------------------- */
 
@@ -378,6 +387,10 @@ int h5shuf__outset_find(struct h5shuf_outset *set, const char *path, struct h5sh
     ident_free(&id);
     return st;
 }
+
+/*-*************************************
+*  The run's weights and strata
+***************************************/
 
 /* ---- the run's weights and strata ------------------------------------------------------------ */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * outset.h - what an output file says it is part of, read back for verify (outset.c): the whole output,
  * or one file of a set that cuts the output order into consecutive ranges (K shards, named splits, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pilefile.c - the pile file (format v1, docs/lazy.md): the two passes of a shuffle as separate runs.
  *
@@ -75,6 +76,10 @@ static hid_t table_type(int file)
     return t;
 }
 
+/*-*************************************
+*  Reading attributes
+***************************************/
+
 /* ---- reading attributes ------------------------------------------------------------------------- */
 
 /* A root attribute of the pile file that is missing, or of another shape or type than a scatter writes
@@ -116,6 +121,10 @@ static int get_strings(const struct reader *rd, hid_t obj, const char *name, siz
     int got = h5shuf__attr_get_texts(obj, name, n ? n : 1, 0, out, why, sizeof why);
     return got == H5SHUF_ATTR_READ ? H5SHUF_OK : attr_refused(rd, got, name, why);
 }
+
+/*-*************************************
+*  A scatter's pile file
+***************************************/
 
 /* ---- a scatter's pile file ------------------------------------------------------------------------ */
 
@@ -337,6 +346,10 @@ int h5shuf__pilefile_finish(struct h5shuf_scratch *sc, const struct h5shuf_pilef
     int st = renumber(sc, err);
     return st == H5SHUF_OK ? write_meta(sc, m, err) : st;
 }
+
+/*-*************************************
+*  A gather's pile file
+***************************************/
 
 /* ---- a gather's pile file ------------------------------------------------------------------------- */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pilefile.h - the pile file of h5shuf scatter / gather (format v1, docs/lazy.md): the piles of pass 1
  * renumbered in key order, with what a gather needs recorded as root attributes and a pile table; and

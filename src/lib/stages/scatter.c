@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * scatter.c - pass 1 (scatter the inputs into piles) and the oversize handling.
  *
@@ -40,6 +41,10 @@
 
 /* Rows whose piles are found before they are appended: 32 KiB of pile numbers, in the L1 cache. */
 #define SCATTER_BLOCK_ROWS 4096
+
+/*-*************************************
+*  Pass 1: scattering slabs into piles
+***************************************/
 
 /* Append n rows of the slab, with ids ids[0..n) (NULL: first + r), to their piles in ps (a head's rows
  * only); keys[r] is row r's key when keys is not NULL (computed here otherwise).  Every
@@ -258,6 +263,10 @@ int h5shuf__scatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, s
     return st;
 }
 
+/*-*************************************
+*  Splitting piles over the bound
+***************************************/
+
 /* Append pile p, within its bounds, to the list out (n of cap). */
 static int keep_pile(const struct h5shuf_pile *p, struct h5shuf_pile **out, size_t *n, size_t *cap,
                      struct h5shuf_err *err)
@@ -458,6 +467,10 @@ static int any_oversize(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *
         *any = h5shuf__pile_oversize(sc->dsets, p->plan, &(*g)[j]);
     return st;
 }
+
+/*-*************************************
+*  Pass 1
+***************************************/
 
 int h5shuf__pass1(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, struct h5shuf_scratch *sc)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * scatter.h - pass 1: rows of the inputs scattered into piles by key range, and the oversize handling
  * (recursion or restart) that leaves every pile within its bound (scatter.c; docs/design.md section 3).

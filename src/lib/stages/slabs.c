@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * slabs.c - pass 1's input slabs (slabs.h): which rows a slab holds, and how they are read.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * slabs.h - pass 1's input slabs (slabs.c): the inputs' rows read a slab at a time, cut at every input's end
  * and every multiple of the plan's slab rows, each dataset's chunks decoded by the pool (docs/design.md

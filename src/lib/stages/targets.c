@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * targets.c - the output files of a run: one file, K shards (--shards) or named splits (--split), each a
  * consecutive range of the output order ("targets").
@@ -31,6 +32,10 @@
 #include "writer.h"
 
 #define SHARDS_MAX UINT64_C(1000000)
+
+/*-*************************************
+*  Output names
+***************************************/
 
 /* path with "-" tag inserted before its base name's extension (or appended when it has none). */
 static char *insert_tag(const char *path, const char *tag)
@@ -143,6 +148,10 @@ static int plan_shards(struct h5shuf_targets *t, const char *out, struct h5shuf_
     return H5SHUF_OK;
 }
 
+/*-*************************************
+*  Planning the targets
+***************************************/
+
 int h5shuf__targets_plan(struct h5shuf_targets *t, const char *out, uint64_t shards, const char *split, uint64_t rows,
                          uint64_t all_rows, struct h5shuf_err *err)
 {
@@ -227,6 +236,10 @@ int h5shuf__targets_check(const struct h5shuf_targets *t, const struct h5shuf_in
     }
     return H5SHUF_OK;
 }
+
+/*-*************************************
+*  Creating the target files
+***************************************/
 
 /* Reserve target tg's temporary file next to its final path (empty, tg->tf); a run of more than
  * TARGETS_OPEN targets parks each (closes its descriptor) between the times it is written. */
@@ -433,6 +446,10 @@ int h5shuf__targets_create(const struct h5shuf_ctx *cx, struct h5shuf_targets *t
     return st;
 }
 
+/*-*************************************
+*  Closing and moving on
+***************************************/
+
 /* Close the open target at output row row (st != H5SHUF_OK: discarded), then let a resumable run commit
  * it (t->commit) before its descriptor may be parked. */
 static int close_open(struct h5shuf_targets *t, int st, uint64_t row, struct h5shuf_err *err)
@@ -459,6 +476,10 @@ int h5shuf__targets_close(struct h5shuf_targets *t, int st, struct h5shuf_err *e
  * an uncompressed output while the run goes on, instead of during the fsync of its commit (0.8 s a GiB
  * here, bench/fsync_cost.sh). */
 #define WRITEBACK_BYTES (UINT64_C(32) << 20)
+
+/*-*************************************
+*  Putting rows
+***************************************/
 
 /* The writer reached the end of the open target (or starts): close it, open the target holding row
  * w->pos and point the writer at it. */
@@ -553,6 +574,10 @@ int h5shuf__targets_put_sorted(const struct h5shuf_ctx *cx, struct h5shuf_target
     }
     return st;
 }
+
+/*-*************************************
+*  Placing and finishing
+***************************************/
 
 int h5shuf__targets_place(struct h5shuf_targets *t, int st, int force, mode_t mode, struct h5shuf_err *err)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * targets.h - the output files of a run: one file, K shards or named splits, each a consecutive range
  * of the output order (a "target"); created before pass 1, filled one at a time by pass 2, moved into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * verify.c - is an output a permutation of its inputs, with the datasets shuffled together still
  * aligned?  Checked in one streamed pass over each side, in bounded memory, with multiset hashes:
@@ -46,6 +47,10 @@
 #include "strata.h"
 #include "verify.h"
 #include "vlen.h"
+
+/*-*************************************
+*  Hashing rows
+***************************************/
 
 /* ---- hashing rows ---------------------------------------------------------------------------- */
 
@@ -217,6 +222,10 @@ static int hash_rows(struct hasher *hs, const struct side *sd, struct sums *sums
     }
     return st;
 }
+
+/*-*************************************
+*  The output's files
+***************************************/
 
 /* ---- the output's files ---------------------------------------------------------------------- */
 
@@ -405,6 +414,10 @@ static void close_part(const struct h5shuf_datasets *dss, hid_t *file, hid_t *ds
         H5Fclose(*file);
     *file = H5I_INVALID_HID;
 }
+
+/*-*************************************
+*  The check
+***************************************/
 
 /* ---- the check ------------------------------------------------------------------------------- */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * verify.h - is a file (or a set of shards or splits, or a head) a permutation of the inputs' rows (or of
  * the first rows of their shuffle), with the datasets shuffled together still aligned (and, when it has

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * writer.c - the output writer of pass 2.
  *
@@ -26,6 +27,10 @@
 #include "plan.h"
 #include "vlen.h"
 #include "writer.h"
+
+/*-*************************************
+*  Band sizes and the writer's memory
+***************************************/
 
 uint64_t h5shuf__band_rows(const struct h5shuf_dsinfo *ds, uint64_t all_row_bytes, uint64_t rows)
 {
@@ -89,6 +94,10 @@ uint64_t h5shuf__writer_bytes(const struct h5shuf_datasets *dsets, uint64_t rows
         bytes += ir * sizeof(uint32_t) * (band_doubled(ir, sizeof(uint32_t), H5SHUF_INDEX_CHUNK_ROWS, 0, threads) ? 2 : 1);
     return bytes;
 }
+
+/*-*************************************
+*  Setting up the writer
+***************************************/
 
 int h5shuf__writer_init(struct h5shuf_writer *w, const struct h5shuf_outfile *of, uint64_t first_row, uint64_t total,
                         unsigned threads, struct h5shuf_err *err)
@@ -178,6 +187,10 @@ int h5shuf__writer_retarget(struct h5shuf_writer *w, hid_t file, const hid_t *ds
     w->name = name;
     return r;
 }
+
+/*-*************************************
+*  Storing bands: encoding queued, written in order
+***************************************/
 
 /* Store the band queued in buffer s of band b: its chunks, in order, each when its encoding is done. */
 static int band_store(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, struct h5shuf_band *b, int s)
@@ -288,6 +301,10 @@ static int band_write(const struct h5shuf_ctx *cx, struct h5shuf_writer *w, size
         return h5shuf__progress(&cx->progress, cx->err, H5SHUF_PHASE_GATHER, b->next_row, w->total);
     return H5SHUF_OK;
 }
+
+/*-*************************************
+*  Putting rows
+***************************************/
 
 int h5shuf__writer_flush(const struct h5shuf_ctx *cx, struct h5shuf_writer *w)
 {
@@ -427,6 +444,10 @@ int h5shuf__writer_put_sorted(const struct h5shuf_ctx *cx, struct h5shuf_writer 
     }
     return st;
 }
+
+/*-*************************************
+*  The end of the output
+***************************************/
 
 int h5shuf__writer_check_end(const struct h5shuf_writer *w, uint64_t end, struct h5shuf_err *err)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * writer.h - the output writer of pass 2: rows collected in bands of whole output chunks, each dataset
  * on its own, and written into the open output file (writer.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * files.c - the filesystem side of a run: directories, free space, descriptors of open HDF5 files.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * files.h - the filesystem side of a run: the directory of a path, free space, the descriptor of an open
  * HDF5 file and its writeback (files.c).  Temporary files and their commit: tempfile.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * journal.c - the journal of a resumable run: append-only checksummed records (format in journal.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * journal.h - the journal of a resumable run: an append-only file of checksummed records, each made
  * durable (fdatasync) before the call returns (journal.c).  It is the only source of truth about what an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * leftovers.c - the files an interrupted run left for the same outputs, found by their names, and those
  * certainly of a dead run removed (leftovers.h).

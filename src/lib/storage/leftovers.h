@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * leftovers.h - the files an interrupted run of h5shuf left behind for the same outputs (leftovers.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tempfile.c - h5shuf's own files under temporary names, used through their descriptors (tempfile.h).
  *
@@ -42,6 +43,10 @@
 
 /* Tries at a random name before giving up (as glibc's mkstemp: TMP_MAX is 238328). */
 #define NAME_TRIES 1000
+
+/*-*************************************
+*  Temporary files: names and creation
+***************************************/
 
 void h5shuf__tempfile_init(struct h5shuf_tempfile *tf)
 {
@@ -207,6 +212,10 @@ out:
     return st;
 }
 
+/*-*************************************
+*  Parking, adopting and removing
+***************************************/
+
 void h5shuf__tempfile_park(struct h5shuf_tempfile *tf)
 {
     if (tf->path && tf->fd >= 0)
@@ -291,6 +300,10 @@ void h5shuf__tempfile_remove(struct h5shuf_tempfile *tf)
     free(tf->path);
     h5shuf__tempfile_init(tf);
 }
+
+/*-*************************************
+*  Committing: the finished files at their names
+***************************************/
 
 /* fsync descriptor fd; 0 or an errno.  EINVAL/ENOTSUP (a file system that cannot sync, such as some FUSE
  * ones, or a directory on one that syncs directories implicitly) count as done. */

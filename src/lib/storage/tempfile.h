@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tempfile.h - a file of h5shuf's own under a temporary name: made with O_CREAT|O_EXCL|O_NOFOLLOW in a
  * directory opened once, then used only through its descriptor (HDF5 opens it as /proc/self/fd/N), and

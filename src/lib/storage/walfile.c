@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * walfile.c - an HDF5 file driver (VFD) whose committed bytes are never overwritten: writes below the
  * committed end of file go to a redo log (walfile.h).
@@ -39,6 +40,10 @@ struct h5shuf_wal_extent {
     uint64_t pos;   /* the payload's byte in the log for [off, off + len), or ZERO_POS */
     uint64_t whole; /* 1: exactly one record's payload (so it can be overwritten in place) */
 };
+
+/*-*************************************
+*  The extent map and the log
+***************************************/
 
 /* The first extent whose end is past off. */
 static size_t find(const struct h5shuf_walfile *wf, uint64_t off)
@@ -156,6 +161,10 @@ static int log_create(struct h5shuf_walfile *wf, uint64_t seq, int *fd, char nam
     }
     return EEXIST;
 }
+
+/*-*************************************
+*  A write-ahead file: open, read, write
+***************************************/
 
 int h5shuf__walfile_new(int base_fd, int dir_fd, uint64_t committed_eof, const char *log_prefix,
                         struct h5shuf_walfile **wfp, struct h5shuf_err *err)
@@ -310,6 +319,10 @@ int h5shuf__walfile_write_bytes(struct h5shuf_walfile *wf, const void *buf, size
         wf->eof = end;
     return 0;
 }
+
+/*-*************************************
+*  Commits
+***************************************/
 
 /* ---- commits ---- */
 

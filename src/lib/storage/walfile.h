@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * walfile.h - a crash-safe HDF5 file driver with a redo log, for checkpoints of a long-written scratch file
  * (walfile.c; HDF5 opens it through walvfd.h, and walrecover.h brings it back after a crash).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * walio.c - the durable I/O of a walfile and of its recovery (walio.h): the writes, reads, syncs and
  * truncations of a base file and its logs, each a step a test can kill the process at and a fault point in

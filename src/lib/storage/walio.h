@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * walio.h - the durable I/O under a walfile and its recovery (walio.c): writes, reads, syncs and
  * truncations of a base file and its logs, each a step of a commit; a log record's header; the checks and

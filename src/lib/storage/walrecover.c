@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * walrecover.c - after a crash, a file brought back to the commit its caller's journal recorded last
  * (walrecover.h).  Recovery replays the log named by the journal, record by record and checked, or, when it

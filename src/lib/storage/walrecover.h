@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * walrecover.h - a walfile's base brought back to a recorded commit after a crash (walrecover.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * walvfd.c - a walfile as an HDF5 file driver (walvfd.h): HDF5's calls of a file opened through
  * h5shuf__walfile_fapl's property list become reads, writes and resizes of the walfile (walfile.h).

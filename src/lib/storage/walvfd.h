@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * walvfd.h - a walfile as an HDF5 file driver (walvfd.c): the file-access property list through which
  * HDF5 opens a file that a walfile (walfile.h) writes.

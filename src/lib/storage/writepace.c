@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * writepace.c - whether the disk holds a thread's writes back (writepace.h).
  *

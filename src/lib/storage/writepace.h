@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * writepace.h - whether the disk holds a file's writes back (writepace.c; issue 52): the time a thread
  * spends waiting in its writes, beyond its own CPU time and its wait for a CPU, as a share of the time
