@@ -64,8 +64,6 @@ static int sums(void *user, uint64_t *v, size_t n, struct h5shuf_err *err)
 *  Output ranges: who writes what
 ***************************************/
 
-/* ---- who writes what ------------------------------------------------------------------------------ */
-
 /* The rows a cut of the single output must be a multiple of (output.h). */
 static uint64_t cut_unit(const h5shuf_job *job)
 {
@@ -128,8 +126,6 @@ static void pile_range(const uint64_t *start, size_t n, uint64_t a, uint64_t b, 
 /*-*************************************
 *  The distributed run
 ***************************************/
-
-/* ---- the run ---------------------------------------------------------------------------------------- */
 
 /* Pass 1 over this process's share of the inputs, then pass 2 and (the single output) the assembly. */
 static int two_pass(h5shuf_job *job, struct h5shuf_comm *c, const uint64_t *a, const uint64_t *b,

@@ -75,8 +75,6 @@ static int load_part(struct exchange *x, size_t j, unsigned char **to, struct h5
 *  Which rows go where
 ***************************************/
 
-/* ---- which rows go where ------------------------------------------------------------------------------ */
-
 /* Process q's share of pile j: the (key, id) range [*lo, *hi) of its rows of the pile, and how many of
  * this process's part are in it (*rows).  0 when q gathers the whole pile (its share is the whole part),
  * 1 when a cut of its range is inside the pile, -1 when a cut is missing (an internal error). */
@@ -163,8 +161,6 @@ static int keep_own(struct exchange *x, uint64_t rows, unsigned char **to, struc
 /*-*************************************
 *  The rounds of the exchange
 ***************************************/
-
-/* ---- the rounds ----------------------------------------------------------------------------------------- */
 
 /* Send n rows of set d of a part (buffers from) to process dst while receiving rn rows from process src
  * into the buffers into (at their row 0).  A vlen dataset's rows go as their lengths, then their payload

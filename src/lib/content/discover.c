@@ -195,8 +195,6 @@ out:
 *  Whole-file mode
 ***************************************/
 
-/* ---- whole-file mode: the choice -------------------------------------------------------------------- */
-
 static const struct found *by_addr(const struct discovery *dv, haddr_t addr)
 {
     for (size_t i = 0; i < dv->n; i++)

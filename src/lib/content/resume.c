@@ -72,8 +72,6 @@ void h5shuf__resume_boot_words(const struct h5shuf_resume *rs, char *buf, size_t
 *  Reading a journal
 ***************************************/
 
-/* ---- reading a journal ---------------------------------------------------------------------------- */
-
 /* The value after the word key in text (a word starts the text or follows a space or newline): a pointer
  * to it, or NULL. */
 static const char *word_after(const char *text, const char *key)

@@ -38,8 +38,6 @@
 *  The filters
 ***************************************/
 
-/* ---- the filters ----------------------------------------------------------------------------------- */
-
 /* HDF5's Fletcher-32 (H5checksum.c, H5_checksum_fletcher32): 16-bit big-endian words, the odd last byte
  * as the high byte of a word, sums folded every 360 words. */
 static uint32_t fletcher32(const unsigned char *data, size_t len)
@@ -674,8 +672,6 @@ int h5shuf__codec_decode_group(struct h5shuf_codec_chunk *t, size_t n, struct h5
 *  The pipeline of a dataset
 ***************************************/
 
-/* ---- the pipeline of a dataset ------------------------------------------------------------------------ */
-
 int h5shuf__pipeline_probe(hid_t dset, hid_t ftype, struct h5shuf_pipeline *pl)
 {
     hid_t dcpl = H5Dget_create_plist(dset);
@@ -779,8 +775,6 @@ void h5shuf__pipeline_of(hid_t dcpl, int rank, const hsize_t *dims, hid_t ftype,
 /*-*************************************
 *  A thread's codec state
 ***************************************/
-
-/* ---- a thread's codec state -------------------------------------------------------------------------- */
 
 void h5shuf__codec_ctx_release(struct h5shuf_codec_ctx *c)
 {

@@ -84,8 +84,6 @@ const char *h5shuf_bshuf_strerror(int status)
 *  The bit transpose
 ***************************************/
 
-/* ---- the bit transpose ---------------------------------------------------------------------------- */
-
 /* Transpose the 8x8 bit matrix whose row r is byte r of x: bit c of byte r <-> bit r of byte c. */
 static inline uint64_t transpose8x8(uint64_t x)
 {
@@ -231,8 +229,6 @@ static void unshuffle_block(const unsigned char *src, unsigned char *dst, unsign
 *  Parameters and layout
 ***************************************/
 
-/* ---- parameters and layout ------------------------------------------------------------------------- */
-
 size_t h5shuf_bshuf_default_block_size(size_t elem_size)
 {
     size_t b = elem_size ? 8192 / elem_size : 0;
@@ -315,8 +311,6 @@ static uint64_t get_be(const unsigned char *p, unsigned bytes)
 *  Encoding
 ***************************************/
 
-/* ---- encoding -------------------------------------------------------------------------------------- */
-
 int h5shuf_bshuf_encode(const struct h5shuf_bshuf_params *p, const void *src, size_t src_bytes, void *dst,
                         size_t dst_capacity, size_t *dst_bytes)
 {
@@ -393,8 +387,6 @@ out:
 /*-*************************************
 *  Decoding
 ***************************************/
-
-/* ---- decoding -------------------------------------------------------------------------------------- */
 
 /* The compressed modes' stream, checked: header, every block's size within the input, the trailing
  * bytes ending it exactly.  On success *l, *total (uncompressed bytes) describe it. */
@@ -524,8 +516,6 @@ out:
 /*-*************************************
 *  The HDF5 filter
 ***************************************/
-
-/* ---- HDF5 ------------------------------------------------------------------------------------------ */
 
 /* cd_values already in set_local's form (see filter_bshuf.h): a copied property list. */
 static int already_set(const unsigned *v, size_t n, size_t elem_size)

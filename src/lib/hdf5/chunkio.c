@@ -93,8 +93,6 @@ static void chunk_task_run(struct h5shuf_task *task, unsigned worker)
 *  The job's chunk I/O state
 ***************************************/
 
-/* ---- the job's chunk I/O state -------------------------------------------------------------------- */
-
 int h5shuf__chunkio_create(unsigned nthreads, struct h5shuf_chunkio **out)
 {
     *out = NULL;
@@ -602,8 +600,6 @@ herr_t h5shuf__chunkio_write(struct h5shuf_chunkio *cio, hid_t dset, hid_t ftype
 *  One chunk encoded ahead of its write
 ***************************************/
 
-/* ---- one chunk encoded ahead of its write ------------------------------------------------------- */
-
 struct h5shuf_chunk {
     struct chunk_task t;
     struct h5shuf_pipeline pl; /* a copy: the caller's may change before the write (raw: without filters) */
@@ -670,8 +666,6 @@ herr_t h5shuf__chunk_write(struct h5shuf_chunkio *cio, hid_t dset, uint64_t chun
 /*-*************************************
 *  Reads that run while the caller works
 ***************************************/
-
-/* ---- a read that runs while the caller works: raw chunks read now, decoded by the pool ------------ */
 
 struct h5shuf_prefetch {
     struct h5shuf_pipeline pl;

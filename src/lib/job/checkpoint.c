@@ -48,8 +48,6 @@ static double now_seconds(void)
 *  Pass 1: the scatter's checkpoints
 ***************************************/
 
-/* ---- pass 1 ------------------------------------------------------------------------------------------- */
-
 #define SCRATCH_PREFIX "scratch"
 
 /* The scratch file's identity for a record: "sname NAME sdev D sino I". */
@@ -340,8 +338,6 @@ int h5shuf__ckpt_pass1_done(h5shuf_job *job, struct h5shuf_scratch *sc)
 *  Pass 2: where the gather resumes
 ***************************************/
 
-/* ---- pass 2 ------------------------------------------------------------------------------------------- */
-
 uint64_t h5shuf__ckpt_first_row(const h5shuf_job *job)
 {
     return job->ckpt.rs.on && job->ckpt.rs.found ? job->ckpt.rs.p2_row : 0;
@@ -377,8 +373,6 @@ void h5shuf__ckpt_pass2_from(h5shuf_job *job, const struct h5shuf_scratch *sc, s
 /*-*************************************
 *  The end: the scratch kept or destroyed
 ***************************************/
-
-/* ---- the end ------------------------------------------------------------------------------------------ */
 
 int h5shuf__ckpt_keeps(const h5shuf_job *job, int st)
 {

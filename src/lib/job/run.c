@@ -52,8 +52,6 @@ static struct h5shuf_ctx ctx_of(h5shuf_job *job)
 *  The runs: preparing, one pass, two passes
 ***************************************/
 
-/* ---- the runs ------------------------------------------------------------------------------------- */
-
 /* Refuse to start when the estimates do not fit the free space (a statvfs failure counts as room). */
 static int check_disk(h5shuf_job *job)
 {

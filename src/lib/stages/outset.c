@@ -27,8 +27,6 @@
 *  One file's root attributes
 ***************************************/
 
-/* ---- one file's root attributes -------------------------------------------------------------- */
-
 /* What a file's root attributes say about the set it belongs to. */
 struct ident {
     int has_range, has_seed, has_shards;
@@ -172,8 +170,6 @@ static size_t part_index(const struct ident *id, char *const *names, size_t nnam
 /*-*************************************
 *  The files of a set
 ***************************************/
-
-/* ---- the files of a set ---------------------------------------------------------------------- */
 
 /* Put file path (its ident id) in slot k of set; a slot taken already is an error naming both. */
 static int place(struct h5shuf_outset *set, size_t k, const char *path, const struct ident *id, struct h5shuf_err *err)
@@ -391,8 +387,6 @@ int h5shuf__outset_find(struct h5shuf_outset *set, const char *path, struct h5sh
 /*-*************************************
 *  The run's weights and strata
 ***************************************/
-
-/* ---- the run's weights and strata ------------------------------------------------------------ */
 
 /* The weight at the end of line[0 .. len) ("SPEC@W") into w (cap bytes), or "" when it has none. */
 static void line_weight(const char *line, size_t len, char *w, size_t cap)

@@ -80,8 +80,6 @@ static hid_t table_type(int file)
 *  Reading attributes
 ***************************************/
 
-/* ---- reading attributes ------------------------------------------------------------------------- */
-
 /* A root attribute of the pile file that is missing, or of another shape or type than a scatter writes
  * (why), refused: "damaged pile file". */
 static int attr_refused(const struct reader *rd, int got, const char *name, const char *why)
@@ -125,8 +123,6 @@ static int get_strings(const struct reader *rd, hid_t obj, const char *name, siz
 /*-*************************************
 *  A scatter's pile file
 ***************************************/
-
-/* ---- a scatter's pile file ------------------------------------------------------------------------ */
 
 /* Rename the piles /piles/0, 1, ... M-1 in key order (a pile that got no row gets an empty group), so
  * that a reader finds pile j by its number.  Empty key ranges (possible only in theory, when a range of
@@ -350,8 +346,6 @@ int h5shuf__pilefile_finish(struct h5shuf_scratch *sc, const struct h5shuf_pilef
 /*-*************************************
 *  A gather's pile file
 ***************************************/
-
-/* ---- a gather's pile file ------------------------------------------------------------------------- */
 
 void h5shuf__pilefile_free(struct h5shuf_pilefile *pf)
 {

@@ -52,8 +52,6 @@
 *  Hashing rows
 ***************************************/
 
-/* ---- hashing rows ---------------------------------------------------------------------------- */
-
 struct sums {
     uint64_t lo, hi;
 };
@@ -226,8 +224,6 @@ static int hash_rows(struct hasher *hs, const struct side *sd, struct sums *sums
 /*-*************************************
 *  The output's files
 ***************************************/
-
-/* ---- the output's files ---------------------------------------------------------------------- */
 
 /* Open the datasets of output file out (open as file) into dsets and check their type and shape against
  * the inputs', with rows rows (those of its range when ranged, else the inputs'). */
@@ -418,8 +414,6 @@ static void close_part(const struct h5shuf_datasets *dss, hid_t *file, hid_t *ds
 /*-*************************************
 *  The check
 ***************************************/
-
-/* ---- the check ------------------------------------------------------------------------------- */
 
 /* What a set holds in words, into said: which files, and which rows (all, or a head's of the seed). */
 static void describe(const struct h5shuf_outset *set, uint64_t rows, uint64_t all, int ordered, char *said, size_t cap)

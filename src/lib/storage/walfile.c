@@ -324,8 +324,6 @@ int h5shuf__walfile_write_bytes(struct h5shuf_walfile *wf, const void *buf, size
 *  Commits
 ***************************************/
 
-/* ---- commits ---- */
-
 int h5shuf__walfile_prepare(struct h5shuf_walfile *wf, struct h5shuf_wal_commit *c, struct h5shuf_err *err)
 {
     int e;
