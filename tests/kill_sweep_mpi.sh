@@ -196,7 +196,9 @@ refusals() {
     mkdir -p "$S/r0" "$S/r1" "$S/r2" "$O" "$R" "$W/sref/r0" "$W/sref/r1"
     COUNT_DIR="$W" mpi 2 -q -t "$W/sref/r%r" --resume "${C[@]}" "$W/a.h5" "$R/o.h5" 2>/dev/null || return 1
     local at=$(($(cat "$W/count.1") - 10)) ref0
-    KILL_RANK=1 KILL_AT=$at mpi 2 -q -t "$S/r%r" "${C[@]}" "$W/a.h5" "$O/o.h5" >/dev/null 2>&1
+    # (with --resume, as the sweeps' runs: rank 1's kill ends rank 0 with SIGTERM, which a run without it
+    # answers by removing its state, or not, as the race with mpirun's SIGKILL goes)
+    KILL_RANK=1 KILL_AT=$at mpi 2 -q -t "$S/r%r" --resume "${C[@]}" "$W/a.h5" "$O/o.h5" >/dev/null 2>&1
     state() { (cd "$S" && find . -type f | sort | xargs md5sum; ls -A "$O") | md5sum; }
     ref0=$(state)
     local name args

@@ -292,6 +292,7 @@ static int commit(h5shuf_job *job, struct h5shuf_comm *c, int st)
     st = h5shuf__targets_place(&job->out, st, job->opts.force, job->out_mode, &job->err);
     if (st == H5SHUF_OK) /* fails when another process could not place its own: take ours back */
         st = h5shuf_comm_sums(c, &ok, 1, &job->err);
+    h5shuf__ckpt_give_up(job, st); /* (before the outputs it names go) */
     h5shuf__targets_settle(&job->out, st == H5SHUF_OK); /* (with --force the files replaced come back) */
     return st;
 }
@@ -391,6 +392,7 @@ static int place_only(h5shuf_job *job)
     if (!job->ckpt.rs.found || st != H5SHUF_OK)
         h5shuf__targets_select(&job->out, 0, 0);
     st = h5shuf__targets_place(&job->out, st, job->opts.force, job->out_mode, &job->err);
+    h5shuf__ckpt_give_up(job, st); /* (before the outputs it names go) */
     h5shuf__targets_settle(&job->out, st == H5SHUF_OK);
     return h5shuf__ckpt_end(job, st);
 }

@@ -325,10 +325,31 @@ static int read_records(struct h5shuf_resume *rs, const struct h5shuf_record *r,
 *  Finding the run to resume
 ***************************************/
 
+/* Remove every entry of the directory open at fd (the journal first: a state without it is no state, so a
+ * kill during the removal never leaves one that names files already gone), and close fd. */
+static void remove_entries(int fd)
+{
+    unlinkat(fd, JOURNAL_NAME, 0);
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return;
+    }
+    rewinddir(d); /* (a dup shares its original's offset, which another listing may have moved) */
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+}
+
 /* Was rs->dir (open, this user's) left by a run killed while it made it, before its IDENTITY record was
- * whole?  Then it holds nothing but its journal, and that has no valid record (or not even its header). */
+ * whole (then it holds nothing but its journal, and that has no valid record, or not even its header), or
+ * while it removed it (h5shuf__resume_remove: the journal went first, so there is none)? */
 static int never_started(struct h5shuf_resume *rs)
 {
+    struct stat s;
+    if (fstatat(rs->dirfd, JOURNAL_NAME, &s, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+        return 1;
     int fd = dup(rs->dirfd);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) {
@@ -343,7 +364,6 @@ static int never_started(struct h5shuf_resume *rs)
     closedir(d);
     if (others)
         return 0;
-    struct stat s;
     if (fstatat(rs->dirfd, JOURNAL_NAME, &s, AT_SYMLINK_NOFOLLOW) < 0)
         return errno == ENOENT;
     if (!S_ISREG(s.st_mode) || s.st_uid != geteuid())
@@ -401,8 +421,10 @@ int h5shuf__resume_find(struct h5shuf_resume *rs, int resume, struct h5shuf_err 
     if (s.st_mode & 077)
         return h5shuf__fail(err, H5SHUF_EEXIST, "%s: this user's directory but open to others (mode %03o): refusing to "
                             "use it as a run's state (chmod 700 it to resume)", rs->dir, (unsigned)(s.st_mode & 0777));
-    if (never_started(rs)) { /* killed before its IDENTITY: it named nothing, nothing is lost */
-        unlinkat(rs->dirfd, JOURNAL_NAME, 0);
+    if (never_started(rs)) { /* killed before its IDENTITY, or while removing it: nothing of it is of use */
+        int fd = dup(rs->dirfd);
+        if (fd >= 0)
+            remove_entries(fd);
         close(rs->dirfd);
         rs->dirfd = -1;
         rmdir(rs->dir);
@@ -552,16 +574,8 @@ void h5shuf__resume_remove(struct h5shuf_resume *rs)
         return;
     h5shuf__journal_close(&rs->j);
     int fd = rs->dirfd >= 0 ? dup(rs->dirfd) : open(rs->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d && fd >= 0)
-        close(fd);
-    if (d)
-        rewinddir(d); /* (a dup shares rs->dirfd's offset, which another listing may have moved) */
-    for (struct dirent *e; d && (e = readdir(d));)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            unlinkat(dirfd(d), e->d_name, 0);
-    if (d)
-        closedir(d);
+    if (fd >= 0)
+        remove_entries(fd); /* (closes fd) */
     if (rs->dirfd >= 0)
         close(rs->dirfd);
     rs->dirfd = -1;

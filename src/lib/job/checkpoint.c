@@ -412,6 +412,15 @@ void h5shuf__ckpt_scratch_keep(h5shuf_job *job, struct h5shuf_scratch *sc)
     sc->npiles = sc->cap = 0;
 }
 
+void h5shuf__ckpt_give_up(h5shuf_job *job, int st)
+{
+    struct h5shuf_ckpt *c = &job->ckpt;
+    if (!c->rs.on || !c->started || st == H5SHUF_OK || c->given_up || h5shuf__ckpt_keeps(job, st))
+        return;
+    h5shuf__resume_remove(&c->rs);
+    c->given_up = 1;
+}
+
 int h5shuf__ckpt_end(h5shuf_job *job, int st)
 {
     struct h5shuf_ckpt *c = &job->ckpt;
@@ -435,7 +444,8 @@ int h5shuf__ckpt_end(h5shuf_job *job, int st)
         h5shuf__journal_close(&c->rs.j);
         return st;
     }
-    h5shuf__resume_remove(&c->rs);
+    if (!c->given_up) /* (once only: its name is not looked up again) */
+        h5shuf__resume_remove(&c->rs);
     return st;
 }
 

@@ -56,6 +56,11 @@ H5SHUF_INTERNAL uint64_t h5shuf__ckpt_first_row(const h5shuf_job *job);
 H5SHUF_INTERNAL int h5shuf__ckpt_end(h5shuf_job *job, int st);
 /* Whether the run's files are to be kept for a resume after a failure with status st. */
 H5SHUF_INTERNAL int h5shuf__ckpt_keeps(const h5shuf_job *job, int st);
+/* A run that failed with status st and does not keep its state (h5shuf__ckpt_keeps): the state removed now,
+ * before the output files it names are discarded, so that a kill between the two never leaves a state
+ * naming files that are gone (a resume of it failed: "its temporary file ... was replaced").  A kill after
+ * this leaves only the temporaries, which the next run reports (leftovers.h).  No-op otherwise. */
+H5SHUF_INTERNAL void h5shuf__ckpt_give_up(h5shuf_job *job, int st);
 /* Close the scratch file of a run whose state is kept (its file stays for the resume), or remove it. */
 H5SHUF_INTERNAL void h5shuf__ckpt_scratch_keep(h5shuf_job *job, struct h5shuf_scratch *sc);
 H5SHUF_INTERNAL void h5shuf__ckpt_scratch_destroy(h5shuf_job *job, struct h5shuf_scratch *sc);

@@ -48,6 +48,7 @@ struct h5shuf_ckpt {
     size_t release_n;
     uint64_t release_row;         /* the output row release_piles[0] starts at */
     int started;                  /* the state directory was made or taken over by this run */
+    int given_up;                 /* removed by h5shuf__ckpt_give_up before the outputs were discarded */
     int restored;                 /* pass 1's restore was done (a restart starts afresh) */
     int finished;                 /* the interrupted run had put its outputs in place: only its state is left */
     int disk_decided, disk_keep; /* h5shuf__job_disk_failed decided (keep: the failure is the disk's) */

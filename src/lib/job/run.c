@@ -315,7 +315,9 @@ static int run(h5shuf_job *job)
         H5SHUF_KILL_POINT();
     st = h5shuf__job_disk_failed(job, st, NULL);
     job->out.keep_files = h5shuf__ckpt_keeps(job, st); /* interrupted: the outputs are the state kept */
-    st = h5shuf__targets_finish(&job->out, st, job->opts.force, job->out_mode, &job->err);
+    st = h5shuf__targets_place(&job->out, st, job->opts.force, job->out_mode, &job->err);
+    h5shuf__ckpt_give_up(job, st); /* (before the outputs it names go) */
+    h5shuf__targets_settle(&job->out, st == H5SHUF_OK);
     return h5shuf__ckpt_end(job, st);
 }
 
@@ -405,7 +407,9 @@ static int run_gather(h5shuf_job *job)
     }
     st = h5shuf__job_disk_failed(job, st, NULL);
     job->out.keep_files = h5shuf__ckpt_keeps(job, st);
-    st = h5shuf__targets_finish(&job->out, st, job->opts.force, job->out_mode, &job->err);
+    st = h5shuf__targets_place(&job->out, st, job->opts.force, job->out_mode, &job->err);
+    h5shuf__ckpt_give_up(job, st); /* (before the outputs it names go) */
+    h5shuf__targets_settle(&job->out, st == H5SHUF_OK);
     return h5shuf__ckpt_end(job, st);
 }
 
