@@ -207,8 +207,8 @@ def table(tsv, header):
         out.append("| %s | %s | %.1f | %.1f | %.1f | %.1f | %s | %s | %s | %s | %s | %s | %d | %s | %s |" % (
             r["case"], r["command"], float(r["wall_s"]), float(r["user_s"]), float(r["sys_s"]),
             float(r["user_s"]) + float(r["sys_s"]), r["pass1_s"] or "-", r["pass2_s"] or "-",
-            fmt_bytes(int(r["rchar"])), fmt_bytes(int(r["wchar"])), fmt_bytes(int(r["read_bytes"])),
-            fmt_bytes(int(r["write_bytes"])), int(r["rss_kib"]) // 1024, r["load"], r["check"]))
+            fmt_bytes(int(float(r["rchar"]))), fmt_bytes(int(float(r["wchar"]))), fmt_bytes(int(float(r["read_bytes"]))),
+            fmt_bytes(int(float(r["write_bytes"]))), int(r["rss_kib"]) // 1024, r["load"], r["check"]))
 
     def wall(case, cmd):
         v = [float(r["wall_s"]) for r in rows if r["case"] == case and r["command"] == cmd]

@@ -134,7 +134,7 @@ timed() {
   rss=$(field 'Maximum resident set size (kbytes)' "$WORK/time.txt")
   p1=$(sed -n 's/^h5shuf: scatter: .* in \([0-9.]*\) s.*/\1/p' "$WORK/cmd.err")
   p2=$(sed -n 's/^h5shuf: gather: .* in \([0-9.]*\) s.*/\1/p' "$WORK/cmd.err")
-  io=$(awk '{ v[$1] = $2 } END { printf "%s\t%s\t%s\t%s", v["rchar:"], v["wchar:"], v["read_bytes:"], v["write_bytes:"] - v["cancelled_write_bytes:"] }' "$WORK/io.txt")
+  io=$(awk '{ v[$1] = $2 } END { printf "%.0f\t%.0f\t%.0f\t%.0f", v["rchar:"], v["wchar:"], v["read_bytes:"], v["write_bytes:"] - v["cancelled_write_bytes:"] }' "$WORK/io.txt")
   row="$case	$name	$wall	$user	$sys	$rss	$io	${p1:-}	${p2:-}	$load"
   printf '%-6s %-22s %8.1f s  user %7.1f  sys %6.1f  %6d MiB  load %s%s\n' "$case" "$name" "$wall" "$user" "$sys" \
     $((rss / 1024)) "$load" "${p1:+  passes $p1 + $p2 s}"
