@@ -78,7 +78,7 @@ def plan(c):
     band = min(BAND_BYTES_MAX, c.memory // 4)
     budget2 = c.memory - band
     if c.procs > 1:
-        budget2 = budget2 * c.procs // (c.procs + 2)
+        budget2 = budget2 // 2  # plan.c pass2_budget: half at every P (issue 51)
     per_row2 = row + PASS2_ROW_OVERHEAD
 
     def target(budget):

@@ -154,13 +154,13 @@ static int pipelined_for(const struct h5shuf_plan_in *in)
 }
 
 /* Pass 2's memory for piles under a budget of at least the band: the budget less the band; in a
- * distributed run without the overlap, ranks/(ranks + 2) of that (a pile, and parts of one sent and
- * received: plan.h). */
+ * distributed run without the overlap, half of that at every number of ranks (a pile, and parts of one
+ * sent and received: plan.h). */
 static uint64_t pass2_budget(const struct h5shuf_plan_in *in, int pipe)
 {
     uint64_t budget2 = in->mem_limit_bytes - in->band_bytes;
     if (!pipe && in->ranks > 1)
-        budget2 = (uint64_t)((h5shuf_u128)budget2 * (uint64_t)in->ranks / ((uint64_t)in->ranks + 2));
+        budget2 /= 2;
     return budget2;
 }
 

@@ -53,7 +53,9 @@ struct h5shuf_plan_in {
     int ranks;                /* processes of a distributed run (0 or 1: one).  With more, pass 2 also holds
                                * the part of a pile being sent and one received, about 1/ranks of a pile each
                                * (src/mpi/dist.c): without the overlap's second pile to stand for them, a
-                               * pile then gets ranks/(ranks + 2) of pass 2's budget */
+                               * pile then gets half of pass 2's budget, what 2 ranks need (1 + 2/2), at
+                               * every number of ranks, so that a process's memory does not grow with
+                               * ranks (issue 51; ranks/(ranks + 2) would use the rest at large ranks) */
     uint64_t pile_rows;       /* rows that go into piles when fewer than rows (a head); 0: rows */
     uint64_t mem_row_bytes;   /* vlen rows only (else 0): a row's bytes in memory without its payload */
     double row_var;           /* vlen rows only: variance of a row's payload bytes */
