@@ -4,6 +4,7 @@
  * wall, CPU and run-queue times given) and real ones (a sleep inside begin/end waits; a busy loop does
  * not).
  */
+#include <stdlib.h>
 #include <time.h>
 
 #include "tu_core.h"
@@ -24,8 +25,9 @@ static void test_synthetic(void)
 {
     struct h5shuf_writepace p = {0};
     CU_ASSERT(!h5shuf__writepace_waiting(&p)); /* nothing written yet */
-    double t = writes(&p, 100.0, 50, 0.01, 0.002, 0.002, 0); /* writes that only copy */
+    double t = writes(&p, 100.0, 50, 0.01, 0.002, 0.002, 0); /* writes that only copy, 20% of the time */
     CU_ASSERT(!h5shuf__writepace_waiting(&p));
+    CU_ASSERT(!h5shuf__writepace_costly(&p));
     t = writes(&p, t, 50, 0.01, 0.003, 0.001, 0.0019); /* waiting for a CPU, not the disk */
     CU_ASSERT(!h5shuf__writepace_waiting(&p));
     t = writes(&p, t, 20, 0.01, 0.007, 0.001, 0); /* 6 ms of every 10 waited: 60% */
@@ -37,6 +39,16 @@ static void test_synthetic(void)
     CU_ASSERT(!h5shuf__writepace_waiting(&p));
     t = writes(&p, t, 200, 0.01, 0.0011, 0.0001, 0); /* 10%: above it */
     CU_ASSERT(h5shuf__writepace_waiting(&p));
+    CU_ASSERT(!h5shuf__writepace_costly(&p)); /* 11% of the time in the writes */
+    t = writes(&p, t, 1000, 0.01, 0.006, 0.006, 0); /* 10 s of copies taking 60%: costly, no wait */
+    CU_ASSERT(!h5shuf__writepace_waiting(&p));
+    CU_ASSERT(h5shuf__writepace_costly(&p));
+    t = writes(&p, t, 1000, 0.01, 0.0035, 0.0035, 0); /* 35%: below the line */
+    CU_ASSERT(!h5shuf__writepace_costly(&p));
+    t = writes(&p, t, 1000, 0.01, 0.0045, 0.0045, 0); /* 45%: above it */
+    CU_ASSERT(h5shuf__writepace_costly(&p));
+    t = writes(&p, t, 200, 0.01, 0.001, 0.001, 0); /* 2 s at 10%: forgotten again */
+    CU_ASSERT(!h5shuf__writepace_costly(&p));
     (void)t;
 }
 
@@ -68,14 +80,37 @@ static void test_real(void)
         h5shuf__writepace_end(&p);
     }
     CU_ASSERT(!h5shuf__writepace_waiting(&p));
+    CU_ASSERT(h5shuf__writepace_costly(&p)); /* all of the time in the writes */
     h5shuf__writepace_free(&p);
+}
+
+/* The decision pass 1 takes: waiting or costly, unless a test decides (H5SHUF_DEBUG_WRITES_WAIT). */
+static void test_compress(void)
+{
+    struct h5shuf_writepace p = {0};
+    unsetenv("H5SHUF_DEBUG_WRITES_WAIT");
+    CU_ASSERT(!h5shuf__writepace_compress(&p));
+    double t = writes(&p, 100.0, 300, 0.01, 0.005, 0.005, 0); /* costly only */
+    CU_ASSERT(!h5shuf__writepace_waiting(&p) && h5shuf__writepace_compress(&p));
+    t = writes(&p, t, 1000, 0.01, 0.0002, 0.0001, 0); /* cheap */
+    CU_ASSERT(!h5shuf__writepace_compress(&p));
+    t = writes(&p, t, 300, 0.01, 0.002, 0.0005, 0); /* 15% waited, 20% in all: waiting only */
+    CU_ASSERT(!h5shuf__writepace_costly(&p) && h5shuf__writepace_compress(&p));
+    setenv("H5SHUF_DEBUG_WRITES_WAIT", "0", 1);
+    CU_ASSERT(!h5shuf__writepace_compress(&p));
+    setenv("H5SHUF_DEBUG_WRITES_WAIT", "alternate", 1);
+    int a = h5shuf__writepace_compress(&p), b = h5shuf__writepace_compress(&p);
+    CU_ASSERT(a != b);
+    unsetenv("H5SHUF_DEBUG_WRITES_WAIT");
+    (void)t;
 }
 
 int main(void)
 {
     static const struct tu_test tests[] = {
         {"writes that wait for the disk, for a CPU, or not at all", test_synthetic},
-        {"a sleep in a write waits, a busy one does not", test_real},
+        {"a sleep in a write waits, a busy one does not but is costly", test_real},
+        {"compress when the writes wait or are costly", test_compress},
         {NULL, NULL},
     };
     return tu_run("writepace", tests);

@@ -38,8 +38,9 @@ struct h5shuf_scratch {
     uint64_t next_number;
     const struct h5shuf_datasets *dsets; /* what a pile holds: a dataset per shuffled dataset, ids, payloads */
     struct h5shuf_filters filters;       /* of the piles' datasets (--scratch-compression) */
-    int raw_unless_waiting;              /* a chunk of rows is stored unfiltered (its filters skipped in its
-                                          * mask) unless the scratch's writes wait for the disk (writepace.h;
+    int raw_unless_costly;               /* a chunk of rows is stored unfiltered (its filters skipped in its
+                                          * mask) unless the scratch's writes wait for the disk or take
+                                          * much of the scattering thread's time (writepace.h;
                                           * pass 1 with spare buffers only); the ids always filtered */
     struct h5shuf_filters id_filters;    /* of their ids and vlen lengths */
 };

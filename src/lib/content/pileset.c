@@ -132,7 +132,7 @@ int h5shuf__pileset_flush_reap(const struct h5shuf_ctx *cx, struct h5shuf_pilese
     hid_t group = H5I_INVALID_HID;
     hid_t *sets = sets_new(dsets, err);
     int st = sets ? h5shuf__pile_open(ps->sc, &p, &group, sets, err) : err->status;
-    if (ps->sc->raw_unless_waiting)
+    if (ps->sc->raw_unless_costly)
         h5shuf__writepace_begin(&ps->pace);
     for (size_t d = 0; d <= dsets->n && st == H5SHUF_OK; d++) {
         if (h5shuf__extend_rows(sets[d], f->offset + f->rows) < 0 || h5shuf__chunk_write(cx->cio, sets[d], f->offset, f->chunk[d]) < 0) {
@@ -141,7 +141,7 @@ int h5shuf__pileset_flush_reap(const struct h5shuf_ctx *cx, struct h5shuf_pilese
                               h5shuf__hdf5_cause(cause, sizeof cause));
         }
     }
-    if (ps->sc->raw_unless_waiting)
+    if (ps->sc->raw_unless_costly)
         h5shuf__writepace_end(&ps->pace);
     if (sets)
         h5shuf__pile_close(group, sets, dsets->n + 1);
@@ -193,8 +193,9 @@ static int flush_async(const struct h5shuf_ctx *cx, struct h5shuf_pileset *ps, u
     f->rows = w->nbuf;
     f->busy = 1;
     ps->fl_count++;
-    /* rows stored as they are unless the disk is the limit (writepace.h); the ids always packed */
-    const int raw = ps->sc->raw_unless_waiting && !h5shuf__writepace_waiting(&ps->pace);
+    /* rows stored as they are unless the writes hold the scattering thread back (writepace.h); the ids
+     * always packed */
+    const int raw = ps->sc->raw_unless_costly && !h5shuf__writepace_compress(&ps->pace);
     for (size_t d = 0; d <= dsets->n; d++)
         if (h5shuf__chunk_encode_start(cx->cio, &ps->pl[d], f->buf[d], f->rows, raw && d < dsets->n, f->chunk[d]) < 0)
             return h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for scratch chunks");

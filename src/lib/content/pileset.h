@@ -53,8 +53,8 @@ struct h5shuf_pileset {
     uint64_t *vchunk;      /* per vlen dataset: payload elements per scratch chunk (= its buffer) */
     struct h5shuf_rowstage stage; /* rows of fixed size staged per pile (rowstage.h); rows staged are not
                                    * yet counted in their pile's nbuf */
-    struct h5shuf_writepace pace; /* the scratch's writes (sc->raw_unless_waiting) */
-    uint64_t raw_chunks, packed_chunks; /* chunks of rows stored each way (sc->raw_unless_waiting) */
+    struct h5shuf_writepace pace; /* the scratch's writes (sc->raw_unless_costly) */
+    uint64_t raw_chunks, packed_chunks; /* chunks of rows stored each way (sc->raw_unless_costly) */
 };
 
 /* Prepare m piles of sc over range, buffering cap rows each, with spares spare buffer sets for flushes

@@ -116,8 +116,9 @@ struct h5shuf_job {
                                     * (plan_scratch_filters): the inputs and the scratch do not stay in the
                                     * page cache, and their reads are asked of the disk ahead (issue 52) */
     int scratch_adaptive;          /* with beyond_cache and the scratch's filters left to h5shuf: a chunk of
-                                    * rows is stored as it is unless the disk holds pass 1's writes back
-                                    * (h5shuf_scratch.raw_unless_waiting), when the free space allows */
+                                    * rows is stored as it is unless pass 1's writes wait for the disk or
+                                    * take much of its time
+                                    * (h5shuf_scratch.raw_unless_costly), when the free space allows */
     uint64_t piles_uncapped;       /* the two passes' piles without pass 2's cap (plan.h), said by strategy_why */
     unsigned band_threads;         /* codec threads the output bands are planned for (writer.h): more
                                     * than 1, they are double-buffered */

@@ -229,7 +229,7 @@ static int two_pass(h5shuf_job *job)
     struct h5shuf_scratch sc = {.file = H5I_INVALID_HID};
     int done = 0;
     int st = job->ckpt.rs.on ? h5shuf__ckpt_scratch(job, &cx, &sc, &done) : h5shuf__job_scratch_open(job, &sc);
-    sc.raw_unless_waiting = job->scratch_adaptive;
+    sc.raw_unless_costly = job->scratch_adaptive;
     if (st == H5SHUF_OK && job->out_rows > 0) {
         if (!done)
             st = pass1(job, &sc);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * writepace.c - whether the disk holds a thread's writes back (writepace.h).
+ * writepace.c - what a thread's writes cost it (writepace.h): whether the disk holds them back, and the
+ * share of its time they take.
  *
  * A buffered write returns as soon as its bytes are in the page cache, until the dirty pages reach the
  * kernel's limits (vm.dirty_ratio and its background threshold, a few GiB on the machines measured): the
@@ -65,19 +66,31 @@ void h5shuf__writepace_add(struct h5shuf_writepace *p, double now, double wall, 
         dt = wall;
     const double keep = exp(-dt / H5SHUF_WRITEPACE_TAU);
     p->waited = p->waited * keep + waited;
+    p->spent = p->spent * keep + waited + (cpu > 0 ? cpu : 0);
+    p->delayed = p->delayed * keep + (delay > 0 ? delay : 0);
     p->window = p->window * keep + dt;
     p->last = now;
     p->writes++;
     p->waits += waited > 0.001;
 }
 
-int h5shuf__writepace_waiting(struct h5shuf_writepace *p)
+int h5shuf__writepace_waiting(const struct h5shuf_writepace *p)
+{
+    return p->window > 0 && p->waited > H5SHUF_WRITEPACE_WAITING * p->window;
+}
+
+int h5shuf__writepace_costly(const struct h5shuf_writepace *p)
+{
+    return p->window > p->delayed && p->spent > H5SHUF_WRITEPACE_COSTLY * (p->window - p->delayed);
+}
+
+int h5shuf__writepace_compress(struct h5shuf_writepace *p)
 {
     const char *debug = getenv("H5SHUF_DEBUG_WRITES_WAIT");
     const uint64_t k = p->asked++;
     if (debug && *debug)
         return strcmp(debug, "alternate") == 0 ? (int)(k & 1) : strcmp(debug, "0") != 0;
-    return p->window > 0 && p->waited > H5SHUF_WRITEPACE_WAITING * p->window;
+    return h5shuf__writepace_waiting(p) || h5shuf__writepace_costly(p);
 }
 
 void h5shuf__writepace_free(struct h5shuf_writepace *p)
