@@ -46,7 +46,8 @@
 # whatever its budget and threads (-m 128M and 2G, -j 1 and 2).  h5repack's output is not checked, and the floor writes none: it
 # fails unless every chunk inflates to its chunk's size.
 #
-# Settings: CASES (default every case above), ROW_SIZES (rowsizes' files as row bytes:float32 columns,
+# Settings: CASES (default every case above), XY_EXTRA (xy's commands beside X+y at -m 128M and 2G: default
+# "X h5repack"; "" for the ratio -m 2G / -m 128M alone), ROW_SIZES (rowsizes' files as row bytes:float32 columns,
 # default "8:2 64:16 256:64"; the gzip-4 file only with 64:16), REPS=3, SETTLE=25, SEED=1, WORK=/tmp/h5shuf-cases, BUILD=build
 # (NO_BUILD=1: not rebuilt), H5SHUF (default $BUILD/h5shuf), CPUFLOOR (default $BUILD/h5shuf_cpufloor), OLD,
 # OLD_CASES, FILES, ROWS_PER_FILE, TOKENS_FILTER=none (or gzip4), SMALL=1 (every file about 16 MiB: xy,
@@ -80,6 +81,8 @@ fi
 H5SHUF=${H5SHUF:-$BUILD/h5shuf}
 CPUFLOOR=${CPUFLOOR:-$BUILD/h5shuf_cpufloor}
 has() { [[ " $CASES " == *" $1 "* ]]; }
+XY_EXTRA=${XY_EXTRA-"X h5repack"} # xy's commands beside X+y at -m 128M and 2G
+xy_has() { [[ " $XY_EXTRA " == *" $1 "* ]]; }
 for t in "$H5SHUF" /usr/bin/time h5repack "$PY" ${OLD:+"$OLD"} $({ has floor || has images; } && echo "$CPUFLOOR"); do
   command -v "$t" >/dev/null || die "$t not found"
 done
@@ -199,10 +202,10 @@ echo "== runs (SETTLE=$SETTLE s before each)"
 for rep in $(seq 1 "$REPS"); do
   if has xy; then
     in=$data/xy-gzip4.h5
-    shuf xy X "$in" "$out/o.h5" "oracle data" "$rep" -- -m 128M "$in:/data" "$out/o.h5"
+    if xy_has X; then shuf xy X "$in" "$out/o.h5" "oracle data" "$rep" -- -m 128M "$in:/data" "$out/o.h5"; fi
     shuf xy X+y "$in" "$out/o.h5" "oracle data label" "$rep" -- -m 128M "$in:/data,/label" "$out/o.h5"
     shuf xy X+y-2G "$in" "$out/o.h5" "oracle data label" "$rep" -- -m 2G "$in:/data,/label" "$out/o.h5"
-    timed xy h5repack "$in" "$out/o.h5" - "$rep" -- h5repack -f GZIP=4 "$in" "$out/o.h5"
+    if xy_has h5repack; then timed xy h5repack "$in" "$out/o.h5" - "$rep" -- h5repack -f GZIP=4 "$in" "$out/o.h5"; fi
   fi
   if has floor; then
     in=$data/xy-gzip4.h5
