@@ -81,6 +81,27 @@ static void test_debug_bound_only_lowers(void)
     ASSERT_EQ_INT(p.piles, 1); /* the plan itself is the budget's: the knob makes piles oversize */
 }
 
+/* A distributed run's pile (issue 51): half of pass 2's budget at every number of ranks, so a process's
+ * memory does not grow with ranks; a run of one rank keeps the whole budget. */
+static void test_ranks_pile_flat(void)
+{
+    const uint64_t mem = 64u << 20, band = 1u << 20;
+    uint64_t target[4];
+    const int ranks[4] = {1, 2, 4, 32};
+    for (int k = 0; k < 4; k++) {
+        struct h5shuf_plan_in in = {.rows = 1000000, .row_bytes = 256, .ndatasets = 1, .mem_limit_bytes = mem,
+                                    .band_bytes = band, .threads = 1, .ranks = ranks[k]};
+        h5shuf_plan p;
+        struct h5shuf_err e = {0};
+        ASSERT_EQ_INT_FATAL(h5shuf__plan_make(&in, &p, &e), H5SHUF_OK);
+        target[k] = p.pile_target_rows;
+        if (ranks[k] > 1) /* the pile's bound fits half of pass 2's budget */
+            CU_ASSERT(p.pile_bound_rows * h5shuf__plan_pass2_row_bytes(256, 0) <= (mem - band) / 2);
+    }
+    CU_ASSERT(target[0] > target[1]);
+    CU_ASSERT(target[1] == target[2] && target[2] == target[3]);
+}
+
 /* The pile target for variable-length rows, computed here independently of plan.c: a pile's bytes in
  * pass 2 are a sum of s rows of mean c bytes (the row and its pass-2 overhead) and variance v (of the
  * payload), standard deviation sqrt(s * (c^2 + v)); the plan takes the largest s whose mean plus `sigmas`
@@ -232,6 +253,7 @@ int main(void)
         {"budget too small", test_budget_too_small},
         {"pass 2's piles in at most H5SHUF_PASS2_BYTES_MAX", test_pile_memory_capped},
         {"debug bound only lowers", test_debug_bound_only_lowers},
+        {"a distributed run's piles do not grow with ranks", test_ranks_pile_flat},
         {"variable-length rows: 6 sigmas of a pile's bytes", test_vlen_six_sigma},
         {NULL, NULL},
     };
