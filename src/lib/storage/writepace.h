@@ -35,7 +35,8 @@ struct h5shuf_writepace {
 /* The share of the recent time spent waiting in writes above which the disk is the limit. */
 #define H5SHUF_WRITEPACE_WAITING 0.05
 /* The share of the recent time spent in writes, waiting or on the CPU, above which they hold the thread
- * back (measured: 55-68% for a scratch larger than the page cache, tests/test_writepace.c). */
+ * back (measured: 55-68% for a scratch larger than the page cache, docs/benchmark.md "Larger than
+ * memory"; tests/test_writepace.c checks the line). */
 #define H5SHUF_WRITEPACE_COSTLY 0.40
 
 /* Around the writes of the calling thread (always the same one for p): begin, the writes, end. */
