@@ -244,6 +244,37 @@ static void test_pile_memory_capped(void)
     }
 }
 
+/* h5py's split chunks of 64x64x3 uint8 images, (2500, 4, 8, 1), and their labels in chunks of 1250, on
+ * two threads: at -m 128M pass 1's slab is one whole chunk row of the images (2500 rows: read ahead, no
+ * chunk row cache; its three copies 94.2 MB, within three quarters of 134.2 MB); at -m 119M (124.8 MB)
+ * those copies pass three quarters (93.6 MB) and the slab is the quarter's, shorter than a chunk row, with
+ * the cache of a chunk row of each (30.7 MB, within a quarter); at -m 96M the cache passes a quarter too. */
+static void test_wide_slab(void)
+{
+    const uint64_t chunk_rows[2] = {2500, 1250}, ds_row_bytes[2] = {12288, 8};
+    const uint64_t rb = 12296, band = 2500 * rb;
+    const uint64_t mems[3] = {UINT64_C(128) << 20, UINT64_C(119) << 20, UINT64_C(96) << 20};
+    for (int k = 0; k < 3; k++) {
+        struct h5shuf_plan_in in = {.rows = 40000, .row_bytes = rb, .ndatasets = 2, .mem_limit_bytes = mems[k],
+                                    .band_bytes = band, .slab_align_rows = 2500, .threads = 2,
+                                    .chunk_rows = chunk_rows, .ds_row_bytes = ds_row_bytes};
+        h5shuf_plan p;
+        struct h5shuf_err e = {0};
+        ASSERT_EQ_INT_FATAL(h5shuf__plan_make(&in, &p, &e), H5SHUF_OK);
+        ASSERT_LE_INT(p.mem_planned_bytes, p.mem_limit_bytes);
+        if (k == 0) {
+            const uint64_t b = 2500 * rb, keys = 2500 * 8; /* pipelined: two slabs, and the next one's chunks */
+            ASSERT_EQ_INT(p.slab_rows, 2500);
+            ASSERT_EQ_INT(p.slab_cache_bytes, 0);
+            ASSERT_EQ_INT(h5shuf__plan_slab_bytes(&p), 2 * (b + keys) + b + b / 16);
+            ASSERT_LE_INT(h5shuf__plan_slab_bytes(&p) + h5shuf__plan_pass1_pile_bytes(&p, p.piles), mems[k]);
+        } else {
+            ASSERT_LT_INT(p.slab_rows, 1250);
+            ASSERT_EQ_INT(p.slab_cache_bytes, k == 1 ? 2500 * 12288 + 1250 * 8 : 0);
+        }
+    }
+}
+
 int main(void)
 {
     static const struct tu_test tests[] = {
@@ -255,6 +286,7 @@ int main(void)
         {"debug bound only lowers", test_debug_bound_only_lowers},
         {"a distributed run's piles do not grow with ranks", test_ranks_pile_flat},
         {"variable-length rows: 6 sigmas of a pile's bytes", test_vlen_six_sigma},
+        {"a slab of a whole chunk row when the budget holds it", test_wide_slab},
         {NULL, NULL},
     };
     return tu_run("plan", tests);
