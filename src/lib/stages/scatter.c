@@ -228,7 +228,10 @@ int h5shuf__scatter(const struct h5shuf_ctx *cx, const struct h5shuf_pass1 *p, s
         if (ds->vlen || !h5shuf__plan_slab_cached(ds->in_chunk_rows_max, plan->slab_rows))
             continue;
         cache[d].cap_rows = ds->in_chunk_rows_max;
-        if (!(cache[d].buf = malloc(cache[d].cap_rows * ds->row_bytes)))
+        void *buf = NULL; /* on cache lines: threads decode split chunks into it (chunkio.c group_chunks) */
+        if (posix_memalign(&buf, 64, cache[d].cap_rows * ds->row_bytes) == 0)
+            cache[d].buf = buf;
+        else
             st = h5shuf__fail(err, H5SHUF_ENOMEM, "out of memory for a chunk row of %llu bytes",
                               (unsigned long long)(cache[d].cap_rows * ds->row_bytes));
     }
