@@ -275,6 +275,10 @@ RATIOS = [
     ("raw", "X+y-128M", "seqcopy", 1.1, "raw X+y -m 128M / two sequential copies", 2),
     ("small", "16B-128M", "seqcopy", 1.5, "16-byte rows -m 128M / two sequential copies", 2),
     ("rowsizes", "64B-128M", "64B-seqcopy", 1.0, "64-byte rows -m 128M / two sequential copies", 2),
+    # the same yardsticks made durable as h5shuf's output is (bench/seqcopy.py --durable: two copies, the
+    # second fsynced; h5shuf fsyncs its output at commit, which the plain copies never do)
+    ("small", "16B-128M", "seqcopy2-durable", None, "16-byte rows -m 128M / two sequential copies, the second fsynced"),
+    ("rowsizes", "64B-128M", "64B-seqcopy2-durable", None, "64-byte rows -m 128M / two sequential copies, the second fsynced"),
     ("rowsizes", "8B-128M", "8B-in-memory", None, "8-byte rows -m 128M / in-memory permutation"),
     ("small", "16B-128M", "in-memory", 0.35, "16-byte rows -m 128M / in-memory permutation"),
     ("rowsizes", "64B-128M", "64B-in-memory", 0.3, "64-byte rows -m 128M / in-memory permutation"),

@@ -27,10 +27,11 @@
 #           h5py + numpy permutation (bench/cases.py perm), and bench/seqcopy.py (one sequential h5py
 #           read+write copy of /data and /label: X+y-128M is set against two of them)
 #   small   1 GiB of 16-byte rows (64M x 4 float32), uncompressed, at -m 128M, the in-memory permutation and
-#           bench/seqcopy.py (issue 52: -m 128M at most 1.5 times two sequential copies)
+#           bench/seqcopy.py (issue 52: -m 128M at most 1.5 times two sequential copies), and bench/seqcopy.py
+#           --durable (two copies in a row, the second fsynced as h5shuf's output is: measured beside it)
 #   rowsizes  1 GiB of 8-, 64- and 256-byte rows (2, 16, 64 float32 a row, 1 MiB chunks), uncompressed, at
 #           -m 128M and -m 2G and the in-memory permutation; the 64-byte rows also bench/seqcopy.py (issue 52:
-#           -m 128M at most 1.0 times two sequential copies) and gzip-4, at -m 128M and 2G
+#           -m 128M at most 1.0 times two sequential copies), its --durable pair, and gzip-4, at -m 128M and 2G
 #   tokens  2 GiB of int32 token ids (2^29) as vlen rows /tokens (h5py.vlen_dtype(np.int32), lengths 1..4096
 #           of mean 1024, about 524000 rows, chunks of 1024 rows, TOKENS_FILTER none by default: gzip4
 #           compresses only the chunks' heap ids, HDF5 keeps the tokens in the global heap) at -m 1G (about 3
@@ -225,6 +226,7 @@ for rep in $(seq 1 "$REPS"); do
     shuf small 16B-128M "$in" "$out/o.h5" "oracle data" "$rep" -- -m 128M "$in:/data" "$out/o.h5"
     timed small in-memory "$in" "$out/o.h5" "perm data" "$rep" -- $PY "$cases_py" perm "$in" "$out/o.h5" "$SEED" data
     timed small seqcopy "$in" "$out/o.h5" "same data" "$rep" -- $PY "$root/bench/seqcopy.py" "$in" "$out/o.h5" /data
+    timed small seqcopy2-durable "$in" "$out/o.h5" "same data" "$rep" -- $PY "$root/bench/seqcopy.py" --durable "$in" "$out/o.h5" /data
   fi
   if has rowsizes; then
     for rc in $ROW_SIZES; do
@@ -234,6 +236,7 @@ for rep in $(seq 1 "$REPS"); do
       timed rowsizes "${b}B-in-memory" "$in" "$out/o.h5" "perm data" "$rep" -- $PY "$cases_py" perm "$in" "$out/o.h5" "$SEED" data
       if [ "$b" = 64 ]; then
         timed rowsizes "${b}B-seqcopy" "$in" "$out/o.h5" "same data" "$rep" -- $PY "$root/bench/seqcopy.py" "$in" "$out/o.h5" /data
+        timed rowsizes "${b}B-seqcopy2-durable" "$in" "$out/o.h5" "same data" "$rep" -- $PY "$root/bench/seqcopy.py" --durable "$in" "$out/o.h5" /data
         in=$data/rows64-gzip4.h5
         shuf rowsizes 64B-gzip4-128M "$in" "$out/o.h5" "oracle data" "$rep" -- -m 128M "$in:/data" "$out/o.h5"
         shuf rowsizes 64B-gzip4-2G "$in" "$out/o.h5" "oracle data" "$rep" -- -m 2G "$in:/data" "$out/o.h5"
