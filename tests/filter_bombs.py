@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 """filter_bombs: chunks that decode to more (decompression bombs) or fewer bytes than a chunk holds,
-for every filter h5shuf registers with HDF5 (zstd 32015, lzf 32000, lzo 305, bitshuffle 32008).
+for every filter h5shuf registers with HDF5 (zstd 32015, lzf 32000, lzo 305, bitshuffle 32008, lz4 32004).
 
 usage: /usr/bin/python3 tests/filter_bombs.py PATH/TO/h5shuf PLUGIN_DIR
 
 Each input is written by h5py (lzf built in; zstd, lzo and bitshuffle through h5shuf's plugins in
-PLUGIN_DIR, with the cd_values hdf5plugin, PyTables and bitshuffle write), int32 rows of 96 in chunks
+PLUGIN_DIR, lz4 through Debian's (hdf5-filter-plugin, skipped when absent), with the cd_values
+hdf5plugin, PyTables and bitshuffle write), int32 rows of 96 in chunks
 of 4 x 48 that split rows (768 bytes), then one chunk is replaced with H5Dwrite_chunk by:
   - issue 48's bomb: a 32 KiB zstd frame without a content size that decodes to 1 GiB;
   - a stream of each filter that decodes to 64 KiB (stored small: h5shuf's own codec path decodes it);
@@ -28,7 +29,9 @@ import tempfile
 import time
 
 H5SHUF, PLUGINS = sys.argv[1], sys.argv[2]
-os.environ["HDF5_PLUGIN_PATH"] = PLUGINS  # h5py writes zstd, lzo and bitshuffle through h5shuf's plugins
+# h5py writes zstd, lzo and bitshuffle through h5shuf's plugins, lz4 through Debian's (HDF5's default directory)
+DEBIAN_PLUGINS = "/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins"
+os.environ["HDF5_PLUGIN_PATH"] = PLUGINS + ":" + DEBIAN_PLUGINS
 import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -42,6 +45,10 @@ FILTERS = [("zstd", 32015, (3,)), ("lzf", "lzf", None), ("lzo", 305, (5, 11, 4))
 if os.environ.get("H5SHUF_TEST_NO_LZO") == "1":  # a build without LZO (-DH5SHUF_LZO=OFF): no codec, no plugin
     print("SKIP lzo: h5shuf is built without LZO (H5SHUF_TEST_NO_LZO=1)", flush=True)
     FILTERS = [f for f in FILTERS if f[0] != "lzo"]
+if os.path.exists(os.path.join(DEBIAN_PLUGINS, "libh5lz4.so")):
+    FILTERS.append(("lz4", 32004, (0,)))  # hdf5plugin.LZ4()'s cd_values
+else:
+    print("SKIP lz4: Debian's LZ4 plugin (package hdf5-filter-plugin) is not in %s" % DEBIAN_PLUGINS, flush=True)
 
 
 def check(name, ok, detail=""):
@@ -159,7 +166,7 @@ def main():
                     got = fo["x"][...]
                 ok = np.array_equal(np.sort(got.view("V384").ravel()), np.sort(rows().view("V384").ravel()))
             check("%s: the intact file shuffles (--check), its rows kept" % name, ok, (rc, err))
-            big = {"zstd": 1 << 30, "lzf": 1 << 20, "lzo": 16 << 20, "bitshuffle": 4 << 20}[name]
+            big = {"zstd": 1 << 30, "lzf": 1 << 20, "lzo": 16 << 20, "bitshuffle": 4 << 20, "lz4": 16 << 20}[name]
             cases = [("decodes to 64 KiB (h5shuf's codec path)", 64 << 10, "more than"),
                      ("decodes to %d MiB, stored large (HDF5's pipeline)" % (big >> 20), big, "more than"),
                      ("decodes to 384 bytes", 384, "384")]

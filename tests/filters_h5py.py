@@ -10,7 +10,9 @@ usage: /usr/bin/python3 tests/filters_h5py.py MODE PATH/TO/h5shuf PLUGIN_DIR
   MODE bitshuffle  Debian's bitshuffle 0.3.5 plugin (the reference implementation, 32008) writes through
                    h5py with hdf5plugin.Bitshuffle()'s options, LZ4 and none; zstd mode through our plugin
   MODE plugins     Debian's HDF5 filter plugins (lz4 32004, bzip2 307, blosc 32001) write through h5py
-                   with hdf5plugin's options, from HDF5's default plugin directory
+                   with hdf5plugin's options, from HDF5's default plugin directory; lz4, built into h5shuf,
+                   also with every plugin off (its chunks byte for byte the reference's), and h5shuf's
+                   -c lz4+shuffle read back by the reference
 
 In every mode h5shuf runs with no HDF5_PLUGIN_PATH in its environment (env -u); for lzf, lzo and
 bitshuffle also with HDF5_PLUGIN_PRELOAD=:: (every plugin off), so the filters used are the ones built
@@ -483,7 +485,42 @@ def mode_plugins(h5shuf, plugin_dir, w):
         with h5py.File(path, "r") as f:
             check("%s: hdf5plugin wrote filter %d through %s/%s" % (name, opts["compression"], default_dir, lib),
                   filters_of(f["x"])[0][0] == opts["compression"], filters_of(f["x"]))
-        run_cases(name, h5shuf, w, path, want, (False,), reader_env={})
+        if name != "lz4":
+            run_cases(name, h5shuf, w, path, want, (False,), reader_env={})
+            continue
+
+        # lz4 is built into h5shuf: its runs with every plugin off use h5shuf's codec, whose chunks must be
+        # the reference's (Debian's plugin, writing through h5py) byte for byte, chunk for chunk.
+        def extra(fi, fo, want=want, opts=opts):
+            o = order(11, n)
+            ref_path = os.path.join(w, "lz4-ref-encoded.h5")
+            with h5py.File(ref_path, "w") as fr:
+                for k, a in want.items():
+                    fr.create_dataset(k, data=a[o], chunks=fi[k].chunks, **opts)
+            with h5py.File(ref_path, "r") as fr:
+                for k in want:
+                    a, b = fo[k], fr[k]
+                    same = a.id.get_num_chunks() == b.id.get_num_chunks() > 0
+                    for i in range(a.id.get_num_chunks()):
+                        off = a.id.get_chunk_info(i).chunk_offset
+                        same = same and a.id.read_direct_chunk(off) == b.id.read_direct_chunk(off)
+                    check("lz4: /%s: h5shuf's chunks are the reference's, byte for byte" % k, same)
+
+        run_cases(name, h5shuf, w, path, want, (False, True), reader_env={}, extra_checks=extra)
+        # h5shuf's own -c lz4+shuffle, read back by the reference
+        out = os.path.join(w, "lz4-made.h5")
+        rc, err = shuffle(h5shuf, ["-s", "11", "-c", "lz4+shuffle", path, out], True)
+        if check("lz4: h5shuf -c lz4+shuffle, every plugin off", rc == 0, err):
+            code = ("import sys, h5py, numpy as np\nf = h5py.File(sys.argv[1], 'r')\n"
+                    "sys.stdout.write(repr([(k, f[k].id.get_create_plist().get_filter(1)[0]) for k in sorted(f)]) + '\\n')\n"
+                    "sys.stdout.write(''.join(f[k][...].tobytes().hex() for k in sorted(f)))")
+            r = subprocess.run([sys.executable, "-c", code, out], capture_output=True, text=True)
+            o = order(11, n)
+            if check("lz4: the reference reads h5shuf's lz4+shuffle output", r.returncode == 0, r.stderr[-400:]):
+                head, body = r.stdout.split("\n", 1)
+                check("lz4: -c lz4+shuffle wrote shuffle then filter 32004", head == repr([("x", 32004), ("y", 32004)]), head)
+                check("lz4: -c lz4+shuffle holds the input permuted in the contract's order",
+                      body == "".join(np.ascontiguousarray(want[k][o]).tobytes().hex() for k in sorted(want)))
     return 0
 
 

@@ -168,6 +168,8 @@ static void test_scratch_compression_invisible(void)
     CU_ASSERT(tu_same_bytes(first, run(&fx, "b.h5", "zstd:1", NULL, "none")));
     CU_ASSERT(tu_same_bytes(first, run(&fx, "c.h5", "zstd:1", NULL, "gzip:1+shuffle")));
     CU_ASSERT(tu_same_bytes(first, run(&fx, "d.h5", "zstd:1", NULL, "zstd:5+shuffle+fletcher32")));
+    CU_ASSERT(tu_same_bytes(first, run(&fx, "e.h5", "zstd:1", NULL, "lz4+shuffle")));
+    CU_ASSERT(tu_same_bytes(first, run(&fx, "f.h5", "zstd:1", NULL, "lz4+fletcher32")));
     teardown(&fx);
 }
 
@@ -175,7 +177,7 @@ static void test_bad_specs(void)
 {
     struct fixture fx;
     setup(&fx, 1);
-    const char *bad_comp[] = {"zstd:99", "gzip:10", "lz4", "zstd+gzip", "", "shuffle+shuffle", "gzip:", "zstd:1x"};
+    const char *bad_comp[] = {"zstd:99", "gzip:10", "lz4:1", "lz4+zstd", "lzf", "zstd+gzip", "", "shuffle+shuffle", "gzip:", "zstd:1x"};
     for (size_t i = 0; i < sizeof bad_comp / sizeof *bad_comp; i++) {
         h5shuf_options o;
         h5shuf_options_init(&o);

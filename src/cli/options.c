@@ -140,7 +140,7 @@ static int parse_u64(const char *s, uint64_t *v)
 
 /*
  * h5repack's filter spellings, accumulated into a --compression spec: SHUF, FLET, NONE, GZIP=L and
- * UD=ID,FLAGS,N,V... for ids 1 (deflate), 2 (shuffle), 3 (fletcher32) and 32015 (zstd).
+ * UD=ID,FLAGS,N,V... for ids 1 (deflate), 2 (shuffle), 3 (fletcher32), 32015 (zstd) and 32004 (lz4).
  */
 struct repack_filters {
     int given, none, shuffle, fletcher32;
@@ -183,6 +183,8 @@ static int repack_filter(const char *arg, struct repack_filters *rf)
         snprintf(rf->codec, sizeof rf->codec, "zstd:%d", v[2] ? (int)(unsigned)v[3] : 3);
     else if (v[0] == 1)
         snprintf(rf->codec, sizeof rf->codec, "gzip:%lu", v[2] ? v[3] : 4);
+    else if (v[0] == 32004)
+        snprintf(rf->codec, sizeof rf->codec, "lz4");
     else if (v[0] == 2)
         rf->shuffle = 1;
     else if (v[0] == 3)

@@ -169,9 +169,11 @@ int h5shuf__filters_parse(const char *text, const char *dflt, int allow_keep, co
             if (part[4] == ':' && parse_level(part + 5, gz ? 0 : -131072, gz ? 9 : 22, &f->level) != 0)
                 st = h5shuf__fail(err, H5SHUF_EINVAL, "%s '%s': bad level '%s' (%s)", what, text, part + 5,
                                   gz ? "gzip: 0 to 9" : "zstd: -131072 to 22");
+        } else if (strcmp(part, "lz4") == 0 && f->codec == H5SHUF_CODEC_NONE) {
+            f->codec = H5SHUF_CODEC_LZ4; /* (no level: LZ4's one speed, filter 32004) */
         } else {
             st = h5shuf__fail(err, H5SHUF_EINVAL,
-                              "%s '%s': unknown or repeated part '%s' (use keep, none, or gzip[:L] / zstd[:L] "
+                              "%s '%s': unknown or repeated part '%s' (use keep, none, or gzip[:L] / zstd[:L] / lz4 "
                               "with +shuffle, +fletcher32)",
                               what, text, part);
         }

@@ -21,7 +21,7 @@ H5SHUF_INTERNAL int h5shuf__spec_parse(const char *text, struct h5shuf_spec *spe
 H5SHUF_INTERNAL void h5shuf__spec_clear(struct h5shuf_spec *spec);
 
 /* A parsed filter spec (h5shuf_options.compression). */
-enum h5shuf_codec { H5SHUF_CODEC_NONE = 0, H5SHUF_CODEC_GZIP, H5SHUF_CODEC_ZSTD };
+enum h5shuf_codec { H5SHUF_CODEC_NONE = 0, H5SHUF_CODEC_GZIP, H5SHUF_CODEC_ZSTD, H5SHUF_CODEC_LZ4 };
 struct h5shuf_filters {
     int keep;               /* "keep": the first input's pipeline */
     int shuffle, fletcher32;

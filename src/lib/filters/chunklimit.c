@@ -13,6 +13,7 @@
 
 #include "chunklimit.h"
 #include "filter_bshuf.h"
+#include "filter_lz4.h"
 #include "filter_lzf.h"
 #include "filter_lzo.h"
 #include "filter_zstd.h"
@@ -34,7 +35,7 @@ static int ours(H5Z_filter_t id)
     if (id == H5SHUF_FILTER_LZO)
         return 1;
 #endif
-    return id == H5SHUF_FILTER_ZSTD || id == H5SHUF_FILTER_LZF || id == H5SHUF_FILTER_BSHUF;
+    return id == H5SHUF_FILTER_ZSTD || id == H5SHUF_FILTER_LZF || id == H5SHUF_FILTER_BSHUF || id == H5SHUF_FILTER_LZ4;
 }
 
 /* Record [lo, hi] for id in l (merged with a slot of the same id). */
@@ -60,6 +61,10 @@ static size_t encoded_most(H5Z_filter_t id, size_t ncd, const unsigned *cd, size
         return hi; /* kept only when it shrinks the chunk (else skipped: the chunk as it was) */
     case H5SHUF_FILTER_ZSTD:
         return ZSTD_compressBound(hi) < H5SHUF_CHUNK_MAX ? ZSTD_compressBound(hi) : H5SHUF_CHUNK_MAX;
+    case H5SHUF_FILTER_LZ4: {
+        size_t b = h5shuf_lz4_bound(hi, h5shuf_lz4_block(ncd, cd));
+        return b == 0 || b > H5SHUF_CHUNK_MAX ? H5SHUF_CHUNK_MAX : b;
+    }
     case H5SHUF_FILTER_BSHUF: {
         struct h5shuf_bshuf_params p;
         if (h5shuf_bshuf_params_from_cd(ncd, cd, &p) != H5SHUF_BSHUF_OK)

@@ -14,7 +14,7 @@
 
 /*
  * Fill l with the limits of the chunked dataset whose creation properties are dcpl and whose file type is
- * ftype, and set l->set: for each of h5shuf's filters (zstd, lzf, lzo, bitshuffle) in the pipeline, the
+ * ftype, and set l->set: for each of h5shuf's filters (zstd, lzf, lzo, bitshuffle, lz4) in the pipeline, the
  * sizes its decoder may return.  Walking the pipeline in its write order from the chunk's size (type size
  * x chunk dims; for a type with variable-length data or references, whose stored size H5Tget_size does
  * not give, 1 to 3 times that), a filter's decoded size is what the filters before it made: exact through shuffle (the

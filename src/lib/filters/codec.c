@@ -7,8 +7,8 @@
  * The encodings are the filters' own: shuffle and fletcher32 as HDF5 defines them (H5Zshuffle.c,
  * H5checksum.c), zstd as our filter 32015 writes it (one frame per chunk, ZSTD_compress at the level in
  * cd_values[0]), deflate as a zlib stream (RFC 1950) made by libdeflate at the level in cd_values[0],
- * which any zlib reads, lzf, lzo and bitshuffle as filter_lzf.c, filter_lzo.c and filter_bshuf.c make
- * them (an lzf or lzo chunk that does not shrink is stored with that filter skipped in its filter mask,
+ * which any zlib reads, lzf, lzo, bitshuffle and lz4 as filter_lzf.c, filter_lzo.c, filter_bshuf.c and
+ * filter_lz4.c make them (an lzf or lzo chunk that does not shrink is stored with that filter skipped in its filter mask,
  * as HDF5 does for an optional filter that fails).  A chunk's bytes depend on its rows and the pipeline
  * only, never on the thread that runs it.  A partial last chunk is stored whole, its unused rows zero.
  *
@@ -29,6 +29,7 @@
 #include "codec.h"
 #include "fault.h"
 #include "filter_bshuf.h"
+#include "filter_lz4.h"
 #include "filter_lzf.h"
 #include "filter_lzo.h"
 #include "runcopy.h"
@@ -284,6 +285,18 @@ static enum step decode_step(const struct h5shuf_pipeline_filter *f, struct h5sh
         *n = got;
         return STEP_OUT;
     }
+    case H5SHUF_FILTER_LZ4: {
+        size_t got;
+        int r = h5shuf_lz4_decode(in, *n, out, cap, &got); /* its header's size checked against cap first */
+        if (r != H5SHUF_LZ4_OK) {
+            snprintf(err, errcap, "lz4: %s",
+                     r == H5SHUF_LZ4_E2BIG ? "chunk decompresses to more than its size (corrupt chunk)"
+                                           : "invalid data for LZ4 decompression (corrupt chunk)");
+            return STEP_ERROR;
+        }
+        *n = got;
+        return STEP_OUT;
+    }
 #ifdef H5SHUF_HAVE_LZO
     case H5SHUF_FILTER_LZO: {
         size_t got;
@@ -437,6 +450,16 @@ static enum step encode_step(const struct h5shuf_pipeline_filter *f, struct h5sh
                 return STEP_ERROR;
             }
             return STEP_SKIPPED; /* stored as it is, as HDF5 stores it when an optional filter fails */
+        }
+        *n = got;
+        return STEP_OUT;
+    }
+    case H5SHUF_FILTER_LZ4: {
+        /* out has room for the bound: the probe keeps only pipelines whose bound fits the stage buffers */
+        size_t got = h5shuf_lz4_encode(in, *n, h5shuf_lz4_block(f->ncd, f->cd), out, cap - 4);
+        if (got == 0) {
+            snprintf(err, errcap, "lz4: output larger than its bound");
+            return STEP_ERROR;
         }
         *n = got;
         return STEP_OUT;
@@ -735,6 +758,7 @@ void h5shuf__pipeline_of(hid_t dcpl, int rank, const hsize_t *dims, hid_t ftype,
         }
         case H5Z_FILTER_FLETCHER32:
         case H5SHUF_FILTER_LZF:
+        case H5SHUF_FILTER_LZ4: /* (its bound is checked below) */
             break;
 #ifdef H5SHUF_HAVE_LZO /* without it (-DH5SHUF_LZO=OFF) LZO is HDF5's: a plugin's, if one is installed */
         case H5SHUF_FILTER_LZO:
@@ -760,9 +784,13 @@ void h5shuf__pipeline_of(hid_t dcpl, int rank, const hsize_t *dims, hid_t ftype,
         ok = pl->chunk_rows > 0 && pl->chunk_rows < (UINT64_C(1) << 31) / block;
         pl->chunk_bytes = ok ? (size_t)(pl->chunk_rows * block) : 0;
     }
-    /* bitshuffle with small blocks can outgrow the stage buffers (4 bytes and LZ4's margin a block):
-     * such pipelines are left to HDF5 */
+    /* bitshuffle and lz4 with small blocks can outgrow the stage buffers (4 bytes and LZ4's margin a
+     * block): such pipelines are left to HDF5 */
     for (int i = 0; ok && i < pl->nfilters; i++) {
+        if (pl->f[i].id == H5SHUF_FILTER_LZ4) {
+            size_t bound = h5shuf_lz4_bound(pl->chunk_bytes + pl->chunk_bytes / 32, h5shuf_lz4_block(pl->f[i].ncd, pl->f[i].cd));
+            ok = bound > 0 && bound <= h5shuf__codec_bound(pl->chunk_bytes) - 4;
+        }
         struct h5shuf_bshuf_params bp;
         if (pl->f[i].id == H5SHUF_FILTER_BSHUF && h5shuf_bshuf_params_from_cd(pl->f[i].ncd, pl->f[i].cd, &bp) == H5SHUF_BSHUF_OK) {
             size_t bound = h5shuf_bshuf_bound(&bp, pl->chunk_bytes + pl->chunk_bytes / 32);

@@ -31,7 +31,7 @@ struct h5shuf_pipeline {
     size_t chunk_bytes;      /* bytes of a whole chunk before filtering: type_bytes * prod(cdims) */
     int nfilters;
     struct h5shuf_pipeline_filter {
-        H5Z_filter_t id;     /* shuffle, deflate, fletcher32, 32015 (zstd), 32000 (lzf), 305 (lzo), 32008 (bitshuffle) */
+        H5Z_filter_t id;     /* shuffle, deflate, fletcher32, 32015 (zstd), 32000 (lzf), 305 (lzo), 32008 (bitshuffle), 32004 (lz4) */
         int level;           /* deflate, zstd */
         size_t elem_size;    /* shuffle */
         unsigned flags;      /* H5Z_FLAG_OPTIONAL: a chunk lzf or lzo cannot shrink is stored with the filter skipped */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * filter_limit.h - how many bytes a chunk may decode to, told to h5shuf's HDF5 filters (zstd, lzf, lzo,
- * bitshuffle) by the thread that reads the chunk.  HDF5 gives a filter's decoder the stored chunk and its
+ * bitshuffle, lz4) by the thread that reads the chunk.  HDF5 gives a filter's decoder the stored chunk and its
  * own cd_values, never the dataset's chunk size; h5shuf knows it and declares it for this thread around
  * each HDF5 call that may decode chunks of its inputs (hdf5/boundread.c).  Depends on HDF5's headers only,
  * so every plugin of src/plugin/ builds it in too (where nothing declares a limit: the filters fall back

@@ -2,7 +2,7 @@
 /*
  * filters.c - the filters h5shuf brings into this process (zstd 32015: filter_zstd.c; h5py's LZF 32000:
  * filter_lzf.c; PyTables' LZO 305: filter_lzo.c, unless built with -DH5SHUF_LZO=OFF; bitshuffle 32008:
- * filter_bshuf.c) and the pipeline of a filter spec put on dataset creation properties.
+ * filter_bshuf.c; LZ4 32004: filter_lz4.c) and the pipeline of a filter spec put on dataset creation properties.
  *
  * H5Zregister puts a class in HDF5's table for this process; HDF5 looks in its plugin directories only
  * for ids it does not have, so a built-in always wins over a plugin of the same id found on disk.
@@ -10,6 +10,7 @@
 #include <zstd.h>
 
 #include "filter_bshuf.h"
+#include "filter_lz4.h"
 #include "filter_lzf.h"
 #include "filter_lzo.h"
 #include "filter_zstd.h"
@@ -27,7 +28,7 @@ int h5shuf__filters_register(void)
 #ifdef H5SHUF_HAVE_LZO /* -DH5SHUF_LZO=OFF: LZO left to HDF5's plugins */
                                      &h5shuf_lzo_class,
 #endif
-                                     &h5shuf_bshuf_class};
+                                     &h5shuf_bshuf_class, &h5shuf_lz4_class};
     for (size_t i = 0; i < sizeof classes / sizeof *classes; i++)
         if (H5Zregister(classes[i]) < 0)
             return H5SHUF_EHDF5;
@@ -54,6 +55,10 @@ herr_t h5shuf__filters_apply(const struct h5shuf_filters *f, hid_t dcpl)
     if (r >= 0 && f->codec == H5SHUF_CODEC_ZSTD) {
         const unsigned cd[1] = {(unsigned)f->level}; /* a negative level travels as its two's complement */
         r = H5Pset_filter(dcpl, H5SHUF_FILTER_ZSTD, H5Z_FLAG_MANDATORY, 1, cd);
+    }
+    if (r >= 0 && f->codec == H5SHUF_CODEC_LZ4) {
+        const unsigned cd[1] = {0}; /* the default block (1 GiB: a chunk is one block), as hdf5plugin.LZ4() writes */
+        r = H5Pset_filter(dcpl, H5SHUF_FILTER_LZ4, H5Z_FLAG_MANDATORY, 1, cd);
     }
     if (r >= 0 && f->fletcher32)
         r = H5Pset_fletcher32(dcpl);

@@ -11,7 +11,7 @@
 #include "spec.h"
 
 /* Register h5shuf's built-in filters (zstd 32015, lzf 32000, lzo 305 unless built with -DH5SHUF_LZO=OFF,
- * bitshuffle 32008) with this process's HDF5, replacing any registered or loaded before (the streams are
+ * bitshuffle 32008, lz4 32004) with this process's HDF5, replacing any registered or loaded before (the streams are
  * the same; ours are the ones chunkio's threads run, so in-process and threaded paths agree).  Idempotent;
  * call before any HDF5 I/O that may meet these filters.  H5SHUF_OK, or H5SHUF_EHDF5 when HDF5 refuses one
  * (its message on its stack). */

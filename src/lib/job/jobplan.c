@@ -78,9 +78,12 @@ static int check_options(h5shuf_job *job)
 
 /* The scratch filters of the piles' ids (and vlen lengths): byte shuffle + codec at level 1, which shrinks
  * ids that increase by about M from row to row to a few bits each; none for codec none.  The data's codec
- * when scratch compression is on (a pile file made with gzip stays readable without a plugin). */
+ * when scratch compression is on (a pile file made with gzip stays readable without a plugin), but zstd
+ * for lz4's rows: the ids are a few bytes a row, which zstd packs tighter. */
 static void scratch_ids_packed(h5shuf_job *job, enum h5shuf_codec codec)
 {
+    if (codec == H5SHUF_CODEC_LZ4)
+        codec = H5SHUF_CODEC_ZSTD;
     job->scratch_id_filters = (struct h5shuf_filters){.shuffle = codec != H5SHUF_CODEC_NONE, .codec = codec, .level = 1};
 }
 
