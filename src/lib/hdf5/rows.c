@@ -93,7 +93,7 @@ static herr_t transfer_rows(hid_t dset, hid_t ftype, uint64_t start, uint64_t co
         r = h5shuf__dwrite(dset, ftype, ms, fs, buf_in);
     else if (r >= 0) {
         const hssize_t elems = H5Sget_simple_extent_npoints(ms); /* (count whole rows) */
-        if (elems > 0 && h5shuf__read_may_skip(dset))
+        if (elems > 0 && buf_out && h5shuf__read_may_skip(dset)) /* (buf_out: gcc -O3 sees the write path's NULL) */
             memset(buf_out, 0, (size_t)elems * H5Tget_size(ftype));
         r = h5shuf__dread(dset, ftype, ms, fs, buf_out);
     }
