@@ -18,18 +18,6 @@
 #include "filters.h"
 #include "testutil.h"
 
-/* Run the filter on a copy of data as HDF5 would; returns its result, the buffer in *out (H5free_memory). */
-static size_t run_filter(unsigned flags, size_t ncd, const unsigned *cd, const void *data, size_t n, void **out,
-                         size_t *out_size)
-{
-    void *buf = H5allocate_memory(n ? n : 1, 0);
-    memcpy(buf, data, n);
-    *out_size = n ? n : 1;
-    size_t r = h5shuf_lz4_filter(flags, ncd, cd, n, out_size, &buf);
-    *out = buf;
-    return r;
-}
-
 static uint64_t be(const unsigned char *p, int bytes)
 {
     uint64_t v = 0;
@@ -75,13 +63,13 @@ static int roundtrip(const unsigned char *data, size_t n, size_t ncd, const unsi
 {
     void *c, *d;
     size_t cs, ds;
-    size_t cn = run_filter(0, ncd, cd, data, n, &c, &cs);
+    size_t cn = tu_run_filter(h5shuf_lz4_filter, 0, ncd, cd, data, n, &c, &cs);
     ASSERT_GT_INT_FATAL(cn, 0);
     ASSERT_LE_INT(cn, cs);
     ASSERT_LE_INT(cn, h5shuf_lz4_bound(n, h5shuf_lz4_block(ncd, cd)));
     int raw = parse_stream(c, cn, data, n, h5shuf_lz4_block(ncd, cd));
     ASSERT_GE_INT(raw, 0);
-    size_t dn = run_filter(H5Z_FLAG_REVERSE, ncd, cd, c, cn, &d, &ds);
+    size_t dn = tu_run_filter(h5shuf_lz4_filter, H5Z_FLAG_REVERSE, ncd, cd, c, cn, &d, &ds);
     ASSERT_EQ_INT_FATAL(dn, n);
     ASSERT_GE_INT(ds, dn);
     ASSERT_EQ_MEM(d, data, n);
@@ -127,7 +115,7 @@ static void test_roundtrips(void)
     ASSERT_EQ_INT(roundtrip(data, 65537, 1, k1), 66);
     void *c;
     size_t cs;
-    ASSERT_EQ_INT(run_filter(0, 1, k1, data, 65537, &c, &cs), 65537 + 12 + 66 * 4);
+    ASSERT_EQ_INT(tu_run_filter(h5shuf_lz4_filter, 0, 1, k1, data, 65537, &c, &cs), 65537 + 12 + 66 * 4);
     H5free_memory(c);
     free(data);
 }
@@ -184,7 +172,7 @@ static void test_corrupt(void)
     memset(bad + cn, 0xa5, 8);
     void *d;
     size_t ds;
-    ASSERT_EQ_INT(run_filter(H5Z_FLAG_REVERSE, 0, NULL, bad, cn + 8, &d, &ds), N);
+    ASSERT_EQ_INT(tu_run_filter(h5shuf_lz4_filter, H5Z_FLAG_REVERSE, 0, NULL, bad, cn + 8, &d, &ds), N);
     ASSERT_EQ_MEM(d, data, N);
     H5free_memory(d);
     /* a decoded size beyond the output: E2BIG, without reading on */

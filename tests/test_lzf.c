@@ -17,23 +17,11 @@
 #include "filter_lzf.h"
 #include "testutil.h"
 
-/* Run the filter on a copy of data as HDF5 would; returns its result, the buffer in *out (H5free_memory). */
-static size_t run_filter(unsigned flags, size_t ncd, const unsigned *cd, const void *data, size_t n, void **out,
-                         size_t *out_size)
-{
-    void *buf = H5allocate_memory(n ? n : 1, 0);
-    memcpy(buf, data, n);
-    *out_size = n ? n : 1;
-    size_t r = h5shuf_lzf_filter(flags, ncd, cd, n, out_size, &buf);
-    *out = buf;
-    return r;
-}
-
 static void roundtrip(const void *data, size_t n, size_t ncd, const unsigned *cd)
 {
     void *c, *d;
     size_t cs, ds;
-    size_t cn = run_filter(0, ncd, cd, data, n, &c, &cs);
+    size_t cn = tu_run_filter(h5shuf_lzf_filter, 0, ncd, cd, data, n, &c, &cs);
     ASSERT_GT_INT_FATAL(cn, 0);
     ASSERT_LE_INT_FATAL(cn, n);
     /* plain liblzf reads it, as h5py's bundled copy does */
@@ -41,7 +29,7 @@ static void roundtrip(const void *data, size_t n, size_t ncd, const unsigned *cd
     ASSERT_EQ_INT(lzf_decompress(c, (unsigned)cn, plain, (unsigned)n), n);
     ASSERT_EQ_MEM(plain, data, n);
     free(plain);
-    size_t dn = run_filter(H5Z_FLAG_REVERSE, ncd, cd, c, cn, &d, &ds);
+    size_t dn = tu_run_filter(h5shuf_lzf_filter, H5Z_FLAG_REVERSE, ncd, cd, c, cn, &d, &ds);
     ASSERT_EQ_INT(dn, n);
     ASSERT_GE_INT(ds, n);
     if (dn == n && ds >= n)
@@ -78,7 +66,7 @@ static void test_incompressible(void)
     tu_fill(data, N, 3);
     void *b;
     size_t bs;
-    ASSERT_EQ_INT(run_filter(0, 0, NULL, data, N, &b, &bs), 0);
+    ASSERT_EQ_INT(tu_run_filter(h5shuf_lzf_filter, 0, 0, NULL, data, N, &b, &bs), 0);
     ASSERT_EQ_MEM(b, data, N);
     H5free_memory(b);
     unsigned char out[N];
@@ -96,7 +84,7 @@ static void test_corrupt(void)
         data[i] = (unsigned char)(i % 251 < 100 ? 0 : i % 7);
     void *c;
     size_t cs;
-    size_t cn = run_filter(0, 0, NULL, data, N, &c, &cs);
+    size_t cn = tu_run_filter(h5shuf_lzf_filter, 0, 0, NULL, data, N, &c, &cs);
     ASSERT_GT_INT_FATAL(cn, 16);
     struct {
         const char *name;
@@ -122,7 +110,7 @@ static void test_corrupt(void)
         H5Eclear2(H5E_DEFAULT);
         void *d;
         size_t ds;
-        size_t dn = run_filter(H5Z_FLAG_REVERSE, 3, cd, bad, len, &d, &ds);
+        size_t dn = tu_run_filter(h5shuf_lzf_filter, H5Z_FLAG_REVERSE, 3, cd, bad, len, &d, &ds);
         if (cases[k].corrupt == 1)
             ASSERT_EQ_INT(dn, 0);
         if (cases[k].corrupt == 2)

@@ -278,6 +278,17 @@ static herr_t innermost_desc(unsigned n, const H5E_error2_t *e, void *data)
     return 0;
 }
 
+size_t tu_run_filter(H5Z_func_t fn, unsigned flags, size_t ncd, const unsigned *cd, const void *data, size_t n,
+                     void **out, size_t *out_size)
+{
+    void *buf = H5allocate_memory(n ? n : 1, 0);
+    memcpy(buf, data, n);
+    *out_size = n ? n : 1;
+    size_t r = fn(flags, ncd, cd, n, out_size, &buf);
+    *out = buf;
+    return r;
+}
+
 size_t tu_decode_limited(H5Z_func_t fn, H5Z_filter_t id, size_t ncd, const unsigned *cd, const void *data, size_t n,
                          size_t lo, size_t hi, const char *want)
 {

@@ -57,6 +57,12 @@ int tu_same_bytes(const char *a, const char *b);
 size_t tu_zstd_rle_frame(unsigned char *out, size_t total);
 #define tu_zstd_rle_bytes(total) (6 + 4 * (((total) + 131071) / 131072))
 
+/* Run filter fn (flags: 0 to encode, H5Z_FLAG_REVERSE to decode; cd_values ncd, cd) on a copy of data (n
+ * bytes) in a buffer from H5allocate_memory, as HDF5 calls it; returns its result, the buffer (its output,
+ * or the copy when it failed) in *out (free with H5free_memory) and its size in *out_size. */
+size_t tu_run_filter(H5Z_func_t fn, unsigned flags, size_t ncd, const unsigned *cd, const void *data, size_t n,
+                     void **out, size_t *out_size);
+
 /* Run a filter's decoder fn on a copy of data (n bytes; cd_values ncd, cd) as HDF5 calls it, with the
  * decoded-size limit [lo, hi] declared for filter id on this thread as h5shuf's reads declare it
  * (filters/filter_limit.h; hi 0: none declared), the declaration cleared after.  Returns the decoded size
