@@ -538,7 +538,7 @@ H5SHUF_API const char *h5shuf_strerror(int status);
 /* Register filters h5shuf builds in with the HDF5 library of this process, so that the program's own HDF5
  * calls read and write them without plugins, replacing any of those ids registered or loaded before:
  * zstd (32015) alone, or every one: zstd, h5py's LZF (32000), PyTables' LZO (305; not in a library built
- * with -DH5SHUF_LZO=OFF) and bitshuffle (32008, with LZ4 or zstd; docs/filters.md).  h5shuf_run does it
+ * with -DH5SHUF_LZO=OFF), bitshuffle (32008, with LZ4 or zstd) and LZ4 (32004; docs/filters.md).  h5shuf_run does it
  * itself.  Idempotent.  Returns H5SHUF_OK or H5SHUF_EHDF5. */
 H5SHUF_API int h5shuf_register_zstd(void);
 H5SHUF_API int h5shuf_register_filters(void);

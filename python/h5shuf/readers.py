@@ -35,7 +35,7 @@ STATE_FORMAT = "h5shuf-reader"
 
 
 def _register_filters():
-    """Let h5py read zstd, lzf, lzo and bitshuffle datasets through libh5shuf's filters, when the library
+    """Let h5py read zstd, lzf, lzo, bitshuffle and lz4 datasets through libh5shuf's filters, when the library
     loads and shares h5py's HDF5 (Debian's h5py does); otherwise HDF5_PLUGIN_PATH or hdf5plugin must serve."""
     try:
         from . import _lib
