@@ -121,7 +121,9 @@ static void render_filters(const struct h5shuf_filters *f, char *r, size_t cap)
     }
     size_t n = 0;
     r[0] = '\0';
-    if (f->codec != H5SHUF_CODEC_NONE)
+    if (f->codec == H5SHUF_CODEC_LZ4)
+        n += (size_t)snprintf(r + n, cap - n, "lz4");
+    else if (f->codec != H5SHUF_CODEC_NONE)
         n += (size_t)snprintf(r + n, cap - n, "%s:%d", f->codec == H5SHUF_CODEC_GZIP ? "gzip" : "zstd", f->level);
     if (f->shuffle)
         n += (size_t)snprintf(r + n, cap - n, "%sshuffle", n ? "+" : "");
@@ -147,6 +149,9 @@ static void check_filters(const char *text, int allow_keep)
                 shuffle++;
             } else if (strcmp(part, "fletcher32") == 0) {
                 fletcher++;
+            } else if (strcmp(part, "lz4") == 0) { /* no level */
+                REQUIRE(codec == H5SHUF_CODEC_NONE);
+                codec = H5SHUF_CODEC_LZ4;
             } else {
                 REQUIRE(strncmp(part, "gzip", 4) == 0 || strncmp(part, "zstd", 4) == 0);
                 REQUIRE(codec == H5SHUF_CODEC_NONE);
